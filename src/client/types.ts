@@ -1,0 +1,93 @@
+/**
+ * Public shapes of {@link IdClient}. Kept apart from the implementation so the Passport layer
+ * and users can depend on the contract alone.
+ */
+import type { Agent } from 'node:http';
+import type { Clock } from '../clock.js';
+
+/** Constructor options of IdClient (spec 4.7, plus tuning). */
+export interface IdClientOptions {
+  /** Client id issued at registration. Required. */
+  clientId: string;
+  /** Client secret issued at registration. Required. */
+  clientSecret: string;
+  /** RSA private key from registration, PKCS#1 or PKCS#8 PEM. Literal `\n` escapes are accepted. Required. */
+  privateKey: string;
+  /** Registered callback URL. If absent, give it to authorizationUrl and callback. */
+  redirectUri?: string;
+  /** The service's origin, e.g. `https://id.example`. Default {@link DEFAULT_HOSTNAME}. */
+  hostname?: string;
+  /** Timeout of each HTTP call to the service, in ms. Default 10 000. */
+  timeout?: number;
+  /** Largest response body accepted, in bytes. Default 1 MiB. */
+  maxResponseBytes?: number;
+  /** Allowed clock skew when checking `exp` and `iat`, in seconds. Default 60. */
+  clockTolerance?: number;
+  /** Clock, in ms since the epoch. Default `Date.now`. */
+  clock?: Clock;
+  /** HTTP(S) agent to use (for a corporate proxy, custom CA, or pooling). Default: a keep-alive agent per client. */
+  agent?: Agent;
+  /** Shortest time between two JWKS refetches caused by an unknown `kid`, in ms. Default 60 000. */
+  jwksCooldown?: number;
+}
+
+/** Input of {@link IdClient.authorizationUrl}. */
+export interface AuthorizationUrlParams {
+  state?: string;
+  /** Space-separated string or array; must include `openid`. Default `openid profile.name`. */
+  scope?: string | string[];
+  /** Default: a random nonce. `null`: no nonce. */
+  nonce?: string | null;
+  redirectUri?: string;
+  /** S256 challenge of the code verifier. Required. */
+  codeChallenge: string;
+}
+
+/** Output of {@link IdClient.authorizationUrl}. */
+export interface AuthorizationUrlResult {
+  url: string;
+  /** The nonce sent, to keep in the user's session for callback. Absent when nonce was null. */
+  nonce?: string;
+}
+
+/** Input of {@link IdClient.callback}. */
+export interface CallbackParams {
+  code: string;
+  /** The nonce from authorizationUrl; `null` when it was null there. */
+  nonce?: string | null;
+  redirectUri?: string;
+  codeVerifier: string;
+}
+
+/** Validated ID token claims. */
+export interface IdTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string | string[];
+  exp: number;
+  iat: number;
+  nonce?: string;
+  azp?: string;
+  at_hash?: string;
+  [claim: string]: unknown;
+}
+
+/** Output of {@link IdClient.callback}. */
+export interface CallbackResult {
+  sub: string;
+  accessToken: string;
+  idToken: string;
+  claims: IdTokenClaims;
+}
+
+/** Input of {@link IdClient.userinfo}. */
+export interface UserinfoParams {
+  sub: string;
+  accessToken: string;
+}
+
+/** Output of {@link IdClient.userinfo}: decrypted attributes keyed by scope name. */
+export interface UserinfoResult {
+  sub: string;
+  data: Record<string, string>;
+}

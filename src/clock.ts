@@ -1,0 +1,13 @@
+/**
+ * A clock returns the current time in milliseconds since the epoch. Everything that reads the
+ * time takes one, so tests can move time instead of waiting.
+ */
+export type Clock = () => number;
+
+/** The wall clock. */
+export const systemClock: Clock = () => Date.now();
+
+/** Seconds since the epoch, as JWT claims count them. */
+export function epochSeconds(clock: Clock): number {
+  return Math.floor(clock() / 1000);
+}

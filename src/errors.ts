@@ -1,0 +1,80 @@
+/**
+ * Every failure this library reports at run time is an {@link IdError} with a stable string
+ * `code`. Tests, logs and `failureRedirect` handlers switch on the code; the message is a
+ * sentence for humans. Messages never contain a secret, a token, a key or an attribute value.
+ */
+
+/** The stable error codes. Grouped by where they arise. */
+export type IdErrorCode =
+  // HTTP to the provider
+  | 'provider_unreachable'
+  | 'provider_timeout'
+  | 'provider_server_error'
+  | 'provider_invalid_response'
+  | 'provider_response_too_large'
+  | 'provider_redirect_refused'
+  | 'token_request_failed'
+  | 'userinfo_request_failed'
+  | 'jwks_invalid'
+  // ID token validation
+  | 'id_token_missing'
+  | 'id_token_malformed'
+  | 'id_token_alg_not_allowed'
+  | 'id_token_kid_ambiguous'
+  | 'id_token_key_not_found'
+  | 'id_token_signature_invalid'
+  | 'id_token_claim_missing'
+  | 'id_token_iss_mismatch'
+  | 'id_token_aud_mismatch'
+  | 'id_token_azp_mismatch'
+  | 'id_token_expired'
+  | 'id_token_issued_in_future'
+  | 'id_token_sub_invalid'
+  | 'nonce_missing'
+  | 'nonce_mismatch'
+  | 'nonce_unexpected'
+  | 'access_token_missing'
+  | 'at_hash_mismatch'
+  // userinfo
+  | 'userinfo_malformed'
+  | 'userinfo_sub_mismatch'
+  | 'userinfo_alg_not_allowed'
+  | 'userinfo_key_decrypt_failed'
+  | 'userinfo_key_invalid'
+  | 'userinfo_data_decrypt_failed'
+  // strategy / router
+  | 'session_missing'
+  | 'state_mismatch'
+  | 'login_expired'
+  | 'access_denied'
+  | 'provider_error'
+  | 'user_refused'
+  | 'session_store_unavailable';
+
+/** Options for {@link IdError}. */
+export interface IdErrorOptions {
+  /** The underlying error, or the provider's OAuth error body `{ error, error_description }`. */
+  cause?: unknown;
+  /** HTTP status received from the provider, when there was one. */
+  status?: number;
+}
+
+/** The one error class of this library. Switch on `code`, not on the message. */
+export class IdError extends Error {
+  /** A stable, machine-readable code. */
+  readonly code: IdErrorCode;
+  /** HTTP status received from the provider, when there was one. */
+  readonly status?: number;
+
+  constructor(code: IdErrorCode, message: string, options: IdErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'IdError';
+    this.code = code;
+    if (options.status !== undefined) this.status = options.status;
+  }
+}
+
+/** True when `err` is an {@link IdError}, optionally with the given code. */
+export function isIdError(err: unknown, code?: IdErrorCode): err is IdError {
+  return err instanceof IdError && (code === undefined || err.code === code);
+}

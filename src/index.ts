@@ -1,0 +1,18 @@
+/**
+ * passport-nd-id: sign people in with the national digital identity service.
+ * This module only re-exports; each concept lives in its own file.
+ */
+export { IdError, isIdError, type IdErrorCode, type IdErrorOptions } from './errors.js';
+export { systemClock, type Clock } from './clock.js';
+export {
+  generateCodeVerifier,
+  generateCodeChallenge,
+  generatePkcePair,
+  generateState,
+  generateNonce,
+  isPkceString,
+  CODE_VERIFIER_MIN_LENGTH,
+  CODE_VERIFIER_MAX_LENGTH,
+} from './pkce.js';
+export { convertPkcs1ToPkcs8 } from './keys.js';
+export type * from './client/types.js';

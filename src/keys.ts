@@ -1,0 +1,121 @@
+/**
+ * RSA key handling with node:crypto only: PEM clean-up, PKCS#1 to PKCS#8, and import of the
+ * keys this library works with.
+ */
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+
+/** Smallest RSA modulus accepted, in bits. */
+export const MIN_RSA_BITS = 2048;
+
+/**
+ * Undo what environment variables and JSON do to PEM text: literal `\n` escapes become line
+ * breaks, CRLF becomes LF, and surrounding quotes and blanks are trimmed.
+ */
+export function normalizePem(pem: string): string {
+  let text = pem.trim();
+  if ((text.startsWith('"') && text.endsWith('"')) || (text.startsWith("'") && text.endsWith("'"))) {
+    text = text.slice(1, -1).trim();
+  }
+  return text.replace(/\\r\\n|\\n/g, '\n').replace(/\r\n/g, '\n').trim() + '\n';
+}
+
+function pemLabel(pem: string): string | undefined {
+  return /-----BEGIN ([A-Z0-9 ]+)-----/.exec(pem)?.[1];
+}
+
+function checkRsa(key: KeyObject, what: string): KeyObject {
+  if (key.asymmetricKeyType !== 'rsa') {
+    throw new TypeError(`${what} must be an RSA key; got a ${key.asymmetricKeyType ?? 'non-asymmetric'} key`);
+  }
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < MIN_RSA_BITS) {
+    throw new TypeError(`${what} must be an RSA key of at least ${MIN_RSA_BITS} bits; got ${bits} bits`);
+  }
+  return key;
+}
+
+/**
+ * Convert a PKCS#1 RSA private key (`-----BEGIN RSA PRIVATE KEY-----`) to PKCS#8
+ * (`-----BEGIN PRIVATE KEY-----`).
+ * @throws TypeError when the input is not a PKCS#1 RSA private key in PEM form.
+ */
+export function convertPkcs1ToPkcs8(pkcs1: string): string {
+  if (typeof pkcs1 !== 'string') {
+    throw new TypeError('convertPkcs1ToPkcs8: expected a PEM string beginning with -----BEGIN RSA PRIVATE KEY-----');
+  }
+  const pem = normalizePem(pkcs1);
+  if (pemLabel(pem) !== 'RSA PRIVATE KEY') {
+    throw new TypeError(
+      'convertPkcs1ToPkcs8: expected a PKCS#1 RSA private key (-----BEGIN RSA PRIVATE KEY-----); ' +
+        `got ${pemLabel(pem) ? `a "${pemLabel(pem)}" PEM block` : 'text that is not PEM'}`,
+    );
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: pem, format: 'pem', type: 'pkcs1' });
+  } catch {
+    throw new TypeError('convertPkcs1ToPkcs8: the PEM block is not a readable PKCS#1 RSA private key');
+  }
+  return key.export({ format: 'pem', type: 'pkcs8' }).toString();
+}
+
+/**
+ * Import an RSA private key (PKCS#1 or PKCS#8 PEM, `\n` escapes tolerated) of at least 2048 bits.
+ * Import once and keep the KeyObject: never per request.
+ * @throws TypeError naming `what` when the text is not such a key. The message never echoes the key.
+ */
+export function importRsaPrivateKey(pem: string, what = 'privateKey'): KeyObject {
+  if (typeof pem !== 'string' || pem.trim() === '') {
+    throw new TypeError(`${what} must be a PEM string (PKCS#1 or PKCS#8 RSA private key)`);
+  }
+  const text = normalizePem(pem);
+  const label = pemLabel(text);
+  if (label !== 'RSA PRIVATE KEY' && label !== 'PRIVATE KEY') {
+    throw new TypeError(
+      `${what} must be a PEM RSA private key (-----BEGIN RSA PRIVATE KEY----- or -----BEGIN PRIVATE KEY-----); ` +
+        (label ? `got a "${label}" PEM block` : 'got text that is not PEM'),
+    );
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: text, format: 'pem' });
+  } catch {
+    throw new TypeError(`${what} is not a readable ${label === 'PRIVATE KEY' ? 'PKCS#8' : 'PKCS#1'} private key`);
+  }
+  return checkRsa(key, what);
+}
+
+/**
+ * Import an RSA public key of at least 2048 bits from PEM: SPKI (`PUBLIC KEY`) or PKCS#1
+ * (`RSA PUBLIC KEY`), or a JWK object.
+ * @throws TypeError naming `what` when it is not such a key.
+ */
+export function importRsaPublicKey(key: string | { kty?: unknown }, what = 'publicKey'): KeyObject {
+  if (typeof key === 'object' && key !== null) {
+    let obj: KeyObject;
+    try {
+      obj = createPublicKey({ key: key as import('node:crypto').JsonWebKey, format: 'jwk' });
+    } catch {
+      throw new TypeError(`${what} is not a readable RSA public JWK`);
+    }
+    return checkRsa(obj, what);
+  }
+  if (typeof key !== 'string' || key.trim() === '') {
+    throw new TypeError(`${what} must be a PEM public key (-----BEGIN PUBLIC KEY-----) or an RSA JWK`);
+  }
+  const text = normalizePem(key);
+  const label = pemLabel(text);
+  if (label !== 'PUBLIC KEY' && label !== 'RSA PUBLIC KEY') {
+    throw new TypeError(
+      `${what} must be a PEM RSA public key (-----BEGIN PUBLIC KEY----- or -----BEGIN RSA PUBLIC KEY-----); ` +
+        (label ? `got a "${label}" PEM block` : 'got text that is not PEM'),
+    );
+  }
+  let obj: KeyObject;
+  try {
+    obj = createPublicKey({ key: text, format: 'pem' });
+  } catch {
+    throw new TypeError(`${what} is not a readable ${label} PEM block`);
+  }
+  return checkRsa(obj, what);
+}

@@ -1,0 +1,2 @@
+/** The service itself, as an Express app: see createProvider. */
+export {};
