@@ -1,0 +1,201 @@
+/**
+ * The example relying party: a small Express site that signs people in with `passport-nd-id`.
+ *
+ * {@link createExampleApp} builds the app from explicit settings, so tests can start several
+ * instances in one process or as child processes; `start.ts` reads the settings from the
+ * environment.
+ */
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import session from 'express-session';
+import passport from 'passport';
+import { IdError, NdIdStrategy, ndIdRouter, type NdIdUser } from 'passport-nd-id';
+import type { ProviderSettings } from './config.js';
+import { createSessionStore, type SessionStore } from './sessions.js';
+import { errorPage, homePage, notFoundPage, profilePage, unavailablePage, type ProfileUser } from './views.js';
+
+/** How long a signed-in session lasts without being used again: 8 hours, in ms. */
+export const SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
+/** Name of the session cookie. */
+export const SESSION_COOKIE_NAME = 'example-app.sid';
+
+/** Settings of {@link createExampleApp}. */
+export interface ExampleAppConfig {
+  /** How to reach the identity service. */
+  provider: ProviderSettings;
+  /** Secrets that sign the session cookie; the first signs, all verify. */
+  sessionSecrets: string[];
+  /** Redis URL for shared sessions; absent: in-memory sessions (one instance only). */
+  redisUrl?: string;
+  /** Express `trust proxy`; needed behind a TLS-terminating proxy. Default false. */
+  trustProxy?: boolean | number | string;
+  /** Receives operational log lines (never secrets or personal data). Default: stderr. */
+  log?: (line: string) => void;
+}
+
+/** A created example app. */
+export interface ExampleApp {
+  /** The Express app: listen on it. */
+  app: Express;
+  /** The session store in use. */
+  sessions: SessionStore;
+  /** Resolves once the session store is connected. */
+  ready: Promise<void>;
+  /** Release the session store connection. */
+  close(): Promise<void>;
+}
+
+/** Wraps the real store so every failure of it is recognisable as "the session store is down". */
+class GuardedStore extends session.Store {
+  constructor(private readonly inner: session.Store) {
+    super();
+  }
+
+  private static wrap(cb: ((err?: unknown, value?: unknown) => void) | undefined) {
+    return (err?: unknown, value?: unknown): void => {
+      if (!cb) return;
+      if (err) cb(new IdError('session_store_unavailable', 'The session store cannot be reached.', { cause: err }));
+      else cb(null, value);
+    };
+  }
+
+  override get(sid: string, cb: (err: unknown, session?: session.SessionData | null) => void): void {
+    this.inner.get(sid, GuardedStore.wrap(cb as (err?: unknown, value?: unknown) => void));
+  }
+
+  override set(sid: string, data: session.SessionData, cb?: (err?: unknown) => void): void {
+    this.inner.set(sid, data, GuardedStore.wrap(cb));
+  }
+
+  override destroy(sid: string, cb?: (err?: unknown) => void): void {
+    this.inner.destroy(sid, GuardedStore.wrap(cb));
+  }
+
+  override touch(sid: string, data: session.SessionData, cb?: () => void): void {
+    if (this.inner.touch) this.inner.touch(sid, data, GuardedStore.wrap(cb as (err?: unknown) => void));
+    else cb?.();
+  }
+}
+
+function isStoreDown(err: unknown): boolean {
+  return err instanceof IdError && err.code === 'session_store_unavailable';
+}
+
+function sendHtml(res: express.Response, status: number, html: string): void {
+  res.status(status).type('html').set('Cache-Control', 'no-store').send(html);
+}
+
+/** The routes the example app serves, relative to its origin. */
+export const ROUTES = Object.freeze({ login: '/auth/login', logout: '/auth/logout', profile: '/profile' });
+
+/**
+ * Build the example app.
+ * @throws TypeError when a setting is unusable (the strategy checks its own options).
+ */
+export function createExampleApp(config: ExampleAppConfig): ExampleApp {
+  const log = config.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const redirect = new URL(config.provider.redirectUri);
+  const secure = redirect.protocol === 'https:';
+
+  const authenticator = new passport.Passport();
+  authenticator.use(
+    new NdIdStrategy(
+      {
+        clientId: config.provider.clientId,
+        clientSecret: config.provider.clientSecret,
+        privateKey: config.provider.privateKey,
+        hostname: config.provider.hostname,
+        callbackURL: config.provider.redirectUri,
+        scope: config.provider.scope,
+      },
+      // Keep only what the pages show: the pairwise sub and the decrypted attributes.
+      async (user: NdIdUser): Promise<ProfileUser> => ({ sub: user.sub, data: user.data }),
+    ),
+  );
+  authenticator.serializeUser((user, done) => done(null, user));
+  authenticator.deserializeUser((user: ProfileUser, done) => done(null, user));
+
+  const sessions = createSessionStore(config.redisUrl, log);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy ?? false);
+
+  app.use(((_req, res, next) => {
+    res.set({
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'Content-Security-Policy':
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self' " +
+        `${config.provider.hostname}; base-uri 'none'; frame-ancestors 'none'`,
+    });
+    next();
+  }) satisfies RequestHandler);
+
+  // While Redis is known to be down, answer 503 at once rather than half-working.
+  app.use(((_req, res, next) => {
+    if (sessions.isAvailable()) next();
+    else sendHtml(res, 503, unavailablePage());
+  }) satisfies RequestHandler);
+
+  app.use(
+    session({
+      name: SESSION_COOKIE_NAME,
+      secret: config.sessionSecrets,
+      store: new GuardedStore(sessions.store),
+      resave: false,
+      saveUninitialized: false,
+      cookie: { httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_MAX_AGE_MS, path: '/' },
+    }),
+  );
+  // express-session skips the session when its store reports a disconnect: treat that as down too.
+  app.use(((req, res, next) => {
+    if (req.session) next();
+    else sendHtml(res, 503, unavailablePage());
+  }) satisfies RequestHandler);
+  app.use(authenticator.session());
+
+  app.use(
+    ndIdRouter({
+      passport: authenticator,
+      routes: { login: ROUTES.login, callback: redirect.pathname, logout: ROUTES.logout },
+      successRedirect: ROUTES.profile,
+      logoutRedirect: '/',
+    }),
+  );
+
+  app.get('/', (req, res) => {
+    sendHtml(res, 200, homePage(req.user as ProfileUser | undefined));
+  });
+  app.get(ROUTES.profile, (req, res) => {
+    const user = req.user as ProfileUser | undefined;
+    if (!user) {
+      res.redirect(303, `${ROUTES.login}?returnTo=${encodeURIComponent(ROUTES.profile)}`);
+      return;
+    }
+    sendHtml(res, 200, profilePage(user));
+  });
+  app.use((_req, res) => sendHtml(res, 404, notFoundPage()));
+
+  app.use(((err, _req, res, _next) => {
+    if (res.headersSent) return;
+    if (isStoreDown(err)) {
+      log('Request failed: the session store is unavailable (503).');
+      sendHtml(res, 503, unavailablePage());
+      return;
+    }
+    if (err instanceof IdError) {
+      // Provider unreachable, timed out or answering 5xx: the code names it, without details.
+      log(`Sign-in could not be completed: ${err.code}.`);
+      sendHtml(res, 502, errorPage('Sign-in is unavailable', 'The identity service could not be reached. Please try again shortly.'));
+      return;
+    }
+    log(`Unexpected error: ${err instanceof Error ? err.name : typeof err}.`);
+    sendHtml(res, 500, errorPage('Something went wrong', 'An unexpected error occurred. Please try again.'));
+  }) satisfies ErrorRequestHandler);
+
+  return {
+    app,
+    sessions,
+    ready: sessions.ready,
+    close: () => sessions.close(),
+  };
+}

@@ -1,0 +1,298 @@
+/**
+ * Configuration of the example app, read once from the environment and validated at start-up.
+ * Every mistake is collected and reported together, one sentence per variable, so a bad
+ * configuration is fixed in one round.
+ *
+ * Two modes:
+ * - **embedded** (no `ND_ID_*` variable set): `npm start` runs the bundled provider on a loopback
+ *   port and registers the app with it. Nothing to configure.
+ * - **real provider** (any `ND_ID_*` variable set): all of `ND_ID_HOSTNAME`, `ND_ID_CLIENT_ID`,
+ *   `ND_ID_CLIENT_SECRET`, `ND_ID_PRIVATE_KEY` or `ND_ID_PRIVATE_KEY_FILE`, `ND_ID_REDIRECT_URI`
+ *   and `SESSION_SECRET` are required.
+ */
+import { createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+/** The scopes the example app asks for unless `ND_ID_SCOPE` says otherwise. */
+export const DEFAULT_SCOPE = 'openid profile.name profile.nric_number profile.passport_expiry_date';
+/** Shortest accepted `SESSION_SECRET`. */
+export const MIN_SESSION_SECRET_LENGTH = 32;
+/** Port of the site when `PORT` is unset. */
+export const DEFAULT_PORT = 3000;
+/** Interface the site listens on when `HOST` is unset. */
+export const DEFAULT_HOST = '127.0.0.1';
+
+/** How to reach the identity service as a registered client. */
+export interface ProviderSettings {
+  /** The service origin, e.g. `https://id.example`. */
+  hostname: string;
+  clientId: string;
+  clientSecret: string;
+  /** PEM private key (PKCS#1 or PKCS#8). */
+  privateKey: string;
+  /** The registered callback URL. Its path is where the app serves the callback. */
+  redirectUri: string;
+  /** Space-separated scopes to request. */
+  scope: string;
+}
+
+/** Settings shared by both modes. */
+export interface SiteSettings {
+  /** TCP port to listen on (0: any free port). */
+  port: number;
+  /** Interface to listen on. */
+  host: string;
+  /** Secrets that sign the session cookie; the first signs, all verify (rotation). */
+  sessionSecrets: string[];
+  /** Redis connection URL for the session store; absent: in-memory store. */
+  redisUrl?: string;
+  /** Express `trust proxy` setting (false: not behind a proxy). */
+  trustProxy: boolean | number | string;
+}
+
+/** Result of {@link loadConfig}. */
+export type LoadedConfig =
+  | { mode: 'embedded'; site: Omit<SiteSettings, 'sessionSecrets'> & { sessionSecrets?: string[] }; scope: string; dataDir: string }
+  | { mode: 'provider'; site: SiteSettings; provider: ProviderSettings };
+
+/** Thrown by {@link loadConfig}: one sentence per mistake in {@link ConfigError.problems}. */
+export class ConfigError extends Error {
+  /** Each mistake, one sentence each, naming the variable. */
+  readonly problems: readonly string[];
+  constructor(problems: string[]) {
+    super(`The example app cannot start:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+function value(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `https`, or `http` on a loopback host only. */
+function checkWebUrl(name: string, text: string, problems: string[], what: string): URL | undefined {
+  const url = parseUrl(text);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    problems.push(`${name} must be an absolute http(s) URL (${what}); got something that is not`);
+    return undefined;
+  }
+  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+    problems.push(`${name} must use https (plain http is accepted only on localhost / 127.0.0.1)`);
+    return undefined;
+  }
+  if (url.username || url.password) {
+    problems.push(`${name} must not carry a user name or password`);
+    return undefined;
+  }
+  return url;
+}
+
+function readPrivateKey(env: Env, problems: string[]): string | undefined {
+  const inline = value(env, 'ND_ID_PRIVATE_KEY');
+  const file = value(env, 'ND_ID_PRIVATE_KEY_FILE');
+  if (inline && file) {
+    problems.push('Set only one of ND_ID_PRIVATE_KEY and ND_ID_PRIVATE_KEY_FILE, not both');
+    return undefined;
+  }
+  let pem: string;
+  let name: string;
+  if (inline) {
+    pem = inline;
+    name = 'ND_ID_PRIVATE_KEY';
+  } else if (file) {
+    name = 'ND_ID_PRIVATE_KEY_FILE';
+    try {
+      pem = readFileSync(file, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+      problems.push(`ND_ID_PRIVATE_KEY_FILE names a file that cannot be read (${code})`);
+      return undefined;
+    }
+  } else {
+    problems.push(
+      'ND_ID_PRIVATE_KEY (the PEM text) or ND_ID_PRIVATE_KEY_FILE (a path to it) is required: the RSA private key from registration',
+    );
+    return undefined;
+  }
+  // Environment variables often carry the PEM with literal "\n" escapes.
+  const text = pem.replace(/\\r\\n|\\n/g, '\n').trim() + '\n';
+  try {
+    const key = createPrivateKey({ key: text, format: 'pem' });
+    if (key.asymmetricKeyType !== 'rsa') {
+      problems.push(`${name} must hold an RSA private key; it holds a ${key.asymmetricKeyType ?? 'different'} key`);
+      return undefined;
+    }
+    const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+    if (bits < 2048) {
+      problems.push(`${name} must hold an RSA key of at least 2048 bits; it has ${bits}`);
+      return undefined;
+    }
+  } catch {
+    problems.push(`${name} is not a readable PEM private key (expected -----BEGIN PRIVATE KEY----- or -----BEGIN RSA PRIVATE KEY-----)`);
+    return undefined;
+  }
+  return text;
+}
+
+function parsePort(env: Env, problems: string[]): number {
+  const text = value(env, 'PORT');
+  if (text === undefined) return DEFAULT_PORT;
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) {
+    problems.push('PORT must be a whole number from 0 to 65535');
+    return DEFAULT_PORT;
+  }
+  return Number(text);
+}
+
+function parseTrustProxy(env: Env, problems: string[]): boolean | number | string {
+  const text = value(env, 'TRUST_PROXY');
+  if (text === undefined || text === 'false') return false;
+  if (text === 'true') return true;
+  if (/^\d{1,2}$/.test(text)) return Number(text);
+  if (/^[0-9A-Za-z.:/, -]+$/.test(text)) return text; // loopback, uniquelocal, CIDR lists...
+  problems.push('TRUST_PROXY must be true, false, a hop count such as 1, or addresses/subnets such as "loopback, 10.0.0.0/8"');
+  return false;
+}
+
+function parseRedisUrl(env: Env, problems: string[]): string | undefined {
+  const text = value(env, 'REDIS_URL');
+  if (text === undefined) return undefined;
+  const url = parseUrl(text);
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:')) {
+    problems.push('REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379');
+    return undefined;
+  }
+  return text;
+}
+
+function parseSessionSecrets(env: Env, problems: string[], required: boolean): string[] | undefined {
+  const text = value(env, 'SESSION_SECRET');
+  if (text === undefined) {
+    if (required) {
+      problems.push(
+        `SESSION_SECRET is required: a random string of at least ${MIN_SESSION_SECRET_LENGTH} characters that signs the session cookie ` +
+          '(e.g. the output of `openssl rand -base64 48`)',
+      );
+    }
+    return undefined;
+  }
+  // Comma-separated: the first signs new cookies, the others still verify (rotation).
+  const secrets = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (secrets.some((s) => s.length < MIN_SESSION_SECRET_LENGTH)) {
+    problems.push(`SESSION_SECRET must be at least ${MIN_SESSION_SECRET_LENGTH} characters long (each, when comma-separated)`);
+    return undefined;
+  }
+  return secrets;
+}
+
+function parseScope(env: Env, problems: string[]): string {
+  const text = value(env, 'ND_ID_SCOPE');
+  if (text === undefined) return DEFAULT_SCOPE;
+  const scopes = text.split(/\s+/);
+  if (!scopes.includes('openid')) {
+    problems.push('ND_ID_SCOPE must include "openid" (space-separated scopes, e.g. "openid profile.name")');
+    return DEFAULT_SCOPE;
+  }
+  return scopes.join(' ');
+}
+
+/**
+ * Read and validate the configuration from `env` (default `process.env`).
+ * @throws ConfigError listing every missing or invalid variable.
+ */
+export function loadConfig(env: Env = process.env): LoadedConfig {
+  const problems: string[] = [];
+  const port = parsePort(env, problems);
+  const host = value(env, 'HOST') ?? DEFAULT_HOST;
+  const redisUrl = parseRedisUrl(env, problems);
+  const trustProxy = parseTrustProxy(env, problems);
+  const scope = parseScope(env, problems);
+  const providerMode = Object.keys(env).some(
+    (k) => k.startsWith('ND_ID_') && k !== 'ND_ID_SCOPE' && value(env, k) !== undefined,
+  );
+
+  if (!providerMode) {
+    const sessionSecrets = parseSessionSecrets(env, problems, false);
+    if (problems.length > 0) throw new ConfigError(problems);
+    return {
+      mode: 'embedded',
+      site: { port, host, redisUrl, trustProxy, ...(sessionSecrets ? { sessionSecrets } : {}) },
+      scope,
+      dataDir: value(env, 'EXAMPLE_APP_DATA_DIR') ?? '.example-app-data',
+    };
+  }
+
+  const required = (name: string, what: string): string | undefined => {
+    const v = value(env, name);
+    if (v === undefined) problems.push(`${name} is required: ${what}`);
+    return v;
+  };
+  const hostnameText = required('ND_ID_HOSTNAME', 'the identity service origin, e.g. https://id.example');
+  const clientId = required('ND_ID_CLIENT_ID', 'the client id issued at registration');
+  const clientSecret = required('ND_ID_CLIENT_SECRET', 'the client secret issued at registration');
+  const privateKey = readPrivateKey(env, problems);
+  const redirectText = required(
+    'ND_ID_REDIRECT_URI',
+    'the callback URL registered for this app, e.g. https://app.example/auth/callback',
+  );
+  const sessionSecrets = parseSessionSecrets(env, problems, true);
+
+  let hostname: string | undefined;
+  if (hostnameText !== undefined) {
+    const url = checkWebUrl('ND_ID_HOSTNAME', hostnameText, problems, 'the identity service origin');
+    if (url) {
+      if (url.pathname !== '/' || url.search || url.hash) {
+        problems.push('ND_ID_HOSTNAME must be an origin only, without a path (the /v2 prefix is added by the library)');
+      } else {
+        hostname = url.origin;
+      }
+    }
+  }
+  let redirectUri: string | undefined;
+  if (redirectText !== undefined) {
+    const url = checkWebUrl('ND_ID_REDIRECT_URI', redirectText, problems, 'the registered callback URL');
+    if (url) {
+      if (url.hash) problems.push('ND_ID_REDIRECT_URI must not contain a #fragment');
+      else if (url.search) problems.push('ND_ID_REDIRECT_URI must not contain a ?query');
+      else if (url.pathname === '/' || url.pathname.startsWith('/auth/login') || url.pathname === '/profile') {
+        problems.push('ND_ID_REDIRECT_URI needs a path of its own for the callback, e.g. /auth/callback');
+      } else redirectUri = url.href;
+      if (url.protocol === 'https:' && trustProxy === false) {
+        problems.push(
+          'TRUST_PROXY is required when ND_ID_REDIRECT_URI is https: the app serves plain http behind a TLS proxy ' +
+            'and must trust it to know the request was secure (e.g. TRUST_PROXY=1 for one proxy hop)',
+        );
+      }
+    }
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    mode: 'provider',
+    site: { port, host, redisUrl, trustProxy, sessionSecrets: sessionSecrets! },
+    provider: {
+      hostname: hostname!,
+      clientId: clientId!,
+      clientSecret: clientSecret!,
+      privateKey: privateKey!,
+      redirectUri: redirectUri!,
+      scope,
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * The session store: Redis (connect-redis with the `redis` client) when a URL is given, so any
+ * number of app instances share logins; otherwise express-session's in-memory store.
+ *
+ * While Redis is unreachable, commands fail at once instead of queueing (`disableOfflineQueue`),
+ * so requests get a clear 503 page quickly; the client keeps reconnecting in the background and
+ * pages work again as soon as Redis is back.
+ */
+import { RedisStore } from 'connect-redis';
+import session from 'express-session';
+import { createClient } from 'redis';
+
+/** Longest wait between two reconnection attempts to Redis, in ms. */
+export const REDIS_MAX_RECONNECT_DELAY_MS = 2000;
+/** How long a command may wait for Redis before it is treated as unavailable, in ms. */
+export const REDIS_CONNECT_TIMEOUT_MS = 2000;
+
+/** A session store and its lifecycle. */
+export interface SessionStore {
+  /** Which store this is. */
+  kind: 'redis' | 'memory';
+  /** The express-session store. */
+  store: session.Store;
+  /** True while the store can be used (always true for memory). */
+  isAvailable(): boolean;
+  /** Resolves once the store is connected (at once for memory). Never rejects. */
+  ready: Promise<void>;
+  /** Disconnect. */
+  close(): Promise<void>;
+}
+
+/**
+ * Create the session store. `log` receives one line per state change (connected, lost,
+ * reconnected); never a URL with its password or any session content.
+ */
+export function createSessionStore(redisUrl: string | undefined, log: (line: string) => void): SessionStore {
+  if (!redisUrl) {
+    return {
+      kind: 'memory',
+      store: new session.MemoryStore(),
+      isAvailable: () => true,
+      ready: Promise.resolve(),
+      close: async () => undefined,
+    };
+  }
+
+  const client = createClient({
+    url: redisUrl,
+    // Fail commands at once while disconnected, rather than holding requests in a queue.
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+      // Retry forever, backing off to at most REDIS_MAX_RECONNECT_DELAY_MS between attempts.
+      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 5), REDIS_MAX_RECONNECT_DELAY_MS),
+    },
+  });
+  let available = false;
+  let reportedDown = false;
+  const where = (() => {
+    const url = new URL(redisUrl);
+    return `${url.protocol}//${url.host}`; // never the password
+  })();
+  client.on('ready', () => {
+    available = true;
+    if (reportedDown) log(`Session store: Redis at ${where} is reachable again.`);
+    reportedDown = false;
+  });
+  // An 'error' listener is required: without one, a lost connection would crash the process.
+  client.on('error', (err: unknown) => {
+    available = false;
+    if (!reportedDown) {
+      const code = (err as { code?: unknown }).code;
+      log(`Session store: Redis at ${where} is unavailable (${typeof code === 'string' ? code : (err as Error).name}); retrying.`);
+      reportedDown = true;
+    }
+  });
+
+  let closed = false;
+  const ready = client.connect().then(
+    () => undefined,
+    () => undefined, // errors are reported through the 'error' event
+  );
+  return {
+    kind: 'redis',
+    store: new RedisStore({ client, prefix: 'example-app:sess:' }),
+    isAvailable: () => available && client.isReady,
+    ready,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      try {
+        client.destroy();
+      } catch {
+        // already closed
+      }
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Vitest global setup: makes sure the system programs the end-to-end tests drive are present,
+ * and builds the package when `dist/` is missing (the example app imports `passport-nd-id`
+ * through the package's own "exports", which point at `dist/`).
+ *
+ * - `/usr/bin/chromium` (Debian's Chromium) for the real-browser test;
+ * - `redis-server` for the multi-instance session test.
+ *
+ * When either is missing and we run as root, they are installed with apt-get. When we are not
+ * root, nothing is installed: the tests that need the programs fail with a sentence saying what
+ * to install, and every other test still runs.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Set when a system program the end-to-end tests need is missing: what to install. */
+    systemPackagesProblem: string | null;
+    /** Set when `dist/` was missing and building it failed. */
+    buildProblem: string | null;
+  }
+}
+
+/** Where the browser test expects Debian's Chromium. */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+const root = join(__dirname, '..', '..');
+
+function onPath(program: string): boolean {
+  const dirs = (process.env.PATH ?? '').split(delimiter).concat(['/usr/bin', '/usr/sbin', '/usr/local/bin']);
+  return dirs.some((dir) => {
+    try {
+      accessSync(join(dir, program), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The Debian packages whose programs are missing on this machine. */
+function missingPackages(): string[] {
+  const missing: string[] = [];
+  if (!existsSync(CHROMIUM_PATH)) missing.push('chromium');
+  if (!onPath('redis-server')) missing.push('redis-server');
+  return missing;
+}
+
+function aptGet(args: string[]): void {
+  const result = spawnSync('apt-get', ['-o', 'DPkg::Lock::Timeout=600', ...args], {
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) {
+    const tail = `${result.stdout ?? ''}${result.stderr ?? ''}`.trim().split('\n').slice(-15).join('\n');
+    throw new Error(`apt-get ${args.join(' ')} failed (exit ${result.status ?? result.signal}):\n${tail}`);
+  }
+}
+
+function installSystemPackages(): string | null {
+  const missing = missingPackages();
+  if (missing.length === 0) return null;
+  const command = `apt-get install -y ${missing.join(' ')}`;
+  if (process.platform !== 'linux' || !onPath('apt-get')) {
+    return `The end-to-end tests need ${missing.join(' and ')} (Debian packages); install them, e.g. \`${command}\` on Debian or Ubuntu.`;
+  }
+  if (typeof process.getuid === 'function' && process.getuid() !== 0) {
+    return `The end-to-end tests need ${missing.join(' and ')}; run \`sudo ${command}\` once, then run the tests again.`;
+  }
+  const started = Date.now();
+  process.stdout.write(`Installing ${missing.join(', ')} with apt-get for the end-to-end tests...\n`);
+  aptGet(['update']);
+  aptGet(['install', '-y', ...missing]);
+  const still = missingPackages();
+  if (still.length > 0) {
+    return `apt-get reported success but ${still.join(' and ')} is still missing; install it by hand.`;
+  }
+  process.stdout.write(`Installed ${missing.join(', ')} in ${Math.round((Date.now() - started) / 1000)} s.\n`);
+  return null;
+}
+
+function ensureBuilt(): string | null {
+  const entries = ['dist/esm/index.mjs', 'dist/cjs/index.js', 'dist/esm/provider/index.mjs'];
+  if (entries.every((p) => existsSync(join(root, p)))) return null;
+  try {
+    execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+    return null;
+  } catch {
+    return 'The package could not be built (`npm run build` failed), so the example app cannot load it.';
+  }
+}
+
+/** Vitest globalSetup entry point. */
+export default function setup(project: TestProject): void {
+  project.provide('systemPackagesProblem', installSystemPackages());
+  project.provide('buildProblem', ensureBuilt());
+}
