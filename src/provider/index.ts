@@ -1,2 +1,195 @@
-/** The service itself, as an Express app: see createProvider. */
-export {};
+/**
+ * The service itself (`passport-nd-id/provider`): a strict, runnable implementation of every
+ * endpoint of the spec, with the QR page and a simulated mobile app, as an Express app.
+ *
+ * Every route is registered through {@link mountRoute}: the one place where a request enters
+ * an endpoint handler and where its failures become an HTML or JSON 500 without a stack. A
+ * layer that needs to act on every response of an endpoint (for example fault injection)
+ * hooks in there.
+ */
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { authorizeRoutes } from './authorize.js';
+import { resolveConfig } from './config.js';
+import type { ProviderContext, ProviderRoute } from './context.js';
+import { pairwiseSubject, SigningKeys } from './crypto.js';
+import { sendOAuthError } from './http.js';
+import { mobileAppRoutes } from './mobile-app.js';
+import { createStores } from './store.js';
+import { tokenRoutes } from './token.js';
+import type { Provider, ProviderOptions } from './types.js';
+import { userinfoRoutes } from './userinfo.js';
+import { renderErrorPage } from './views/error-page.js';
+import { sendHtml } from './views/html.js';
+import { wellKnownRoutes } from './well-known.js';
+
+export type {
+  Persona,
+  Provider,
+  ProviderClient,
+  ProviderEndpoint,
+  ProviderOptions,
+  ProviderTtl,
+} from './types.js';
+export { DEFAULT_PERSONAS, isValidNric, nricCheckLetter } from './personas.js';
+export { DEFAULT_TTL } from './config.js';
+export { SCOPE_LABELS } from './views/mobile-page.js';
+export { SUPPORTED_SCOPES } from './scopes.js';
+
+function sendServerFailure(res: Response, style: 'html' | 'json'): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (style === 'html') {
+    sendHtml(res, 500, renderErrorPage('server_error', 'The service failed to handle this request. Try again later.'));
+  } else {
+    sendOAuthError(res, 500, 'server_error', 'The service failed to handle this request.');
+  }
+}
+
+/**
+ * Register one route on the app. All routes pass through here, so this is the single seam where
+ * per-endpoint behaviour (logging, fault injection) wraps every handler.
+ */
+export function mountRoute(app: Express, route: ProviderRoute, ctx: ProviderContext): void {
+  app[route.method](route.path, async (req: Request, res: Response) => {
+    try {
+      await route.handle(req, res);
+    } catch (err) {
+      ctx.log(route.endpoint, `server failure (${err instanceof Error ? err.name : 'unknown error'})`);
+      sendServerFailure(res, route.failure);
+    }
+  });
+}
+
+/**
+ * Build a provider: validate the options (throwing one TypeError that lists every mistake),
+ * then return its Express app and controls. Nothing listens until you do (see {@link startProvider}).
+ */
+export function createProvider(options: ProviderOptions): Provider {
+  const config = resolveConfig(options);
+  const stores = createStores(config.clock, config);
+  const keys = new SigningKeys(config.clock, config.ttl.signingKeyGrace * 1000, config.signingKey);
+  const personas = new Map(config.personas.map((p) => [p.id, p]));
+  const ctx: ProviderContext = {
+    config,
+    keys,
+    stores,
+    log: (endpoint, message) => config.log?.(`${endpoint}: ${message}`),
+    persona: (id) => personas.get(id),
+    subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
+  };
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const routes = [
+    ...authorizeRoutes(ctx),
+    ...mobileAppRoutes(ctx),
+    ...tokenRoutes(ctx),
+    ...userinfoRoutes(ctx),
+    ...wellKnownRoutes(ctx),
+  ];
+  for (const route of routes) mountRoute(app, route, ctx);
+
+  app.use((req: Request, res: Response) => {
+    res.status(404).set('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'No such endpoint.' });
+  });
+  // Errors raised before a handler runs (for example a malformed path escape): no stack, ever.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const status = typeof (err as { status?: unknown })?.status === 'number' ? (err as { status: number }).status : 500;
+    const clientError = status >= 400 && status < 500;
+    if (res.headersSent) {
+      res.end();
+    } else if (req.path.startsWith('/v2/oauth/token') || req.path.startsWith('/v2/oauth/userinfo')) {
+      if (clientError) sendOAuthError(res, status, 'invalid_request', 'The request could not be read.');
+      else sendServerFailure(res, 'json');
+    } else if (clientError) {
+      sendHtml(res, status, renderErrorPage('invalid_request', 'The request could not be read.'));
+    } else {
+      sendServerFailure(res, 'html');
+    }
+  });
+
+  return {
+    app,
+    issuer: config.issuer,
+    baseUrl: config.baseUrl,
+    personas: config.personas,
+    clock: config.clock,
+    rotateSigningKey: () => keys.rotate(),
+    subjectFor: ctx.subjectFor,
+    close: () => {
+      stores.pendingByMobileId.clear();
+      stores.pendingByPollId.clear();
+      stores.codes.clear();
+      stores.accessTokens.clear();
+    },
+  };
+}
+
+/** Options of {@link startProvider}: those of createProvider, plus where to listen. */
+export type StartProviderOptions = Omit<ProviderOptions, 'baseUrl'> & {
+  /** Port to listen on. Default 0 (any free port). */
+  port?: number;
+  /** Interface to listen on. Default `127.0.0.1`. */
+  host?: string;
+  /** The public origin. Default: `http://<host>:<bound port>`. */
+  baseUrl?: string;
+};
+
+/** A listening provider. */
+export interface StartedProvider {
+  provider: Provider;
+  /** The origin it answers on. */
+  baseUrl: string;
+  /** The HTTP server. */
+  server: Server;
+  /** Stop listening, drop open connections and forget all state. */
+  close(): Promise<void>;
+}
+
+/**
+ * Create a provider and listen. When `baseUrl` is not given it is derived from the bound
+ * address, so port 0 works.
+ */
+export async function startProvider(options: StartProviderOptions): Promise<StartedProvider> {
+  const { port = 0, host = '127.0.0.1', baseUrl: givenBaseUrl, ...rest } = options;
+  // Validate before binding, so bad config fails without opening a port.
+  if (givenBaseUrl !== undefined) resolveConfig({ ...rest, baseUrl: givenBaseUrl });
+  let provider: Provider | undefined;
+  const server = createServer((req, res) => {
+    if (provider) provider.app(req, res);
+    else res.writeHead(503).end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const baseUrl = givenBaseUrl ?? `http://${hostForUrl}:${address.port}`;
+  try {
+    provider = createProvider({ ...rest, baseUrl });
+  } catch (err) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
+  const started = provider;
+  return {
+    provider: started,
+    baseUrl: started.baseUrl,
+    server,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        started.close();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

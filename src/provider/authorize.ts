@@ -1,0 +1,239 @@
+/**
+ * GET /v2/oauth/authorize (spec 4.1): validates the request in a fixed order, then shows the QR
+ * page (or, with auto-approval, redirects at once with a code). Also the QR page's status and
+ * no-script continue endpoints, which live outside /v2.
+ *
+ * Request problems never redirect: they get an HTML page with status 400, an error code and a
+ * message (RFC 6749 4.1.2.1 for the client and redirect URI; the spec's "HTML page" for the rest).
+ */
+import type { Request, Response } from 'express';
+import QRCode from 'qrcode';
+import { isPkceString, randomToken } from '../pkce.js';
+import type { ProviderContext, ProviderRoute } from './context.js';
+import { callbackUrl, issueCode } from './grant.js';
+import { queryOf, singleParam } from './http.js';
+import { SUPPORTED_SCOPES } from './scopes.js';
+import type { PendingAuthorization } from './store.js';
+import { renderErrorPage } from './views/error-page.js';
+import { escapeHtml, renderPage, scriptNonce, sendHtml } from './views/html.js';
+import { renderQrPage } from './views/qr-page.js';
+
+/** Path of the authorization endpoint. */
+export const AUTHORIZE_PATH = '/v2/oauth/authorize';
+/** Path prefix of the mobile app (the QR payload). */
+export const MOBILE_PATH = '/mobile-app';
+/** Path prefix of the QR page's JSON status endpoint. */
+export const STATUS_PATH = '/_provider/qr-status';
+/** Path prefix of the no-script continue endpoint. */
+export const CONTINUE_PATH = '/_provider/qr-continue';
+
+/** Longest accepted `state`. */
+export const MAX_STATE_LENGTH = 1024;
+/** Longest accepted `nonce`. */
+export const MAX_NONCE_LENGTH = 512;
+/** Pixel size of the QR image. */
+const QR_SIZE = 320;
+
+const VISIBLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** A validated authorization request. */
+interface ValidRequest {
+  clientId: string;
+  clientName: string;
+  redirectUri: string;
+  scopes: string[];
+  state: string | undefined;
+  nonce: string | undefined;
+  codeChallenge: string;
+}
+
+type Validation = { ok: true; request: ValidRequest } | { ok: false; code: string; message: string };
+
+function fail(code: string, message: string): Validation {
+  return { ok: false, code, message };
+}
+
+/** Validate the query in the order of the issue: client and redirect URI first, then the rest. */
+export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchParams): Validation {
+  const clientId = singleParam(params, 'client_id', 256);
+  if (!clientId.ok) return fail('invalid_request', clientId.reason);
+  if (clientId.value === undefined) return fail('invalid_request', 'The client_id parameter is missing.');
+  const client = ctx.config.clients.get(clientId.value);
+  if (!client) return fail('invalid_client', 'The client_id is not registered with this service.');
+
+  const redirectUri = singleParam(params, 'redirect_uri', 2048);
+  if (!redirectUri.ok) return fail('invalid_request', redirectUri.reason);
+  if (redirectUri.value === undefined) return fail('invalid_request', 'The redirect_uri parameter is missing.');
+  if (!client.redirectUris.has(redirectUri.value)) {
+    return fail('redirect_uri_mismatch', 'The redirect_uri is not registered for this client (it must match exactly).');
+  }
+
+  const responseType = singleParam(params, 'response_type', 64);
+  if (!responseType.ok) return fail('invalid_request', responseType.reason);
+  if (responseType.value !== 'code') {
+    return fail('unsupported_response_type', 'The response_type must be "code".');
+  }
+
+  const scope = singleParam(params, 'scope', 1024);
+  if (!scope.ok) return fail('invalid_request', scope.reason);
+  const scopes = [...new Set((scope.value ?? '').split(' ').filter((s) => s !== ''))];
+  if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must include "openid".');
+  const unsupported = scopes.filter((s) => !SUPPORTED_SCOPES.includes(s));
+  if (unsupported.length > 0) {
+    return fail(
+      'invalid_scope',
+      `Unsupported scope${unsupported.length === 1 ? '' : 's'}: ${unsupported.slice(0, 5).map((s) => s.slice(0, 64)).join(', ')}. ` +
+        `Supported: ${SUPPORTED_SCOPES.join(', ')}.`,
+    );
+  }
+
+  const method = singleParam(params, 'code_challenge_method', 64);
+  if (!method.ok) return fail('invalid_request', method.reason);
+  if (method.value !== 'S256') {
+    return fail(
+      'invalid_request',
+      method.value === undefined
+        ? 'The code_challenge_method parameter is missing; PKCE with S256 is required.'
+        : 'The code_challenge_method must be "S256"; other methods are not supported.',
+    );
+  }
+
+  const challenge = singleParam(params, 'code_challenge', 256);
+  if (!challenge.ok) return fail('invalid_request', challenge.reason);
+  if (challenge.value === undefined) return fail('invalid_request', 'The code_challenge parameter is missing.');
+  if (!isPkceString(challenge.value)) {
+    return fail('invalid_request', 'The code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.');
+  }
+
+  const state = singleParam(params, 'state', MAX_STATE_LENGTH);
+  if (!state.ok) return fail('invalid_request', state.reason);
+  if (state.value !== undefined && !VISIBLE_ASCII.test(state.value)) {
+    return fail('invalid_request', 'The state parameter must contain visible ASCII characters only.');
+  }
+  const nonce = singleParam(params, 'nonce', MAX_NONCE_LENGTH);
+  if (!nonce.ok) return fail('invalid_request', nonce.reason);
+  if (nonce.value !== undefined && !VISIBLE_ASCII.test(nonce.value)) {
+    return fail('invalid_request', 'The nonce parameter must contain visible ASCII characters only.');
+  }
+
+  return {
+    ok: true,
+    request: {
+      clientId: client.clientId,
+      clientName: client.name,
+      redirectUri: redirectUri.value,
+      scopes,
+      state: state.value,
+      nonce: nonce.value,
+      codeChallenge: challenge.value,
+    },
+  };
+}
+
+async function authorize(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
+  const { config, stores } = ctx;
+  const now = config.clock();
+  const result = validateAuthorizeQuery(ctx, queryOf(req));
+  if (!result.ok) {
+    ctx.log('authorize', `refused: ${result.code}`);
+    sendHtml(res, 400, renderErrorPage(result.code, result.message));
+    return;
+  }
+  const request = result.request;
+
+  if (config.autoApprove) {
+    const code = issueCode(ctx, request, config.autoApprove);
+    ctx.log('authorize', `auto-approved for client ${request.clientId}`);
+    res.set('Cache-Control', 'no-store');
+    res.redirect(302, callbackUrl(request.redirectUri, { code, state: request.state }));
+    return;
+  }
+
+  const pending: PendingAuthorization = {
+    mobileId: randomToken(32),
+    pollId: randomToken(32),
+    clientId: request.clientId,
+    redirectUri: request.redirectUri,
+    scopes: request.scopes,
+    state: request.state,
+    nonce: request.nonce,
+    codeChallenge: request.codeChallenge,
+    authorizeUrl: `${config.baseUrl}${req.originalUrl}`,
+    status: 'pending',
+  };
+  const expiresAt = now + config.ttl.authorization * 1000;
+  stores.pendingByMobileId.set(pending.mobileId, pending, expiresAt);
+  stores.pendingByPollId.set(pending.pollId, pending, expiresAt);
+
+  const mobileUrl = `${config.baseUrl}${MOBILE_PATH}/${pending.mobileId}`;
+  const qrDataUrl = await QRCode.toDataURL(mobileUrl, { errorCorrectionLevel: 'M', margin: 4, width: QR_SIZE });
+  const nonce = scriptNonce();
+  const html = renderQrPage(
+    {
+      clientName: request.clientName,
+      qrDataUrl,
+      qrSize: QR_SIZE,
+      mobileUrl,
+      statusUrl: `${config.baseUrl}${STATUS_PATH}/${pending.pollId}`,
+      continueUrl: `${config.baseUrl}${CONTINUE_PATH}/${pending.pollId}`,
+      authorizeUrl: pending.authorizeUrl,
+      pollIntervalMs: config.pollIntervalMs,
+      expiresInSeconds: config.ttl.authorization,
+    },
+    nonce,
+  );
+  ctx.log('authorize', `QR page shown for client ${request.clientId}`);
+  sendHtml(res, 200, html, nonce);
+}
+
+function pollIdOf(req: Request): string {
+  const id = req.params['pollId'];
+  return typeof id === 'string' && id.length <= 64 ? id : '';
+}
+
+function status(ctx: ProviderContext, req: Request, res: Response): void {
+  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  res.set('Cache-Control', 'no-store');
+  if (!pending) {
+    res.json({ status: 'expired' });
+  } else if (pending.status === 'pending') {
+    res.json({ status: 'pending' });
+  } else {
+    res.json({ status: pending.status, redirectTo: pending.redirectTo });
+  }
+}
+
+function continueWithoutScript(ctx: ProviderContext, req: Request, res: Response): void {
+  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  if (!pending) {
+    sendHtml(res, 410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
+  } else if (pending.status === 'pending' || pending.redirectTo === undefined) {
+    const again = `${ctx.config.baseUrl}${CONTINUE_PATH}/${pending.pollId}`;
+    sendHtml(
+      res,
+      200,
+      renderPage({
+        title: 'Waiting for the app',
+        body: `<h1>Still waiting</h1><p>Answer the request in the identity app, then <a href="${escapeHtml(again)}">continue</a>.</p>`,
+      }),
+    );
+  } else {
+    res.set('Cache-Control', 'no-store');
+    res.redirect(303, pending.redirectTo);
+  }
+}
+
+/** The routes of this file. */
+export function authorizeRoutes(ctx: ProviderContext): ProviderRoute[] {
+  return [
+    { endpoint: 'authorize', method: 'get', path: AUTHORIZE_PATH, failure: 'html', handle: (req, res) => authorize(ctx, req, res) },
+    { endpoint: 'status', method: 'get', path: `${STATUS_PATH}/:pollId`, failure: 'json', handle: (req, res) => status(ctx, req, res) },
+    {
+      endpoint: 'continue',
+      method: 'get',
+      path: `${CONTINUE_PATH}/:pollId`,
+      failure: 'html',
+      handle: (req, res) => continueWithoutScript(ctx, req, res),
+    },
+  ];
+}

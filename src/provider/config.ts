@@ -1,0 +1,347 @@
+/**
+ * Validation of the provider's options, done once at start-up. Every mistake is collected and
+ * reported together, one sentence each, so a bad config is fixed in one round.
+ */
+import { randomBytes, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { systemClock, type Clock } from '../clock.js';
+import { importRsaPrivateKey, importRsaPublicKey } from '../keys.js';
+import { DEFAULT_PERSONAS, isIsoDate, isValidNric } from './personas.js';
+import type { Persona, ProviderOptions } from './types.js';
+
+/** Default lifetimes, in seconds. */
+export const DEFAULT_TTL = Object.freeze({ authorization: 300, code: 60, accessToken: 600, signingKeyGrace: 3600 });
+/** Default bound of each store. */
+export const DEFAULT_MAX_ENTRIES = 10_000;
+/** Longest accepted lifetime, in seconds (one day). */
+const MAX_TTL = 86_400;
+
+/** A registered client, ready for use. */
+export interface ResolvedClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUris: ReadonlySet<string>;
+  publicKey: KeyObject;
+  name: string;
+}
+
+/** The provider's configuration after validation. */
+export interface ResolvedConfig {
+  baseUrl: string;
+  issuer: string;
+  clients: ReadonlyMap<string, ResolvedClient>;
+  personas: readonly Persona[];
+  autoApprove: Persona | undefined;
+  ttl: { authorization: number; code: number; accessToken: number; signingKeyGrace: number };
+  signingKey: KeyObject | undefined;
+  subjectSecret: Buffer;
+  clock: Clock;
+  maxPending: number;
+  maxCodes: number;
+  maxAccessTokens: number;
+  pollIntervalMs: number;
+  log: ((line: string) => void) | undefined;
+}
+
+const OPTION_KEYS = new Set([
+  'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
+  'maxPending', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log',
+]);
+const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'name']);
+const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
+
+/** True for `localhost`, `127.0.0.0/8` and `[::1]`. */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isPositiveInt(value: unknown, max = Number.MAX_SAFE_INTEGER): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= max;
+}
+
+function unknownKeys(obj: Record<string, unknown>, allowed: Set<string>, where: string, mistakes: string[]): void {
+  for (const key of Object.keys(obj)) {
+    if (!allowed.has(key)) mistakes.push(`${where} has an unknown option "${key}"; allowed: ${[...allowed].join(', ')}`);
+  }
+}
+
+function checkBaseUrl(value: unknown, mistakes: string[]): string {
+  if (typeof value !== 'string' || value === '') {
+    mistakes.push('baseUrl is required: the service origin, e.g. "http://127.0.0.1:4000"');
+    return '';
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    mistakes.push(`baseUrl "${value}" is not an absolute URL`);
+    return '';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    mistakes.push(`baseUrl "${value}" must use http or https`);
+  } else if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    mistakes.push(`baseUrl "${value}" must be an origin only (scheme, host and port), with no path, query or credentials`);
+  }
+  return url.origin;
+}
+
+function checkRedirectUri(uri: unknown, where: string, mistakes: string[]): uri is string {
+  if (typeof uri !== 'string' || uri === '') {
+    mistakes.push(`${where} must be a non-empty URL string`);
+    return false;
+  }
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    mistakes.push(`${where} "${uri}" is not an absolute URL`);
+    return false;
+  }
+  if (uri.length > 2048) mistakes.push(`${where} is longer than 2048 characters`);
+  if (url.hash !== '' || uri.includes('#')) mistakes.push(`${where} "${uri}" must not contain a fragment (#)`);
+  if (url.username !== '' || url.password !== '') mistakes.push(`${where} must not contain credentials`);
+  if (url.protocol === 'http:') {
+    if (!isLoopbackHost(url.hostname)) {
+      mistakes.push(
+        `${where} "${uri}" uses http on a non-loopback host; use https, or http on localhost, 127.0.0.1 or [::1]`,
+      );
+    }
+  } else if (url.protocol !== 'https:') {
+    mistakes.push(`${where} "${uri}" must use https (or http on a loopback host)`);
+  }
+  return true;
+}
+
+function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedClient> {
+  const clients = new Map<string, ResolvedClient>();
+  if (!Array.isArray(value) || value.length === 0) {
+    mistakes.push('clients must be a non-empty array of { clientId, clientSecret, redirectUris, publicKey, name? }');
+    return clients;
+  }
+  value.forEach((raw: unknown, i) => {
+    const where = `clients[${i}]`;
+    if (!isRecord(raw)) {
+      mistakes.push(`${where} must be an object`);
+      return;
+    }
+    unknownKeys(raw, CLIENT_KEYS, where, mistakes);
+    const { clientId, clientSecret, redirectUris, publicKey, name } = raw;
+    let ok = true;
+    if (typeof clientId !== 'string' || !/^[\x21-\x7e]{1,256}$/.test(clientId)) {
+      mistakes.push(`${where}.clientId must be 1 to 256 visible ASCII characters`);
+      ok = false;
+    } else if (clients.has(clientId)) {
+      mistakes.push(`${where}.clientId "${clientId}" is a duplicate: each clientId must be registered once`);
+      ok = false;
+    }
+    if (typeof clientSecret !== 'string' || clientSecret.length === 0 || clientSecret.length > 512) {
+      mistakes.push(`${where}.clientSecret must be a string of 1 to 512 characters`);
+      ok = false;
+    }
+    const uris = new Set<string>();
+    if (!Array.isArray(redirectUris) || redirectUris.length === 0) {
+      mistakes.push(`${where}.redirectUris must be a non-empty array of callback URLs`);
+      ok = false;
+    } else {
+      redirectUris.forEach((uri: unknown, j) => {
+        if (checkRedirectUri(uri, `${where}.redirectUris[${j}]`, mistakes)) uris.add(uri);
+        else ok = false;
+      });
+    }
+    let key: KeyObject | undefined;
+    try {
+      key = importRsaPublicKey(publicKey as string | { kty?: unknown }, `${where}.publicKey`);
+    } catch (err) {
+      mistakes.push(err instanceof Error ? err.message : `${where}.publicKey is not a usable RSA public key`);
+      ok = false;
+    }
+    if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 100)) {
+      mistakes.push(`${where}.name must be a string of 1 to 100 characters when given`);
+      ok = false;
+    }
+    if (ok && key && typeof clientId === 'string' && typeof clientSecret === 'string') {
+      clients.set(clientId, {
+        clientId,
+        clientSecret,
+        redirectUris: uris,
+        publicKey: key,
+        name: typeof name === 'string' ? name : clientId,
+      });
+    }
+  });
+  return clients;
+}
+
+function checkPersonas(value: unknown, mistakes: string[]): readonly Persona[] {
+  if (value === undefined) return DEFAULT_PERSONAS;
+  if (!Array.isArray(value) || value.length === 0) {
+    mistakes.push('personas must be a non-empty array when given');
+    return [];
+  }
+  const ids = new Set<string>();
+  const personas: Persona[] = [];
+  value.forEach((raw: unknown, i) => {
+    const where = `personas[${i}]`;
+    if (!isRecord(raw)) {
+      mistakes.push(`${where} must be an object`);
+      return;
+    }
+    unknownKeys(raw, PERSONA_KEYS, where, mistakes);
+    const id = raw['id'];
+    let ok = true;
+    if (typeof id !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(id)) {
+      mistakes.push(`${where}.id must be 1 to 64 characters of A-Z a-z 0-9 . _ -`);
+      ok = false;
+    } else if (ids.has(id)) {
+      mistakes.push(`${where}.id "${id}" is a duplicate`);
+      ok = false;
+    }
+    const name = raw['profile.name'];
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
+      mistakes.push(`${where}["profile.name"] must be a non-empty string of at most 200 characters`);
+      ok = false;
+    }
+    if (!isValidNric(raw['profile.nric_number'])) {
+      mistakes.push(`${where}["profile.nric_number"] must be a prefix S, T, F, G or M, seven digits and the right check letter`);
+      ok = false;
+    }
+    if (!isIsoDate(raw['profile.passport_expiry_date'])) {
+      mistakes.push(`${where}["profile.passport_expiry_date"] must be a real date written YYYY-MM-DD`);
+      ok = false;
+    }
+    if (ok && typeof id === 'string') {
+      ids.add(id);
+      personas.push(Object.freeze({ ...(raw as unknown as Persona) }));
+    }
+  });
+  return Object.freeze(personas);
+}
+
+function checkSigningKey(value: unknown, mistakes: string[]): KeyObject | undefined {
+  if (value === undefined) return undefined;
+  let pem: unknown = value;
+  if (isRecord(value)) {
+    const file = value['file'];
+    if (typeof file !== 'string' || file === '') {
+      mistakes.push('signingKey must be a PEM string or { file: "path/to/key.pem" }');
+      return undefined;
+    }
+    try {
+      pem = readFileSync(file, 'utf8');
+    } catch {
+      mistakes.push(`signingKey file "${file}" cannot be read`);
+      return undefined;
+    }
+  }
+  try {
+    return importRsaPrivateKey(pem as string, 'signingKey');
+  } catch (err) {
+    mistakes.push(err instanceof Error ? err.message : 'signingKey is not a usable RSA private key');
+    return undefined;
+  }
+}
+
+function checkTtl(value: unknown, mistakes: string[]): ResolvedConfig['ttl'] {
+  const ttl = { ...DEFAULT_TTL };
+  if (value === undefined) return ttl;
+  if (!isRecord(value)) {
+    mistakes.push('ttl must be an object { authorization?, code?, accessToken?, signingKeyGrace? } in seconds');
+    return ttl;
+  }
+  unknownKeys(value, new Set(Object.keys(DEFAULT_TTL)), 'ttl', mistakes);
+  for (const name of Object.keys(DEFAULT_TTL) as (keyof typeof DEFAULT_TTL)[]) {
+    const v = value[name];
+    if (v === undefined) continue;
+    if (!isPositiveInt(v, MAX_TTL)) mistakes.push(`ttl.${name} must be a whole number of seconds from 1 to ${MAX_TTL}`);
+    else (ttl as Record<string, number>)[name] = v;
+  }
+  return ttl;
+}
+
+function checkBound(options: Record<string, unknown>, name: string, fallback: number, max: number, mistakes: string[]): number {
+  const v = options[name];
+  if (v === undefined) return fallback;
+  if (!isPositiveInt(v, max)) {
+    mistakes.push(`${name} must be a whole number from 1 to ${max}`);
+    return fallback;
+  }
+  return v;
+}
+
+/**
+ * Validate provider options and resolve defaults.
+ * @throws TypeError listing every mistake, one per line. Messages never echo a secret or a key.
+ */
+export function resolveConfig(options: ProviderOptions): ResolvedConfig {
+  const mistakes: string[] = [];
+  if (!isRecord(options)) throw new TypeError('createProvider: options must be an object');
+  const raw = options as unknown as Record<string, unknown>;
+  unknownKeys(raw, OPTION_KEYS, 'options', mistakes);
+  const baseUrl = checkBaseUrl(raw['baseUrl'], mistakes);
+  const clients = checkClients(raw['clients'], mistakes);
+  const personas = checkPersonas(raw['personas'], mistakes);
+
+  let autoApprove: Persona | undefined;
+  const auto = raw['autoApprove'];
+  if (auto === true) autoApprove = personas[0];
+  else if (typeof auto === 'string') {
+    autoApprove = personas.find((p) => p.id === auto);
+    if (!autoApprove) {
+      mistakes.push(`autoApprove "${auto}" is not a persona id; known: ${personas.map((p) => p.id).join(', ')}`);
+    }
+  } else if (auto !== undefined && auto !== false) {
+    mistakes.push('autoApprove must be true, false or a persona id');
+  }
+
+  const ttl = checkTtl(raw['ttl'], mistakes);
+  const signingKey = checkSigningKey(raw['signingKey'], mistakes);
+
+  let subjectSecret: Buffer = randomBytes(32);
+  const secret = raw['subjectSecret'];
+  if (secret !== undefined) {
+    if (typeof secret !== 'string' || secret.length < 16) {
+      mistakes.push('subjectSecret must be a string of at least 16 characters');
+    } else subjectSecret = Buffer.from(secret, 'utf8');
+  }
+
+  const clock = raw['clock'] ?? systemClock;
+  if (typeof clock !== 'function') mistakes.push('clock must be a function returning ms since the epoch');
+
+  let log: ((line: string) => void) | undefined;
+  const logOpt = raw['log'];
+  if (logOpt === true) log = (line) => process.stderr.write(`nd-id-provider: ${line}\n`);
+  else if (typeof logOpt === 'function') log = logOpt as (line: string) => void;
+  else if (logOpt !== undefined && logOpt !== false) mistakes.push('log must be true, false or a function');
+
+  const maxPending = checkBound(raw, 'maxPending', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
+  const maxCodes = checkBound(raw, 'maxCodes', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
+  const maxAccessTokens = checkBound(raw, 'maxAccessTokens', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
+  const pollIntervalMs = checkBound(raw, 'pollIntervalMs', 1000, 60_000, mistakes);
+
+  if (mistakes.length > 0) {
+    throw new TypeError(
+      `passport-nd-id provider: the configuration has ${mistakes.length} mistake${mistakes.length === 1 ? '' : 's'}:\n` +
+        mistakes.map((m) => `  - ${m}`).join('\n'),
+    );
+  }
+  return {
+    baseUrl,
+    issuer: `${baseUrl}/v2`,
+    clients,
+    personas,
+    autoApprove,
+    ttl,
+    signingKey,
+    subjectSecret,
+    clock: clock as Clock,
+    maxPending,
+    maxCodes,
+    maxAccessTokens,
+    pollIntervalMs,
+    log,
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * The provider's cryptography: ID-token signing keys (with rotation), pairwise subject
+ * identifiers, the userinfo encryption, and constant-time secret comparison. Every JOSE
+ * operation goes through `jose`.
+ */
+import { createHash, createHmac, generateKeyPairSync, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, CompactEncrypt, exportJWK, generateSecret, SignJWT, type JWTPayload } from 'jose';
+import type { Clock } from '../clock.js';
+
+/** One entry of the JWKS (spec 2.6): exactly these fields. */
+export interface JwksEntry {
+  kty: 'RSA';
+  kid: string;
+  n: string;
+  e: string;
+  use: 'sig';
+}
+
+interface SigningKey {
+  kid: string;
+  privateKey: KeyObject;
+  jwk: JwksEntry;
+  /** When this key stops being published (ms), once it has been rotated out. */
+  retireAt?: number;
+}
+
+async function prepareKey(privateKey: KeyObject): Promise<SigningKey> {
+  const { n, e } = await exportJWK(privateKey);
+  if (typeof n !== 'string' || typeof e !== 'string') throw new Error('signing key has no RSA modulus or exponent');
+  const kid = await calculateJwkThumbprint({ kty: 'RSA', n, e }, 'sha256');
+  return { kid, privateKey, jwk: { kty: 'RSA', kid, n, e, use: 'sig' } };
+}
+
+function generateRsaKey(): KeyObject {
+  return generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+}
+
+/** The ID-token signing keys: one current key, plus rotated-out keys during their grace period. */
+export class SigningKeys {
+  private current: Promise<SigningKey>;
+  private retired: SigningKey[] = [];
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly graceMs: number,
+    initial?: KeyObject,
+  ) {
+    this.current = prepareKey(initial ?? generateRsaKey());
+    // An unhandled rejection here would only repeat in every caller; callers await `current`.
+    this.current.catch(() => undefined);
+  }
+
+  /** Sign JWT claims with the current key, RS256, with its `kid` in the header. */
+  async sign(claims: JWTPayload): Promise<string> {
+    const key = await this.current;
+    return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid }).sign(key.privateKey);
+  }
+
+  /** The published key set: the current key first, then keys still in their grace period. */
+  async jwks(): Promise<{ keys: JwksEntry[] }> {
+    const current = await this.current;
+    const now = this.clock();
+    this.retired = this.retired.filter((k) => (k.retireAt ?? 0) > now);
+    return { keys: [current.jwk, ...this.retired.map((k) => k.jwk)] };
+  }
+
+  /** Start signing with a fresh key; keep publishing the old one for the grace period. */
+  async rotate(): Promise<void> {
+    const next = await prepareKey(generateRsaKey());
+    const old = await this.current;
+    this.retired.unshift({ ...old, retireAt: this.clock() + this.graceMs });
+    this.current = Promise.resolve(next);
+  }
+}
+
+/**
+ * The pairwise subject identifier of a person for a client: a keyed HMAC, so it is stable for
+ * the same secret, different across clients, and not reversible without the secret.
+ */
+export function pairwiseSubject(secret: Buffer, clientId: string, personaId: string): string {
+  return createHmac('sha256', secret).update(`${clientId}\u0000${personaId}`, 'utf8').digest('base64url');
+}
+
+/** OIDC `at_hash` for RS256: the left half of SHA-256 of the access token, base64url. */
+export function accessTokenHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
+}
+
+/** Compare two secrets in constant time (lengths are hidden by hashing both first). */
+export function secretsEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a, 'utf8').digest();
+  const hb = createHash('sha256').update(b, 'utf8').digest();
+  return timingSafeEqual(ha, hb);
+}
+
+/**
+ * The userinfo payload: a fresh AES-128-GCM block key, encrypted (RSA-OAEP-256 / A256GCM) as a
+ * JWK to the client's public key, and each attribute encrypted with the block key
+ * (`dir` / A128GCM).
+ */
+export async function encryptUserinfo(
+  clientPublicKey: KeyObject,
+  attributes: Readonly<Record<string, string>>,
+): Promise<{ key: string; data: Record<string, string> }> {
+  const blockKey = await generateSecret('A128GCM', { extractable: true });
+  const blockJwk = { ...(await exportJWK(blockKey)), alg: 'A128GCM' };
+  const encoder = new TextEncoder();
+  const key = await new CompactEncrypt(encoder.encode(JSON.stringify(blockJwk)))
+    .setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' })
+    .encrypt(clientPublicKey);
+  const data: Record<string, string> = {};
+  for (const [scope, value] of Object.entries(attributes)) {
+    data[scope] = await new CompactEncrypt(encoder.encode(value))
+      .setProtectedHeader({ alg: 'dir', enc: 'A128GCM' })
+      .encrypt(blockKey);
+  }
+  return { key, data };
+}

@@ -1,0 +1,150 @@
+/**
+ * The provider's only state: bounded in-memory maps whose entries expire. Pending
+ * authorizations, codes and access tokens each live in one.
+ */
+import type { Clock } from '../clock.js';
+
+interface Entry<V> {
+  value: V;
+  expiresAt: number;
+}
+
+/**
+ * A map with a size bound and a per-entry expiry (ms since the epoch, read from the clock).
+ * Expired entries are never returned. When full, expired entries are dropped first, then the
+ * oldest entries.
+ */
+export class ExpiringStore<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+
+  constructor(
+    private readonly clock: Clock,
+    /** Most entries kept at once. */
+    readonly maxSize: number,
+  ) {}
+
+  /** Number of entries currently held (expired ones may still count until swept). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Store `value` under `key` until `expiresAt`. */
+  set(key: string, value: V, expiresAt: number): void {
+    this.entries.delete(key);
+    this.sweepFront();
+    if (this.entries.size >= this.maxSize) this.sweepAll();
+    while (this.entries.size >= this.maxSize) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done === true) break;
+      this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, { value, expiresAt });
+  }
+
+  /** The live value under `key`, or undefined when absent or expired. */
+  get(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.clock()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  /** When the entry under `key` expires, or undefined when absent or expired. */
+  expiresAt(key: string): number | undefined {
+    return this.get(key) === undefined ? undefined : this.entries.get(key)?.expiresAt;
+  }
+
+  /** Remove `key`. */
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /** Remove everything. */
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Drop expired entries at the front (the oldest), which is where they gather. */
+  private sweepFront(): void {
+    const now = this.clock();
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt > now) break;
+      this.entries.delete(key);
+    }
+  }
+
+  private sweepAll(): void {
+    const now = this.clock();
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt <= now) this.entries.delete(key);
+    }
+  }
+}
+
+/** The decision state of a QR login. */
+export type PendingStatus = 'pending' | 'approved' | 'denied';
+
+/** An authorization request waiting for the mobile app. */
+export interface PendingAuthorization {
+  /** Unguessable id in the mobile-app URL (the QR payload). */
+  mobileId: string;
+  /** Unguessable id the QR page polls with; never shown to the phone. */
+  pollId: string;
+  clientId: string;
+  redirectUri: string;
+  scopes: readonly string[];
+  state: string | undefined;
+  nonce: string | undefined;
+  codeChallenge: string;
+  /** The authorize URL that created this request, for "start again". */
+  authorizeUrl: string;
+  status: PendingStatus;
+  /** Where the QR page sends the browser once decided. */
+  redirectTo?: string;
+}
+
+/** An issued authorization code. */
+export interface AuthorizationCode {
+  clientId: string;
+  redirectUri: string;
+  scopes: readonly string[];
+  nonce: string | undefined;
+  codeChallenge: string;
+  personaId: string;
+  /** Set at the first redemption attempt; any later attempt is a replay. */
+  used: boolean;
+  /** Access tokens issued from this code, revoked if the code is replayed. */
+  accessTokens: string[];
+}
+
+/** An issued access token. */
+export interface AccessTokenRecord {
+  clientId: string;
+  personaId: string;
+  sub: string;
+  scopes: readonly string[];
+}
+
+/** All state of one provider. */
+export interface ProviderStores {
+  pendingByMobileId: ExpiringStore<PendingAuthorization>;
+  pendingByPollId: ExpiringStore<PendingAuthorization>;
+  codes: ExpiringStore<AuthorizationCode>;
+  accessTokens: ExpiringStore<AccessTokenRecord>;
+}
+
+/** Empty stores with the given bounds. */
+export function createStores(
+  clock: Clock,
+  bounds: { maxPending: number; maxCodes: number; maxAccessTokens: number },
+): ProviderStores {
+  return {
+    pendingByMobileId: new ExpiringStore(clock, bounds.maxPending),
+    pendingByPollId: new ExpiringStore(clock, bounds.maxPending),
+    codes: new ExpiringStore(clock, bounds.maxCodes),
+    accessTokens: new ExpiringStore(clock, bounds.maxAccessTokens),
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * POST /v2/oauth/token (spec 4.2): client authentication (body or HTTP Basic, constant time),
+ * then the single-use, client-bound, redirect-bound, PKCE-checked code, then the tokens.
+ * Errors are RFC 6749 5.2 JSON.
+ */
+import { createHash } from 'node:crypto';
+import express, { type Request, type Response } from 'express';
+import { epochSeconds } from '../clock.js';
+import { isPkceString, randomToken } from '../pkce.js';
+import type { ResolvedClient } from './config.js';
+import type { ProviderContext, ProviderRoute } from './context.js';
+import { accessTokenHash, secretsEqual } from './crypto.js';
+import { errorStatus, MAX_BODY_BYTES, MAX_FORM_PARAMETERS, runMiddleware, sendOAuthError } from './http.js';
+
+/** Path of the token endpoint. */
+export const TOKEN_PATH = '/v2/oauth/token';
+
+const jsonParser = express.json({ limit: MAX_BODY_BYTES, strict: true });
+const formParser = express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, parameterLimit: MAX_FORM_PARAMETERS });
+const FIELDS = ['client_id', 'client_secret', 'code', 'grant_type', 'code_verifier', 'redirect_uri'] as const;
+type Field = (typeof FIELDS)[number];
+const FIELD_MAX_LENGTH = 4096;
+/** A secret compared against when the client is unknown, so both paths do the same work. */
+const DUMMY_SECRET = randomToken(32);
+
+class TokenError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    readonly description: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description);
+  }
+}
+
+async function readBody(req: Request, res: Response): Promise<Partial<Record<Field, string>>> {
+  const type = req.is(['application/json', 'application/x-www-form-urlencoded']);
+  const isJson = type === 'application/json';
+  const isForm = type === 'application/x-www-form-urlencoded';
+  if (!isJson && !isForm) {
+    throw new TokenError(400, 'invalid_request', 'The body must be application/json or application/x-www-form-urlencoded.');
+  }
+  try {
+    await runMiddleware(isJson ? jsonParser : formParser, req, res);
+  } catch (err) {
+    if (errorStatus(err) === 413) throw new TokenError(413, 'invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.`);
+    throw new TokenError(400, 'invalid_request', isJson ? 'The body is not valid JSON.' : 'The body could not be parsed.');
+  }
+  const body: unknown = req.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new TokenError(400, 'invalid_request', 'The body must be an object of parameters.');
+  }
+  const out: Partial<Record<Field, string>> = {};
+  for (const name of FIELDS) {
+    const value = (body as Record<string, unknown>)[name];
+    if (value === undefined || value === '') continue;
+    if (Array.isArray(value)) throw new TokenError(400, 'invalid_request', `The ${name} parameter was sent more than once.`);
+    if (typeof value !== 'string') throw new TokenError(400, 'invalid_request', `The ${name} parameter must be a string.`);
+    if (value.length > FIELD_MAX_LENGTH) throw new TokenError(400, 'invalid_request', `The ${name} parameter is too long.`);
+    out[name] = value;
+  }
+  return out;
+}
+
+/** Credentials from `Authorization: Basic`, undefined when that header is not Basic. */
+function basicCredentials(req: Request): { clientId: string; clientSecret: string } | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined || !/^basic /i.test(header)) return undefined;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const bad = new TokenError(401, 'invalid_client', 'The HTTP Basic credentials are malformed.', {
+    'WWW-Authenticate': 'Basic realm="nd-id-provider"',
+  });
+  if (colon <= 0) throw bad;
+  try {
+    // RFC 6749 2.3.1: both parts are form-urlencoded before being joined.
+    const unform = (s: string): string => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { clientId: unform(decoded.slice(0, colon)), clientSecret: unform(decoded.slice(colon + 1)) };
+  } catch {
+    throw bad;
+  }
+}
+
+function authenticateClient(ctx: ProviderContext, req: Request, body: Partial<Record<Field, string>>): ResolvedClient {
+  const basic = basicCredentials(req);
+  if (basic && body.client_secret !== undefined) {
+    throw new TokenError(400, 'invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
+  }
+  if (basic && body.client_id !== undefined && body.client_id !== basic.clientId) {
+    throw new TokenError(400, 'invalid_request', 'The client_id in the body differs from the one in HTTP Basic.');
+  }
+  const clientId = basic?.clientId ?? body.client_id;
+  const secret = basic?.clientSecret ?? body.client_secret;
+  if (clientId === undefined) throw new TokenError(400, 'invalid_request', 'The client_id parameter is missing.');
+  if (secret === undefined) throw new TokenError(400, 'invalid_request', 'The client_secret parameter is missing.');
+  const client = ctx.config.clients.get(clientId);
+  const matches = secretsEqual(secret, client?.clientSecret ?? DUMMY_SECRET);
+  if (!client || !matches) {
+    ctx.log('token', 'refused: invalid_client');
+    throw new TokenError(401, 'invalid_client', 'Client authentication failed.', basic ? { 'WWW-Authenticate': 'Basic realm="nd-id-provider"' } : {});
+  }
+  return client;
+}
+
+function pkceMatches(verifier: string, challenge: string): boolean {
+  return secretsEqual(createHash('sha256').update(verifier, 'ascii').digest('base64url'), challenge);
+}
+
+async function exchange(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
+  const { config, stores } = ctx;
+  const body = await readBody(req, res);
+  const client = authenticateClient(ctx, req, body);
+
+  if (body.grant_type === undefined) throw new TokenError(400, 'invalid_request', 'The grant_type parameter is missing.');
+  if (body.grant_type !== 'authorization_code') {
+    throw new TokenError(400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.');
+  }
+  if (body.code === undefined) throw new TokenError(400, 'invalid_request', 'The code parameter is missing.');
+  if (body.redirect_uri === undefined) throw new TokenError(400, 'invalid_request', 'The redirect_uri parameter is missing.');
+  if (body.code_verifier === undefined) throw new TokenError(400, 'invalid_request', 'The code_verifier parameter is missing.');
+  if (!isPkceString(body.code_verifier)) {
+    throw new TokenError(400, 'invalid_request', 'The code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.');
+  }
+
+  const now = config.clock();
+  const record = stores.codes.get(body.code);
+  if (!record || record.clientId !== client.clientId) {
+    ctx.log('token', `refused for client ${client.clientId}: unknown or expired code`);
+    throw new TokenError(400, 'invalid_grant', 'The authorization code is invalid, expired, or was issued to another client.');
+  }
+  if (record.used) {
+    for (const token of record.accessTokens) stores.accessTokens.delete(token);
+    record.accessTokens = [];
+    ctx.log('token', `refused for client ${client.clientId}: code replayed, its tokens revoked`);
+    throw new TokenError(400, 'invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.');
+  }
+  // Single use: consumed at the first attempt, and remembered for the access-token lifetime so a
+  // replay can still revoke what it issued.
+  record.used = true;
+  stores.codes.set(body.code, record, now + Math.max(config.ttl.code, config.ttl.accessToken) * 1000);
+
+  if (record.redirectUri !== body.redirect_uri) {
+    throw new TokenError(400, 'invalid_grant', 'The redirect_uri differs from the one of the authorization request.');
+  }
+  if (!pkceMatches(body.code_verifier, record.codeChallenge)) {
+    throw new TokenError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
+  }
+  const persona = ctx.persona(record.personaId);
+  if (!persona) throw new Error('persona of a code is missing');
+
+  const sub = ctx.subjectFor(client.clientId, persona.id);
+  const accessToken = randomToken(32);
+  const iat = epochSeconds(config.clock);
+  const exp = iat + config.ttl.accessToken;
+  const idToken = await ctx.keys.sign({
+    iss: config.issuer,
+    sub,
+    aud: client.clientId,
+    ...(record.nonce !== undefined ? { nonce: record.nonce } : {}),
+    exp,
+    iat,
+    at_hash: accessTokenHash(accessToken),
+  });
+  stores.accessTokens.set(
+    accessToken,
+    { clientId: client.clientId, personaId: persona.id, sub, scopes: record.scopes },
+    now + config.ttl.accessToken * 1000,
+  );
+  record.accessTokens.push(accessToken);
+  ctx.log('token', `tokens issued to client ${client.clientId}`);
+  res.status(200).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  res.json({ access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: config.ttl.accessToken });
+}
+
+async function token(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
+  try {
+    await exchange(ctx, req, res);
+  } catch (err) {
+    if (!(err instanceof TokenError)) throw err;
+    sendOAuthError(res, err.status, err.error, err.description, err.headers);
+  }
+}
+
+/** The routes of this file. */
+export function tokenRoutes(ctx: ProviderContext): ProviderRoute[] {
+  return [{ endpoint: 'token', method: 'post', path: TOKEN_PATH, failure: 'json', handle: (req, res) => token(ctx, req, res) }];
+}

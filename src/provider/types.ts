@@ -1,0 +1,115 @@
+/**
+ * Public shapes of the provider: its options, its registered clients, its personas and the
+ * object {@link createProvider} returns.
+ */
+import type { Express } from 'express';
+import type { JsonWebKey } from 'node:crypto';
+import type { Clock } from '../clock.js';
+
+/** A fictional end user the simulated mobile app can sign in as. */
+export interface Persona {
+  /** Stable identifier of the person inside the provider (never sent to clients). */
+  id: string;
+  /** Full name. */
+  'profile.name': string;
+  /** National identity number, well-formed with a valid check letter. */
+  'profile.nric_number': string;
+  /** Passport expiry date, `YYYY-MM-DD`. */
+  'profile.passport_expiry_date': string;
+}
+
+/** A relying party registered with the provider. */
+export interface ProviderClient {
+  /** The client id issued at registration. */
+  clientId: string;
+  /** The client secret issued at registration. */
+  clientSecret: string;
+  /** Callback URLs, matched exactly. `https`, or `http` on a loopback host only. */
+  redirectUris: string[];
+  /** The client's RSA public key (at least 2048 bits): SPKI or PKCS#1 PEM, or a JWK. Userinfo is encrypted to it. */
+  publicKey: string | JsonWebKey;
+  /** Name shown to the user in the mobile app. Default: the client id. */
+  name?: string;
+}
+
+/** Lifetimes, in seconds. */
+export interface ProviderTtl {
+  /** How long a QR page (pending authorization) can be approved. Default 300. */
+  authorization?: number;
+  /** How long an authorization code can be redeemed. Default 60. */
+  code?: number;
+  /** Lifetime of access tokens and of ID tokens (`exp`). Default 600. */
+  accessToken?: number;
+  /** How long a rotated-out signing key stays in the JWKS. Default 3600. */
+  signingKeyGrace?: number;
+}
+
+/** Options of {@link createProvider}. */
+export interface ProviderOptions {
+  /** The service origin, e.g. `http://127.0.0.1:4000` (no path). The issuer is `baseUrl + '/v2'`. */
+  baseUrl: string;
+  /** Registered clients. At least one. */
+  clients: ProviderClient[];
+  /** People to sign in as. Default {@link DEFAULT_PERSONAS}. */
+  personas?: readonly Persona[];
+  /**
+   * `false` (default): authorize shows the QR page and waits for the mobile app.
+   * `true`: authorize redirects at once with a code for the first persona. A persona id: the same, for that persona.
+   */
+  autoApprove?: boolean | string;
+  /** Lifetimes. */
+  ttl?: ProviderTtl;
+  /** ID-token signing key: an RSA private key PEM, or `{ file }` to read one. Default: a fresh 2048-bit key per process. */
+  signingKey?: string | { file: string };
+  /**
+   * HMAC key of the pairwise `sub`. Default: random per process, so every `sub` changes on restart.
+   * Set it (at least 16 characters) to keep `sub` values stable across restarts.
+   */
+  subjectSecret?: string;
+  /** Clock in ms since the epoch. Default `Date.now`. */
+  clock?: Clock;
+  /** Most pending authorizations kept at once; the oldest go first. Default 10 000. */
+  maxPending?: number;
+  /** Most authorization codes kept at once. Default 10 000. */
+  maxCodes?: number;
+  /** Most access tokens kept at once. Default 10 000. */
+  maxAccessTokens?: number;
+  /** Interval at which the QR page polls for the decision, in ms. Default 1000. */
+  pollIntervalMs?: number;
+  /**
+   * Logging of requests and outcomes (never secrets, tokens or personal data).
+   * Off by default; `true` writes to stderr; a function receives each line.
+   */
+  log?: boolean | ((line: string) => void);
+}
+
+/** The endpoints of the provider, as named for hooks and logs. */
+export type ProviderEndpoint =
+  | 'authorize'
+  | 'status'
+  | 'continue'
+  | 'mobile'
+  | 'token'
+  | 'userinfo'
+  | 'jwks'
+  | 'discovery';
+
+/** A running provider: an Express app and its controls. */
+export interface Provider {
+  /** The Express app: listen on it or mount it. */
+  app: Express;
+  /** `baseUrl + '/v2'`. */
+  issuer: string;
+  /** The service origin. */
+  baseUrl: string;
+  /** The people the mobile app can sign in as. */
+  personas: readonly Persona[];
+  /** The clock the provider reads. */
+  clock: Clock;
+  /** Publish a new signing key and sign with it; the old key stays in the JWKS for `ttl.signingKeyGrace`. */
+  rotateSigningKey(): Promise<void>;
+  /** The pairwise `sub` a client receives for a persona (for tests and tooling). */
+  subjectFor(clientId: string, personaId: string): string;
+  /** Forget every pending authorization, code and access token. */
+  close(): void;
+}

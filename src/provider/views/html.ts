@@ -1,0 +1,88 @@
+/**
+ * The HTML shell of every provider page: escaping, a shared layout, and the security headers
+ * (strict CSP with a per-response script nonce, no framing, no referrer, no caching).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Response } from 'express';
+
+/** Escape text for HTML element content and double-quoted attribute values. */
+export function escapeHtml(value: string): string {
+  return value
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** JSON safe to place inside a `<script type="application/json">` element. */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+/** A fresh nonce for the inline script of one response. */
+export function scriptNonce(): string {
+  return randomBytes(16).toString('base64');
+}
+
+const STYLE = `
+  :root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; }
+  body { margin: 0; background: #f2f4f7; color: #1d2433; }
+  main { max-width: 32rem; margin: 2rem auto; background: #fff; border-radius: 12px; padding: 1.5rem 2rem;
+         box-shadow: 0 1px 4px rgba(0,0,0,.12); }
+  main.phone { max-width: 22rem; border: 10px solid #1d2433; border-radius: 28px; }
+  h1 { font-size: 1.35rem; margin: 0 0 .75rem; }
+  .qr { display: block; margin: 1rem auto; width: 320px; height: 320px; image-rendering: pixelated; background: #fff; }
+  .muted { color: #5b6475; font-size: .9rem; }
+  .error-code { font-family: ui-monospace, monospace; background: #fdecec; color: #8a1c1c; padding: .1rem .35rem; border-radius: 4px; }
+  button { font: inherit; padding: .6rem 1.2rem; border-radius: 8px; border: 1px solid #1d2433; cursor: pointer; }
+  button[value=approve] { background: #1a5fd0; color: #fff; border-color: #1a5fd0; }
+  select { font: inherit; padding: .4rem; width: 100%; }
+  .actions { display: flex; gap: .75rem; margin-top: 1rem; }
+  ul { padding-left: 1.25rem; }
+  .banner { background: #fff6d6; border: 1px solid #e8cf6a; border-radius: 8px; padding: .5rem .75rem; font-size: .85rem; }
+`;
+
+/** A complete page. `script` runs with `nonce`; everything else is static. */
+export function renderPage(opts: { title: string; body: string; phone?: boolean; script?: string; nonce?: string }): string {
+  const script = opts.script && opts.nonce ? `<script nonce="${escapeHtml(opts.nonce)}">${opts.script}</script>` : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(opts.title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main${opts.phone ? ' class="phone"' : ''}>
+<p class="banner">Test identity provider: every person here is fictional.</p>
+${opts.body}
+</main>
+${script}
+</body>
+</html>
+`;
+}
+
+/** Send an HTML page with the security headers. */
+export function sendHtml(res: Response, status: number, html: string, nonce?: string): void {
+  res.status(status);
+  res.set({
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy':
+      "default-src 'none'; img-src data:; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; " +
+      `frame-ancestors 'none'; base-uri 'none'${nonce ? `; script-src 'nonce-${nonce}'` : ''}`,
+    'X-Frame-Options': 'DENY',
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+  });
+  res.send(html);
+}

@@ -1,0 +1,73 @@
+/**
+ * The QR page: the code to scan, the same URL as a "can't scan?" link, and a small script that
+ * polls the decision and then sends the browser back to the client.
+ */
+import { escapeHtml, jsonForScript, renderPage } from './html.js';
+
+/** What the QR page shows and polls. */
+export interface QrPageModel {
+  clientName: string;
+  /** PNG data URL of the QR code. */
+  qrDataUrl: string;
+  /** Pixel size of the QR image (square). */
+  qrSize: number;
+  /** The mobile-app URL the QR encodes. */
+  mobileUrl: string;
+  /** JSON status endpoint of this request. */
+  statusUrl: string;
+  /** Same decision, for browsers without scripts: redirects when decided. */
+  continueUrl: string;
+  /** The authorize URL, to start again after expiry. */
+  authorizeUrl: string;
+  pollIntervalMs: number;
+  expiresInSeconds: number;
+}
+
+const POLL_SCRIPT = `
+(function () {
+  var cfg = JSON.parse(document.getElementById('qr-config').textContent);
+  function expired() {
+    document.getElementById('waiting').hidden = true;
+    document.getElementById('expired').hidden = false;
+  }
+  function poll() {
+    fetch(cfg.statusUrl, { cache: 'no-store', credentials: 'omit' })
+      .then(function (r) { return r.json(); })
+      .then(function (s) {
+        if ((s.status === 'approved' || s.status === 'denied') && typeof s.redirectTo === 'string') {
+          document.getElementById('status').textContent = s.status === 'approved' ? 'Approved. Signing you in…' : 'Declined. Returning…';
+          window.location.replace(s.redirectTo);
+        } else if (s.status === 'expired') {
+          expired();
+        } else {
+          setTimeout(poll, cfg.pollIntervalMs);
+        }
+      })
+      .catch(function () { setTimeout(poll, cfg.pollIntervalMs * 2); });
+  }
+  setTimeout(poll, cfg.pollIntervalMs);
+})();
+`;
+
+/** The QR page. Its script needs `nonce` in the CSP. */
+export function renderQrPage(model: QrPageModel, nonce: string): string {
+  const minutes = Math.max(1, Math.round(model.expiresInSeconds / 60));
+  const body = `<h1>Sign in to ${escapeHtml(model.clientName)}</h1>
+<div id="waiting">
+<p>Scan this QR code with the identity app on your phone.</p>
+<img class="qr" id="qr" src="${escapeHtml(model.qrDataUrl)}" width="${model.qrSize}" height="${model.qrSize}"
+ alt="QR code to sign in with the identity app" data-qr-payload="${escapeHtml(model.mobileUrl)}">
+<p class="muted">Can't scan? <a id="cant-scan" href="${escapeHtml(model.mobileUrl)}" target="_blank" rel="noopener noreferrer">Open the identity app link</a> on this device.</p>
+<p id="status" class="muted" role="status">Waiting for approval in the app. This code expires in about ${minutes} minute${minutes === 1 ? '' : 's'}.</p>
+<noscript><p><a href="${escapeHtml(model.continueUrl)}">I have answered in the app: continue</a></p></noscript>
+</div>
+<div id="expired" hidden>
+<p><strong>This QR code has expired.</strong> Nothing was shared.</p>
+<p><a id="start-again" href="${escapeHtml(model.authorizeUrl)}">Start again</a></p>
+</div>
+<script type="application/json" id="qr-config">${jsonForScript({
+    statusUrl: model.statusUrl,
+    pollIntervalMs: model.pollIntervalMs,
+  })}</script>`;
+  return renderPage({ title: `Sign in to ${model.clientName}`, body, script: POLL_SCRIPT, nonce });
+}

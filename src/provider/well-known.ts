@@ -1,0 +1,53 @@
+/**
+ * GET /v2/.well-known/jwks.json (spec 2.6, 4.4) and GET /v2/.well-known/openid-configuration
+ * (spec 4.5), with exactly the fields the spec lists.
+ */
+import type { ProviderContext, ProviderRoute } from './context.js';
+import { ADVERTISED_SCOPES } from './scopes.js';
+
+/** Path of the JWKS. */
+export const JWKS_PATH = '/v2/.well-known/jwks.json';
+/** Path of the discovery document. */
+export const DISCOVERY_PATH = '/v2/.well-known/openid-configuration';
+
+/** The discovery document of an issuer (`{base_url}/v2`). */
+export function discoveryDocument(issuer: string): Record<string, string | string[]> {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    userinfo_endpoint: `${issuer}/oauth/userinfo`,
+    jwks_uri: `${issuer}/.well-known/jwks.json`,
+    response_types_supported: ['code'],
+    grant_types_supported: ['authorization_code'],
+    scopes_supported: [...ADVERTISED_SCOPES],
+    id_token_signing_alg_values_supported: ['RS256'],
+    subject_types_supported: ['pairwise'],
+    code_challenge_methods_supported: ['S256'],
+  };
+}
+
+/** The routes of this file. */
+export function wellKnownRoutes(ctx: ProviderContext): ProviderRoute[] {
+  return [
+    {
+      endpoint: 'jwks',
+      method: 'get',
+      path: JWKS_PATH,
+      failure: 'json',
+      handle: async (_req, res) => {
+        const jwks = await ctx.keys.jwks();
+        res.set('Cache-Control', 'public, max-age=60').json(jwks);
+      },
+    },
+    {
+      endpoint: 'discovery',
+      method: 'get',
+      path: DISCOVERY_PATH,
+      failure: 'json',
+      handle: (_req, res) => {
+        res.set('Cache-Control', 'public, max-age=300').json(discoveryDocument(ctx.config.issuer));
+      },
+    },
+  ];
+}
