@@ -29,6 +29,7 @@ export type IdErrorCode =
   | 'id_token_azp_mismatch'
   | 'id_token_expired'
   | 'id_token_issued_in_future'
+  | 'id_token_not_yet_valid'
   | 'id_token_sub_invalid'
   | 'nonce_missing'
   | 'nonce_mismatch'

@@ -16,3 +16,13 @@ export {
 } from './pkce.js';
 export { convertPkcs1ToPkcs8 } from './keys.js';
 export type * from './client/types.js';
+export {
+  IdClient,
+  DEFAULT_HOSTNAME,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_CLOCK_TOLERANCE_S,
+  DEFAULT_JWKS_COOLDOWN_MS,
+  DEFAULT_SCOPE,
+} from './client/id-client.js';
+export type { OAuthErrorBody } from './client/http.js';

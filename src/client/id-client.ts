@@ -1,0 +1,308 @@
+/**
+ * IdClient: the protocol client of spec 4.7 (authorizationUrl, callback, userinfo).
+ */
+import type { KeyObject } from 'node:crypto';
+import { systemClock, type Clock } from '../clock.js';
+import { IdError } from '../errors.js';
+import { importRsaPrivateKey } from '../keys.js';
+import { generateNonce, isPkceString } from '../pkce.js';
+import { HttpClient } from './http.js';
+import { validateIdToken } from './id-token.js';
+import { RemoteKeySet } from './jwks.js';
+import type {
+  AuthorizationUrlParams,
+  AuthorizationUrlResult,
+  CallbackParams,
+  CallbackResult,
+  IdClientOptions,
+  UserinfoParams,
+  UserinfoResult,
+} from './types.js';
+import { decryptUserinfo } from './userinfo-crypto.js';
+
+/**
+ * The service origin used when `hostname` is not given. It is a placeholder: real deployments
+ * set `hostname` to the origin of the service they are registered with.
+ */
+export const DEFAULT_HOSTNAME = 'https://id.nd-id.example';
+/** Default timeout of each HTTP call to the service, in ms. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** Default cap on a response body from the service, in bytes (1 MiB). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+/** Default allowed clock skew for `exp` and `iat`, in seconds. */
+export const DEFAULT_CLOCK_TOLERANCE_S = 60;
+/** Default shortest time between two JWKS refetches caused by an unknown `kid`, in ms. */
+export const DEFAULT_JWKS_COOLDOWN_MS = 60_000;
+/** Scopes requested when `authorizationUrl` is given none. */
+export const DEFAULT_SCOPE = 'openid profile.name';
+
+/**
+ * Client of the national digital identity service for one registered relying party.
+ * Create one per process and reuse it: it keeps the imported private key, the provider's key
+ * set and keep-alive connections.
+ */
+export class IdClient {
+  /** Client id issued at registration. */
+  readonly clientId: string;
+  /** Service origin, without a trailing slash. */
+  readonly origin: string;
+  /** Expected `iss` of ID tokens: `{origin}/v2`. */
+  readonly issuer: string;
+  readonly #clientSecret: string;
+  readonly #privateKey: KeyObject;
+  readonly #redirectUri: string | undefined;
+  readonly #clock: Clock;
+  readonly #clockTolerance: number;
+  readonly #http: HttpClient;
+  readonly #jwks: RemoteKeySet;
+  readonly #tokenUrl: URL;
+  readonly #userinfoUrl: URL;
+
+  /**
+   * @throws TypeError naming the option when one is missing or ill-typed.
+   */
+  constructor(options: IdClientOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError('IdClient: options must be an object with clientId, clientSecret and privateKey');
+    }
+    this.clientId = requireString(options.clientId, 'clientId');
+    this.#clientSecret = requireString(options.clientSecret, 'clientSecret');
+    if (typeof options.privateKey !== 'string' || options.privateKey.trim() === '') {
+      throw new TypeError('IdClient: privateKey must be a non-empty PEM string (PKCS#1 or PKCS#8 RSA private key)');
+    }
+    this.#privateKey = importRsaPrivateKey(options.privateKey, 'IdClient: privateKey');
+    this.#redirectUri =
+      options.redirectUri === undefined ? undefined : requireHttpUrl(options.redirectUri, 'IdClient: redirectUri');
+    this.origin = parseHostname(options.hostname ?? DEFAULT_HOSTNAME);
+    this.issuer = `${this.origin}/v2`;
+    this.#clock = optionalClock(options.clock);
+    this.#clockTolerance = optionalNumber(options.clockTolerance, 'clockTolerance', DEFAULT_CLOCK_TOLERANCE_S, 0);
+    const timeout = optionalNumber(options.timeout, 'timeout', DEFAULT_TIMEOUT_MS, 1);
+    const maxResponseBytes = optionalNumber(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1);
+    const cooldown = optionalNumber(options.jwksCooldown, 'jwksCooldown', DEFAULT_JWKS_COOLDOWN_MS, 0);
+    if (options.agent !== undefined && (typeof options.agent !== 'object' || options.agent === null)) {
+      throw new TypeError('IdClient: agent must be an http.Agent or https.Agent');
+    }
+    this.#http = new HttpClient({ timeout, maxResponseBytes, agent: options.agent });
+    this.#tokenUrl = new URL(`${this.issuer}/oauth/token`);
+    this.#userinfoUrl = new URL(`${this.issuer}/oauth/userinfo`);
+    this.#jwks = new RemoteKeySet({
+      http: this.#http,
+      url: new URL(`${this.issuer}/.well-known/jwks.json`),
+      clock: this.#clock,
+      cooldown,
+    });
+  }
+
+  /** How many times this client fetched the provider's key set (one in steady state). */
+  get jwksFetchCount(): number {
+    return this.#jwks.fetchCount;
+  }
+
+  /**
+   * The URL to send the user's browser to, and the nonce to keep in the session for
+   * {@link IdClient.callback}.
+   * @throws TypeError when no redirect URI is known, or `codeChallenge`, `scope`, `state` or
+   *   `nonce` is ill-formed.
+   */
+  authorizationUrl(params: AuthorizationUrlParams): AuthorizationUrlResult {
+    if (typeof params !== 'object' || params === null) {
+      throw new TypeError('authorizationUrl: expected an object with at least codeChallenge');
+    }
+    if (!isPkceString(params.codeChallenge)) {
+      throw new TypeError(
+        'authorizationUrl: codeChallenge must be the S256 challenge of the code verifier (43-128 characters of A-Z a-z 0-9 - . _ ~); use generatePkcePair()',
+      );
+    }
+    const redirectUri = this.#pickRedirectUri(params.redirectUri, 'authorizationUrl');
+    const scope = normalizeScope(params.scope);
+    let nonce: string | undefined;
+    if (params.nonce === undefined) nonce = generateNonce();
+    else if (params.nonce === null) nonce = undefined;
+    else nonce = requireString(params.nonce, 'nonce', 'authorizationUrl');
+    const state = params.state === undefined ? undefined : requireString(params.state, 'state', 'authorizationUrl');
+
+    const query: [string, string][] = [
+      ['response_type', 'code'],
+      ['client_id', this.clientId],
+      ['redirect_uri', redirectUri],
+      ['scope', scope],
+      ['code_challenge', params.codeChallenge],
+      ['code_challenge_method', 'S256'],
+    ];
+    if (state !== undefined) query.push(['state', state]);
+    if (nonce !== undefined) query.push(['nonce', nonce]);
+    const search = query.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+    const url = `${this.issuer}/oauth/authorize?${search}`;
+    return nonce === undefined ? { url } : { url, nonce };
+  }
+
+  /**
+   * Exchange the authorization code for tokens and validate the ID token completely.
+   * @throws TypeError on ill-formed parameters; IdError when the token call fails, the key set
+   *   cannot be fetched, or the ID token or access token is not valid.
+   */
+  async callback(params: CallbackParams): Promise<CallbackResult> {
+    if (typeof params !== 'object' || params === null) {
+      throw new TypeError('callback: expected an object with code and codeVerifier');
+    }
+    const code = requireString(params.code, 'code', 'callback');
+    if (!isPkceString(params.codeVerifier)) {
+      throw new TypeError('callback: codeVerifier must be the 43-128 character verifier used for the code challenge');
+    }
+    if (params.nonce !== undefined && params.nonce !== null) requireString(params.nonce, 'nonce', 'callback');
+    const redirectUri = this.#pickRedirectUri(params.redirectUri, 'callback');
+
+    const body = await this.#http.json({
+      method: 'POST',
+      url: this.#tokenUrl,
+      what: 'token endpoint',
+      refusedCode: 'token_request_failed',
+      body: {
+        client_id: this.clientId,
+        client_secret: this.#clientSecret,
+        code,
+        grant_type: 'authorization_code',
+        code_verifier: params.codeVerifier,
+        redirect_uri: redirectUri,
+      },
+    });
+    const tokens = asObject(body, 'token endpoint');
+    const accessToken = tokens.access_token;
+    if (typeof accessToken !== 'string' || accessToken === '') {
+      throw new IdError('access_token_missing', 'The token endpoint answered without an access_token.');
+    }
+    const claims = await validateIdToken(tokens.id_token, {
+      issuer: this.issuer,
+      clientId: this.clientId,
+      nonce: params.nonce,
+      accessToken,
+      clockTolerance: this.#clockTolerance,
+      clock: this.#clock,
+      keyFor: (kid) => this.#jwks.keyFor(kid),
+    });
+    return { sub: claims.sub, accessToken, idToken: tokens.id_token as string, claims };
+  }
+
+  /**
+   * Fetch and decrypt the user's attributes.
+   * @throws TypeError on ill-formed parameters; IdError when the userinfo call fails, the
+   *   returned sub differs from `sub`, or decryption fails.
+   */
+  async userinfo(params: UserinfoParams): Promise<UserinfoResult> {
+    if (typeof params !== 'object' || params === null) {
+      throw new TypeError('userinfo: expected an object with sub and accessToken');
+    }
+    const sub = requireString(params.sub, 'sub', 'userinfo');
+    const accessToken = requireString(params.accessToken, 'accessToken', 'userinfo');
+    const body = await this.#http.json({
+      method: 'GET',
+      url: this.#userinfoUrl,
+      what: 'userinfo endpoint',
+      refusedCode: 'userinfo_request_failed',
+      headers: { Authorization: `Bearer ${accessToken}` },
+    });
+    const info = asObject(body, 'userinfo endpoint');
+    if (typeof info.sub !== 'string') {
+      throw new IdError('userinfo_malformed', 'The userinfo response has no sub.');
+    }
+    if (info.sub !== sub) {
+      throw new IdError('userinfo_sub_mismatch', 'The userinfo sub differs from the sub of the ID token.');
+    }
+    const data = info.data ?? {};
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+      throw new IdError('userinfo_malformed', 'The userinfo data is not an object.');
+    }
+    const entries = data as Record<string, unknown>;
+    if (Object.keys(entries).length === 0) return { sub, data: {} };
+    if (typeof info.key !== 'string') {
+      throw new IdError('userinfo_malformed', 'The userinfo response has data but no key.');
+    }
+    return { sub, data: await decryptUserinfo(this.#privateKey, info.key, entries) };
+  }
+
+  /** Close idle keep-alive connections (the client stays usable). */
+  close(): void {
+    this.#http.close();
+  }
+
+  #pickRedirectUri(given: string | undefined, fn: string): string {
+    if (given !== undefined) return requireHttpUrl(given, `${fn}: redirectUri`);
+    if (this.#redirectUri === undefined) {
+      throw new TypeError(`${fn}: redirectUri is required when the IdClient was constructed without one`);
+    }
+    return this.#redirectUri;
+  }
+}
+
+function requireString(value: unknown, name: string, fn = 'IdClient'): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new TypeError(`${fn}: ${name} must be a non-empty string`);
+  }
+  return value;
+}
+
+function requireHttpUrl(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value === '') throw new TypeError(`${name} must be a non-empty absolute URL`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`${name} must be an absolute http(s) URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new TypeError(`${name} must be an absolute http(s) URL`);
+  }
+  return value;
+}
+
+/** `https://host[:port]` from `hostname`, which may end in one slash but has no path or query. */
+function parseHostname(value: unknown): string {
+  const fail = (): never => {
+    throw new TypeError('IdClient: hostname must be the http(s) origin of the service, like https://id.example (no path or query)');
+  };
+  if (typeof value !== 'string' || value === '') return fail();
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return fail();
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return fail();
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    return fail();
+  }
+  if (value.includes('?') || value.includes('#')) return fail();
+  return url.origin;
+}
+
+function optionalNumber(value: unknown, name: string, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
+    throw new TypeError(`IdClient: ${name} must be a finite number of at least ${min}`);
+  }
+  return value;
+}
+
+function optionalClock(value: unknown): Clock {
+  if (value === undefined) return systemClock;
+  if (typeof value !== 'function') throw new TypeError('IdClient: clock must be a function returning ms since the epoch');
+  return value as Clock;
+}
+
+function normalizeScope(scope: string | string[] | undefined): string {
+  let list: string[];
+  if (scope === undefined) list = DEFAULT_SCOPE.split(' ');
+  else if (typeof scope === 'string') list = scope.split(/\s+/).filter((s) => s !== '');
+  else if (Array.isArray(scope) && scope.every((s) => typeof s === 'string' && s !== '' && !/\s/.test(s))) list = scope;
+  else throw new TypeError('authorizationUrl: scope must be a space-separated string or an array of scope names');
+  if (!list.includes('openid')) throw new TypeError('authorizationUrl: scope must include "openid"');
+  return [...new Set(list)].join(' ');
+}
+
+function asObject(body: unknown, what: string): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new IdError('provider_invalid_response', `The ${what} answered with JSON that is not an object.`);
+  }
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,194 @@
+/**
+ * ID-token validation: every rule is one named step below, with its own IdError code, run in
+ * this order. The algorithm is pinned to RS256 by configuration and never taken from the token.
+ */
+import { createHash, type KeyObject } from 'node:crypto';
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
+import { epochSeconds, type Clock } from '../clock.js';
+import { IdError } from '../errors.js';
+import type { IdTokenClaims } from './types.js';
+
+/** The only ID-token signature algorithm accepted. */
+export const ID_TOKEN_ALGORITHM = 'RS256';
+
+/** What a token is checked against. */
+export interface IdTokenExpectations {
+  /** Exact `iss`: `{origin}/v2`. */
+  issuer: string;
+  /** Our client id: in `aud`, and equal to `azp` when there are several audiences. */
+  clientId: string;
+  /** The nonce sent; `null` (or undefined) when none was sent. */
+  nonce: string | null | undefined;
+  /** The access token returned beside the ID token, for `at_hash`. */
+  accessToken: string;
+  /** Allowed clock skew, in seconds. */
+  clockTolerance: number;
+  clock: Clock;
+  /** Finds the verification key for a header `kid` (possibly absent). */
+  keyFor: (kid: string | undefined) => Promise<KeyObject>;
+}
+
+/**
+ * Validate an ID token completely and return its claims.
+ * @throws IdError with the code of the first rule the token breaks.
+ */
+export async function validateIdToken(idToken: unknown, expect: IdTokenExpectations): Promise<IdTokenClaims> {
+  const token = requirePresent(idToken);
+  const header = readHeader(token);
+  requireAlgorithm(header);
+  const payload = await verifySignature(token, expect);
+  requireClaims(payload);
+  checkIssuer(payload, expect.issuer);
+  checkAudience(payload, expect.clientId);
+  checkSubject(payload);
+  checkExpiry(payload, expect);
+  checkIssuedAt(payload, expect);
+  checkNonce(payload, expect.nonce);
+  checkAccessTokenHash(payload, expect.accessToken);
+  return payload as IdTokenClaims;
+}
+
+function requirePresent(idToken: unknown): string {
+  if (typeof idToken !== 'string' || idToken === '') {
+    throw new IdError('id_token_missing', 'The token endpoint answered without an id_token.');
+  }
+  return idToken;
+}
+
+function readHeader(token: string): ProtectedHeaderParameters {
+  if (token.split('.').length !== 3) {
+    throw new IdError('id_token_malformed', 'The ID token is not a compact JWS (three dot-separated parts).');
+  }
+  try {
+    return decodeProtectedHeader(token);
+  } catch {
+    throw new IdError('id_token_malformed', 'The ID token header is not valid base64url JSON.');
+  }
+}
+
+function requireAlgorithm(header: ProtectedHeaderParameters): void {
+  if (header.alg !== ID_TOKEN_ALGORITHM) {
+    const alg = typeof header.alg === 'string' && /^[\w-]{1,20}$/.test(header.alg) ? header.alg : 'unknown';
+    throw new IdError('id_token_alg_not_allowed', `The ID token is signed with "${alg}"; only ${ID_TOKEN_ALGORITHM} is accepted.`);
+  }
+  if (header.kid !== undefined && typeof header.kid !== 'string') {
+    throw new IdError('id_token_malformed', 'The ID token header has a kid that is not a string.');
+  }
+}
+
+async function verifySignature(token: string, expect: IdTokenExpectations): Promise<JWTPayload> {
+  try {
+    const { payload } = await jwtVerify(token, (header) => expect.keyFor(header.kid), {
+      algorithms: [ID_TOKEN_ALGORITHM],
+      currentDate: new Date(expect.clock()),
+      clockTolerance: expect.clockTolerance,
+    });
+    return payload;
+  } catch (err) {
+    throw fromJose(err);
+  }
+}
+
+/** Our code for a failure inside jose; its messages are not passed on. */
+function fromJose(err: unknown): IdError {
+  if (err instanceof IdError) return err;
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) {
+    return new IdError('id_token_signature_invalid', 'The ID token signature does not verify with the provider key.');
+  }
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) {
+    return new IdError('id_token_alg_not_allowed', `The ID token algorithm is not ${ID_TOKEN_ALGORITHM}.`);
+  }
+  if (err instanceof joseErrors.JWTExpired) {
+    return new IdError('id_token_expired', 'The ID token has expired (exp is in the past).');
+  }
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    if (err.claim === 'nbf' && err.reason === 'check_failed') {
+      return new IdError('id_token_not_yet_valid', 'The ID token is not valid yet (nbf is in the future).');
+    }
+    return new IdError('id_token_malformed', `The ID token claim "${err.claim}" is not a number.`);
+  }
+  return new IdError('id_token_malformed', 'The ID token is not a well-formed signed JWT.');
+}
+
+function requireClaims(payload: JWTPayload): void {
+  for (const claim of ['iss', 'sub', 'aud', 'exp', 'iat'] as const) {
+    if (payload[claim] === undefined) {
+      throw new IdError('id_token_claim_missing', `The ID token has no "${claim}" claim.`);
+    }
+  }
+}
+
+function checkIssuer(payload: JWTPayload, issuer: string): void {
+  if (payload.iss !== issuer) {
+    throw new IdError('id_token_iss_mismatch', `The ID token issuer is not ${issuer}.`);
+  }
+}
+
+function checkAudience(payload: JWTPayload, clientId: string): void {
+  const { aud } = payload;
+  const audiences = Array.isArray(aud) ? aud : [aud];
+  if (!audiences.includes(clientId)) {
+    throw new IdError('id_token_aud_mismatch', 'The ID token audience does not include this clientId.');
+  }
+  if (audiences.length > 1 && payload.azp !== clientId) {
+    throw new IdError(
+      'id_token_azp_mismatch',
+      'The ID token has several audiences, so its azp must equal this clientId, and it does not.',
+    );
+  }
+}
+
+function checkSubject(payload: JWTPayload): void {
+  if (typeof payload.sub !== 'string' || payload.sub === '') {
+    throw new IdError('id_token_sub_invalid', 'The ID token sub is not a non-empty string.');
+  }
+}
+
+function checkExpiry(payload: JWTPayload, expect: IdTokenExpectations): void {
+  const exp = payload.exp;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) {
+    throw new IdError('id_token_malformed', 'The ID token claim "exp" is not a number.');
+  }
+  if (exp <= epochSeconds(expect.clock) - expect.clockTolerance) {
+    throw new IdError('id_token_expired', 'The ID token has expired (exp is in the past).');
+  }
+}
+
+function checkIssuedAt(payload: JWTPayload, expect: IdTokenExpectations): void {
+  const iat = payload.iat;
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) {
+    throw new IdError('id_token_malformed', 'The ID token claim "iat" is not a number.');
+  }
+  if (iat > epochSeconds(expect.clock) + expect.clockTolerance) {
+    throw new IdError('id_token_issued_in_future', 'The ID token was issued in the future (iat); check the server clock.');
+  }
+}
+
+function checkNonce(payload: JWTPayload, nonce: string | null | undefined): void {
+  const claim = payload.nonce;
+  if (nonce === null || nonce === undefined) {
+    if (claim !== undefined) {
+      throw new IdError(
+        'nonce_unexpected',
+        'The ID token carries a nonce but none was sent; pass the nonce returned by authorizationUrl to callback.',
+      );
+    }
+    return;
+  }
+  if (claim === undefined) {
+    throw new IdError('nonce_missing', 'A nonce was sent but the ID token carries none.');
+  }
+  if (claim !== nonce) {
+    throw new IdError('nonce_mismatch', 'The ID token nonce differs from the one sent with this login.');
+  }
+}
+
+function checkAccessTokenHash(payload: JWTPayload, accessToken: string): void {
+  const atHash = payload.at_hash;
+  if (atHash === undefined) return;
+  const digest = createHash('sha256').update(accessToken, 'ascii').digest();
+  const expected = digest.subarray(0, digest.length / 2).toString('base64url');
+  if (atHash !== expected) {
+    throw new IdError('at_hash_mismatch', 'The access token does not match the ID token at_hash.');
+  }
+}

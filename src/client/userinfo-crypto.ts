@@ -1,0 +1,137 @@
+/**
+ * Userinfo decryption (spec 4.6): the block key is a JWE to our RSA key, each attribute a JWE to
+ * the block key. Algorithms come from allowlists; RSA1_5, PBES2-*, ECDH-* and any `zip` header
+ * are refused before any decryption is attempted.
+ */
+import type { KeyObject } from 'node:crypto';
+import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
+import { IdError } from '../errors.js';
+
+/** Key-management algorithms accepted for the block key JWE. */
+export const KEY_WRAP_ALGORITHMS: readonly string[] = ['RSA-OAEP-256', 'RSA-OAEP'];
+/** Key-management algorithms accepted for attribute JWEs. */
+export const ATTRIBUTE_ALGORITHMS: readonly string[] = [
+  'dir',
+  'A128KW',
+  'A192KW',
+  'A256KW',
+  'A128GCMKW',
+  'A192GCMKW',
+  'A256GCMKW',
+];
+/** Content encryptions accepted for both. */
+export const CONTENT_ENCRYPTIONS: readonly string[] = [
+  'A128GCM',
+  'A192GCM',
+  'A256GCM',
+  'A128CBC-HS256',
+  'A192CBC-HS384',
+  'A256CBC-HS512',
+];
+
+const keyOptions = {
+  keyManagementAlgorithms: [...KEY_WRAP_ALGORITHMS],
+  contentEncryptionAlgorithms: [...CONTENT_ENCRYPTIONS],
+};
+const attributeOptions = {
+  keyManagementAlgorithms: [...ATTRIBUTE_ALGORITHMS],
+  contentEncryptionAlgorithms: [...CONTENT_ENCRYPTIONS],
+};
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Decrypt the userinfo `key` with our private key, then every `data` value with the block key.
+ * @returns the attributes by scope name, as plain strings.
+ * @throws IdError `userinfo_alg_not_allowed`, `userinfo_key_decrypt_failed`, `userinfo_key_invalid`,
+ *   `userinfo_data_decrypt_failed` or `userinfo_malformed`. Messages name scopes, never values.
+ */
+export async function decryptUserinfo(
+  privateKey: KeyObject,
+  key: string,
+  data: Record<string, unknown>,
+): Promise<Record<string, string>> {
+  const blockKey = await decryptBlockKey(privateKey, key);
+  const result: Record<string, string> = {};
+  for (const [scope, value] of Object.entries(data)) {
+    result[scope] = await decryptAttribute(blockKey, scope, value);
+  }
+  return result;
+}
+
+async function decryptBlockKey(privateKey: KeyObject, jwe: string): Promise<Uint8Array | KeyObject> {
+  checkHeader(jwe, KEY_WRAP_ALGORITHMS, 'The userinfo block key');
+  let plaintext: Uint8Array;
+  try {
+    ({ plaintext } = await compactDecrypt(jwe, privateKey, keyOptions));
+  } catch {
+    throw new IdError(
+      'userinfo_key_decrypt_failed',
+      'The userinfo block key could not be decrypted with privateKey: either privateKey is not the key registered ' +
+        'with the provider (a wrong private key), or the key JWE was altered.',
+    );
+  }
+  let jwk: JWK;
+  try {
+    jwk = JSON.parse(utf8.decode(plaintext)) as JWK;
+  } catch {
+    throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key is not a JSON Web Key.');
+  }
+  if (typeof jwk !== 'object' || jwk === null || jwk.kty !== 'oct' || typeof jwk.k !== 'string' || jwk.k === '') {
+    throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key is not a symmetric (oct) JSON Web Key.');
+  }
+  try {
+    return await importJWK({ kty: 'oct', k: jwk.k });
+  } catch {
+    throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key is not a valid symmetric key.');
+  }
+}
+
+async function decryptAttribute(blockKey: Uint8Array | KeyObject, scope: string, jwe: unknown): Promise<string> {
+  if (typeof jwe !== 'string') {
+    throw new IdError('userinfo_malformed', `The userinfo value for scope "${scopeLabel(scope)}" is not a JWE string.`);
+  }
+  checkHeader(jwe, ATTRIBUTE_ALGORITHMS, `The userinfo value for scope "${scopeLabel(scope)}"`);
+  try {
+    const { plaintext } = await compactDecrypt(jwe, blockKey, attributeOptions);
+    return utf8.decode(plaintext);
+  } catch {
+    throw new IdError(
+      'userinfo_data_decrypt_failed',
+      `The userinfo value for scope "${scopeLabel(scope)}" could not be decrypted with the block key (altered or not meant for it).`,
+    );
+  }
+}
+
+/** Refuse compression and any algorithm outside the allowlists before decrypting. */
+function checkHeader(jwe: string, algorithms: readonly string[], what: string): void {
+  let header: Record<string, unknown>;
+  try {
+    if (jwe.split('.').length !== 5) throw new Error('not compact JWE');
+    header = decodeProtectedHeader(jwe) as Record<string, unknown>;
+  } catch {
+    throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
+  }
+  if (header.zip !== undefined) {
+    throw new IdError('userinfo_alg_not_allowed', `${what} is compressed (zip); compressed JWEs are refused.`);
+  }
+  if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) {
+    throw new IdError(
+      'userinfo_alg_not_allowed',
+      `${what} uses key management "${label(header.alg)}"; allowed: ${algorithms.join(', ')}.`,
+    );
+  }
+  if (typeof header.enc !== 'string' || !CONTENT_ENCRYPTIONS.includes(header.enc)) {
+    throw new IdError(
+      'userinfo_alg_not_allowed',
+      `${what} uses content encryption "${label(header.enc)}"; allowed: ${CONTENT_ENCRYPTIONS.join(', ')}.`,
+    );
+  }
+}
+
+function label(value: unknown): string {
+  return typeof value === 'string' && /^[\w+-]{1,30}$/.test(value) ? value : 'unknown';
+}
+
+function scopeLabel(scope: string): string {
+  return /^[\w.:-]{1,100}$/.test(scope) ? scope : 'unnamed';
+}
