@@ -1,0 +1,319 @@
+/**
+ * ndIdRouter(): the routes an Express app mounts to offer sign-in with the service:
+ * `GET /login`, `GET /callback` and `POST /logout`. The strategy itself is registered by the
+ * app with `passport.use(new NdIdStrategy(...))`; this router drives it.
+ */
+import defaultPassport from 'passport';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { IdError, type IdErrorCode } from '../errors.js';
+import { sendFailurePage } from './failure-page.js';
+import { safeReturnTo } from './return-to.js';
+import {
+  DEFAULT_SESSION_KEY,
+  ND_ID_STRATEGY_NAME,
+  NdIdStrategy,
+  type NdIdAuthenticateOptions,
+  type NdIdFailure,
+  type NdIdInfo,
+  type NdIdSuccessInfo,
+} from './strategy.js';
+
+/** What `afterCallback` may return: a (possibly enriched) user, `false`/`null` to refuse, or nothing to keep the user. */
+export type NdIdAfterCallbackResult = Express.User | false | null | undefined;
+
+/** Paths of the router's routes, relative to where it is mounted. `false` turns a route off. */
+export interface NdIdRoutes {
+  /** Default `'/login'`. */
+  login?: string | false;
+  /** Default `'/callback'`. Must match the path of the strategy's `callbackURL`. */
+  callback?: string | false;
+  /** Default `'/logout'` (POST only). */
+  logout?: string | false;
+}
+
+/** Options of {@link ndIdRouter}. */
+export interface NdIdRouterOptions {
+  /** Name the strategy was registered under. Default `'nd-id'`. */
+  strategyName?: string;
+  /** The Passport instance the strategy is registered with. Default: the `passport` module itself. */
+  passport?: defaultPassport.Authenticator;
+  /** Route paths; any can be `false`. Defaults `/login`, `/callback`, `/logout`. */
+  routes?: NdIdRoutes;
+  /** Where to go after a login when no safe `returnTo` was given. Default `'/'`. */
+  successRedirect?: string;
+  /** Where to go when a login fails. Default: none, a small HTML 401/403 page is shown instead. */
+  failureRedirect?: string;
+  /** Where to go after logout. Default `'/'`. */
+  logoutRedirect?: string;
+  /** Name of the session cookie to clear at logout. Default `'connect.sid'` (express-session's default). */
+  sessionCookieName?: string;
+  /**
+   * Runs after the strategy accepted a user and before the session is created. Return the user
+   * (possibly enriched), `false`/`null` to refuse the login, or nothing to keep the user as is.
+   */
+  afterCallback?: (req: Request, user: Express.User) => NdIdAfterCallbackResult | Promise<NdIdAfterCallbackResult>;
+  /**
+   * When a login cannot proceed because of a server-side problem (the service is down, no
+   * session, the session store failed), `true` shows a small HTML page (502/504 for the
+   * service, 500/503 otherwise) and `false` passes the {@link IdError} to `next(err)` for the
+   * app's own error handler. Errors that are not IdErrors always go to `next(err)`. Default `true`.
+   */
+  errorPage?: boolean;
+}
+
+/** Default paths of the routes. */
+export const DEFAULT_ROUTES = { login: '/login', callback: '/callback', logout: '/logout' } as const;
+
+const PROVIDER_DOWN_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
+  'provider_unreachable',
+  'provider_timeout',
+  'provider_server_error',
+  'provider_invalid_response',
+  'provider_response_too_large',
+  'provider_redirect_refused',
+]);
+
+function optionError(option: string, what: string): TypeError {
+  return new TypeError(`ndIdRouter: ${option} ${what}`);
+}
+
+function checkPath(value: unknown, option: string, fallback: string): string | false {
+  if (value === undefined) return fallback;
+  if (value === false) return false;
+  if (typeof value !== 'string' || !value.startsWith('/')) {
+    throw optionError(option, `must be a path starting with "/" (like "${fallback}"), or false to turn the route off.`);
+  }
+  return value;
+}
+
+function checkUrl(value: unknown, option: string, fallback: string | undefined): string | undefined {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value === '') {
+    throw optionError(option, 'must be a non-empty path or URL, like "/".');
+  }
+  return value;
+}
+
+/** True when a state-changing request came from another site (Sec-Fetch-Site or a foreign Origin). */
+export function isCrossSiteRequest(req: Request): boolean {
+  const fetchSite = req.get('sec-fetch-site');
+  if (fetchSite !== undefined && fetchSite.trim().toLowerCase() === 'cross-site') return true;
+  const origin = req.get('origin');
+  if (origin === undefined) return false;
+  let originUrl: URL;
+  let ownUrl: URL;
+  try {
+    originUrl = new URL(origin);
+    // Parsed with the Origin's scheme, so default ports compare equal (":443" and none).
+    ownUrl = new URL(`${originUrl.protocol}//${req.host}`);
+  } catch {
+    return true; // "null", garbage, or no Host: not provably our own site.
+  }
+  if (originUrl.protocol !== 'https:' && originUrl.protocol !== 'http:') return true;
+  return originUrl.host.toLowerCase() !== ownUrl.host.toLowerCase();
+}
+
+function statusOfError(code: IdErrorCode): number {
+  if (code === 'provider_timeout') return 504;
+  if (PROVIDER_DOWN_CODES.has(code)) return 502;
+  if (code === 'session_store_unavailable') return 503;
+  return 500;
+}
+
+function messageOfError(err: IdError): string {
+  if (PROVIDER_DOWN_CODES.has(err.code)) {
+    return 'The identity service cannot be reached right now. Please try again in a few minutes.';
+  }
+  if (err.code === 'session_missing') return err.message;
+  return 'Sign-in could not be completed because of a problem on this site. Please try again later.';
+}
+
+type SessionData = Record<string, unknown> & {
+  cookie?: { path?: string; domain?: string; secure?: boolean | 'auto'; sameSite?: boolean | 'lax' | 'strict' | 'none' };
+  save(cb: (err?: unknown) => void): void;
+  destroy(cb: (err?: unknown) => void): void;
+};
+
+function sessionOf(req: Request): SessionData | undefined {
+  const session: unknown = (req as { session?: unknown }).session;
+  return typeof session === 'object' && session !== null ? (session as SessionData) : undefined;
+}
+
+/**
+ * An Express router with `GET /login` (accepts `?returnTo=`), `GET /callback` and
+ * `POST /logout`, driving the strategy registered under `strategyName`.
+ *
+ * ```ts
+ * app.use(session({ ... }));
+ * app.use(passport.initialize());
+ * app.use(passport.session());
+ * passport.use(new NdIdStrategy({ ..., callbackURL: 'https://app.example/auth/callback' }));
+ * app.use('/auth', ndIdRouter({ successRedirect: '/account' }));
+ * ```
+ * @throws TypeError naming the option when an option is wrong.
+ */
+export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
+  if (typeof options !== 'object' || options === null) throw optionError('options', 'must be an object (or left out).');
+  const strategyName = options.strategyName ?? ND_ID_STRATEGY_NAME;
+  if (typeof strategyName !== 'string' || strategyName === '') {
+    throw optionError('strategyName', 'must be the non-empty name the strategy was registered under (default "nd-id").');
+  }
+  const passport = options.passport ?? defaultPassport;
+  if (typeof passport !== 'object' || passport === null || typeof passport.authenticate !== 'function') {
+    throw optionError('passport', 'must be a Passport instance (the passport module, or new passport.Passport()).');
+  }
+  if (options.routes !== undefined && (typeof options.routes !== 'object' || options.routes === null)) {
+    throw optionError('routes', 'must be an object like { login: "/login", callback: "/callback", logout: false }.');
+  }
+  const loginPath = checkPath(options.routes?.login, 'routes.login', DEFAULT_ROUTES.login);
+  const callbackPath = checkPath(options.routes?.callback, 'routes.callback', DEFAULT_ROUTES.callback);
+  const logoutPath = checkPath(options.routes?.logout, 'routes.logout', DEFAULT_ROUTES.logout);
+  const successRedirect = checkUrl(options.successRedirect, 'successRedirect', '/') as string;
+  const failureRedirect = checkUrl(options.failureRedirect, 'failureRedirect', undefined);
+  const logoutRedirect = checkUrl(options.logoutRedirect, 'logoutRedirect', '/') as string;
+  const sessionCookieName = options.sessionCookieName ?? 'connect.sid';
+  if (typeof sessionCookieName !== 'string' || sessionCookieName === '') {
+    throw optionError('sessionCookieName', 'must be the name of the session cookie (express-session\'s "name" option; default "connect.sid").');
+  }
+  const errorPage = options.errorPage ?? true;
+  if (typeof errorPage !== 'boolean') throw optionError('errorPage', 'must be true (show a page) or false (pass errors to next).');
+  const afterCallback = options.afterCallback;
+  if (afterCallback !== undefined && typeof afterCallback !== 'function') {
+    throw optionError('afterCallback', 'must be a function (req, user) returning the user, false to refuse, or a promise of either.');
+  }
+
+  /** Session key of the registered strategy, to carry the other tabs' pending logins across the session id change. */
+  function pendingLoginsKey(): string {
+    const lookup = (passport as unknown as { _strategy?: (name: string) => unknown })._strategy;
+    const strategy = typeof lookup === 'function' ? lookup.call(passport, strategyName) : undefined;
+    return strategy instanceof NdIdStrategy ? strategy.sessionKey : DEFAULT_SESSION_KEY;
+  }
+
+  function retryHref(req: Request): string {
+    return loginPath === false ? '/' : `${req.baseUrl}${loginPath}`;
+  }
+
+  function sendError(err: unknown, req: Request, res: Response, next: NextFunction): void {
+    if (!errorPage || !(err instanceof IdError)) return next(err);
+    sendFailurePage(res, {
+      status: statusOfError(err.code),
+      title: 'Sign-in is unavailable',
+      message: messageOfError(err),
+      retryHref: retryHref(req),
+    });
+  }
+
+  function sendFailure(req: Request, res: Response, failure: NdIdInfo | undefined, status: number | undefined): void {
+    if (failureRedirect !== undefined) return res.redirect(failureRedirect);
+    const message = typeof failure?.message === 'string' && failure.message !== '' ? failure.message : 'Sign-in failed.';
+    sendFailurePage(res, {
+      status: status === 403 ? 403 : 401,
+      title: 'Sign-in failed',
+      message,
+      retryHref: retryHref(req),
+    });
+  }
+
+  async function logIn(req: Request, res: Response, next: NextFunction, accepted: Express.User, info: NdIdSuccessInfo): Promise<void> {
+    let user: Express.User = accepted;
+    if (afterCallback !== undefined) {
+      const result = await afterCallback(req, accepted);
+      if (result === false || result === null) {
+        const refused: NdIdFailure = { message: 'Your account may not sign in here.', code: 'user_refused' };
+        return sendFailure(req, res, refused, 401);
+      }
+      if (result !== undefined) user = result;
+    }
+    // Passport regenerates the session (new id, fresh data) in logIn. Other tabs' logins still
+    // in progress belong to the same person; carry only those over.
+    const key = pendingLoginsKey();
+    const otherTabs = sessionOf(req)?.[key];
+    req.logIn(user, (err: unknown) => {
+      if (err) return sendError(err, req, res, next);
+      const session = sessionOf(req);
+      if (session === undefined) return sendError(new IdError('session_missing', 'The session disappeared during sign-in.'), req, res, next);
+      if (otherTabs !== undefined) session[key] = otherTabs;
+      session.save((saveErr) => {
+        if (saveErr) {
+          return sendError(
+            new IdError('session_store_unavailable', 'The session could not be saved.', { cause: saveErr }),
+            req,
+            res,
+            next,
+          );
+        }
+        res.redirect(safeReturnTo(info.returnTo) ?? successRedirect);
+      });
+    });
+  }
+
+  /** Login and callback share one handler: the strategy decides from the query which one it is. */
+  function authenticateRoute(req: Request, res: Response, next: NextFunction): void {
+    res.set('Cache-Control', 'no-store');
+    const returnTo = safeReturnTo(req.query.returnTo);
+    const authOptions: NdIdAuthenticateOptions = returnTo === undefined ? {} : { returnTo };
+    const handler = passport.authenticate(
+      strategyName,
+      authOptions,
+      (err: unknown, user?: Express.User | false | null, info?: unknown, status?: unknown) => {
+        if (err) return sendError(err, req, res, next);
+        if (!user) {
+          const failure = typeof info === 'object' && info !== null ? (info as NdIdInfo) : undefined;
+          return sendFailure(req, res, failure, typeof status === 'number' ? status : undefined);
+        }
+        const successInfo = typeof info === 'object' && info !== null ? (info as NdIdSuccessInfo) : {};
+        logIn(req, res, next, user, successInfo).catch(next);
+      },
+    ) as (req: Request, res: Response, next: NextFunction) => void;
+    handler(req, res, next);
+  }
+
+  function logoutRoute(req: Request, res: Response, next: NextFunction): void {
+    if (isCrossSiteRequest(req)) {
+      return sendFailurePage(res, {
+        status: 403,
+        title: 'Sign-out refused',
+        message: 'This sign-out request came from another site, so it was refused. Use the sign-out button on this site.',
+      });
+    }
+    if (sessionOf(req) === undefined) {
+      return sendError(
+        new IdError('session_missing', 'Sign-out needs a session: mount express-session (app.use(session({ ... }))) before ndIdRouter().'),
+        req,
+        res,
+        next,
+      );
+    }
+    const destroy = (): void => {
+      const session = sessionOf(req);
+      if (session === undefined) {
+        res.redirect(303, logoutRedirect);
+        return;
+      }
+      const cookie = session.cookie ?? {};
+      session.destroy((err) => {
+        if (err) return next(err);
+        res.clearCookie(sessionCookieName, {
+          path: cookie.path ?? '/',
+          ...(cookie.domain === undefined ? {} : { domain: cookie.domain }),
+        });
+        res.set('Cache-Control', 'no-store');
+        res.redirect(303, logoutRedirect);
+      });
+    };
+    if (typeof req.logout === 'function') {
+      req.logout((err: unknown) => {
+        if (err) return next(err);
+        destroy();
+      });
+    } else {
+      destroy();
+    }
+  }
+
+  const router = Router();
+  if (loginPath !== false) router.get(loginPath, authenticateRoute);
+  if (callbackPath !== false) router.get(callbackPath, authenticateRoute);
+  if (logoutPath !== false) router.post(logoutPath, logoutRoute);
+  return router;
+}
