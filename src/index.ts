@@ -26,3 +26,23 @@ export {
   DEFAULT_SCOPE,
 } from './client/id-client.js';
 export type { OAuthErrorBody } from './client/http.js';
+export {
+  NdIdStrategy,
+  type NdIdStrategyOptions,
+  type NdIdStrategyOptionsWithRequest,
+  type NdIdStrategyBaseOptions,
+  type NdIdStrategyClientFields,
+  type NdIdStrategyReadyClient,
+  type NdIdClientLike,
+  type NdIdUser,
+  type NdIdDefaultUser,
+  type NdIdVerify,
+  type NdIdVerifyWithRequest,
+  type NdIdVerifyDone,
+  type NdIdInfo,
+  type NdIdFailure,
+  type NdIdSuccessInfo,
+  type NdIdAuthenticateOptions,
+} from './passport/strategy.js';
+export { ndIdRouter, type NdIdRouterOptions, type NdIdRoutes, type NdIdAfterCallbackResult } from './passport/router.js';
+export { safeReturnTo } from './passport/return-to.js';
