@@ -70,3 +70,51 @@ export function authorizeQuery(challenge: string, overrides: Record<string, stri
   for (const [k, v] of Object.entries(params)) if (v !== null) q.append(k, v);
   return q.toString();
 }
+
+/** Run an authorize request against an auto-approving provider and return the code from the redirect. */
+export async function authorizeCode(
+  baseUrl: string,
+  challenge: string,
+  overrides: Record<string, string | null> = {},
+): Promise<string> {
+  const res = await fetch(`${baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, overrides)}`, { redirect: 'manual' });
+  if (res.status !== 302) throw new Error(`authorize answered ${res.status}, not a redirect`);
+  const code = new URL(res.headers.get('location') ?? '').searchParams.get('code');
+  if (!code) throw new Error('authorize redirect carried no code');
+  return code;
+}
+
+/** POST a JSON body to the token endpoint. */
+export function postToken(baseUrl: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${baseUrl}/v2/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+/** A token request body for TEST_CLIENT with overrides (undefined removes a field). */
+export function tokenBody(code: string, verifier: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    client_id: TEST_CLIENT.clientId,
+    client_secret: TEST_CLIENT.clientSecret,
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: TEST_CLIENT.redirectUri,
+    ...overrides,
+  };
+  for (const [k, v] of Object.entries(body)) if (v === undefined) delete body[k];
+  return body;
+}
+
+/** A clock tests move by hand. */
+export function manualClock(start = Date.now()): { now: () => number; advance(seconds: number): void } {
+  let t = start;
+  return {
+    now: () => t,
+    advance(seconds: number) {
+      t += seconds * 1000;
+    },
+  };
+}

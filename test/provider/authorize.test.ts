@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { authorizeQuery, pkce, providerOptions, startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
+
+let started: StartedProvider;
+let base: string;
+const { challenge } = pkce();
+
+beforeAll(async () => {
+  started = await startTestProvider();
+  base = started.baseUrl;
+});
+afterAll(() => started.close());
+
+function authorize(overrides: Record<string, string | null> = {}, extra = ''): Promise<Response> {
+  return fetch(`${base}/v2/oauth/authorize?${authorizeQuery(challenge, overrides)}${extra}`, { redirect: 'manual' });
+}
+
+/** The error code and message shown on an HTML error page. */
+async function errorPage(res: Response, status = 400): Promise<{ code: string; message: string; html: string }> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('location')).toBeNull();
+  expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+  const html = await res.text();
+  const code = /data-error-code="([^"]+)"/.exec(html)?.[1] ?? '';
+  const message = /<p id="error-message">([^<]*)<\/p>/.exec(html)?.[1] ?? '';
+  return { code, message, html };
+}
+
+describe('authorize: request problems show an HTML error page with status 400 and never redirect', () => {
+  const rows: [string, Record<string, string | null>, string, RegExp][] = [
+    ['client_id is missing', { client_id: null }, 'invalid_request', /client_id/],
+    ['client_id is not registered', { client_id: 'stranger' }, 'invalid_client', /not registered/],
+    ['redirect_uri is missing', { redirect_uri: null }, 'invalid_request', /redirect_uri/],
+    ['redirect_uri is not registered exactly', { redirect_uri: `${TEST_CLIENT.redirectUri}/` }, 'redirect_uri_mismatch', /exactly/],
+    ['redirect_uri differs only in case', { redirect_uri: TEST_CLIENT.redirectUri.replace('callback', 'Callback') }, 'redirect_uri_mismatch', /redirect_uri/],
+    ['response_type is not code', { response_type: 'token' }, 'unsupported_response_type', /code/],
+    ['response_type is missing', { response_type: null }, 'unsupported_response_type', /code/],
+    ['scope lacks openid', { scope: 'profile.name' }, 'invalid_scope', /openid/],
+    ['scope is missing', { scope: null }, 'invalid_scope', /openid/],
+    ['scope has an unsupported value', { scope: 'openid myinfo.name' }, 'invalid_scope', /myinfo\.name/],
+    ['code_challenge_method is plain', { code_challenge_method: 'plain' }, 'invalid_request', /S256/],
+    ['code_challenge_method is missing', { code_challenge_method: null }, 'invalid_request', /S256/],
+    ['code_challenge is missing', { code_challenge: null }, 'invalid_request', /code_challenge/],
+    ['code_challenge is too short', { code_challenge: 'a'.repeat(42) }, 'invalid_request', /43 to 128/],
+    ['code_challenge is too long', { code_challenge: 'a'.repeat(129) }, 'invalid_request', /43 to 128/],
+    ['code_challenge has a character outside the set', { code_challenge: `${'a'.repeat(42)}+` }, 'invalid_request', /43 to 128/],
+    ['state is longer than 1024 characters', { state: 's'.repeat(1025) }, 'invalid_request', /state/],
+    ['nonce is longer than 512 characters', { nonce: 'n'.repeat(513) }, 'invalid_request', /nonce/],
+    ['state has control characters', { state: 'a\u0000b' }, 'invalid_request', /state/],
+  ];
+  for (const [what, overrides, code, message] of rows) {
+    it(`shows ${code} when ${what}`, async () => {
+      const page = await errorPage(await authorize(overrides));
+      expect(page.code).toBe(code);
+      expect(page.message).toMatch(message);
+    });
+  }
+
+  it('shows invalid_request when a parameter is sent twice', async () => {
+    const page = await errorPage(await authorize({}, `&client_id=${TEST_CLIENT.clientId}`));
+    expect(page.code).toBe('invalid_request');
+    expect(page.message).toMatch(/more than once/);
+  });
+
+  it('checks the client and redirect URI before anything else', async () => {
+    const page = await errorPage(await authorize({ client_id: 'stranger', response_type: 'token', code_challenge_method: 'plain' }));
+    expect(page.code).toBe('invalid_client');
+  });
+
+  it('checks response_type before scope, scope before the PKCE method, and the method before the challenge', async () => {
+    expect((await errorPage(await authorize({ response_type: 'token', scope: 'x' }))).code).toBe('unsupported_response_type');
+    expect((await errorPage(await authorize({ scope: 'x', code_challenge_method: 'plain' }))).code).toBe('invalid_scope');
+    expect((await errorPage(await authorize({ code_challenge_method: 'plain', code_challenge: 'x' }))).message).toMatch(/S256/);
+  });
+
+  it('escapes what it echoes', async () => {
+    const page = await errorPage(await authorize({ scope: 'openid <script>alert(1)</script>' }));
+    expect(page.html).not.toContain('<script>alert(1)');
+    expect(page.html).toContain('&lt;script&gt;');
+  });
+});
+
+describe('authorize: success shows the QR page', () => {
+  it('shows a scannable QR image of the mobile-app URL, a can\'t-scan link to it, and the client name', async () => {
+    const res = await authorize();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    const html = await res.text();
+    const payload = /data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '';
+    expect(payload).toMatch(new RegExp(`^${base}/mobile-app/[A-Za-z0-9_-]{43}$`));
+    expect(html).toMatch(/<img class="qr"[^>]*src="data:image\/png;base64,/);
+    expect(html).toMatch(/width="320" height="320"/);
+    expect(html).toContain(`id="cant-scan" href="${payload}"`);
+    expect(html).toContain(TEST_CLIENT.name);
+    expect(html).toContain(`href="${base}/v2/oauth/authorize?`);
+  });
+
+  it('gives every page its own unguessable mobile-app URL', async () => {
+    const a = /data-qr-payload="([^"]+)"/.exec(await (await authorize()).text())?.[1];
+    const b = /data-qr-payload="([^"]+)"/.exec(await (await authorize()).text())?.[1];
+    expect(a).toBeDefined();
+    expect(a).not.toBe(b);
+  });
+
+  it('accepts a request without state and nonce', async () => {
+    expect((await authorize({ state: null, nonce: null })).status).toBe(200);
+  });
+});
+
+describe('authorize: auto-approval', () => {
+  it('redirects at once to the redirect URI with a code and the state', async () => {
+    const auto = await startProvider(providerOptions({ autoApprove: 'ben' }));
+    try {
+      const res = await fetch(`${auto.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`, { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      const location = new URL(res.headers.get('location') ?? '');
+      expect(`${location.origin}${location.pathname}`).toBe(TEST_CLIENT.redirectUri);
+      expect(location.searchParams.get('state')).toBe('state-123');
+      expect(location.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    } finally {
+      await auto.close();
+    }
+  });
+
+  it('still refuses a bad request with the error page', async () => {
+    const auto = await startProvider(providerOptions({ autoApprove: true }));
+    try {
+      const res = await fetch(`${auto.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, { code_challenge_method: 'plain' })}`, {
+        redirect: 'manual',
+      });
+      expect((await errorPage(res)).code).toBe('invalid_request');
+    } finally {
+      await auto.close();
+    }
+  });
+});
+
+describe('authorize: server failure', () => {
+  it('answers an HTML 500 page without a stack trace, and keeps serving', async () => {
+    let broken = false;
+    const failing = await startProvider(
+      providerOptions({
+        clock: () => {
+          if (broken) throw new Error('clock exploded at /secret/path.ts:12');
+          return Date.now();
+        },
+      }),
+    );
+    try {
+      broken = true;
+      const res = await fetch(`${failing.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`, { redirect: 'manual' });
+      const page = await errorPage(res, 500);
+      expect(page.code).toBe('server_error');
+      expect(page.html).not.toMatch(/exploded|secret\/path|at .*\.ts/);
+      broken = false;
+      expect((await fetch(`${failing.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`)).status).toBe(200);
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('answers a malformed path escape with a 400 page, not a crash', async () => {
+    const res = await fetch(`${base}/mobile-app/%E0%A4%A`);
+    expect(res.status).toBe(400);
+    expect(await res.text()).not.toMatch(/URIError|at /);
+    expect((await fetch(`${base}/v2/.well-known/openid-configuration`)).status).toBe(200);
+  });
+});
