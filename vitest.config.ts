@@ -9,5 +9,12 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     reporters: ['default'],
+    server: {
+      deps: {
+        // The built package (what `import 'passport-nd-id'` resolves to through its own "exports")
+        // is loaded by Node itself, as a consumer would load it, not transformed by Vite.
+        external: [/\/dist\/(esm|cjs)\//],
+      },
+    },
   },
 });

@@ -8,7 +8,7 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import session from 'express-session';
 import passport from 'passport';
-import { IdError, NdIdStrategy, ndIdRouter, type NdIdUser } from 'passport-nd-id';
+import { IdError, NdIdStrategy, ndIdRouter, type NdIdRouterOptions, type NdIdUser } from 'passport-nd-id';
 import type { ProviderSettings } from './config.js';
 import { createSessionStore, type SessionStore } from './sessions.js';
 import { errorPage, homePage, notFoundPage, profilePage, unavailablePage, type ProfileUser } from './views.js';
@@ -76,6 +76,16 @@ class GuardedStore extends session.Store {
   }
 }
 
+/** Codes meaning the identity service is down or answered nonsense. */
+const PROVIDER_DOWN: ReadonlySet<string> = new Set([
+  'provider_unreachable',
+  'provider_timeout',
+  'provider_server_error',
+  'provider_invalid_response',
+  'provider_response_too_large',
+  'provider_redirect_refused',
+]);
+
 function isStoreDown(err: unknown): boolean {
   return err instanceof IdError && err.code === 'session_store_unavailable';
 }
@@ -122,7 +132,9 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   app.use(((_req, res, next) => {
     res.set({
       'X-Content-Type-Options': 'nosniff',
-      'Referrer-Policy': 'no-referrer',
+      // Not "no-referrer": with it, browsers send `Origin: null` on same-site form posts, and the
+      // logout route rightly refuses posts it cannot prove are same-site.
+      'Referrer-Policy': 'same-origin',
       'Content-Security-Policy':
         "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self' " +
         `${config.provider.hostname}; base-uri 'none'; frame-ancestors 'none'`,
@@ -155,10 +167,14 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
 
   app.use(
     ndIdRouter({
-      passport: authenticator,
+      // This app's own Passport instance, so several apps can live in one process.
+      passport: authenticator as NdIdRouterOptions['passport'],
       routes: { login: ROUTES.login, callback: redirect.pathname, logout: ROUTES.logout },
       successRedirect: ROUTES.profile,
       logoutRedirect: '/',
+      sessionCookieName: SESSION_COOKIE_NAME,
+      // Server-side problems (service down, session store down) go to this app's error handler.
+      errorPage: false,
     }),
   );
 
@@ -173,6 +189,9 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
     }
     sendHtml(res, 200, profilePage(user));
   });
+  app.get('/favicon.ico', (_req, res) => {
+    res.status(204).set('Cache-Control', 'public, max-age=86400').end();
+  });
   app.use((_req, res) => sendHtml(res, 404, notFoundPage()));
 
   app.use(((err, _req, res, _next) => {
@@ -182,13 +201,18 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
       sendHtml(res, 503, unavailablePage());
       return;
     }
-    if (err instanceof IdError) {
-      // Provider unreachable, timed out or answering 5xx: the code names it, without details.
+    if (err instanceof IdError && PROVIDER_DOWN.has(err.code)) {
+      // The code names the problem; no URL, token or response body is logged.
       log(`Sign-in could not be completed: ${err.code}.`);
-      sendHtml(res, 502, errorPage('Sign-in is unavailable', 'The identity service could not be reached. Please try again shortly.'));
+      sendHtml(
+        res,
+        err.code === 'provider_timeout' ? 504 : 502,
+        errorPage('Sign-in is unavailable', 'The identity service could not be reached. Please try again in a few minutes.'),
+      );
       return;
     }
-    log(`Unexpected error: ${err instanceof Error ? err.name : typeof err}.`);
+    if (err instanceof IdError) log(`Sign-in could not be completed: ${err.code}.`);
+    else log(`Unexpected error: ${err instanceof Error ? err.name : typeof err}.`);
     sendHtml(res, 500, errorPage('Something went wrong', 'An unexpected error occurred. Please try again.'));
   }) satisfies ErrorRequestHandler);
 

@@ -1,0 +1,126 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_SCOPE, loadConfig } from '../../example-app/config.js';
+import { testKeyPair } from '../helpers/keys.js';
+
+const SECRET = 'a-session-secret-that-is-long-enough-1234';
+
+function realProviderEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
+    ND_ID_HOSTNAME: 'https://id.example',
+    ND_ID_CLIENT_ID: 'rp-1',
+    ND_ID_CLIENT_SECRET: 'client-secret-value',
+    ND_ID_PRIVATE_KEY: testKeyPair().privateKeyPem,
+    ND_ID_REDIRECT_URI: 'https://rp.example/auth/callback',
+    SESSION_SECRET: SECRET,
+    TRUST_PROXY: '1',
+    ...overrides,
+  };
+}
+
+function problemsOf(env: Record<string, string | undefined>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('loadConfig accepted the configuration');
+}
+
+describe('example app configuration', () => {
+  it('with no ND_ID_* variable, runs the embedded provider on port 3000', () => {
+    const config = loadConfig({});
+    expect(config.mode).toBe('embedded');
+    expect(config.site.port).toBe(3000);
+    expect(config.site.host).toBe('127.0.0.1');
+    expect(config.mode === 'embedded' && config.scope).toBe(DEFAULT_SCOPE);
+  });
+
+  it('PORT overrides the port', () => {
+    expect(loadConfig({ PORT: '4123' }).site.port).toBe(4123);
+  });
+
+  it('a complete real-provider configuration is accepted', () => {
+    const config = loadConfig(realProviderEnv({ REDIS_URL: 'redis://127.0.0.1:6379' }));
+    expect(config.mode).toBe('provider');
+    if (config.mode !== 'provider') return;
+    expect(config.provider).toMatchObject({
+      hostname: 'https://id.example',
+      clientId: 'rp-1',
+      redirectUri: 'https://rp.example/auth/callback',
+      scope: DEFAULT_SCOPE,
+    });
+    expect(config.site.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(config.site.trustProxy).toBe(1);
+  });
+
+  it('a private key with literal \\n escapes, as environment variables carry it, is accepted', () => {
+    const escaped = testKeyPair().privateKeyPkcs1Pem.trim().split('\n').join('\\n');
+    const config = loadConfig(realProviderEnv({ ND_ID_PRIVATE_KEY: escaped }));
+    expect(config.mode === 'provider' && config.provider.privateKey).toContain('-----BEGIN RSA PRIVATE KEY-----\n');
+  });
+
+  it('reads the private key from ND_ID_PRIVATE_KEY_FILE', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'example-config-'));
+    const file = join(dir, 'key.pem');
+    writeFileSync(file, testKeyPair().privateKeyPem);
+    const config = loadConfig(realProviderEnv({ ND_ID_PRIVATE_KEY: undefined, ND_ID_PRIVATE_KEY_FILE: file }));
+    expect(config.mode).toBe('provider');
+  });
+
+  it('setting one ND_ID_* variable names every other missing one, one sentence each', () => {
+    const problems = problemsOf({ ND_ID_HOSTNAME: 'https://id.example' });
+    expect(problems).toHaveLength(5);
+    expect(problems[0]).toMatch(/^ND_ID_CLIENT_ID is required/);
+    expect(problems[1]).toMatch(/^ND_ID_CLIENT_SECRET is required/);
+    expect(problems[2]).toMatch(/^ND_ID_PRIVATE_KEY .*or ND_ID_PRIVATE_KEY_FILE .*is required/);
+    expect(problems[3]).toMatch(/^ND_ID_REDIRECT_URI is required/);
+    expect(problems[4]).toMatch(/^SESSION_SECRET is required/);
+  });
+
+  it.each([
+    ['ND_ID_HOSTNAME', 'not a url', /^ND_ID_HOSTNAME must be an absolute http\(s\) URL/],
+    ['ND_ID_HOSTNAME', 'http://id.example', /^ND_ID_HOSTNAME must use https/],
+    ['ND_ID_HOSTNAME', 'https://id.example/v2', /^ND_ID_HOSTNAME must be an origin only/],
+    ['ND_ID_REDIRECT_URI', 'http://rp.example/auth/callback', /^ND_ID_REDIRECT_URI must use https/],
+    ['ND_ID_REDIRECT_URI', 'https://rp.example/', /^ND_ID_REDIRECT_URI needs a path of its own/],
+    ['ND_ID_PRIVATE_KEY', 'not a key', /^ND_ID_PRIVATE_KEY is not a readable PEM private key/],
+    ['ND_ID_PRIVATE_KEY_FILE', '/nonexistent/key.pem', /^Set only one of ND_ID_PRIVATE_KEY and ND_ID_PRIVATE_KEY_FILE/],
+    ['SESSION_SECRET', 'short', /^SESSION_SECRET must be at least 32 characters/],
+    ['REDIS_URL', 'http://127.0.0.1:6379', /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
+    ['PORT', 'eighty', /^PORT must be a whole number/],
+    ['TRUST_PROXY', 'false', /^TRUST_PROXY is required when ND_ID_REDIRECT_URI is https/],
+    ['ND_ID_SCOPE', 'profile.name', /^ND_ID_SCOPE must include "openid"/],
+  ])('an invalid %s (%s) is refused with a sentence naming it', (name, bad, message) => {
+    const problems = problemsOf(realProviderEnv({ [name]: bad }));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(message);
+  });
+
+  it('a key file that cannot be read is named, without its path contents', () => {
+    const problems = problemsOf(
+      realProviderEnv({ ND_ID_PRIVATE_KEY: undefined, ND_ID_PRIVATE_KEY_FILE: '/nonexistent/key.pem' }),
+    );
+    expect(problems).toEqual(['ND_ID_PRIVATE_KEY_FILE names a file that cannot be read (ENOENT)']);
+  });
+
+  it('an invalid private key is reported without echoing the value', () => {
+    const bad = '-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleS1tYXRlcmlhbA==\n-----END PRIVATE KEY-----';
+    const problems = problemsOf(realProviderEnv({ ND_ID_PRIVATE_KEY: bad }));
+    expect(problems.join('\n')).not.toContain('c2VjcmV0');
+  });
+
+  it('plain http is accepted for a service and app on loopback', () => {
+    const config = loadConfig(
+      realProviderEnv({
+        ND_ID_HOSTNAME: 'http://127.0.0.1:4000',
+        ND_ID_REDIRECT_URI: 'http://localhost:3000/auth/callback',
+        TRUST_PROXY: undefined,
+      }),
+    );
+    expect(config.mode).toBe('provider');
+  });
+});
