@@ -1,0 +1,212 @@
+/**
+ * Every way a sign-in can fail, through ndIdRouter against the real provider: the person sees a
+ * small page (or the failureRedirect), never a stack trace, a secret or personal data.
+ */
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Request } from 'express';
+import type { NdIdUser, NdIdVerifyDone } from '../../src/passport/strategy.js';
+import {
+  approve,
+  currentUser,
+  expectSafePage,
+  followCallback,
+  PERSONA,
+  startLogin,
+  startRp,
+  type Rp,
+} from './harness.js';
+
+let rp: Rp | undefined;
+afterEach(async () => {
+  await rp?.close();
+  rp = undefined;
+});
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('callbacks that do not belong to this browser', () => {
+  it('a callback with no login started shows a 403 page with a "Try again" link, and the service is never called', async () => {
+    rp = await startRp();
+    const res = await rp.browser().get('/auth/callback?code=anything&state=made-up');
+    expectSafePage(res, 403);
+    expect(res.text).toContain('<a href="/auth/login">Try again</a>');
+    expect(rp.tokenCalls()).toBe(0);
+  });
+
+  it("another browser's code and state pasted into the victim's browser are refused (403) and do not sign the victim in", async () => {
+    rp = await startRp();
+    const attacker = rp.browser();
+    const victim = rp.browser();
+    await startLogin(victim); // the victim has a login of their own in progress
+    const attackersCallback = await approve(await startLogin(attacker));
+    const res = await followCallback(victim, attackersCallback);
+    expectSafePage(res, 403);
+    expect(await currentUser(victim)).toBeNull();
+    expect(rp.tokenCalls()).toBe(0);
+  });
+
+  it('a replayed callback is refused (403) and the code is redeemed only once', async () => {
+    rp = await startRp();
+    const browser = rp.browser();
+    const callback = await approve(await startLogin(browser));
+    expect((await followCallback(browser, callback)).status).toBe(302);
+    const replay = await followCallback(browser, callback);
+    expectSafePage(replay, 403);
+    expect(rp.tokenCalls()).toBe(1);
+  });
+
+  it('a login completed after loginTtl shows an "expired" page and the service is not called', async () => {
+    let now = Date.now();
+    rp = await startRp({ clock: () => now, strategy: { loginTtl: 60_000 } });
+    const browser = rp.browser();
+    const authorize = await startLogin(browser);
+    const callback = await approve(authorize);
+    now += 60_001;
+    const res = await followCallback(browser, callback);
+    expectSafePage(res, 401);
+    expect(res.text).toContain('expired');
+    expect(rp.tokenCalls()).toBe(0);
+    expect(await currentUser(browser)).toBeNull();
+  });
+
+  it('a person who refuses in the app (error=access_denied) sees a 401 page saying so', async () => {
+    rp = await startRp();
+    const browser = rp.browser();
+    const state = (await startLogin(browser)).searchParams.get('state') as string;
+    const res = await browser.get(`/auth/callback?error=access_denied&state=${encodeURIComponent(state)}`);
+    expectSafePage(res, 401);
+    expect(res.text).toMatch(/cancelled or refused/);
+    expect(rp.tokenCalls()).toBe(0);
+  });
+
+  it('another provider error shows its code, with the description escaped', async () => {
+    rp = await startRp();
+    const browser = rp.browser();
+    const state = (await startLogin(browser)).searchParams.get('state') as string;
+    const res = await browser.get(
+      `/auth/callback?error=temporarily_unavailable&error_description=${encodeURIComponent('<b>x</b>')}&state=${state}`,
+    );
+    expectSafePage(res, 401);
+    expect(res.text).toContain('temporarily_unavailable');
+    expect(res.text).not.toContain('<b>x</b>');
+  });
+
+  it('with failureRedirect, a failure redirects there instead of showing the page', async () => {
+    rp = await startRp({ router: { failureRedirect: '/signin-failed' } });
+    const res = await rp.browser().get('/auth/callback?code=x&state=y');
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/signin-failed');
+  });
+});
+
+describe('when the service or the app is not set up to answer', () => {
+  it('the service being down shows a 502 page, not a stack trace', async () => {
+    rp = await startRp({ hostname: `http://127.0.0.1:${await closedPort()}`, timeout: 2000 });
+    const browser = rp.browser();
+    const authorize = await startLogin(browser);
+    const state = authorize.searchParams.get('state') as string;
+    const res = await browser.get(`/auth/callback?code=some-code&state=${encodeURIComponent(state)}`);
+    expectSafePage(res, 502);
+    expect(res.text).toMatch(/cannot be reached/);
+    expect(res.text).toContain('Try again');
+  });
+
+  it('without express-session, /login shows a 500 page telling the developer to mount express-session', async () => {
+    rp = await startRp({ session: false });
+    const res = await rp.browser().get('/auth/login');
+    expectSafePage(res, 500);
+    expect(res.text).toContain('express-session');
+  });
+
+  it('without express-session, /callback also shows that page', async () => {
+    rp = await startRp({ session: false });
+    const res = await rp.browser().get('/auth/callback?code=c&state=s');
+    expectSafePage(res, 500);
+    expect(res.text).toContain('express-session');
+  });
+});
+
+describe('verify callbacks through the router', () => {
+  it('passReqToCallback gives the request to verify', async () => {
+    rp = await startRp({
+      strategy: { passReqToCallback: true },
+      verify: (req: Request, user: NdIdUser, done: NdIdVerifyDone) =>
+        done(null, { sub: user.sub, agent: req.get('x-test-agent') ?? null }),
+    });
+    const browser = rp.browser();
+    const callback = await approve(await startLogin(browser));
+    await browser.get(callback.pathname + callback.search).set('x-test-agent', 'tab-7');
+    expect(await currentUser(browser)).toMatchObject({ agent: 'tab-7' });
+  });
+
+  it('an async verify can map the person to an app user, and sees the ID token claims', async () => {
+    rp = await startRp({
+      verify: async (user: NdIdUser) => ({ id: `user:${user.sub}`, name: user.data['profile.name'], aud: user.claims.aud }),
+    });
+    const browser = rp.browser();
+    await followCallback(browser, await approve(await startLogin(browser)));
+    expect(await currentUser(browser)).toMatchObject({ name: PERSONA['profile.name'], aud: 'rp-under-test' });
+  });
+
+  it('verify refusing a user shows its message on a 401 page and signs nobody in', async () => {
+    rp = await startRp({
+      verify: (_user: NdIdUser, done: NdIdVerifyDone) => done(null, false, { message: 'This service is for staff only.' }),
+    });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expectSafePage(res, 401);
+    expect(res.text).toContain('This service is for staff only.');
+    expect(await currentUser(browser)).toBeNull();
+  });
+});
+
+describe('signing out', () => {
+  let sessionCookie = '';
+  async function signedIn(): Promise<ReturnType<Rp['browser']>> {
+    rp = await startRp();
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+    sessionCookie = (setCookie.find((c) => c.startsWith('connect.sid=')) ?? '').split(';')[0];
+    expect(sessionCookie).toMatch(/^connect\.sid=s%3A/);
+    expect(await currentUser(browser)).not.toBeNull();
+    return browser;
+  }
+
+  it('POST /logout signs out, destroys the session, clears its cookie and redirects to logoutRedirect', async () => {
+    const browser = await signedIn();
+    const res = await browser.post('/auth/logout').set('Origin', rp!.baseUrl).set('Sec-Fetch-Site', 'same-origin');
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/');
+    const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+    expect(setCookie.some((c) => /^connect\.sid=;/.test(c) && /Expires=Thu, 01 Jan 1970/.test(c))).toBe(true);
+    expect(await currentUser(browser)).toBeNull();
+  });
+
+  it('the old session cookie no longer signs anyone in after logout', async () => {
+    const browser = await signedIn();
+    const stranger = rp!.browser();
+    expect((await stranger.get('/me').set('Cookie', sessionCookie)).status).toBe(200);
+    await browser.post('/auth/logout');
+    expect((await stranger.get('/me').set('Cookie', sessionCookie)).status).toBe(401);
+  });
+
+  it.each([
+    ['Sec-Fetch-Site: cross-site', { 'Sec-Fetch-Site': 'cross-site' }],
+    ['an Origin of another site', { Origin: 'https://evil.example' }],
+    ['Origin: null', { Origin: 'null' }],
+  ])('a cross-site POST /logout (%s) is refused with 403 and the person stays signed in', async (_name, headers) => {
+    const browser = await signedIn();
+    const res = await browser.post('/auth/logout').set(headers);
+    expectSafePage(res, 403);
+    expect(await currentUser(browser)).not.toBeNull();
+  });
+});

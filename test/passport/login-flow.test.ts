@@ -1,0 +1,159 @@
+/**
+ * The whole sign-in through ndIdRouter, in a browser with a cookie jar, against the real
+ * provider on loopback (autoApprove mode).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  approve,
+  currentUser,
+  expectSafePage,
+  followCallback,
+  PERSONA,
+  sessionId,
+  startLogin,
+  startRp,
+  type Rp,
+} from './harness.js';
+
+let rp: Rp | undefined;
+afterEach(async () => {
+  await rp?.close();
+  rp = undefined;
+});
+
+describe('signing in through the router', () => {
+  it('signs the person in and req.user.data holds their decrypted attributes', async () => {
+    rp = await startRp({ strategy: { scope: 'openid profile.name profile.nric_number' } });
+    const browser = rp.browser();
+    const callback = await approve(await startLogin(browser));
+    const res = await followCallback(browser, callback);
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/');
+    const user = await currentUser(browser);
+    expect(user).toEqual({
+      sub: expect.any(String),
+      data: { 'profile.name': PERSONA['profile.name'], 'profile.nric_number': PERSONA['profile.nric_number'] },
+    });
+  });
+
+  it('sends the person back to the page they asked for with ?returnTo=', async () => {
+    rp = await startRp();
+    const browser = rp.browser();
+    const callback = await approve(await startLogin(browser, '/auth/login?returnTo=%2Faccount%3Ftab%3D2'));
+    const res = await followCallback(browser, callback);
+    expect(res.headers.location).toBe('/account?tab=2');
+  });
+
+  it('gives the browser a new session id at login (no session fixation)', async () => {
+    rp = await startRp();
+    const browser = rp.browser();
+    const authorize = await startLogin(browser);
+    const before = await sessionId(browser);
+    expect(before).toEqual(expect.any(String));
+    await followCallback(browser, await approve(authorize));
+    const after = await sessionId(browser);
+    expect(after).toEqual(expect.any(String));
+    expect(after).not.toBe(before);
+    expect(await currentUser(browser)).not.toBeNull();
+  });
+
+  it.each([
+    ['B then A', [1, 0]],
+    ['A then B', [0, 1]],
+  ])('lets two tabs of one browser both sign in, completing %s', async (_name, order) => {
+    rp = await startRp({ router: { successRedirect: '/done' } });
+    const browser = rp.browser();
+    const tabs = [
+      await startLogin(browser, '/auth/login?returnTo=/tab-a'),
+      await startLogin(browser, '/auth/login?returnTo=/tab-b'),
+    ];
+    const callbacks = [await approve(tabs[0]), await approve(tabs[1])];
+    const first = await followCallback(browser, callbacks[order[0]]);
+    const second = await followCallback(browser, callbacks[order[1]]);
+    expect(first.headers.location).toBe(order[0] === 0 ? '/tab-a' : '/tab-b');
+    expect(second.status).toBe(302);
+    expect(second.headers.location).toBe(order[1] === 0 ? '/tab-a' : '/tab-b');
+    expect(await currentUser(browser)).not.toBeNull();
+  });
+
+  it.each([
+    ['protocol-relative URL', '//evil.example/'],
+    ['slash backslash', '/\\evil.example'],
+    ['absolute URL with a scheme', 'https://evil.example/'],
+    ['javascript: URL', 'javascript:alert(1)'],
+    ['control character', '/ok\r\nLocation: https://evil.example'],
+    ['double slash inside the path', '/a//evil.example'],
+    ['relative path', 'account'],
+    ['over-long path', '/' + 'a'.repeat(3000)],
+  ])('ignores an open-redirect returnTo (%s) and sends the person to successRedirect', async (_name, returnTo) => {
+    rp = await startRp({ router: { successRedirect: '/home' } });
+    const browser = rp.browser();
+    const authorize = await startLogin(browser, `/auth/login?returnTo=${encodeURIComponent(returnTo)}`);
+    const res = await followCallback(browser, await approve(authorize));
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/home');
+  });
+
+  it('keeps at most maxPendingLogins logins per session: the oldest is evicted and fails, the newest works', async () => {
+    rp = await startRp({ strategy: { maxPendingLogins: 2 } });
+    const browser = rp.browser();
+    const oldest = await startLogin(browser);
+    const middle = await startLogin(browser);
+    const newest = await startLogin(browser);
+    const evicted = await followCallback(browser, await approve(oldest));
+    expectSafePage(evicted, 403);
+    expect(rp.tokenCalls()).toBe(0);
+    expect((await followCallback(browser, await approve(newest))).status).toBe(302);
+    expect((await followCallback(browser, await approve(middle))).status).toBe(302);
+  });
+
+  it('runs afterCallback, which can enrich the user', async () => {
+    rp = await startRp({
+      router: { afterCallback: (_req, user) => ({ ...(user as object), role: 'member' }) },
+    });
+    const browser = rp.browser();
+    await followCallback(browser, await approve(await startLogin(browser)));
+    expect(await currentUser(browser)).toMatchObject({ role: 'member', data: { 'profile.name': PERSONA['profile.name'] } });
+  });
+
+  it('lets afterCallback refuse the user: a 401 page, and nobody is signed in', async () => {
+    rp = await startRp({ router: { afterCallback: async () => false } });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expectSafePage(res, 401);
+    expect(await currentUser(browser)).toBeNull();
+  });
+
+  it('works with the routes renamed, and a route turned off answers 404', async () => {
+    rp = await startRp({
+      mount: '/id',
+      callbackPath: '/id/return',
+      router: { routes: { login: '/start', callback: '/return', logout: false } },
+    });
+    const browser = rp.browser();
+    const callback = await approve(await startLogin(browser, '/id/start'));
+    expect(callback.pathname).toBe('/id/return');
+    expect((await followCallback(browser, callback)).status).toBe(302);
+    expect((await browser.post('/id/logout')).status).toBe(404);
+  });
+});
+
+describe('the design card usage', () => {
+  it('app.use(path, passport.authenticate("nd-id")) starts and completes a login on one path', async () => {
+    rp = await startRp({ designCard: true });
+    const browser = rp.browser();
+    const callback = await approve(await startLogin(browser, '/sso'));
+    expect(callback.pathname).toBe('/sso');
+    const res = await followCallback(browser, callback);
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/me');
+    expect(await currentUser(browser)).toMatchObject({ data: { 'profile.name': PERSONA['profile.name'] } });
+  });
+
+  it('a failed callback goes to failureRedirect', async () => {
+    rp = await startRp({ designCard: true });
+    const res = await rp.browser().get('/sso?code=abc&state=forged');
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/failed');
+  });
+});
