@@ -53,8 +53,11 @@ const PROVIDER_DOWN_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
 
 /** What the strategy needs from a client; an {@link IdClient} is one. */
 export interface NdIdClientLike {
+  /** Builds the URL the browser is sent to (no network call). */
   authorizationUrl(params: AuthorizationUrlParams): AuthorizationUrlResult;
+  /** Redeems the code and validates the ID token. */
   callback(params: CallbackParams): Promise<CallbackResult>;
+  /** Reads and decrypts the person's attributes. */
   userinfo(params: UserinfoParams): Promise<UserinfoResult>;
 }
 
@@ -200,9 +203,18 @@ function firstString(value: unknown): string | undefined {
  * ```ts
  * passport.use(new NdIdStrategy({ clientId, clientSecret, privateKey, callbackURL }, async (user) => findOrCreate(user)));
  * ```
+ *
+ * Outcomes: a started login redirects; a completed one calls `success(user, { returnTo })`;
+ * an unknown or reused `state` fails with `state_mismatch` (403); an expired login, a refusal
+ * in the app, an invalid token or response, or a refusal by verify fails with the matching
+ * {@link IdErrorCode} (401); a missing session or an unreachable service is an `error`.
+ *
+ * With plain `passport.authenticate('nd-id')`, Passport's `req.logIn` starts a fresh session,
+ * so logins still in progress in other tabs of the same browser must be started again;
+ * {@link ndIdRouter} carries them over.
  */
 export class NdIdStrategy extends Strategy {
-  /** The name Passport knows the strategy by: `'nd-id'`. */
+  /** The name Passport knows the strategy by: `'nd-id'` (or the name given to `passport.use(name, strategy)`). */
   name: string = ND_ID_STRATEGY_NAME;
   /** Session key under which pending logins are kept. */
   readonly sessionKey: string;

@@ -11,7 +11,10 @@ import passport from 'passport';
 import request from 'supertest';
 import { expect } from 'vitest';
 import { startProvider, DEFAULT_PERSONAS, type StartedProvider } from '../../src/provider/index.js';
-import { NdIdStrategy, type NdIdStrategyOptions, type NdIdVerify, type NdIdVerifyWithRequest } from '../../src/passport/strategy.js';
+import {
+  NdIdStrategy,
+  type NdIdStrategyBaseOptions,
+  type NdIdStrategyOptions, type NdIdVerify, type NdIdVerifyWithRequest } from '../../src/passport/strategy.js';
 import { ndIdRouter, type NdIdRouterOptions } from '../../src/passport/router.js';
 import type { Clock } from '../../src/clock.js';
 import { testKeyPair } from '../helpers/keys.js';
@@ -23,7 +26,7 @@ export const PERSONA = DEFAULT_PERSONAS[0];
 /** Options of {@link startRp}. */
 export interface RpOptions {
   /** Strategy options beyond the client fields and callbackURL. */
-  strategy?: Partial<NdIdStrategyOptions> & { passReqToCallback?: boolean };
+  strategy?: NdIdStrategyBaseOptions & { passReqToCallback?: boolean };
   verify?: NdIdVerify | NdIdVerifyWithRequest;
   /** Router options (passport is filled in). */
   router?: NdIdRouterOptions;

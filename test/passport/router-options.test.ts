@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { Request } from 'express';
+import passport from 'passport';
+import { isCrossSiteRequest, ndIdRouter, type NdIdRouterOptions } from '../../src/passport/router.js';
+
+describe('ndIdRouter options', () => {
+  it('builds a router with the defaults', () => {
+    expect(typeof ndIdRouter()).toBe('function');
+  });
+
+  it.each([
+    ['strategyName', { strategyName: '' }],
+    ['passport', { passport: {} }],
+    ['routes', { routes: 'login' }],
+    ['routes.login', { routes: { login: 'login' } }],
+    ['routes.callback', { routes: { callback: true } }],
+    ['routes.logout', { routes: { logout: '' } }],
+    ['successRedirect', { successRedirect: '' }],
+    ['failureRedirect', { failureRedirect: 5 }],
+    ['logoutRedirect', { logoutRedirect: null }],
+    ['sessionCookieName', { sessionCookieName: '' }],
+    ['afterCallback', { afterCallback: 'enrich' }],
+    ['errorPage', { errorPage: 'yes' }],
+  ])('throws a TypeError naming %s when it is wrong', (option, options) => {
+    const build = () => ndIdRouter(options as unknown as NdIdRouterOptions);
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(`ndIdRouter: ${option} `);
+  });
+
+  it('accepts a separate Passport instance and routes turned off', () => {
+    expect(() =>
+      ndIdRouter({ passport: new passport.Passport(), routes: { login: false, callback: '/cb', logout: false } }),
+    ).not.toThrow();
+  });
+});
+
+function req(host: string, headers: Record<string, string>): Request {
+  const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+  return { host, get: (name: string) => lower[name.toLowerCase()] } as unknown as Request;
+}
+
+describe('isCrossSiteRequest (logout CSRF check)', () => {
+  it.each([
+    ['no Origin and no Sec-Fetch-Site (older browsers, curl)', 'app.example', {}],
+    ['Sec-Fetch-Site: same-origin', 'app.example', { 'Sec-Fetch-Site': 'same-origin' }],
+    ['Sec-Fetch-Site: none (typed by the user)', 'app.example', { 'Sec-Fetch-Site': 'none' }],
+    ['its own Origin', 'app.example', { Origin: 'https://app.example' }],
+    ['its own Origin with the default port written out', 'app.example:443', { Origin: 'https://app.example' }],
+    ['its own Origin and port', '127.0.0.1:4000', { Origin: 'http://127.0.0.1:4000' }],
+  ])('accepts a request with %s', (_name, host, headers) => {
+    expect(isCrossSiteRequest(req(host, headers))).toBe(false);
+  });
+
+  it.each([
+    ['Sec-Fetch-Site: cross-site', 'app.example', { 'Sec-Fetch-Site': 'cross-site' }],
+    ['Sec-Fetch-Site: cross-site even with a matching Origin', 'app.example', { 'Sec-Fetch-Site': 'cross-site', Origin: 'https://app.example' }],
+    ['another Origin', 'app.example', { Origin: 'https://evil.example' }],
+    ['an Origin on another port', '127.0.0.1:4000', { Origin: 'http://127.0.0.1:4001' }],
+    ['a look-alike Origin', 'app.example', { Origin: 'https://app.example.evil.example' }],
+    ['Origin: null (sandboxed frame, data: URL)', 'app.example', { Origin: 'null' }],
+    ['a malformed Origin', 'app.example', { Origin: 'not a url' }],
+    ['a non-http Origin', 'app.example', { Origin: 'file://app.example' }],
+  ])('refuses a request with %s', (_name, host, headers) => {
+    expect(isCrossSiteRequest(req(host, headers))).toBe(true);
+  });
+});
