@@ -28,6 +28,8 @@ export interface ExampleAppConfig {
   redisUrl?: string;
   /** Express `trust proxy`; needed behind a TLS-terminating proxy. Default false. */
   trustProxy?: boolean | number | string;
+  /** An express-session store to use instead of Redis or memory (for tests, or another backend). */
+  store?: session.Store;
   /** Receives operational log lines (never secrets or personal data). Default: stderr. */
   log?: (line: string) => void;
 }
@@ -124,7 +126,9 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   authenticator.serializeUser((user, done) => done(null, user));
   authenticator.deserializeUser((user: ProfileUser, done) => done(null, user));
 
-  const sessions = createSessionStore(config.redisUrl, log);
+  const sessions: SessionStore = config.store
+    ? { kind: 'custom', store: config.store, isAvailable: () => true, ready: Promise.resolve(), close: async () => undefined }
+    : createSessionStore(config.redisUrl, log);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy ?? false);

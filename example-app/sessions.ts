@@ -18,7 +18,7 @@ export const REDIS_CONNECT_TIMEOUT_MS = 2000;
 /** A session store and its lifecycle. */
 export interface SessionStore {
   /** Which store this is. */
-  kind: 'redis' | 'memory';
+  kind: 'redis' | 'memory' | 'custom';
   /** The express-session store. */
   store: session.Store;
   /** True while the store can be used (always true for memory). */
@@ -69,8 +69,9 @@ export function createSessionStore(redisUrl: string | undefined, log: (line: str
   client.on('error', (err: unknown) => {
     available = false;
     if (!reportedDown) {
-      const code = (err as { code?: unknown }).code;
-      log(`Session store: Redis at ${where} is unavailable (${typeof code === 'string' ? code : (err as Error).name}); retrying.`);
+      // Socket-level messages ("connect ECONNREFUSED ...", "Socket closed unexpectedly") carry no secret.
+      const reason = err instanceof Error ? err.message.slice(0, 120) : 'unknown error';
+      log(`Session store: Redis at ${where} is unavailable (${reason}); retrying.`);
       reportedDown = true;
     }
   });

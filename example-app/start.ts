@@ -50,7 +50,9 @@ async function run(config: LoadedConfig): Promise<RunningExample> {
     },
     { port: config.site.port, host: config.site.host },
   );
-  process.stdout.write(`Example app ready: open ${running.url} (identity service ${config.provider.hostname})\n`);
+  process.stdout.write(
+    `Example app ready: open ${running.url} (listening on ${config.site.host}:${running.port}; identity service ${config.provider.hostname})\n`,
+  );
   return running;
 }
 

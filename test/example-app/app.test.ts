@@ -1,0 +1,110 @@
+import session from 'express-session';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { createExampleApp, type ExampleAppConfig } from '../../example-app/app.js';
+import { DEFAULT_SCOPE } from '../../example-app/config.js';
+import { freePort } from '../helpers/redis.js';
+import { testKeyPair } from '../helpers/keys.js';
+
+/** A memory store that can be switched off, as a session store outage. */
+class SwitchableStore extends session.MemoryStore {
+  down = false;
+  override get(sid: string, cb: (err: unknown, data?: session.SessionData | null) => void): void {
+    if (this.down) cb(new Error('connection refused'));
+    else super.get(sid, cb);
+  }
+  override set(sid: string, data: session.SessionData, cb?: (err?: unknown) => void): void {
+    if (this.down) cb?.(new Error('connection refused'));
+    else super.set(sid, data, cb);
+  }
+}
+
+function config(overrides: Partial<ExampleAppConfig> = {}, hostname = 'https://id.example'): ExampleAppConfig {
+  return {
+    provider: {
+      hostname,
+      clientId: 'rp',
+      clientSecret: 'client-secret-value',
+      privateKey: testKeyPair().privateKeyPem,
+      redirectUri: 'http://localhost:3000/auth/callback',
+      scope: DEFAULT_SCOPE,
+    },
+    sessionSecrets: ['x'.repeat(40)],
+    log: () => undefined,
+    ...overrides,
+  };
+}
+
+describe('example app pages', () => {
+  it('the home page shows a Log in button to a visitor', async () => {
+    const { app } = createExampleApp(config());
+    const res = await request(app).get('/');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('>Log in</a>');
+    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+  });
+
+  it('the profile page sends a visitor who is not signed in to log in first', async () => {
+    const { app } = createExampleApp(config());
+    const res = await request(app).get('/profile');
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/auth/login?returnTo=%2Fprofile');
+  });
+
+  it('an unknown address shows a "Page not found" page', async () => {
+    const { app } = createExampleApp(config());
+    const res = await request(app).get('/nowhere');
+    expect(res.status).toBe(404);
+    expect(res.text).toContain('<h1>Page not found</h1>');
+  });
+
+  it('the session cookie is HttpOnly and SameSite=Lax, and not Secure over plain http', async () => {
+    const { app } = createExampleApp(config());
+    const res = await request(app).get('/auth/login');
+    expect(res.status).toBe(302);
+    const cookie = String(res.headers['set-cookie']);
+    expect(cookie).toMatch(/^example-app\.sid=/);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Lax');
+    expect(cookie).not.toContain('Secure');
+  });
+
+  it('the session cookie is Secure when the site is served over https through a trusted proxy', async () => {
+    const https = config({ trustProxy: 1 });
+    https.provider.redirectUri = 'https://rp.example/auth/callback';
+    const { app } = createExampleApp(https);
+    const res = await request(app).get('/auth/login').set('X-Forwarded-Proto', 'https');
+    expect(res.status).toBe(302);
+    expect(String(res.headers['set-cookie'])).toContain('Secure');
+  });
+
+  it('when the session store fails, a visitor sees a "Temporarily unavailable" 503 page', async () => {
+    const store = new SwitchableStore();
+    const { app } = createExampleApp(config({ store }));
+    const agent = request.agent(app);
+    expect((await agent.get('/auth/login')).status).toBe(302); // a session now exists
+
+    store.down = true;
+    const res = await agent.get('/profile');
+    expect(res.status).toBe(503);
+    expect(res.text).toContain('<h1>Temporarily unavailable</h1>');
+    expect(res.text).not.toContain('connection refused');
+
+    store.down = false;
+    expect((await agent.get('/')).status).toBe(200);
+  });
+
+  it('when the identity service cannot be reached at the callback, a 502 "Sign-in is unavailable" page is shown', async () => {
+    const closedPort = await freePort();
+    const { app } = createExampleApp(config({}, `http://127.0.0.1:${closedPort}`));
+    const agent = request.agent(app);
+    const login = await agent.get('/auth/login');
+    const state = new URL(login.headers.location as string).searchParams.get('state');
+    expect(state).toBeTruthy();
+
+    const res = await agent.get(`/auth/callback?code=some-code&state=${state}`);
+    expect(res.status).toBe(502);
+    expect(res.text).toContain('<h1>Sign-in is unavailable</h1>');
+    expect(res.text).toContain('href="/"');
+  });
+});
