@@ -211,7 +211,7 @@ function firstString(value: unknown): string | undefined {
  *
  * With plain `passport.authenticate('nd-id')`, Passport's `req.logIn` starts a fresh session,
  * so logins still in progress in other tabs of the same browser must be started again;
- * {@link ndIdRouter} carries them over.
+ * `ndIdRouter()` carries them over.
  */
 export class NdIdStrategy extends Strategy {
   /** The name Passport knows the strategy by: `'nd-id'` (or the name given to `passport.use(name, strategy)`). */

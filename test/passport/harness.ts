@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express } from 'express';
 import session from 'express-session';
 import passport from 'passport';
 import request from 'supertest';
@@ -44,6 +44,8 @@ export interface RpOptions {
   mount?: string;
   /** Path of the callback, relative to the app root. Default `${mount}/callback`. */
   callbackPath?: string;
+  /** The app's own error handler, mounted last. Default: none (Express's). */
+  errorHandler?: ErrorRequestHandler;
 }
 
 /** A running relying party and its provider. */
@@ -96,6 +98,7 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
     res.json({ sid: req.sessionID ?? null });
   });
 
+  if (options.errorHandler) app.use(options.errorHandler);
   const server = await listen(app);
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const callbackURL = `${baseUrl}${callbackPath}`;

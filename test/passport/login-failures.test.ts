@@ -5,6 +5,7 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Request } from 'express';
+import { IdError } from '../../src/errors.js';
 import type { NdIdUser, NdIdVerifyDone } from '../../src/passport/strategy.js';
 import {
   approve,
@@ -117,6 +118,24 @@ describe('when the service or the app is not set up to answer', () => {
     expectSafePage(res, 502);
     expect(res.text).toMatch(/cannot be reached/);
     expect(res.text).toContain('Try again');
+  });
+
+  it('with errorPage: false, the service being down reaches the app\'s own error handler as an IdError', async () => {
+    const seen: string[] = [];
+    rp = await startRp({
+      hostname: `http://127.0.0.1:${await closedPort()}`,
+      router: { errorPage: false },
+      errorHandler: (err: unknown, _req, res, _next) => {
+        seen.push(err instanceof IdError ? err.code : 'other');
+        res.status(503).type('html').send('<p>Our own page</p>');
+      },
+    });
+    const browser = rp.browser();
+    const state = (await startLogin(browser)).searchParams.get('state') as string;
+    const res = await browser.get(`/auth/callback?code=some-code&state=${encodeURIComponent(state)}`);
+    expect(res.status).toBe(503);
+    expect(res.text).toContain('Our own page');
+    expect(seen).toEqual(['provider_unreachable']);
   });
 
   it('without express-session, /login shows a 500 page telling the developer to mount express-session', async () => {
