@@ -172,7 +172,9 @@ export async function startProvider(options: StartProviderOptions): Promise<Star
     });
   });
   const address = server.address() as AddressInfo;
-  const hostForUrl = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // A wildcard bind is reachable on loopback; a URL cannot name the wildcard address itself.
+  const boundHost = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  const hostForUrl = address.family === 'IPv6' ? `[${boundHost}]` : boundHost;
   const baseUrl = givenBaseUrl ?? `http://${hostForUrl}:${address.port}`;
   try {
     provider = createProvider({ ...rest, baseUrl });
