@@ -174,8 +174,9 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
       qrDataUrl,
       qrSize: QR_SIZE,
       mobileUrl,
-      statusUrl: `${config.baseUrl}${STATUS_PATH}/${pending.pollId}`,
-      continueUrl: `${config.baseUrl}${CONTINUE_PATH}/${pending.pollId}`,
+      // Same-origin relative paths: they work whichever host name the browser used.
+      statusUrl: `${STATUS_PATH}/${pending.pollId}`,
+      continueUrl: `${CONTINUE_PATH}/${pending.pollId}`,
       authorizeUrl: pending.authorizeUrl,
       pollIntervalMs: config.pollIntervalMs,
       expiresInSeconds: config.ttl.authorization,
@@ -208,7 +209,7 @@ function continueWithoutScript(ctx: ProviderContext, req: Request, res: Response
   if (!pending) {
     sendHtml(res, 410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
   } else if (pending.status === 'pending' || pending.redirectTo === undefined) {
-    const again = `${ctx.config.baseUrl}${CONTINUE_PATH}/${pending.pollId}`;
+    const again = `${CONTINUE_PATH}/${pending.pollId}`;
     sendHtml(
       res,
       200,

@@ -21,7 +21,7 @@ async function openQrPage(url: string): Promise<QrPage> {
   const config = JSON.parse(/<script type="application\/json" id="qr-config">([^<]*)<\/script>/.exec(html)?.[1] ?? '{}') as {
     statusUrl: string;
   };
-  return { payload, statusUrl: config.statusUrl, html };
+  return { payload, statusUrl: new URL(config.statusUrl, url).toString(), html };
 }
 
 async function status(page: QrPage): Promise<{ status: string; redirectTo?: string }> {
@@ -123,7 +123,7 @@ describe('the QR page and the simulated mobile app', () => {
 
   it('without scripts, the continue link redirects once the person has answered', async () => {
     const page = await openQrPage(authorizeUrl());
-    const continueUrl = /<noscript><p><a href="([^"]+)">/.exec(page.html)?.[1] ?? '';
+    const continueUrl = new URL(/<noscript><p><a href="([^"]+)">/.exec(page.html)?.[1] ?? '', started.baseUrl).toString();
     expect((await fetch(continueUrl, { redirect: 'manual' })).status).toBe(200);
     await answer(page.payload, { persona: 'ada', decision: 'approve' });
     const res = await fetch(continueUrl, { redirect: 'manual' });

@@ -13,9 +13,9 @@ export interface QrPageModel {
   qrSize: number;
   /** The mobile-app URL the QR encodes. */
   mobileUrl: string;
-  /** JSON status endpoint of this request. */
+  /** JSON status endpoint of this request (same-origin path). */
   statusUrl: string;
-  /** Same decision, for browsers without scripts: redirects when decided. */
+  /** Same decision, for browsers without scripts: redirects when decided (same-origin path). */
   continueUrl: string;
   /** The authorize URL, to start again after expiry. */
   authorizeUrl: string;
