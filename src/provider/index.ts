@@ -53,7 +53,7 @@ function sendServerFailure(res: Response, style: 'html' | 'json'): void {
  * Register one route on the app. All routes pass through here, so this is the single seam where
  * per-endpoint behaviour (logging, fault injection) wraps every handler.
  */
-export function mountRoute(app: Express, route: ProviderRoute, ctx: ProviderContext): void {
+function mountRoute(app: Express, route: ProviderRoute, ctx: ProviderContext): void {
   app[route.method](route.path, async (req: Request, res: Response) => {
     try {
       await route.handle(req, res);
