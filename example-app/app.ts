@@ -201,7 +201,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   app.use(((err, _req, res, _next) => {
     if (res.headersSent) return;
     if (isStoreDown(err)) {
-      log('Request failed: the session store is unavailable (503).');
+      // The store's own connection events are logged once per outage, not once per request.
       sendHtml(res, 503, unavailablePage());
       return;
     }

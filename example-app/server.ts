@@ -52,6 +52,19 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+/** Longest wait for the session store at start-up before serving anyway (pages answer 503 until it is up). */
+export const STORE_STARTUP_WAIT_MS = 3000;
+
+/** Wait for the session store, but not forever: an app whose Redis is down still starts and answers 503. */
+async function readyOrServing(example: ExampleApp): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, STORE_STARTUP_WAIT_MS);
+  });
+  await Promise.race([example.ready, waited]);
+  clearTimeout(timer);
+}
+
 /** Serve an already configured example app on `host:port`. */
 export async function startExampleServer(
   config: ExampleAppConfig,
@@ -66,7 +79,7 @@ export async function startExampleServer(
     await example.close();
     throw err;
   }
-  await example.ready;
+  await readyOrServing(example);
   return {
     url: new URL(config.provider.redirectUri).origin,
     port,
@@ -185,7 +198,7 @@ export async function startEmbeddedExample(options: EmbeddedOptions): Promise<Ru
     ...(options.log ? { log: options.log } : {}),
   });
   server.on('request', example.app);
-  await example.ready;
+  await readyOrServing(example);
   return {
     url,
     port,

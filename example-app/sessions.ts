@@ -23,7 +23,7 @@ export interface SessionStore {
   store: session.Store;
   /** True while the store can be used (always true for memory). */
   isAvailable(): boolean;
-  /** Resolves once the store is connected (at once for memory). Never rejects. */
+  /** Resolves once the store is connected or its first connection attempt failed (at once for memory). Never rejects. */
   ready: Promise<void>;
   /** Disconnect. */
   close(): Promise<void>;
@@ -77,10 +77,12 @@ export function createSessionStore(redisUrl: string | undefined, log: (line: str
   });
 
   let closed = false;
-  const ready = client.connect().then(
-    () => undefined,
-    () => undefined, // errors are reported through the 'error' event
-  );
+  // Settles at the first outcome: connected, or the first failure (the client keeps retrying).
+  const ready = new Promise<void>((resolve) => {
+    client.once('ready', () => resolve());
+    client.once('error', () => resolve());
+    client.connect().catch(() => resolve()); // failures are reported through the 'error' event
+  });
   return {
     kind: 'redis',
     store: new RedisStore({ client, prefix: 'example-app:sess:' }),

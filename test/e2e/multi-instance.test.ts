@@ -167,6 +167,31 @@ describe('two app instances sharing sessions in Redis', () => {
     }
   });
 
+  it('an instance started while Redis is unreachable still starts, and answers 503 instead of hanging', async () => {
+    const port = await freePort();
+    const unreachable = `redis://127.0.0.1:${await freePort()}`;
+    const late = spawnExampleApp({
+      PORT: String(port),
+      ND_ID_HOSTNAME: provider.baseUrl,
+      ND_ID_CLIENT_ID: 'multi-instance-rp',
+      ND_ID_CLIENT_SECRET: clientSecret,
+      ND_ID_PRIVATE_KEY: testKeyPair('multi-instance').privateKeyPem,
+      ND_ID_REDIRECT_URI: publicCallback,
+      SESSION_SECRET: sessionSecret,
+      REDIS_URL: unreachable,
+    });
+    try {
+      await waitForReady(late);
+      const res = await fetch(`http://127.0.0.1:${port}/`);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toContain('<h1>Temporarily unavailable</h1>');
+      expect(late.stderr()).toContain(`Session store: Redis at ${unreachable} is unavailable`);
+      expect(late.isRunning()).toBe(true);
+    } finally {
+      await late.stop();
+    }
+  });
+
   it('the instances log the outage without secrets or personal data', () => {
     const logs = instanceA.stderr() + instanceB.stderr() + instanceA.stdout() + instanceB.stdout();
     expect(logs).toContain('Session store: Redis at redis://127.0.0.1');

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { spawnExampleApp, waitForReady, type ExampleProcess } from '../helpers/example-process.js';
+import { testKeyPair } from '../helpers/keys.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'example-app-start-'));
 const running: ExampleProcess[] = [];
@@ -79,6 +80,22 @@ describe('starting the example app', () => {
     expect(err).toContain('SESSION_SECRET must be at least 32 characters long');
     expect(err).not.toMatch(/\n\s+at /); // a sentence per mistake, no stack trace
     expect(proc.stdout()).toBe('');
+  });
+
+  it('pointed at a real service without REDIS_URL, it warns that sessions are kept in memory', async () => {
+    const proc = start({
+      PORT: '0',
+      ND_ID_HOSTNAME: 'https://id.example',
+      ND_ID_CLIENT_ID: 'rp',
+      ND_ID_CLIENT_SECRET: 'client-secret-value',
+      ND_ID_PRIVATE_KEY: testKeyPair().privateKeyPem,
+      ND_ID_REDIRECT_URI: 'http://localhost:3999/auth/callback',
+      SESSION_SECRET: 'y'.repeat(40),
+    });
+    await waitForReady(proc);
+    expect(proc.stderr()).toContain('Warning: REDIS_URL is not set, so sessions are kept in memory');
+    expect(proc.stdout()).toMatch(/^Example app ready: open http:\/\/localhost:3999 \(listening on 127\.0\.0\.1:\d+; identity service https:\/\/id\.example\)\n$/);
+    await proc.stop();
   });
 
   it('with an unreadable private key it says which variable is wrong without echoing the key', async () => {
