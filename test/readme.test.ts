@@ -78,6 +78,15 @@ describe('README', () => {
     expect(readme).toContain('npm ci && npm test    # run the whole test suite');
   });
 
+  it('documents every error code the library can raise', () => {
+    const source = readFileSync(join(root, 'src', 'errors.ts'), 'utf8');
+    const union = /export type IdErrorCode =([\s\S]*?);/.exec(source)?.[1] ?? '';
+    const codes = [...union.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!);
+    expect(codes.length).toBeGreaterThan(20);
+    const table = readme.slice(readme.indexOf('## Errors'), readme.indexOf('## Timeouts and limits'));
+    expect(codes.filter((code) => !table.includes(`\`${code}\``))).toEqual([]);
+  });
+
   it('has TypeScript snippets, one of them marked to run', () => {
     expect(snippets.length).toBeGreaterThanOrEqual(5);
     expect(snippets.filter((s) => s.run)).toHaveLength(1);
