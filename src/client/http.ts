@@ -114,18 +114,28 @@ export class HttpClient {
 
   #once(req: JsonRequest): Promise<RawResponse> {
     const { url, what } = req;
-    const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body), 'utf8');
-    const headers: Record<string, string | number> = { Accept: 'application/json', ...req.headers };
-    if (payload) {
-      headers['Content-Type'] = 'application/json';
-      headers['Content-Length'] = payload.length;
-    }
-    const transport = url.protocol === 'https:' ? https : http;
+    const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers: Record<string, string | number> =
+      payload === undefined
+        ? { Accept: 'application/json' }
+        : { Accept: 'application/json', 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) };
+    if (req.headers) Object.assign(headers, req.headers);
+    const isHttps = url.protocol === 'https:';
+    const options: http.RequestOptions = {
+      protocol: url.protocol,
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port === '' ? (isHttps ? 443 : 80) : Number(url.port),
+      path: url.pathname + url.search,
+      method: req.method,
+      headers,
+      agent: this.#agentFor(url),
+    };
     const maxBytes = this.#maxBytes;
     const timeout = this.#timeout;
 
     return new Promise<RawResponse>((resolve, reject) => {
       let settled = false;
+      let timer: NodeJS.Timeout | undefined;
       const finish = (err: Error | undefined, value?: RawResponse): void => {
         if (settled) return;
         settled = true;
@@ -134,9 +144,8 @@ export class HttpClient {
         else resolve(value as RawResponse);
       };
 
-      const request = transport.request(url, { method: req.method, headers, agent: this.#agentFor(url) });
-
-      const timer = setTimeout(() => {
+      const request = (isHttps ? https : http).request(options);
+      timer = setTimeout(() => {
         finish(new IdError('provider_timeout', `The ${what} did not answer within ${timeout} ms.`));
         request.destroy();
       }, timeout);
@@ -155,28 +164,28 @@ export class HttpClient {
       request.on('response', (res) => {
         const status = res.statusCode ?? 0;
         const declared = Number(res.headers['content-length']);
-        if (Number.isFinite(declared) && declared > maxBytes) {
+        if (declared > maxBytes) {
           finish(tooLarge(what, maxBytes, status));
           res.destroy();
           return;
         }
-        const chunks: Buffer[] = [];
+        let first: Buffer | undefined;
+        let rest: Buffer[] | undefined;
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > maxBytes) {
             finish(tooLarge(what, maxBytes, status));
             res.destroy();
-            return;
+          } else if (first === undefined) {
+            first = chunk;
+          } else {
+            (rest ??= [first]).push(chunk);
           }
-          chunks.push(chunk);
         });
-        res.on('end', () => finish(undefined, { status, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+        res.on('end', () => finish(undefined, { status, body: rest ? Buffer.concat(rest) : (first ?? EMPTY) }));
         res.on('error', (err) =>
           finish(new IdError('provider_unreachable', `The connection to the ${what} broke during the answer.`, { cause: err })),
-        );
-        res.on('aborted', () =>
-          finish(new IdError('provider_unreachable', `The connection to the ${what} broke during the answer.`)),
         );
       });
 
@@ -184,6 +193,8 @@ export class HttpClient {
     });
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** A reused keep-alive socket was closed by the server before our request reached it. */
 class StaleSocketError extends Error {

@@ -2,7 +2,7 @@
  * ID-token validation: every rule is one named step below, with its own IdError code, run in
  * this order. The algorithm is pinned to RS256 by configuration and never taken from the token.
  */
-import { createHash, type KeyObject } from 'node:crypto';
+import { hash, type KeyObject } from 'node:crypto';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
@@ -186,7 +186,7 @@ function checkNonce(payload: JWTPayload, nonce: string | null | undefined): void
 function checkAccessTokenHash(payload: JWTPayload, accessToken: string): void {
   const atHash = payload.at_hash;
   if (atHash === undefined) return;
-  const digest = createHash('sha256').update(accessToken, 'ascii').digest();
+  const digest = hash('sha256', accessToken, 'buffer');
   const expected = digest.subarray(0, digest.length / 2).toString('base64url');
   if (atHash !== expected) {
     throw new IdError('at_hash_mismatch', 'The access token does not match the ID token at_hash.');

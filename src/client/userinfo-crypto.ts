@@ -1,10 +1,11 @@
 /**
  * Userinfo decryption (spec 4.6): the block key is a JWE to our RSA key, each attribute a JWE to
- * the block key. Algorithms come from allowlists; RSA1_5, PBES2-*, ECDH-* and any `zip` header
- * are refused before any decryption is attempted.
+ * the block key. Algorithms come from allowlists given to jose, which refuses any other `alg` or
+ * `enc` and any `zip` header before it decrypts anything; so RSA1_5, PBES2-*, ECDH-* and
+ * compression are refused. The header is only read again, on failure, to say what was wrong.
  */
 import type { KeyObject } from 'node:crypto';
-import { compactDecrypt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
+import { compactDecrypt, decodeProtectedHeader, errors as joseErrors, importJWK, type JWK } from 'jose';
 import { IdError } from '../errors.js';
 
 /** Key-management algorithms accepted for the block key JWE. */
@@ -59,11 +60,11 @@ export async function decryptUserinfo(
 }
 
 async function decryptBlockKey(privateKey: KeyObject, jwe: string): Promise<Uint8Array | KeyObject> {
-  checkHeader(jwe, KEY_WRAP_ALGORITHMS, 'The userinfo block key');
   let plaintext: Uint8Array;
   try {
     ({ plaintext } = await compactDecrypt(jwe, privateKey, keyOptions));
-  } catch {
+  } catch (err) {
+    refusal(err, jwe, KEY_WRAP_ALGORITHMS, 'The userinfo block key');
     throw new IdError(
       'userinfo_key_decrypt_failed',
       'The userinfo block key could not be decrypted with privateKey: either privateKey is not the key registered ' +
@@ -90,19 +91,35 @@ async function decryptAttribute(blockKey: Uint8Array | KeyObject, scope: string,
   if (typeof jwe !== 'string') {
     throw new IdError('userinfo_malformed', `The userinfo value for scope "${scopeLabel(scope)}" is not a JWE string.`);
   }
-  checkHeader(jwe, ATTRIBUTE_ALGORITHMS, `The userinfo value for scope "${scopeLabel(scope)}"`);
+  let plaintext: Uint8Array;
   try {
-    const { plaintext } = await compactDecrypt(jwe, blockKey, attributeOptions);
-    return utf8.decode(plaintext);
-  } catch {
+    ({ plaintext } = await compactDecrypt(jwe, blockKey, attributeOptions));
+  } catch (err) {
+    refusal(err, jwe, ATTRIBUTE_ALGORITHMS, `The userinfo value for scope "${scopeLabel(scope)}"`);
     throw new IdError(
       'userinfo_data_decrypt_failed',
       `The userinfo value for scope "${scopeLabel(scope)}" could not be decrypted with the block key (altered or not meant for it).`,
     );
   }
+  try {
+    return utf8.decode(plaintext);
+  } catch {
+    throw new IdError('userinfo_malformed', `The userinfo value for scope "${scopeLabel(scope)}" is not UTF-8 text.`);
+  }
 }
 
-/** Refuse compression and any algorithm outside the allowlists before decrypting. */
+/**
+ * After jose refused a JWE: throw the precise error when it is malformed or uses a refused
+ * algorithm or compression; return when it simply did not decrypt.
+ */
+function refusal(err: unknown, jwe: string, algorithms: readonly string[], what: string): void {
+  checkHeader(jwe, algorithms, what);
+  if (err instanceof joseErrors.JOSEAlgNotAllowed || err instanceof joseErrors.JOSENotSupported) {
+    throw new IdError('userinfo_alg_not_allowed', `${what} uses an algorithm or header that is not allowed.`);
+  }
+}
+
+/** Malformed, compressed, or outside the allowlists: the specific error. */
 function checkHeader(jwe: string, algorithms: readonly string[], what: string): void {
   let header: Record<string, unknown>;
   try {

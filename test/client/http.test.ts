@@ -44,6 +44,14 @@ describe('HTTP faults of the token endpoint', () => {
     expect((await failure(login(clientFor(stub, { timeout: 150 }), stub))).code).toBe('provider_timeout');
   });
 
+  it('reports a connection dropped half-way through the body as provider_unreachable', async () => {
+    stub.override(STUB_PATHS.token, (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': 100 });
+      res.write('{"access_token":', () => res.socket?.destroy());
+    });
+    expect((await failure(login(clientFor(stub), stub))).code).toBe('provider_unreachable');
+  });
+
   it('reports a 5xx as provider_server_error with the status', async () => {
     stub.override(STUB_PATHS.token, (_req, res) => sendJson(res, 502, { error: 'bad_gateway' }));
     const err = await failure(login(clientFor(stub), stub));

@@ -1,0 +1,87 @@
+/**
+ * The physical floor of one login, for comparison only: the same two HTTP round trips with
+ * node:http and a keep-alive agent, one RS256 verify, one RSA-OAEP private decrypt and the
+ * AES-GCM decrypts, all with node:crypto directly and no validation beyond what the crypto
+ * needs. It is not a client anyone should use.
+ */
+import { constants, createDecipheriv, createPublicKey, privateDecrypt, verify, type KeyObject } from 'node:crypto';
+import { Agent, request } from 'node:http';
+
+/** One floor "client": a keep-alive agent, the RP private key and the provider key. */
+export class FloorClient {
+  readonly #agent = new Agent({ keepAlive: true });
+  readonly #origin: string;
+  readonly #privateKey: KeyObject;
+  #publicKey: KeyObject | undefined;
+
+  constructor(origin: string, privateKey: KeyObject) {
+    this.#origin = origin;
+    this.#privateKey = privateKey;
+  }
+
+  /** Token POST + RS256 verify, then userinfo GET + RSA-OAEP + AES-GCM decrypts. */
+  async login(code: string, codeVerifier: string): Promise<Record<string, string>> {
+    this.#publicKey ??= await this.#jwks();
+    const body = JSON.stringify({ grant_type: 'authorization_code', code, code_verifier: codeVerifier });
+    const tokens = (await this.#call('POST', '/v2/oauth/token', body)) as { access_token: string; id_token: string };
+    const [h, p, s] = tokens.id_token.split('.') as [string, string, string];
+    const ok = verify('sha256', Buffer.from(`${h}.${p}`), this.#publicKey, Buffer.from(s, 'base64url'));
+    if (!ok) throw new Error('floor: bad signature');
+    const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as { sub: string };
+
+    const info = (await this.#call('GET', '/v2/oauth/userinfo', undefined, tokens.access_token)) as {
+      key: string;
+      data: Record<string, string>;
+    };
+    const [kh, kek, kiv, kct, ktag] = info.key.split('.') as [string, string, string, string, string];
+    const cek = privateDecrypt(
+      { key: this.#privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
+      Buffer.from(kek, 'base64url'),
+    );
+    const jwk = JSON.parse(gcm(cek, kh, kiv, kct, ktag).toString()) as { k: string };
+    const blockKey = Buffer.from(jwk.k, 'base64url');
+    const data: Record<string, string> = {};
+    for (const [scope, jwe] of Object.entries(info.data)) {
+      const [dh, , div, dct, dtag] = jwe.split('.') as [string, string, string, string, string];
+      data[scope] = gcm(blockKey, dh, div, dct, dtag).toString();
+    }
+    if (claims.sub === '') throw new Error('floor: no sub');
+    return data;
+  }
+
+  close(): void {
+    this.#agent.destroy();
+  }
+
+  async #jwks(): Promise<KeyObject> {
+    const set = (await this.#call('GET', '/v2/.well-known/jwks.json')) as { keys: Record<string, string>[] };
+    return createPublicKey({ key: set.keys[0]!, format: 'jwk' });
+  }
+
+  #call(method: string, path: string, body?: string, bearer?: string): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string | number> = { Accept: 'application/json' };
+      if (body !== undefined) {
+        headers['Content-Type'] = 'application/json';
+        headers['Content-Length'] = Buffer.byteLength(body);
+      }
+      if (bearer) headers.Authorization = `Bearer ${bearer}`;
+      const req = request(this.#origin + path, { method, headers, agent: this.#agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+}
+
+/** AES-GCM decrypt of a compact JWE's parts; the protected header is the AAD. */
+function gcm(key: Buffer, header: string, iv: string, ciphertext: string, tag: string): Buffer {
+  const decipher = createDecipheriv(`aes-${key.length * 8}-gcm` as 'aes-128-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAAD(Buffer.from(header, 'ascii'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
+}

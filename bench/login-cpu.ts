@@ -1,0 +1,204 @@
+/**
+ * `npm run bench`: the relying party's CPU time per login (callback + userinfo, decrypting
+ * three attributes), against a stub provider in a child process that serves precomputed
+ * responses, beside (a) the physical floor and (b) the reference client @opengovsg/sgid-client.
+ *
+ * Scenarios run interleaved, round after round, so a burst of load from elsewhere on the machine
+ * hits all of them alike. Environment: BENCH_ITERATIONS (default 400 logins per round),
+ * BENCH_ROUNDS (default 7), BENCH_WARMUP (default 300), BENCH_ONLY (run only the scenarios whose name contains it, for
+ * profiling with `node --cpu-prof --import tsx bench/login-cpu.ts`). Each scenario's figure is
+ * its median round.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { request } from 'node:http';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { SgidClient } from '@opengovsg/sgid-client';
+import { IdClient } from '../src/client/id-client.js';
+import { generatePkcePair } from '../src/pkce.js';
+import { FloorClient } from './floor.js';
+import { BENCH_ATTRIBUTES } from './stub-server.js';
+
+const ITERATIONS = positiveInt('BENCH_ITERATIONS', 400);
+const ROUNDS = positiveInt('BENCH_ROUNDS', 7);
+const WARMUP = positiveInt('BENCH_WARMUP', 300);
+const CLIENT_ID = 'bench-client';
+const CLIENT_SECRET = 'bench-secret';
+const NONCE = 'bench-nonce-0123456789';
+const REDIRECT_URI = 'https://rp.example/callback';
+
+type Login = () => Promise<Record<string, string>>;
+
+interface Scenario {
+  name: string;
+  login: Login;
+  samples: number[];
+}
+
+async function main(): Promise<void> {
+  const rp = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const privateKeyPem = rp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  const stub = await startStub(rp.publicKey.export({ format: 'pem', type: 'spki' }).toString());
+  const { origin } = stub;
+  const { codeVerifier } = generatePkcePair();
+
+  const ours = new IdClient({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    privateKey: privateKeyPem,
+    redirectUri: REDIRECT_URI,
+    hostname: origin,
+  });
+  const floor = new FloorClient(origin, rp.privateKey);
+  const sgid = new SgidClient({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    privateKey: privateKeyPem,
+    redirectUri: REDIRECT_URI,
+    hostname: origin,
+  });
+
+  const scenarios: Scenario[] = [
+    {
+      name: 'passport-nd-id IdClient',
+      samples: [],
+      login: async () => {
+        const { sub, accessToken } = await ours.callback({ code: 'bench-code', nonce: NONCE, codeVerifier });
+        return (await ours.userinfo({ sub, accessToken })).data;
+      },
+    },
+    { name: '(a) floor: node:http + node:crypto', samples: [], login: () => floor.login('bench-code', codeVerifier) },
+    {
+      name: '(b) @opengovsg/sgid-client 2.3',
+      samples: [],
+      login: async () => {
+        const { sub, accessToken } = await sgid.callback({ code: 'bench-code', nonce: NONCE, codeVerifier });
+        return (await sgid.userinfo({ sub, accessToken })).data;
+      },
+    },
+  ];
+
+  const only = process.env.BENCH_ONLY;
+  if (only !== undefined) scenarios.splice(0, scenarios.length, ...scenarios.filter((s) => s.name.includes(only)));
+  const jwksFetches: Record<string, number> = {};
+  for (const s of scenarios) {
+    await stubCall(origin, '/stats/reset');
+    await check(s);
+    for (let i = 0; i < WARMUP; i++) await s.login();
+    jwksFetches[s.name] = (await stubStats(origin))['/v2/.well-known/jwks.json'] ?? 0;
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const s of scenarios) {
+      await stubCall(origin, '/stats/reset');
+      s.samples.push(await measure(s.login));
+      jwksFetches[s.name]! += (await stubStats(origin))['/v2/.well-known/jwks.json'] ?? 0;
+    }
+  }
+  ours.close();
+  floor.close();
+  stub.child.kill('SIGTERM');
+
+  report(scenarios, jwksFetches, ours.jwksFetchCount);
+}
+
+/** CPU time of the whole process per login, in µs, over ITERATIONS sequential logins. */
+async function measure(login: Login): Promise<number> {
+  if (global.gc) global.gc();
+  const start = process.cpuUsage();
+  for (let i = 0; i < ITERATIONS; i++) await login();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / ITERATIONS;
+}
+
+/** One login must return the three attributes, or the numbers mean nothing. */
+async function check(s: Scenario): Promise<void> {
+  const data = await s.login();
+  for (const [scope, value] of Object.entries(BENCH_ATTRIBUTES)) {
+    if (data[scope] !== value) throw new Error(`${s.name}: ${scope} did not decrypt to the expected value`);
+  }
+}
+
+function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourCount: number): void {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  if (scenarios.length !== 3) {
+    for (const s of scenarios) process.stdout.write(`${s.name}: ${median(s.samples).toFixed(0)} µs CPU/login\n`);
+    return;
+  }
+  const [ours, floor, sgid] = scenarios.map((s) => median(s.samples)) as [number, number, number];
+  const best = (xs: number[]) => Math.min(...xs);
+  const bestFloor = best(scenarios[1]!.samples);
+  const rows = scenarios.map((s) => {
+    const m = median(s.samples);
+    return [
+      s.name,
+      m.toFixed(0),
+      best(s.samples).toFixed(0),
+      (m / floor).toFixed(2) + 'x',
+      (best(s.samples) / bestFloor).toFixed(2) + 'x',
+      String(jwksFetches[s.name]),
+    ];
+  });
+  const head = ['client', 'µs CPU/login median', 'best round', 'vs floor', 'best vs best', 'JWKS fetches'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const out = [
+    `Login CPU (callback + userinfo, 3 attributes), node ${process.version}, ${ITERATIONS} logins x ${ROUNDS} interleaved rounds after ${WARMUP} warm-up logins`,
+    'Stub provider in a child process serving precomputed responses; process.cpuUsage() of the RP process only.',
+    `Machine: ${cpus().length} CPUs, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end of the run.`,
+    '',
+    line(head),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+    '',
+    `ours / floor      = ${(ours / floor).toFixed(2)}x   (target <= 1.40x)  ${ours / floor <= 1.4 ? 'MET' : 'MISSED'}`,
+    `sgid-client / ours = ${(sgid / ours).toFixed(2)}x   (target >= 2.50x)  ${sgid / ours >= 2.5 ? 'MET' : 'MISSED'}`,
+    `sgid-client / floor = ${(sgid / floor).toFixed(2)}x   (best rounds: ours/floor ${(best(scenarios[0]!.samples) / bestFloor).toFixed(2)}x, sgid/ours ${(best(scenarios[2]!.samples) / best(scenarios[0]!.samples)).toFixed(2)}x)`,
+    `JWKS fetches by IdClient over the whole run: ${ourCount} (target 1)  ${ourCount === 1 ? 'MET' : 'MISSED'}`,
+  ];
+  process.stdout.write(out.join('\n') + '\n');
+}
+
+async function startStub(rpPublicKeyPem: string): Promise<{ origin: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [...process.execArgv, join(__dirname, 'stub-server.ts')], {
+    env: { ...process.env, BENCH_RP_PUBLIC_KEY: rpPublicKeyPem, BENCH_CLIENT_ID: CLIENT_ID, BENCH_NONCE: NONCE },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  process.on('exit', () => child.kill('SIGTERM'));
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) {
+    const { origin } = JSON.parse(line) as { origin: string };
+    return { origin, child };
+  }
+  throw new Error('bench stub exited before listening');
+}
+
+function stubCall(origin: string, path: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    request(origin + path, { method: 'POST', agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+async function stubStats(origin: string): Promise<Record<string, number>> {
+  return (await stubCall(origin, '/stats')) as Record<string, number>;
+}
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number`);
+  return n;
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
