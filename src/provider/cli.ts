@@ -2,7 +2,7 @@
 /**
  * `nd-id-provider`: run the provider from a shell.
  *
- *   nd-id-provider --clients clients.json [--port 4000] [--host 127.0.0.1] [--auto-approve [PERSONA]]
+ *   nd-id-provider --clients clients.json [--port 4000] [--host 127.0.0.1] [--auto-approve [PERSONA]] [--fault-control]
  *
  * The clients file is JSON: an array of clients, or `{ "clients": [...], "personas": [...] }`.
  * A client may give `publicKeyFile` (relative to the clients file) instead of `publicKey`.
@@ -44,6 +44,9 @@ Options:
   --auto-approve [PERSONA]  Skip the QR page: approve at once as PERSONA (default: the first)
   --signing-key FILE        RSA private key (PEM) to sign ID tokens (default: generated)
   --log                     Log requests and outcomes to stderr (never secrets or personal data)
+  --fault-control           Serve POST/GET/DELETE /_provider/faults, to make the provider
+                            misbehave on purpose from tests (latency, 500/503, resets, bad
+                            bodies, bad ID tokens). Anyone who can reach the port can use it.
   --list-personas           Print the people you can sign in as, then exit
   --help                    Print this help, then exit
 
@@ -60,12 +63,13 @@ interface ParsedArgs {
   autoApprove?: boolean | string;
   signingKeyFile?: string;
   log: boolean;
+  faultControl: boolean;
   listPersonas: boolean;
   help: boolean;
 }
 
 function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
-  const out: ParsedArgs = { port: DEFAULT_PORT, host: '127.0.0.1', log: false, listPersonas: false, help: false };
+  const out: ParsedArgs = { port: DEFAULT_PORT, host: '127.0.0.1', log: false, faultControl: false, listPersonas: false, help: false };
   const valueOf = (i: number, flag: string): string | undefined => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--')) {
@@ -93,6 +97,9 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
         break;
       case '--log':
         out.log = true;
+        break;
+      case '--fault-control':
+        out.faultControl = true;
         break;
       case '--port': {
         const v = take();
@@ -229,6 +236,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     ...(args.signingKeyFile !== undefined ? { signingKey: { file: args.signingKeyFile } } : {}),
     ...(subjectSecret !== undefined && subjectSecret !== '' ? { subjectSecret } : {}),
     ...(args.log ? { log: (line: string) => io.stderr(`nd-id-provider: ${line}\n`) } : {}),
+    ...(args.faultControl ? { faultControl: true } : {}),
   };
   // Validate the whole configuration before listening, so every mistake is reported in one go.
   if (fromFile.clients !== undefined) {
@@ -255,6 +263,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   }
   if (subjectSecret === undefined || subjectSecret === '') {
     io.stderr('nd-id-provider: ND_ID_SUBJECT_SECRET is not set; "sub" values will change on restart.\n');
+  }
+  if (args.faultControl) {
+    io.stderr(
+      'nd-id-provider: fault control is on (POST/GET/DELETE /_provider/faults); anyone who can reach this port can make it fail.\n',
+    );
   }
   io.stdout(`nd-id-provider ready at ${started.baseUrl} (issuer ${started.provider.issuer})\n`);
   return { started };

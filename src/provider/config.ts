@@ -41,11 +41,12 @@ export interface ResolvedConfig {
   maxAccessTokens: number;
   pollIntervalMs: number;
   log: ((line: string) => void) | undefined;
+  faultControl: boolean;
 }
 
 const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
-  'maxPending', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log',
+  'maxPending', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
 ]);
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'name']);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
@@ -317,6 +318,9 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   else if (typeof logOpt === 'function') log = logOpt as (line: string) => void;
   else if (logOpt !== undefined && logOpt !== false) mistakes.push('log must be true, false or a function');
 
+  const faultControl = raw['faultControl'] ?? false;
+  if (typeof faultControl !== 'boolean') mistakes.push('faultControl must be true or false');
+
   const maxPending = checkBound(raw, 'maxPending', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const maxCodes = checkBound(raw, 'maxCodes', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const maxAccessTokens = checkBound(raw, 'maxAccessTokens', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
@@ -343,5 +347,6 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     maxAccessTokens,
     pollIntervalMs,
     log,
+    faultControl: faultControl === true,
   };
 }

@@ -14,6 +14,7 @@ import { authorizeRoutes } from './authorize.js';
 import { resolveConfig } from './config.js';
 import type { ProviderContext, ProviderRoute } from './context.js';
 import { pairwiseSubject, SigningKeys } from './crypto.js';
+import { FaultController, faultControlRouter } from './faults.js';
 import { sendOAuthError } from './http.js';
 import { mobileAppRoutes } from './mobile-app.js';
 import { createStores } from './store.js';
@@ -32,6 +33,23 @@ export type {
   ProviderOptions,
   ProviderTtl,
 } from './types.js';
+export type {
+  ActiveFault,
+  Fault,
+  FaultControl,
+  FaultEndpoint,
+  FaultHandle,
+  FaultKind,
+  FaultOptions,
+  IdTokenFault,
+  LatencyFault,
+  NonJsonFault,
+  ResetFault,
+  StatusFault,
+  SubMismatchFault,
+  TruncatedFault,
+} from './faults.js';
+export { FAULT_ENDPOINTS } from './faults.js';
 export { DEFAULT_PERSONAS, isValidNric, nricCheckLetter } from './personas.js';
 export { DEFAULT_TTL } from './config.js';
 export { SCOPE_LABELS } from './views/mobile-page.js';
@@ -53,10 +71,10 @@ function sendServerFailure(res: Response, style: 'html' | 'json'): void {
  * Register one route on the app. All routes pass through here, so this is the single seam where
  * per-endpoint behaviour (logging, fault injection) wraps every handler.
  */
-function mountRoute(app: Express, route: ProviderRoute, ctx: ProviderContext): void {
+function mountRoute(app: Express, route: ProviderRoute, ctx: ProviderContext, faults: FaultController): void {
   app[route.method](route.path, async (req: Request, res: Response) => {
     try {
-      await route.handle(req, res);
+      await faults.handle(route, req, res);
     } catch (err) {
       ctx.log(route.endpoint, `server failure (${err instanceof Error ? err.name : 'unknown error'})`);
       sendServerFailure(res, route.failure);
@@ -92,7 +110,9 @@ export function createProvider(options: ProviderOptions): Provider {
     ...userinfoRoutes(ctx),
     ...wellKnownRoutes(ctx),
   ];
-  for (const route of routes) mountRoute(app, route, ctx);
+  const faults = new FaultController(ctx);
+  for (const route of routes) mountRoute(app, route, ctx, faults);
+  if (config.faultControl) app.use(faultControlRouter(faults));
 
   app.use((req: Request, res: Response) => {
     res.status(404).set('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'No such endpoint.' });
@@ -121,7 +141,9 @@ export function createProvider(options: ProviderOptions): Provider {
     clock: config.clock,
     rotateSigningKey: () => keys.rotate(),
     subjectFor: ctx.subjectFor,
+    faults,
     close: () => {
+      faults.close();
       stores.pendingByMobileId.clear();
       stores.pendingByPollId.clear();
       stores.codes.clear();

@@ -5,6 +5,7 @@
 import type { Express } from 'express';
 import type { JsonWebKey } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import type { FaultControl } from './faults.js';
 
 /** A fictional end user the simulated mobile app can sign in as. */
 export interface Persona {
@@ -81,6 +82,12 @@ export interface ProviderOptions {
    * Off by default; `true` writes to stderr; a function receives each line.
    */
   log?: boolean | ((line: string) => void);
+  /**
+   * Serve the HTTP control of fault injection: `POST`, `GET` and `DELETE /_provider/faults`
+   * (see {@link FaultControl}). Off by default, and those paths then answer 404. Anyone who can
+   * reach the provider can make it fail while this is on: for tests and CI only.
+   */
+  faultControl?: boolean;
 }
 
 /** The endpoints of the provider, as named for hooks and logs. */
@@ -110,6 +117,8 @@ export interface Provider {
   rotateSigningKey(): Promise<void>;
   /** The pairwise `sub` a client receives for a persona (for tests and tooling). */
   subjectFor(clientId: string, personaId: string): string;
-  /** Forget every pending authorization, code and access token. */
+  /** Make the provider misbehave on purpose, for tests: see {@link FaultControl}. */
+  faults: FaultControl;
+  /** Forget every pending authorization, code, access token and injected fault; end latency waits. */
   close(): void;
 }
