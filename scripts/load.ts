@@ -1,0 +1,467 @@
+/**
+ * `npm run load`: load test of a relying party (the example app: NdIdStrategy + ndIdRouter,
+ * in-memory sessions) against the provider in autoApprove mode, all on loopback.
+ *
+ * 1. LOAD_LOGINS (default 1000) complete logins at LOAD_CONCURRENCY (default 50): each one is a
+ *    fresh browser (its own cookie jar) signing in as a random persona, then reading /profile.
+ *    Every profile page, and every session in the store, must hold exactly that persona.
+ * 2. LOAD_ABANDONED (default 10000) logins started and never finished, each in its own browser.
+ * 3. The same number started in ONE browser, to show maxPendingLogins bounds a session.
+ *
+ * The RP runs in a child process (scripts/load-rp.ts, with --expose-gc), so the numbers are its
+ * own; this process runs the browsers and the providers. Memory is read over IPC after a full GC.
+ *
+ * Persona per login: autoApprove signs everyone in as one fixed persona, so one provider runs
+ * per persona (same issuer, signing key and pairwise-subject secret), behind a small front on
+ * the issuer's origin. A browser sends its authorization request to its persona's provider; the
+ * front routes the RP's token call by the code that provider issued, and the userinfo call by
+ * the access token it returned.
+ *
+ * Exits 1 on any failed request, wrong page, cross-talk or unbounded session.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes, randomInt } from 'node:crypto';
+import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { DEFAULT_PERSONAS, startProvider, type Persona, type StartedProvider } from '../src/provider/index.js';
+import type { RpReply, RpRequest, RpStats } from './load-rp.js';
+
+const LOGINS = positiveInt('LOAD_LOGINS', 1000);
+const CONCURRENCY = positiveInt('LOAD_CONCURRENCY', 50);
+const ABANDONED = positiveInt('LOAD_ABANDONED', 10_000);
+const CLIENT_ID = 'load-test-rp';
+const SCOPE = 'openid profile.name profile.nric_number profile.passport_expiry_date';
+const COOKIE_NAME = 'example-app.sid';
+const MAX_PENDING_LOGINS = 5; // the strategy's default, which the example app keeps
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number`);
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP as a browser does it, one cookie jar per browser.
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+const browserAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
+
+function get(url: string, cookie?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'GET', agent: browserAgent, headers: cookie ? { cookie } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.setTimeout(30_000, () => req.destroy(new Error(`no answer within 30 s from ${new URL(url).pathname}`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A browser: remembers the session cookie the RP sets. */
+class Browser {
+  cookie: string | undefined;
+
+  async get(url: string): Promise<Answer> {
+    const answer = await get(url, this.cookie);
+    for (const line of answer.headers['set-cookie'] ?? []) {
+      const pair = line.split(';', 1)[0]!;
+      if (pair.startsWith(`${COOKIE_NAME}=`)) this.cookie = pair;
+    }
+    return answer;
+  }
+
+  /** The session id inside the signed cookie `s:<sid>.<signature>`. */
+  sessionId(): string | undefined {
+    if (this.cookie === undefined) return undefined;
+    const value = decodeURIComponent(this.cookie.slice(COOKIE_NAME.length + 1));
+    if (!value.startsWith('s:')) return undefined;
+    return value.slice(2, value.lastIndexOf('.'));
+  }
+}
+
+function location(answer: Answer, what: string): URL {
+  const value = answer.headers.location;
+  if ((answer.status !== 302 && answer.status !== 303) || typeof value !== 'string') {
+    throw new Error(`${what}: expected a redirect, got HTTP ${answer.status}`);
+  }
+  return new URL(value, 'http://placeholder.invalid');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Providers: one per persona, behind a front on the issuer's origin.
+
+interface Providers {
+  origin: string;
+  byPersona: Map<string, StartedProvider>;
+  /** Which provider issued a code (set by the browser that received it). */
+  codeOwner: Map<string, StartedProvider>;
+  subjectFor(personaId: string): string;
+  close(): Promise<void>;
+}
+
+const frontAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
+
+/** Where a provider really listens (its baseUrl is the front's origin, the issuer's). */
+function listeningOrigin(provider: StartedProvider): string {
+  return `http://127.0.0.1:${(provider.server.address() as AddressInfo).port}`;
+}
+
+function forward(target: StartedProvider, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<Answer & { raw: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(path, listeningOrigin(target));
+    const req = request(url, { method, agent: frontAgent, headers: { ...headers, host: url.host } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '', raw });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function readBody(req: import('node:http').IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function jsonField(body: Buffer, name: string): string | undefined {
+  try {
+    const value = (JSON.parse(body.toString('utf8')) as Record<string, unknown>)[name];
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function startProviders(rpPublicKey: string, redirectUri: string, front: Server): Promise<Providers> {
+  const origin = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  const subjectSecret = randomBytes(32).toString('base64url');
+  const byPersona = new Map<string, StartedProvider>();
+  for (const persona of DEFAULT_PERSONAS) {
+    byPersona.set(
+      persona.id,
+      await startProvider({
+        baseUrl: origin,
+        clients: [{ clientId: CLIENT_ID, clientSecret: clientSecret, redirectUris: [redirectUri], publicKey: rpPublicKey }],
+        autoApprove: persona.id,
+        signingKey,
+        subjectSecret,
+      }),
+    );
+  }
+  const first = byPersona.get(DEFAULT_PERSONAS[0]!.id)!;
+  const codeOwner = new Map<string, StartedProvider>();
+  const tokenOwner = new Map<string, StartedProvider>();
+
+  front.on('request', (req, res) => {
+    const path = req.url ?? '/';
+    const route = async (): Promise<void> => {
+      const body = await readBody(req);
+      let target = first;
+      if (path.startsWith('/v2/oauth/token')) {
+        const code = jsonField(body, 'code');
+        target = (code !== undefined && codeOwner.get(code)) || first;
+        if (code !== undefined) codeOwner.delete(code);
+      } else if (path.startsWith('/v2/oauth/userinfo')) {
+        const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+        target = (token !== undefined && tokenOwner.get(token)) || first;
+        if (token !== undefined) tokenOwner.delete(token);
+      }
+      const answer = await forward(target, req.method ?? 'GET', path, req.headers, body);
+      if (path.startsWith('/v2/oauth/token') && answer.status === 200) {
+        const accessToken = jsonField(answer.raw, 'access_token');
+        if (accessToken !== undefined) tokenOwner.set(accessToken, target);
+      }
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.raw);
+    };
+    route().catch(() => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+  });
+
+  return {
+    origin,
+    byPersona,
+    codeOwner,
+    subjectFor: (personaId) => first.provider.subjectFor(CLIENT_ID, personaId),
+    close: async () => {
+      for (const p of byPersona.values()) await p.close();
+      front.closeAllConnections();
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+    },
+  };
+}
+
+const clientSecret = randomBytes(24).toString('base64url');
+
+// ---------------------------------------------------------------------------------------------
+// The RP child process.
+
+class RpProcess {
+  readonly #child: ChildProcess;
+  #waiting: ((reply: RpReply) => void)[] = [];
+
+  constructor() {
+    this.#child = fork(join(__dirname, 'load-rp.ts'), [], {
+      execArgv: ['--expose-gc', '--import', 'tsx'],
+      env: { ...process.env, TSX_TSCONFIG_PATH: join(__dirname, 'load-tsconfig.json') },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.#child.on('message', (reply: RpReply) => this.#waiting.shift()?.(reply));
+    this.#child.on('exit', (code) => {
+      if (this.#waiting.length > 0) {
+        console.error(`The RP process exited (${code}) while the load test waited for it.`);
+        process.exit(1);
+      }
+    });
+  }
+
+  ask(message: RpRequest): Promise<RpReply> {
+    return new Promise((resolve) => {
+      this.#waiting.push(resolve);
+      this.#child.send(message);
+    });
+  }
+
+  async stats(): Promise<RpStats> {
+    const reply = await this.ask({ type: 'stats' });
+    if (reply.type !== 'stats') throw new Error(`the RP could not report its figures (${reply.type === 'failed' ? reply.reason : reply.type})`);
+    return reply.stats;
+  }
+
+  stop(): void {
+    this.#child.disconnect();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runs.
+
+const failures = new Map<string, number>();
+function failed(reason: string): void {
+  failures.set(reason, (failures.get(reason) ?? 0) + 1);
+}
+
+/** Runs `task(i)` for i in [0, count) with `concurrency` in flight; returns the wall time in ms. */
+async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      try {
+        await task(i);
+      } catch (err) {
+        failed(err instanceof Error ? err.message : 'unknown failure');
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  return performance.now() - started;
+}
+
+function maskNric(nric: string): string {
+  return nric[0] + '*'.repeat(nric.length - 5) + nric.slice(-4);
+}
+
+function field(html: string, name: string): string | undefined {
+  const re = new RegExp(`data-field="${name}"(?: datetime="([^"]*)")?>([^<]*)<`);
+  const m = re.exec(html);
+  return m === null ? undefined : (m[1] ?? m[2]);
+}
+
+interface Completed {
+  browser: Browser;
+  persona: Persona;
+}
+
+async function completeLogin(rpOrigin: string, providers: Providers, persona: Persona): Promise<Browser> {
+  const browser = new Browser();
+  const authorize = location(await browser.get(`${rpOrigin}/auth/login`), 'GET /auth/login');
+  if (authorize.pathname !== '/v2/oauth/authorize') throw new Error('GET /auth/login: not sent to the authorization endpoint');
+  const provider = providers.byPersona.get(persona.id)!;
+  const callback = location(await get(`${listeningOrigin(provider)}${authorize.pathname}${authorize.search}`), 'authorize');
+  const code = callback.searchParams.get('code');
+  if (code === null) throw new Error('authorize: no code in the redirect');
+  providers.codeOwner.set(code, provider);
+  const done = location(await browser.get(`${rpOrigin}${callback.pathname}${callback.search}`), 'GET /auth/callback');
+  if (done.pathname !== '/profile') throw new Error('GET /auth/callback: not sent to /profile');
+  const profile = await browser.get(`${rpOrigin}/profile`);
+  if (profile.status !== 200) throw new Error(`GET /profile: HTTP ${profile.status}`);
+  const shown = {
+    name: field(profile.body, 'name'),
+    nric: field(profile.body, 'nric'),
+    expiry: field(profile.body, 'passport-expiry'),
+    sub: field(profile.body, 'sub'),
+  };
+  if (
+    shown.name !== persona['profile.name'] ||
+    shown.nric !== maskNric(persona['profile.nric_number']) ||
+    shown.expiry !== persona['profile.passport_expiry_date'] ||
+    shown.sub !== providers.subjectFor(persona.id)
+  ) {
+    throw new Error('cross-talk: a profile page shows another person than the one who signed in');
+  }
+  return browser;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+function statsRow(label: string, s: RpStats): string {
+  const mean = s.sessions === 0 ? 0 : Math.round(s.totalBytes / s.sessions);
+  return (
+    `| ${label} | ${mb(s.rss)} | ${mb(s.heapUsed)} | ${s.sessions} | ${s.withPending} | ${s.maxPendingPerSession} | ` +
+    `${mean} | ${s.maxBytes} | ${(s.totalBytes / 1024).toFixed(0)} KB | ${s.longLived} |`
+  );
+}
+
+async function main(): Promise<void> {
+  const rpKeys = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const front = createServer();
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  const frontOrigin = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+
+  const rp = new RpProcess();
+  const ready = await rp.ask({
+    type: 'start',
+    sessionSecret: randomBytes(32).toString('base64url'),
+    provider: {
+      hostname: frontOrigin,
+      clientId: CLIENT_ID,
+      clientSecret,
+      privateKey: rpKeys.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      scope: SCOPE,
+    },
+  });
+  if (ready.type !== 'ready') throw new Error('the RP did not start');
+  const rpOrigin = `http://127.0.0.1:${ready.port}`;
+  const providers = await startProviders(
+    rpKeys.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+    `${rpOrigin}/auth/callback`,
+    front,
+  );
+
+  const rows: string[] = [];
+  const before = await rp.stats();
+  rows.push(statsRow('before', before));
+
+  // 1. Complete logins.
+  const latencies: number[] = [];
+  const completed: Completed[] = [];
+  const loginMs = await pool(LOGINS, CONCURRENCY, async () => {
+    const persona = DEFAULT_PERSONAS[randomInt(DEFAULT_PERSONAS.length)]!;
+    const t0 = performance.now();
+    const browser = await completeLogin(rpOrigin, providers, persona);
+    latencies.push(performance.now() - t0);
+    completed.push({ browser, persona });
+  });
+  const afterLogins = await rp.stats();
+  rows.push(statsRow(`after ${LOGINS} logins`, afterLogins));
+
+  // Every browser's session in the store holds its own persona, and nobody else's.
+  const reply = await rp.ask({ type: 'sessions' });
+  if (reply.type !== 'sessions') throw new Error('the RP could not list its sessions');
+  const personaCounts = new Map<string, number>();
+  for (const { browser, persona } of completed) {
+    personaCounts.set(persona.id, (personaCounts.get(persona.id) ?? 0) + 1);
+    const sid = browser.sessionId();
+    const user = sid === undefined ? undefined : reply.users[sid];
+    if (
+      !user ||
+      user.sub !== providers.subjectFor(persona.id) ||
+      user.data['profile.name'] !== persona['profile.name'] ||
+      user.data['profile.nric_number'] !== persona['profile.nric_number'] ||
+      user.data['profile.passport_expiry_date'] !== persona['profile.passport_expiry_date']
+    ) {
+      failed("cross-talk: a browser's session in the store holds another person, or none");
+    }
+  }
+  const distinctSids = new Set(completed.map((c) => c.browser.sessionId()));
+  if (distinctSids.size !== completed.length) failed('two browsers ended up with the same session');
+
+  // 2. Abandoned logins, one browser each.
+  const abandonedMs = await pool(ABANDONED, CONCURRENCY, async () => {
+    const browser = new Browser();
+    const answer = await browser.get(`${rpOrigin}/auth/login`);
+    location(answer, 'abandoned GET /auth/login');
+    if (browser.sessionId() === undefined) throw new Error('abandoned GET /auth/login: no session cookie');
+  });
+  const afterAbandoned = await rp.stats();
+  rows.push(statsRow(`+ ${ABANDONED} abandoned (own browsers)`, afterAbandoned));
+
+  // 3. Abandoned logins, all in one browser (first one alone, so the session exists).
+  const one = new Browser();
+  location(await one.get(`${rpOrigin}/auth/login`), 'GET /auth/login in one browser');
+  const oneSid = one.sessionId();
+  const oneMs = await pool(ABANDONED - 1, CONCURRENCY, async () => {
+    const answer = await one.get(`${rpOrigin}/auth/login`);
+    location(answer, 'GET /auth/login in one browser');
+    if (one.sessionId() !== oneSid) throw new Error('the one browser was given another session');
+  });
+  const afterOne = await rp.stats();
+  rows.push(statsRow(`+ ${ABANDONED} abandoned (one browser)`, afterOne));
+  if (afterOne.sessions !== afterAbandoned.sessions + 1) failed('logins started in one browser created more than one session');
+  if (afterOne.maxPendingPerSession > MAX_PENDING_LOGINS) failed('a session holds more pending logins than maxPendingLogins');
+
+  rp.stop();
+  await providers.close();
+  browserAgent.destroy();
+  frontAgent.destroy();
+
+  // Report.
+  latencies.sort((a, b) => a - b);
+  const errors = [...failures.values()].reduce((a, b) => a + b, 0);
+  const ms = (n: number): string => `${n.toFixed(1)} ms`;
+  console.log(`\nLoad test: RP = example app (NdIdStrategy + ndIdRouter, memory store) in its own process; ${DEFAULT_PERSONAS.length} autoApprove providers on loopback.`);
+  console.log(`\n| complete logins | concurrency | wall time | logins/s | p50 | p95 | p99 | max | errors |`);
+  console.log(`|---|---|---|---|---|---|---|---|---|`);
+  console.log(
+    `| ${latencies.length} | ${CONCURRENCY} | ${(loginMs / 1000).toFixed(2)} s | ${((latencies.length / loginMs) * 1000).toFixed(0)} | ` +
+      `${ms(percentile(latencies, 50))} | ${ms(percentile(latencies, 95))} | ${ms(percentile(latencies, 99))} | ` +
+      `${ms(latencies.at(-1) ?? NaN)} | ${errors} |`,
+  );
+  console.log(`\nPersonas signed in: ${[...personaCounts].map(([id, n]) => `${id} ${n}`).join(', ')}; every profile page and stored session matched its own browser's persona.`);
+  console.log(`Abandoned logins: ${ABANDONED} own browsers in ${(abandonedMs / 1000).toFixed(2)} s; ${ABANDONED} in one browser in ${(oneMs / 1000).toFixed(2)} s.`);
+  console.log(`\nRP process after a full GC (session sizes: JSON as the store keeps it, in bytes):\n`);
+  console.log('| point | rss | heapUsed | sessions | with pending logins | most pending in one | mean size | max size | total | cookie expires > 1 h |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+  if (errors > 0) {
+    console.error('\nFAILED:');
+    for (const [reason, count] of failures) console.error(`  ${count} x ${reason}`);
+    process.exit(1);
+  }
+  console.log('\nOK: no errors, no cross-talk, sessions bounded.');
+}
+
+main().catch((err: unknown) => {
+  console.error(`The load test could not run: ${err instanceof Error ? err.message : 'unknown error'}`);
+  process.exit(1);
+});
