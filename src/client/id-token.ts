@@ -56,7 +56,7 @@ function requirePresent(idToken: unknown): string {
 }
 
 function readHeader(token: string): ProtectedHeaderParameters {
-  if (token.split('.').length !== 3) {
+  if (dotCount(token) !== 2) {
     throw new IdError('id_token_malformed', 'The ID token is not a compact JWS (three dot-separated parts).');
   }
   try {
@@ -74,6 +74,12 @@ function requireAlgorithm(header: ProtectedHeaderParameters): void {
   if (header.kid !== undefined && typeof header.kid !== 'string') {
     throw new IdError('id_token_malformed', 'The ID token header has a kid that is not a string.');
   }
+}
+
+function dotCount(text: string): number {
+  let count = 0;
+  for (let i = text.indexOf('.'); i !== -1; i = text.indexOf('.', i + 1)) count += 1;
+  return count;
 }
 
 async function verifySignature(token: string, expect: IdTokenExpectations): Promise<JWTPayload> {
