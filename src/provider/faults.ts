@@ -22,7 +22,7 @@
 import { generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import express, { type Request, type Response, type Router } from 'express';
-import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, SignJWT, type JWTPayload } from 'jose';
+import { calculateJwkThumbprint, decodeJwt, exportJWK, SignJWT, type JWTPayload } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import type { FailureStyle, ProviderContext, ProviderRoute } from './context.js';
 import { errorStatus, runMiddleware, sendOAuthError } from './http.js';
@@ -81,7 +81,8 @@ export interface NonJsonFault {
  * Faults of the ID token returned by the token endpoint (which otherwise answers normally,
  * so the code is consumed and the access token works):
  *
- * - `bad_signature`: the claims are signed by a key that is not the one its `kid` names.
+ * - `bad_signature`: the provider's own header and claims, with a signature that does not
+ *   verify (one the provider's key made over other claims).
  * - `rotated_key`: the provider rotates its signing key (for good, as
  *   {@link Provider.rotateSigningKey} does) just before signing, so the token names a `kid`
  *   the client has not cached yet; the new key is published, so a refetch finds it.
@@ -283,10 +284,25 @@ interface StrangerKey {
   privateKey: KeyObject;
 }
 
-async function makeStrangerKey(): Promise<StrangerKey> {
-  const { privateKey, publicKey } = await generateKeyPairAsync('rsa', { modulusLength: 2048 });
-  const jwk = await exportJWK(publicKey);
-  return { kid: await calculateJwkThumbprint(jwk, 'sha256'), privateKey };
+let strangerKey: Promise<StrangerKey> | undefined;
+
+/**
+ * The never-published key, one per process, made on first need (an RSA key takes from tens to
+ * hundreds of ms to generate, so it is started as soon as an `unknown_key` fault is injected).
+ */
+function stranger(): Promise<StrangerKey> {
+  if (strangerKey === undefined) {
+    const made = (async (): Promise<StrangerKey> => {
+      const { privateKey, publicKey } = await generateKeyPairAsync('rsa', { modulusLength: 2048 });
+      return { kid: await calculateJwkThumbprint(await exportJWK(publicKey), 'sha256'), privateKey };
+    })();
+    // A failure is reported to the request that awaits it; forget it so the next one retries.
+    made.catch(() => {
+      strangerKey = undefined;
+    });
+    strangerKey = made;
+  }
+  return strangerKey;
 }
 
 /** The HTML page an intercepting proxy or captive portal puts in place of an API answer. */
@@ -315,7 +331,6 @@ export class FaultController implements FaultControl {
   readonly #ctx: ProviderContext;
   #entries: Entry[] = [];
   #nextId = 1;
-  #stranger: Promise<StrangerKey> | undefined;
   /** Cancels the latency waits still running (on close). */
   readonly #waits = new Set<() => void>();
 
@@ -350,6 +365,7 @@ export class FaultController implements FaultControl {
     if (this.#entries.length >= MAX_ACTIVE) {
       throw new TypeError(`faults: ${MAX_ACTIVE} faults are already active; clear some first`);
     }
+    if (fault.kind === 'unknown_key') void stranger().catch(() => undefined);
     const entry: Entry = { id: this.#nextId++, fault, ...where };
     this.#entries.push(entry);
     this.#ctx.config.log?.(`faults: injected ${fault.kind} #${entry.id} on ${entry.endpoint}`);
@@ -464,12 +480,16 @@ export class FaultController implements FaultControl {
   /** The claims of a genuine ID token, signed again the way the fault asks. */
   async #reissue(kind: 'bad_signature' | 'unknown_key' | 'expired_id_token' | 'wrong_audience', idToken: string): Promise<string> {
     const claims: JWTPayload = decodeJwt(idToken);
-    if (kind === 'bad_signature' || kind === 'unknown_key') {
-      const stranger = await (this.#stranger ??= makeStrangerKey());
-      const { kid } = decodeProtectedHeader(idToken);
-      return new SignJWT(claims)
-        .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: kind === 'bad_signature' && kid !== undefined ? kid : stranger.kid })
-        .sign(stranger.privateKey);
+    if (kind === 'bad_signature') {
+      // The provider's own key and kid, but a signature made over other claims: a valid-looking
+      // RS256 signature that does not verify.
+      const other = await this.#ctx.keys.sign({ ...claims, jti: randomBytes(16).toString('base64url') });
+      const signingInput = idToken.slice(0, idToken.lastIndexOf('.'));
+      return `${signingInput}.${other.slice(other.lastIndexOf('.') + 1)}`;
+    }
+    if (kind === 'unknown_key') {
+      const key = await stranger();
+      return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid }).sign(key.privateKey);
     }
     if (kind === 'expired_id_token') {
       const exp = epochSeconds(this.#clock) - EXPIRED_BY_S;
