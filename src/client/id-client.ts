@@ -209,9 +209,11 @@ export class IdClient {
     if (info.sub !== sub) {
       throw new IdError('userinfo_sub_mismatch', 'The userinfo sub differs from the sub of the ID token.');
     }
-    const data = info.data ?? {};
+    // Spec 2.4: the answer always carries `data` (empty when no scope has data); one without it,
+    // or with null, is malformed, not "no attributes".
+    const data = info.data;
     if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-      throw new IdError('userinfo_malformed', 'The userinfo data is not an object.');
+      throw new IdError('userinfo_malformed', 'The userinfo data is missing or not an object.');
     }
     const entries = data as Record<string, unknown>;
     if (Object.keys(entries).length === 0) return { sub, data: {} };

@@ -156,10 +156,10 @@ describe('fuzzing the callback query', () => {
           expect(me.status, 'the browser is signed in').toBe(401);
         });
       }),
-      fuzzOptions(250),
+      fuzzOptions(600),
     );
     expect(await rp.signedInSessions()).toBe(0);
-    expect(cases).toBeGreaterThanOrEqual(fuzzOptions(250).numRuns);
+    expect(cases).toBeGreaterThanOrEqual(fuzzOptions(600).numRuns);
   }, 120_000);
 
   it("the browser's real pending state with a garbage, mutated or duplicated code or error never signs in", async () => {
@@ -219,11 +219,11 @@ describe('fuzzing the callback query', () => {
           expect((await browser.get('/me')).status, 'the browser is signed in').toBe(401);
         });
       }),
-      fuzzOptions(200),
+      fuzzOptions(400),
     );
     expect(await rp.signedInSessions()).toBe(0);
     // A good share of the cases got past the state check and were refused by the provider.
-    expect(reachedProvider).toBeGreaterThan(fuzzOptions(200).numRuns / 5);
+    expect(reachedProvider).toBeGreaterThan(fuzzOptions(400).numRuns / 5);
   }, 120_000);
 
   it('the same browser and provider do sign in with the untouched code and state (the fuzz cases are not vacuous)', async () => {
