@@ -15,7 +15,7 @@ export const ID_TOKEN_ALGORITHM = 'RS256';
 export interface IdTokenExpectations {
   /** Exact `iss`: `{origin}/v2`. */
   issuer: string;
-  /** Our client id: in `aud`, and equal to `azp` when there are several audiences. */
+  /** Our client id: in `aud`, and equal to `azp` when present (required with several audiences). */
   clientId: string;
   /** The nonce sent; `null` (or undefined) when none was sent. */
   nonce: string | null | undefined;
@@ -136,10 +136,14 @@ function checkAudience(payload: JWTPayload, clientId: string): void {
   if (!audiences.includes(clientId)) {
     throw new IdError('id_token_aud_mismatch', 'The ID token audience does not include this clientId.');
   }
-  if (audiences.length > 1 && payload.azp !== clientId) {
+  // OIDC Core 3.1.3.7: azp, when present, must be this client; with several audiences it must be present.
+  if (payload.azp !== undefined && payload.azp !== clientId) {
+    throw new IdError('id_token_azp_mismatch', 'The ID token azp (authorized party) is not this clientId.');
+  }
+  if (audiences.length > 1 && payload.azp === undefined) {
     throw new IdError(
       'id_token_azp_mismatch',
-      'The ID token has several audiences, so its azp must equal this clientId, and it does not.',
+      'The ID token has several audiences, so its azp must equal this clientId, and it has none.',
     );
   }
 }

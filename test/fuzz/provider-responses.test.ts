@@ -187,6 +187,7 @@ function wrongValues(claim: string): fc.Arbitrary<unknown> {
     iat: (v) => typeof v === 'number' && v < now + 600,
     nbf: (v) => typeof v === 'number' && v < now + 600,
     nonce: (v) => v === NONCE,
+    azp: (v) => v === stub.clientId,
     at_hash: () => false, // any value we choose differs from the real hash
   };
   return any.filter((v) => !valid[claim]!(v));
@@ -194,7 +195,7 @@ function wrongValues(claim: string): fc.Arbitrary<unknown> {
 
 const claimChange: fc.Arbitrary<ClaimChange> = fc.oneof(
   fc
-    .constantFrom('iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'nonce', 'at_hash')
+    .constantFrom('iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'nonce', 'at_hash', 'azp')
     .chain((claim) => wrongValues(claim).map((value) => ({ claim, value }))),
   fc.constantFrom('iss', 'sub', 'aud', 'exp', 'iat', 'nonce').map((claim) => ({ claim, removed: true as const })),
 );
@@ -455,6 +456,21 @@ describe('fuzzing the userinfo response', () => {
       expect(codes.get(code) ?? 0, code).toBeGreaterThan(0);
     }
   }, 120_000);
+});
+
+describe('an ID token whose azp names another party', () => {
+  it.each([['another-client'], [''], [false], [null]])('with a single audience and azp %j is refused as id_token_azp_mismatch', async (azp) => {
+    restoreStub();
+    stub.claims = { azp };
+    const err = await expectRefused(callback(), forbidden);
+    expect(err.code).toBe('id_token_azp_mismatch');
+  });
+
+  it('with azp equal to our client id it is accepted', async () => {
+    restoreStub();
+    stub.claims = { azp: stub.clientId };
+    await expect(callback()).resolves.toMatchObject({ sub: stub.sub });
+  });
 });
 
 describe('a userinfo answer without its data object', () => {
