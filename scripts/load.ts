@@ -449,6 +449,13 @@ async function main(): Promise<void> {
   );
   console.log(`\nPersonas signed in: ${[...personaCounts].map(([id, n]) => `${id} ${n}`).join(', ')}; every profile page and stored session matched its own browser's persona.`);
   console.log(`Abandoned logins: ${ABANDONED} own browsers in ${(abandonedMs / 1000).toFixed(2)} s; ${ABANDONED} in one browser in ${(oneMs / 1000).toFixed(2)} s.`);
+  const perAbandoned = (afterAbandoned.heapUsed - afterLogins.heapUsed) / ABANDONED;
+  const perSignedIn = (afterLogins.heapUsed - before.heapUsed) / Math.max(1, latencies.length);
+  console.log(
+    `Heap per session: ~${(perSignedIn / 1024).toFixed(2)} KB per signed-in session, ~${(perAbandoned / 1024).toFixed(2)} KB per abandoned login ` +
+      `(each abandoned login in its own browser is a stored session until its cookie's maxAge; the ${ABANDONED} in one browser added ` +
+      `${afterOne.sessions - afterAbandoned.sessions} session of ${afterOne.maxBytes} bytes at most).`,
+  );
   console.log(`\nRP process after a full GC (session sizes: JSON as the store keeps it, in bytes):\n`);
   console.log('| point | rss | heapUsed | sessions | with pending logins | most pending in one | mean size | max size | total | cookie expires > 1 h |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');

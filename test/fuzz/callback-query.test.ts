@@ -10,10 +10,12 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baseForbidden, bounded, expectNoLeak, fuzzOptions, startFuzzRp, type FuzzRp } from './support.js';
+import { baseForbidden, bounded, expectNoLeak, fuzzOptions, guardUnhandledRejections, startFuzzRp, type FuzzRp } from './support.js';
 
 let rp: FuzzRp;
 let forbidden: string[];
+
+const rejections = guardUnhandledRejections();
 
 beforeAll(async () => {
   rp = await startFuzzRp({ kind: 'provider' });
@@ -21,6 +23,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await rp?.close();
+  rejections.stop();
+  rejections.check();
 });
 
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -156,10 +160,10 @@ describe('fuzzing the callback query', () => {
           expect(me.status, 'the browser is signed in').toBe(401);
         });
       }),
-      fuzzOptions(600),
+      fuzzOptions(1000),
     );
     expect(await rp.signedInSessions()).toBe(0);
-    expect(cases).toBeGreaterThanOrEqual(fuzzOptions(600).numRuns);
+    expect(cases).toBeGreaterThanOrEqual(fuzzOptions(1000).numRuns);
   }, 120_000);
 
   it("the browser's real pending state with a garbage, mutated or duplicated code or error never signs in", async () => {
@@ -219,11 +223,11 @@ describe('fuzzing the callback query', () => {
           expect((await browser.get('/me')).status, 'the browser is signed in').toBe(401);
         });
       }),
-      fuzzOptions(400),
+      fuzzOptions(600),
     );
     expect(await rp.signedInSessions()).toBe(0);
     // A good share of the cases got past the state check and were refused by the provider.
-    expect(reachedProvider).toBeGreaterThan(fuzzOptions(400).numRuns / 5);
+    expect(reachedProvider).toBeGreaterThan(fuzzOptions(600).numRuns / 5);
   }, 120_000);
 
   it('the same browser and provider do sign in with the untouched code and state (the fuzz cases are not vacuous)', async () => {

@@ -22,6 +22,7 @@ import { encryptUserinfo, sendJson, startStubProvider, STUB_PATHS, type StubProv
 import { applyMutation, b64u, compactMutation, type CompactMutation } from './jose-mutations.js';
 import {
   baseForbidden,
+  guardUnhandledRejections,
   bounded,
   CLIENT_SECRET,
   CLIENT_TIMEOUT_MS,
@@ -39,6 +40,8 @@ let stub: StubProvider;
 let client: IdClient;
 let attacker: { privateKey: KeyObject; publicJwk: Record<string, unknown> };
 let forbidden: string[];
+
+const rejections = guardUnhandledRejections();
 
 beforeAll(async () => {
   stub = await startStubProvider();
@@ -58,6 +61,8 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.close();
   await stub?.close();
+  rejections.stop();
+  rejections.check();
 });
 beforeEach(() => {
   restoreStub();
@@ -256,7 +261,7 @@ describe('fuzzing the ID token and the token response', () => {
         const err = await bounded(() => expectRefused(callback(), [...forbidden, ...tokenPieces(original), ...tokenPieces(token)]));
         codes.set(err.code, (codes.get(err.code) ?? 0) + 1);
       }),
-      fuzzOptions(1500),
+      fuzzOptions(3000),
     );
     // The cases reach deep into validation, not only the first check.
     expect(codes.get('id_token_signature_invalid') ?? 0).toBeGreaterThan(0);
@@ -283,7 +288,7 @@ describe('fuzzing the ID token and the token response', () => {
         });
         await bounded(() => expectRefused(callback(), [...forbidden, ...tokenPieces(idToken)]));
       }),
-      fuzzOptions(300),
+      fuzzOptions(400),
     );
   }, 60_000);
 
@@ -304,7 +309,7 @@ describe('fuzzing the ID token and the token response', () => {
         const result = await bounded(() => callback());
         expect(result.sub).toBe(stub.sub);
       }),
-      fuzzOptions(100),
+      fuzzOptions(150),
     );
   }, 60_000);
 
@@ -450,7 +455,7 @@ describe('fuzzing the userinfo response', () => {
         const err = await bounded(() => expectRefused(client.userinfo({ sub: stub.sub, accessToken: stub.accessToken }), [...forbidden, ...pieces]));
         codes.set(err.code, (codes.get(err.code) ?? 0) + 1);
       }),
-      fuzzOptions(1200),
+      fuzzOptions(2000),
     );
     for (const code of ['userinfo_malformed', 'userinfo_key_decrypt_failed', 'userinfo_data_decrypt_failed', 'userinfo_alg_not_allowed', 'userinfo_key_invalid']) {
       expect(codes.get(code) ?? 0, code).toBeGreaterThan(0);
@@ -538,7 +543,7 @@ describe('fuzzing provider answers through ndIdRouter and the strategy', () => {
           expect((await browser.get('/me')).status, 'the browser is signed in').toBe(401);
         });
       }),
-      fuzzOptions(400),
+      fuzzOptions(600),
     );
     expect(await rp.signedInSessions()).toBe(0);
   }, 120_000);

@@ -160,6 +160,24 @@ export function expectNoLeak(text: string, forbidden: readonly string[], where: 
   }
 }
 
+/**
+ * Records unhandled promise rejections while a suite runs; `check()` asserts there were none
+ * (a rejection nobody awaited is a bug even when every case's own assertion passed).
+ */
+export function guardUnhandledRejections(): { check(): void; stop(): void } {
+  const seen: string[] = [];
+  const listener = (reason: unknown): void => {
+    seen.push(reason instanceof Error ? reason.name : typeof reason);
+  };
+  process.on('unhandledRejection', listener);
+  return {
+    check: () => expect(seen, 'unhandled rejections').toEqual([]),
+    stop: () => {
+      process.off('unhandledRejection', listener);
+    },
+  };
+}
+
 /** Runs `fn`, failing the case when it has not settled within {@link CASE_TIME_LIMIT_MS}. */
 export async function bounded<T>(fn: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
