@@ -452,7 +452,7 @@ async function main(): Promise<void> {
   const perAbandoned = (afterAbandoned.heapUsed - afterLogins.heapUsed) / ABANDONED;
   const perSignedIn = (afterLogins.heapUsed - before.heapUsed) / Math.max(1, latencies.length);
   console.log(
-    `Heap per session: ~${(perSignedIn / 1024).toFixed(2)} KB per signed-in session, ~${(perAbandoned / 1024).toFixed(2)} KB per abandoned login ` +
+    `Heap growth: ~${(perSignedIn / 1024).toFixed(2)} KB per completed login (one-off warm-up included), ~${(perAbandoned / 1024).toFixed(2)} KB per abandoned login ` +
       `(each abandoned login in its own browser is a stored session until its cookie's maxAge; the ${ABANDONED} in one browser added ` +
       `${afterOne.sessions - afterAbandoned.sessions} session of ${afterOne.maxBytes} bytes at most).`,
   );
