@@ -3,7 +3,8 @@
  * identifiers, the userinfo encryption, and constant-time secret comparison. Every JOSE
  * operation goes through `jose`.
  */
-import { createHash, createHmac, generateKeyPairSync, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, generateKeyPair, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 import { calculateJwkThumbprint, CompactEncrypt, exportJWK, generateSecret, SignJWT, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
 
@@ -31,8 +32,14 @@ async function prepareKey(privateKey: KeyObject): Promise<SigningKey> {
   return { kid, privateKey, jwk: { kty: 'RSA', kid, n, e, use: 'sig' } };
 }
 
-function generateRsaKey(): KeyObject {
-  return generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+const generateKeyPairAsync = promisify(generateKeyPair);
+
+/**
+ * A fresh RSA-2048 key pair, generated off the event loop: generation takes tens to hundreds of
+ * ms, and the provider keeps answering meanwhile.
+ */
+export async function generateRsaKeyPair(): Promise<{ privateKey: KeyObject; publicKey: KeyObject }> {
+  return generateKeyPairAsync('rsa', { modulusLength: 2048 });
 }
 
 /** The ID-token signing keys: one current key, plus rotated-out keys during their grace period. */
@@ -45,7 +52,7 @@ export class SigningKeys {
     private readonly graceMs: number,
     initial?: KeyObject,
   ) {
-    this.current = prepareKey(initial ?? generateRsaKey());
+    this.current = (initial ? Promise.resolve(initial) : generateRsaKeyPair().then((pair) => pair.privateKey)).then(prepareKey);
     // An unhandled rejection here would only repeat in every caller; callers await `current`.
     this.current.catch(() => undefined);
   }
@@ -66,7 +73,7 @@ export class SigningKeys {
 
   /** Start signing with a fresh key; keep publishing the old one for the grace period. */
   async rotate(): Promise<void> {
-    const next = await prepareKey(generateRsaKey());
+    const next = await prepareKey((await generateRsaKeyPair()).privateKey);
     const old = await this.current;
     this.retired.unshift({ ...old, retireAt: this.clock() + this.graceMs });
     this.current = Promise.resolve(next);

@@ -19,12 +19,12 @@
  *
  * Without `faultControl` these paths answer 404 like any unknown path.
  */
-import { generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
-import { promisify } from 'node:util';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { calculateJwkThumbprint, decodeJwt, exportJWK, SignJWT, type JWTPayload } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import type { FailureStyle, ProviderContext, ProviderRoute } from './context.js';
+import { generateRsaKeyPair } from './crypto.js';
 import { errorStatus, runMiddleware, sendOAuthError } from './http.js';
 import type { ProviderEndpoint } from './types.js';
 import { renderErrorPage } from './views/error-page.js';
@@ -276,8 +276,6 @@ function snapshot(entry: Entry): ActiveFault {
   return out;
 }
 
-const generateKeyPairAsync = promisify(generateKeyPair);
-
 /** A signing key of the provider's shape that is never published. */
 interface StrangerKey {
   kid: string;
@@ -293,7 +291,7 @@ let strangerKey: Promise<StrangerKey> | undefined;
 function stranger(): Promise<StrangerKey> {
   if (strangerKey === undefined) {
     const made = (async (): Promise<StrangerKey> => {
-      const { privateKey, publicKey } = await generateKeyPairAsync('rsa', { modulusLength: 2048 });
+      const { privateKey, publicKey } = await generateRsaKeyPair();
       return { kid: await calculateJwkThumbprint(await exportJWK(publicKey), 'sha256'), privateKey };
     })();
     // A failure is reported to the request that awaits it; forget it so the next one retries.
