@@ -29,8 +29,10 @@ describe('starting the example app', () => {
     const problem = inject('buildProblem');
     if (problem) throw new Error(problem);
     const proc = start({ PORT: '0', EXAMPLE_APP_DATA_DIR: dataDir });
-    const url = await waitForReady(proc);
-    expect(url).toMatch(/^http:\/\/localhost:\d+$/);
+    const printed = await waitForReady(proc);
+    expect(printed).toMatch(/^http:\/\/localhost:\d+$/);
+    // The site listens on 127.0.0.1 (HOST's default); ask it there, whatever localhost resolves to.
+    const url = printed.replace('//localhost:', '//127.0.0.1:');
 
     const home = await fetch(url);
     expect(home.status).toBe(200);
@@ -61,7 +63,7 @@ describe('starting the example app', () => {
     expect(statSync(join(ownDir, 'secrets.json')).mode & 0o077).toBe(0);
 
     const again = start({ PORT: '0', EXAMPLE_APP_DATA_DIR: ownDir });
-    const url = await waitForReady(again);
+    const url = (await waitForReady(again)).replace('//localhost:', '//127.0.0.1:');
     expect((await fetch(url)).status).toBe(200);
     expect(readFileSync(keyFile, 'utf8')).toBe(first);
     await again.stop();
