@@ -79,3 +79,21 @@ export class IdError extends Error {
 export function isIdError(err: unknown, code?: IdErrorCode): err is IdError {
   return err instanceof IdError && (code === undefined || err.code === code);
 }
+
+/**
+ * Codes meaning the service could not be reached or answered nonsense: an outage to report with
+ * a 5xx and retry later, not a refused sign-in.
+ */
+export const PROVIDER_DOWN_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
+  'provider_unreachable',
+  'provider_timeout',
+  'provider_server_error',
+  'provider_invalid_response',
+  'provider_response_too_large',
+  'provider_redirect_refused',
+]);
+
+/** True when `err` is an {@link IdError} whose code is one of {@link PROVIDER_DOWN_CODES}. */
+export function isProviderDown(err: unknown): err is IdError {
+  return err instanceof IdError && PROVIDER_DOWN_CODES.has(err.code);
+}

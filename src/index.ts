@@ -2,7 +2,14 @@
  * passport-nd-id: sign people in with the national digital identity service.
  * This module only re-exports; each concept lives in its own file.
  */
-export { IdError, isIdError, type IdErrorCode, type IdErrorOptions } from './errors.js';
+export {
+  IdError,
+  isIdError,
+  isProviderDown,
+  PROVIDER_DOWN_CODES,
+  type IdErrorCode,
+  type IdErrorOptions,
+} from './errors.js';
 export { systemClock, type Clock } from './clock.js';
 export {
   generateCodeVerifier,

@@ -5,7 +5,7 @@
  */
 import defaultPassport from 'passport';
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { IdError, type IdErrorCode } from '../errors.js';
+import { IdError, PROVIDER_DOWN_CODES, type IdErrorCode } from '../errors.js';
 import { sendFailurePage } from './failure-page.js';
 import { safeReturnTo } from './return-to.js';
 import {
@@ -64,14 +64,6 @@ export interface NdIdRouterOptions {
 /** Default paths of the routes. */
 export const DEFAULT_ROUTES = { login: '/login', callback: '/callback', logout: '/logout' } as const;
 
-const PROVIDER_DOWN_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
-  'provider_unreachable',
-  'provider_timeout',
-  'provider_server_error',
-  'provider_invalid_response',
-  'provider_response_too_large',
-  'provider_redirect_refused',
-]);
 
 function optionError(option: string, what: string): TypeError {
   return new TypeError(`ndIdRouter: ${option} ${what}`);

@@ -19,7 +19,7 @@ import type {
   UserinfoResult,
 } from '../client/types.js';
 import { systemClock, type Clock } from '../clock.js';
-import { IdError, type IdErrorCode } from '../errors.js';
+import { IdError, PROVIDER_DOWN_CODES, type IdErrorCode } from '../errors.js';
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
 import {
   addPendingLogin,
@@ -41,15 +41,6 @@ export const DEFAULT_MAX_PENDING_LOGINS = 5;
 /** Default time a started login may take before its callback is refused: 10 minutes, in ms. */
 export const DEFAULT_LOGIN_TTL_MS = 10 * 60 * 1000;
 
-/** Failure codes that mean "the service could not be reached or answered nonsense": reported with `error`, not `fail`. */
-const PROVIDER_DOWN_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
-  'provider_unreachable',
-  'provider_timeout',
-  'provider_server_error',
-  'provider_invalid_response',
-  'provider_response_too_large',
-  'provider_redirect_refused',
-]);
 
 /** What the strategy needs from a client; an {@link IdClient} is one. */
 export interface NdIdClientLike {
