@@ -3,6 +3,7 @@
  * one escaped sentence and a "try again" link. No stack, no token, no attribute value.
  */
 import type { Response } from 'express';
+import { escapeHtml } from '../html.js';
 
 /** What the failure page says. */
 export interface FailurePage {
@@ -14,19 +15,6 @@ export interface FailurePage {
   message: string;
   /** Where the "try again" link points (a same-site path). Omitted: no link. */
   retryHref?: string;
-}
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/** `text` with `& < > " '` replaced by HTML entities, safe in element content and quoted attributes. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
 }
 
 /** The page as a complete HTML document. */

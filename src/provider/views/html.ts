@@ -5,15 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 
-/** Escape text for HTML element content and double-quoted attribute values. */
-export function escapeHtml(value: string): string {
-  return value
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+import { escapeHtml } from '../../html.js';
+
+export { escapeHtml };
 
 /** JSON safe to place inside a `<script type="application/json">` element. */
 export function jsonForScript(value: unknown): string {
