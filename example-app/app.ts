@@ -8,7 +8,7 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import session from 'express-session';
 import passport from 'passport';
-import { IdError, NdIdStrategy, ndIdRouter, type NdIdRouterOptions, type NdIdUser } from 'passport-nd-id';
+import { IdError, isProviderDown, NdIdStrategy, ndIdRouter, type NdIdUser } from 'passport-nd-id';
 import type { ProviderSettings } from './config.js';
 import { createSessionStore, type SessionStore } from './sessions.js';
 import { errorPage, homePage, notFoundPage, profilePage, unavailablePage, type ProfileUser } from './views.js';
@@ -77,16 +77,6 @@ class GuardedStore extends session.Store {
     else cb?.();
   }
 }
-
-/** Codes meaning the identity service is down or answered nonsense. */
-const PROVIDER_DOWN: ReadonlySet<string> = new Set([
-  'provider_unreachable',
-  'provider_timeout',
-  'provider_server_error',
-  'provider_invalid_response',
-  'provider_response_too_large',
-  'provider_redirect_refused',
-]);
 
 function isStoreDown(err: unknown): boolean {
   return err instanceof IdError && err.code === 'session_store_unavailable';
@@ -172,7 +162,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   app.use(
     ndIdRouter({
       // This app's own Passport instance, so several apps can live in one process.
-      passport: authenticator as NdIdRouterOptions['passport'],
+      passport: authenticator,
       routes: { login: ROUTES.login, callback: redirect.pathname, logout: ROUTES.logout },
       successRedirect: ROUTES.profile,
       logoutRedirect: '/',
@@ -205,7 +195,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
       sendHtml(res, 503, unavailablePage());
       return;
     }
-    if (err instanceof IdError && PROVIDER_DOWN.has(err.code)) {
+    if (isProviderDown(err)) {
       // The code names the problem; no URL, token or response body is logged.
       log(`Sign-in could not be completed: ${err.code}.`);
       sendHtml(
