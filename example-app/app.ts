@@ -8,13 +8,26 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import session from 'express-session';
 import passport from 'passport';
-import { IdError, isProviderDown, NdIdStrategy, ndIdRouter, type NdIdUser } from 'passport-nd-id';
+import {
+  DEFAULT_LOGIN_TTL_MS,
+  IdError,
+  isProviderDown,
+  NdIdStrategy,
+  ndIdRouter,
+  type NdIdUser,
+} from 'passport-nd-id';
 import type { ProviderSettings } from './config.js';
 import { createSessionStore, type SessionStore } from './sessions.js';
 import { errorPage, homePage, notFoundPage, profilePage, unavailablePage, type ProfileUser } from './views.js';
 
 /** How long a signed-in session lasts without being used again: 8 hours, in ms. */
 export const SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
+/**
+ * How long a session made only to start a login lasts: as long as the login may take. An
+ * abandoned login then leaves its session in the store for minutes, not hours; signing in
+ * regenerates the session, which brings back {@link SESSION_MAX_AGE_MS}.
+ */
+export const LOGIN_SESSION_MAX_AGE_MS = DEFAULT_LOGIN_TTL_MS;
 /** Name of the session cookie. */
 export const SESSION_COOKIE_NAME = 'example-app.sid';
 
@@ -126,8 +139,8 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   app.use(((_req, res, next) => {
     res.set({
       'X-Content-Type-Options': 'nosniff',
-      // Not "no-referrer": with it, browsers send `Origin: null` on same-site form posts, and the
-      // logout route rightly refuses posts it cannot prove are same-site.
+      // Not "no-referrer": with it, browsers send `Origin: null` on same-site form posts, and
+      // browsers without Sec-Fetch-Site could not prove a logout post is same-site.
       'Referrer-Policy': 'same-origin',
       'Content-Security-Policy':
         "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self' " +
@@ -158,6 +171,10 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
     else sendHtml(res, 503, unavailablePage());
   }) satisfies RequestHandler);
   app.use(authenticator.session());
+  app.get(ROUTES.login, ((req, _res, next) => {
+    if (!req.user) req.session.cookie.maxAge = LOGIN_SESSION_MAX_AGE_MS;
+    next();
+  }) satisfies RequestHandler);
 
   app.use(
     ndIdRouter({

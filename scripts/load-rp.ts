@@ -8,8 +8,8 @@
  * - `{ type: 'sessions' }`: answer with the signed-in user of every session, by session id, so
  *   the generator can check that each browser holds its own person (never printed).
  *
- * Started with `--expose-gc`, and with scripts/load-tsconfig.json so `passport-nd-id` resolves
- * to the sources (no build needed).
+ * Started with `--expose-gc`; tsx resolves `passport-nd-id` to the sources through the `paths`
+ * of tsconfig.json (no build needed).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

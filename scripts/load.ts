@@ -226,7 +226,6 @@ class RpProcess {
   constructor() {
     this.#child = fork(join(__dirname, 'load-rp.ts'), [], {
       execArgv: ['--expose-gc', '--import', 'tsx'],
-      env: { ...process.env, TSX_TSCONFIG_PATH: join(__dirname, 'load-tsconfig.json') },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.#child.on('message', (reply: RpReply) => this.#waiting.shift()?.(reply));

@@ -35,6 +35,11 @@ export {
 export type { OAuthErrorBody } from './client/http.js';
 export {
   NdIdStrategy,
+  ND_ID_STRATEGY_NAME,
+  DEFAULT_SESSION_KEY,
+  DEFAULT_STRATEGY_SCOPE,
+  DEFAULT_MAX_PENDING_LOGINS,
+  DEFAULT_LOGIN_TTL_MS,
   type NdIdStrategyOptions,
   type NdIdStrategyOptionsWithRequest,
   type NdIdStrategyBaseOptions,

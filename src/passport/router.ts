@@ -86,10 +86,18 @@ function checkUrl(value: unknown, option: string, fallback: string | undefined):
   return value;
 }
 
-/** True when a state-changing request came from another site (Sec-Fetch-Site or a foreign Origin). */
+/**
+ * True when a state-changing request came from another site. A browser's `Sec-Fetch-Site`
+ * (which pages cannot set) decides when present: only `same-origin` and `none` (typed or
+ * bookmarked) pass, so a page sent with `Referrer-Policy: no-referrer`, whose own posts carry
+ * `Origin: null`, can still log out. Without it, an `Origin` header must name this host.
+ */
 export function isCrossSiteRequest(req: Request): boolean {
   const fetchSite = req.get('sec-fetch-site');
-  if (fetchSite !== undefined && fetchSite.trim().toLowerCase() === 'cross-site') return true;
+  if (fetchSite !== undefined) {
+    const site = fetchSite.trim().toLowerCase();
+    return site !== 'same-origin' && site !== 'none';
+  }
   const origin = req.get('origin');
   if (origin === undefined) return false;
   let originUrl: URL;

@@ -1,10 +1,16 @@
 import session from 'express-session';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { createExampleApp, type ExampleAppConfig } from '../../example-app/app.js';
+import {
+  createExampleApp,
+  LOGIN_SESSION_MAX_AGE_MS,
+  SESSION_MAX_AGE_MS,
+  type ExampleAppConfig,
+} from '../../example-app/app.js';
 import { DEFAULT_SCOPE } from '../../example-app/config.js';
 import { freePort } from '../helpers/redis.js';
 import { testKeyPair } from '../helpers/keys.js';
+import { startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
 
 /** A memory store that can be switched off, as a session store outage. */
 class SwitchableStore extends session.MemoryStore {
@@ -106,5 +112,43 @@ describe('example app pages', () => {
     expect(res.status).toBe(502);
     expect(res.text).toContain('<h1>Sign-in is unavailable</h1>');
     expect(res.text).toContain('href="/"');
+  });
+});
+
+describe('session lifetime', () => {
+  /** Seconds from now until the Expires of the session cookie set by a response. */
+  function cookieLifetimeS(res: request.Response): number {
+    const header = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('example-app.sid='));
+    const expires = header && /Expires=([^;]+)/.exec(header)?.[1];
+    if (!expires) throw new Error('no session cookie with an expiry was set');
+    return (Date.parse(expires) - Date.now()) / 1000;
+  }
+
+  it('a session made only to start a login expires with the login, and signing in gives it the full 8 hours', async () => {
+    const started = await startTestProvider({ autoApprove: true });
+    try {
+      // The example app's callback path is where TEST_CLIENT's registered redirect URI points.
+      const appConfig = config({}, started.baseUrl);
+      appConfig.provider.clientId = TEST_CLIENT.clientId;
+      appConfig.provider.clientSecret = TEST_CLIENT.clientSecret;
+      appConfig.provider.redirectUri = TEST_CLIENT.redirectUri;
+      const rp = createExampleApp(appConfig).app;
+      const browser = request.agent(rp);
+
+      const login = await browser.get('/auth/login');
+      expect(login.status).toBe(302);
+      const lifetime = cookieLifetimeS(login);
+      expect(lifetime).toBeGreaterThan(LOGIN_SESSION_MAX_AGE_MS / 1000 - 60);
+      expect(lifetime).toBeLessThanOrEqual(LOGIN_SESSION_MAX_AGE_MS / 1000 + 1);
+
+      const authorize = await fetch(login.headers.location!, { redirect: 'manual' });
+      const back = new URL(authorize.headers.get('location')!);
+      const callback = await browser.get(`${back.pathname}${back.search}`);
+      expect(callback.status).toBe(302);
+      expect(callback.headers.location).toBe('/profile');
+      expect(cookieLifetimeS(callback)).toBeGreaterThan(SESSION_MAX_AGE_MS / 1000 - 60);
+    } finally {
+      await started.close();
+    }
   });
 });

@@ -47,6 +47,11 @@ describe('isCrossSiteRequest (logout CSRF check)', () => {
     ['its own Origin', 'app.example', { Origin: 'https://app.example' }],
     ['its own Origin with the default port written out', 'app.example:443', { Origin: 'https://app.example' }],
     ['its own Origin and port', '127.0.0.1:4000', { Origin: 'http://127.0.0.1:4000' }],
+    [
+      'Origin: null from its own no-referrer page, vouched for by Sec-Fetch-Site: same-origin',
+      'app.example',
+      { 'Sec-Fetch-Site': 'same-origin', Origin: 'null' },
+    ],
   ])('accepts a request with %s', (_name, host, headers) => {
     expect(isCrossSiteRequest(req(host, headers))).toBe(false);
   });
@@ -56,6 +61,8 @@ describe('isCrossSiteRequest (logout CSRF check)', () => {
     ['Sec-Fetch-Site: cross-site even with a matching Origin', 'app.example', { 'Sec-Fetch-Site': 'cross-site', Origin: 'https://app.example' }],
     ['another Origin', 'app.example', { Origin: 'https://evil.example' }],
     ['an Origin on another port', '127.0.0.1:4000', { Origin: 'http://127.0.0.1:4001' }],
+    ['Sec-Fetch-Site: same-site (a sibling subdomain)', 'app.example', { 'Sec-Fetch-Site': 'same-site' }],
+    ['an unknown Sec-Fetch-Site value', 'app.example', { 'Sec-Fetch-Site': 'weird' }],
     ['a look-alike Origin', 'app.example', { Origin: 'https://app.example.evil.example' }],
     ['Origin: null (sandboxed frame, data: URL)', 'app.example', { Origin: 'null' }],
     ['a malformed Origin', 'app.example', { Origin: 'not a url' }],
