@@ -5,6 +5,11 @@
  *
  * Request problems never redirect: they get an HTML page with status 400, an error code and a
  * message (RFC 6749 4.1.2.1 for the client and redirect URI; the spec's "HTML page" for the rest).
+ *
+ * A query string longer than {@link MAX_AUTHORIZE_QUERY_LENGTH} is refused before it is parsed,
+ * so before the client and redirect URI checks: nothing in it can be trusted, and refusing it
+ * never redirects either. A pending authorization keeps only validated, length-limited values;
+ * unknown parameters are ignored and never stored or echoed.
  */
 import type { Request, Response } from 'express';
 import QRCode from 'qrcode';
@@ -31,13 +36,18 @@ export const CONTINUE_PATH = '/_provider/qr-continue';
 export const MAX_STATE_LENGTH = 1024;
 /** Longest accepted `nonce`. */
 export const MAX_NONCE_LENGTH = 512;
+/**
+ * Longest accepted authorize query string, in characters (bytes on the wire): 8 KiB, the usual
+ * request-line limit of web servers and proxies. The per-parameter limits add up to about 5 KiB.
+ */
+export const MAX_AUTHORIZE_QUERY_LENGTH = 8 * 1024;
 /** Pixel size of the QR image. */
 const QR_SIZE = 320;
 
 const VISIBLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** A validated authorization request. */
-interface ValidRequest {
+export interface ValidRequest {
   clientId: string;
   clientName: string;
   redirectUri: string;
@@ -53,7 +63,10 @@ function fail(code: string, message: string): Validation {
   return { ok: false, code, message };
 }
 
-/** Validate the query in the order of the issue: client and redirect URI first, then the rest. */
+/**
+ * Validate the query in the order of the issue: client and redirect URI first, then the rest.
+ * The query's overall size is checked before this, by the endpoint.
+ */
 export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchParams): Validation {
   const clientId = singleParam(params, 'client_id', 256);
   if (!clientId.ok) return fail('invalid_request', clientId.reason);
@@ -130,9 +143,42 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   };
 }
 
+/**
+ * The authorize URL of a validated request, for "start again": rebuilt from the known parameters
+ * only, so nothing else the browser sent is kept or echoed.
+ */
+export function startAgainUrl(baseUrl: string, request: ValidRequest): string {
+  const params = new URLSearchParams({
+    response_type: 'code',
+    client_id: request.clientId,
+    redirect_uri: request.redirectUri,
+    scope: request.scopes.join(' '),
+  });
+  if (request.state !== undefined) params.set('state', request.state);
+  if (request.nonce !== undefined) params.set('nonce', request.nonce);
+  params.set('code_challenge', request.codeChallenge);
+  params.set('code_challenge_method', 'S256');
+  return `${baseUrl}${AUTHORIZE_PATH}?${params.toString()}`;
+}
+
+/** Length of the raw query string of a request (0 without one). */
+function queryLength(req: Request): number {
+  const q = req.originalUrl.indexOf('?');
+  return q === -1 ? 0 : req.originalUrl.length - q - 1;
+}
+
 async function authorize(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
   const { config, stores } = ctx;
   const now = config.clock();
+  if (queryLength(req) > MAX_AUTHORIZE_QUERY_LENGTH) {
+    ctx.log('authorize', 'refused: invalid_request (query too large)');
+    sendHtml(
+      res,
+      400,
+      renderErrorPage('invalid_request', `The request is too large: its query string is longer than ${MAX_AUTHORIZE_QUERY_LENGTH} characters.`),
+    );
+    return;
+  }
   const result = validateAuthorizeQuery(ctx, queryOf(req));
   if (!result.ok) {
     ctx.log('authorize', `refused: ${result.code}`);
@@ -158,7 +204,6 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
     state: request.state,
     nonce: request.nonce,
     codeChallenge: request.codeChallenge,
-    authorizeUrl: `${config.baseUrl}${req.originalUrl}`,
     status: 'pending',
   };
   const expiresAt = now + config.ttl.authorization * 1000;
@@ -177,7 +222,7 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
       // Same-origin relative paths: they work whichever host name the browser used.
       statusUrl: `${STATUS_PATH}/${pending.pollId}`,
       continueUrl: `${CONTINUE_PATH}/${pending.pollId}`,
-      authorizeUrl: pending.authorizeUrl,
+      authorizeUrl: startAgainUrl(config.baseUrl, request),
       pollIntervalMs: config.pollIntervalMs,
       expiresInSeconds: config.ttl.authorization,
     },

@@ -87,7 +87,10 @@ export class ExpiringStore<V> {
 /** The decision state of a QR login. */
 export type PendingStatus = 'pending' | 'approved' | 'denied';
 
-/** An authorization request waiting for the mobile app. */
+/**
+ * An authorization request waiting for the mobile app. It holds only validated, length-limited
+ * values (never the raw request), so the entry count bounds the memory.
+ */
 export interface PendingAuthorization {
   /** Unguessable id in the mobile-app URL (the QR payload). */
   mobileId: string;
@@ -99,8 +102,6 @@ export interface PendingAuthorization {
   state: string | undefined;
   nonce: string | undefined;
   codeChallenge: string;
-  /** The authorize URL that created this request, for "start again". */
-  authorizeUrl: string;
   status: PendingStatus;
   /** Where the QR page sends the browser once decided. */
   redirectTo?: string;

@@ -1,5 +1,14 @@
+import { createPrivateKey } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authorizeRoutes, MAX_AUTHORIZE_QUERY_LENGTH } from '../../src/provider/authorize.js';
+import { resolveConfig } from '../../src/provider/config.js';
+import type { ProviderContext } from '../../src/provider/context.js';
+import { SigningKeys } from '../../src/provider/crypto.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { createStores } from '../../src/provider/store.js';
+import { testKeyPair } from '../helpers/keys.js';
 import { authorizeQuery, pkce, providerOptions, startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
 
 let started: StartedProvider;
@@ -106,6 +115,85 @@ describe('authorize: success shows the QR page', () => {
 
   it('accepts a request without state and nonce', async () => {
     expect((await authorize({ state: null, nonce: null })).status).toBe(200);
+  });
+});
+
+describe('authorize: oversized requests and unknown parameters', () => {
+  /** A valid authorize query padded with an unknown parameter to exactly `length` characters. */
+  function paddedQuery(length: number, overrides: Record<string, string | null> = {}): string {
+    const query = `${authorizeQuery(challenge, overrides)}&x=`;
+    return query + 'j'.repeat(length - query.length);
+  }
+
+  it('shows invalid_request "too large" when the query string is longer than the limit', async () => {
+    const res = await fetch(`${base}/v2/oauth/authorize?${paddedQuery(MAX_AUTHORIZE_QUERY_LENGTH + 1)}`, { redirect: 'manual' });
+    const page = await errorPage(res);
+    expect(page.code).toBe('invalid_request');
+    expect(page.message).toMatch(/too large/);
+    expect(page.html).not.toContain('jjjj');
+  });
+
+  it('refuses an oversized query before looking at the client', async () => {
+    const res = await fetch(`${base}/v2/oauth/authorize?${paddedQuery(MAX_AUTHORIZE_QUERY_LENGTH + 1, { client_id: 'stranger' })}`, {
+      redirect: 'manual',
+    });
+    const page = await errorPage(res);
+    expect(page.code).toBe('invalid_request');
+    expect(page.message).toMatch(/too large/);
+  });
+
+  it('still shows the QR page for a query string of exactly the limit', async () => {
+    const res = await fetch(`${base}/v2/oauth/authorize?${paddedQuery(MAX_AUTHORIZE_QUERY_LENGTH)}`, { redirect: 'manual' });
+    expect(res.status).toBe(200);
+  });
+
+  it('the start-again link carries only the known parameters, not an unknown one', async () => {
+    const html = await (await authorize({}, `&x=${'junk'.repeat(500)}`)).text();
+    const href = /<a id="start-again" href="([^"]+)">/.exec(html)?.[1]?.replace(/&amp;/g, '&') ?? '';
+    const url = new URL(href);
+    expect(`${url.origin}${url.pathname}`).toBe(`${base}/v2/oauth/authorize`);
+    expect([...url.searchParams.keys()]).toEqual([
+      'response_type',
+      'client_id',
+      'redirect_uri',
+      'scope',
+      'state',
+      'nonce',
+      'code_challenge',
+      'code_challenge_method',
+    ]);
+    expect(url.search.slice(1)).toBe(authorizeQuery(challenge));
+    expect(html).not.toContain('junkjunk');
+  });
+
+  it('keeps no unknown parameter in the pending sign-in request it stores', async () => {
+    const app = express();
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const own = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const config = resolveConfig({ ...providerOptions(), baseUrl: own });
+      const ctx: ProviderContext = {
+        config,
+        keys: new SigningKeys(config.clock, 0, createPrivateKey(testKeyPair('rp').privateKeyPem)),
+        stores: createStores(config.clock, config),
+        log: () => undefined,
+        persona: () => undefined,
+        subjectFor: () => 'sub',
+      };
+      for (const route of authorizeRoutes(ctx)) app[route.method](route.path, (req, res) => void route.handle(req, res));
+
+      const junk = 'unknown-parameter-value-'.repeat(100);
+      const res = await fetch(`${own}/v2/oauth/authorize?${authorizeQuery(challenge)}&x=${junk}`);
+      expect(res.status).toBe(200);
+      const html = await res.text();
+      const pollId = /"statusUrl":"\/_provider\/qr-status\/([A-Za-z0-9_-]+)"/.exec(html)?.[1] ?? '';
+      const pending = ctx.stores.pendingByPollId.get(pollId);
+      expect(pending?.clientId).toBe(TEST_CLIENT.clientId);
+      expect(JSON.stringify(pending)).not.toContain('unknown-parameter-value');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

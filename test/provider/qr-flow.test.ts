@@ -116,6 +116,17 @@ describe('the QR page and the simulated mobile app', () => {
     expect(await status(page)).toEqual({ status: 'expired' });
   });
 
+  it('after expiry, the start-again link opens a fresh QR page for the same request, without the unknown parameters', async () => {
+    const page = await openQrPage(`${authorizeUrl()}&utm_source=${'x'.repeat(2000)}`);
+    const href = /<a id="start-again" href="([^"]+)">/.exec(page.html)?.[1]?.replace(/&amp;/g, '&') ?? '';
+    expect(href).toBe(authorizeUrl());
+    clock.advance(301);
+    expect(await status(page)).toEqual({ status: 'expired' });
+    const again = await openQrPage(href);
+    expect(again.payload).not.toBe(page.payload);
+    expect(await status(again)).toEqual({ status: 'pending' });
+  });
+
   it('an unknown phone link says the request expired or does not exist', async () => {
     const res = await fetch(`${started.baseUrl}/mobile-app/${'A'.repeat(43)}`);
     expect(res.status).toBe(410);
