@@ -35,6 +35,7 @@ export type IdErrorCode =
   | 'nonce_mismatch'
   | 'nonce_unexpected'
   | 'access_token_missing'
+  | 'access_token_invalid'
   | 'at_hash_mismatch'
   // userinfo
   | 'userinfo_malformed'

@@ -102,17 +102,23 @@ export class HttpClient {
     return (this.#httpAgent ??= new http.Agent({ keepAlive: true }));
   }
 
+  /** One attempt, and for a GET one retry when the attempt died on a stale keep-alive socket. */
   async #exchange(req: JsonRequest): Promise<RawResponse> {
+    if (req.method !== 'GET') return this.#once(req, false);
     try {
-      return await this.#once(req);
+      return await this.#once(req, true);
     } catch (err) {
-      if (err instanceof StaleSocketError && req.method === 'GET') return this.#once(req);
-      if (err instanceof StaleSocketError) throw err.unreachable;
+      if (err instanceof StaleSocketError) return this.#once(req, false);
       throw err;
     }
   }
 
-  #once(req: JsonRequest): Promise<RawResponse> {
+  /**
+   * One request. Rejects only with an IdError, or with a StaleSocketError when `retryable` and
+   * the request died on a reused keep-alive socket (the retry is never retryable itself: it may
+   * land on another stale pooled socket, and then fails as `provider_unreachable`).
+   */
+  #once(req: JsonRequest, retryable: boolean): Promise<RawResponse> {
     const { url, what } = req;
     const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
     const headers: Record<string, string | number> =
@@ -144,7 +150,18 @@ export class HttpClient {
         else resolve(value as RawResponse);
       };
 
-      const request = (isHttps ? https : http).request(options);
+      let request: http.ClientRequest;
+      try {
+        request = (isHttps ? https : http).request(options);
+      } catch (err) {
+        // Node refuses some requests before sending anything (a header value with CR/LF or
+        // characters beyond Latin-1, an agent for the other protocol). Its message may quote a
+        // header value, so only its code is kept.
+        const code = (err as NodeJS.ErrnoException | undefined)?.code;
+        const detail = typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'invalid request';
+        finish(new IdError('provider_unreachable', `The request to the ${what} could not be sent (${detail}).`));
+        return;
+      }
       timer = setTimeout(() => {
         finish(new IdError('provider_timeout', `The ${what} did not answer within ${timeout} ms.`));
         request.destroy();
@@ -154,7 +171,7 @@ export class HttpClient {
         const unreachable = new IdError('provider_unreachable', `The ${what} could not be reached (${err.code ?? 'network error'}).`, {
           cause: err,
         });
-        if (request.reusedSocket && err.code !== undefined && STALE_SOCKET_CODES.has(err.code)) {
+        if (retryable && request.reusedSocket && err.code !== undefined && STALE_SOCKET_CODES.has(err.code)) {
           finish(new StaleSocketError(unreachable));
         } else {
           finish(unreachable);

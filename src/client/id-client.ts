@@ -33,6 +33,8 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 export const DEFAULT_CLOCK_TOLERANCE_S = 60;
 /** Default shortest time between two JWKS refetches caused by an unknown `kid`, in ms. */
 export const DEFAULT_JWKS_COOLDOWN_MS = 60_000;
+/** Default longest time a fetched JWKS is used before the next lookup refetches it, in ms (10 minutes). */
+export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
 /** Scopes requested when `authorizationUrl` is given none. */
 export const DEFAULT_SCOPE = 'openid profile.name';
 
@@ -80,6 +82,7 @@ export class IdClient {
     const timeout = optionalNumber(options.timeout, 'timeout', DEFAULT_TIMEOUT_MS, 1);
     const maxResponseBytes = optionalNumber(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1);
     const cooldown = optionalNumber(options.jwksCooldown, 'jwksCooldown', DEFAULT_JWKS_COOLDOWN_MS, 0);
+    const maxAge = optionalNumber(options.jwksCacheMaxAge, 'jwksCacheMaxAge', DEFAULT_JWKS_CACHE_MAX_AGE_MS, 0);
     if (options.agent !== undefined && (typeof options.agent !== 'object' || options.agent === null)) {
       throw new TypeError('IdClient: agent must be an http.Agent or https.Agent');
     }
@@ -91,6 +94,7 @@ export class IdClient {
       url: new URL(`${this.issuer}/.well-known/jwks.json`),
       clock: this.#clock,
       cooldown,
+      maxAge,
     });
   }
 
@@ -186,8 +190,9 @@ export class IdClient {
 
   /**
    * Fetch and decrypt the user's attributes.
-   * @throws TypeError on ill-formed parameters; IdError when the userinfo call fails, the
-   *   returned sub differs from `sub`, or decryption fails.
+   * @throws TypeError on ill-formed parameters; IdError `access_token_invalid` (nothing is sent)
+   *   when `accessToken` has characters a bearer token cannot have (RFC 6750 b64token), or when
+   *   the userinfo call fails, the returned sub differs from `sub`, or decryption fails.
    */
   async userinfo(params: UserinfoParams): Promise<UserinfoResult> {
     if (typeof params !== 'object' || params === null) {
@@ -195,6 +200,12 @@ export class IdClient {
     }
     const sub = requireString(params.sub, 'sub', 'userinfo');
     const accessToken = requireString(params.accessToken, 'accessToken', 'userinfo');
+    if (!BEARER_TOKEN.test(accessToken)) {
+      throw new IdError(
+        'access_token_invalid',
+        'The access token has characters a bearer token cannot have (RFC 6750); it was not sent to the userinfo endpoint.',
+      );
+    }
     const body = await this.#http.json({
       method: 'GET',
       url: this.#userinfoUrl,
@@ -236,6 +247,9 @@ export class IdClient {
     return this.#redirectUri;
   }
 }
+
+/** RFC 6750 section 2.1 b64token: what an `Authorization: Bearer` value may hold. */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 function requireString(value: unknown, name: string, fn = 'IdClient'): string {
   if (typeof value !== 'string' || value === '') {

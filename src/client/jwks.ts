@@ -1,8 +1,15 @@
 /**
  * The provider's signing keys, fetched from `/v2/.well-known/jwks.json` and cached per client.
- * An unknown `kid` triggers one refetch (shared by every caller waiting at that moment), at most
- * once per cooldown, so provider key rotation just works and a flood of forged `kid`s cannot
- * turn into a flood of requests.
+ *
+ * - The cached set is used for at most `maxAge` ms; the next key lookup after that refetches it,
+ *   so a key the provider withdrew (e.g. compromised) stops verifying tokens. When that refetch
+ *   fails, the lookup fails with the HTTP error: an expired set is never used as a fallback
+ *   (failing closed during a key-set outage, rather than trusting a withdrawn key), and the next
+ *   lookup tries again.
+ * - A `kid` missing from the cached set, or a token without `kid` when the set has no usable
+ *   key, triggers one refetch, at most once per cooldown, so provider key rotation just works
+ *   and a flood of forged `kid`s cannot turn into a flood of requests.
+ * - Every caller waiting at the same moment shares one request.
  */
 import type { KeyObject } from 'node:crypto';
 import { importJWK, type JWK } from 'jose';
@@ -24,6 +31,8 @@ export interface RemoteKeySetOptions {
   clock: Clock;
   /** Shortest time between two refetches caused by an unknown `kid`, in ms. */
   cooldown: number;
+  /** Longest time a fetched key set is used, in ms; the next lookup after that refetches it. */
+  maxAge: number;
 }
 
 /** Cached JWKS of one provider. */
@@ -32,7 +41,10 @@ export class RemoteKeySet {
   readonly #url: URL;
   readonly #clock: Clock;
   readonly #cooldown: number;
+  readonly #maxAge: number;
   #keys: CachedKey[] | undefined;
+  /** Clock time at which {@link #keys} arrived. */
+  #fetchedAt = 0;
   #inflight: Promise<CachedKey[]> | undefined;
   #lastRefetchAt: number | undefined;
   #fetches = 0;
@@ -42,6 +54,7 @@ export class RemoteKeySet {
     this.#url = options.url;
     this.#clock = options.clock;
     this.#cooldown = options.cooldown;
+    this.#maxAge = options.maxAge;
   }
 
   /** How many times the key set was requested from the provider. */
@@ -50,14 +63,15 @@ export class RemoteKeySet {
   }
 
   /**
-   * The key that verifies a token with header `kid` (possibly absent).
+   * The key that verifies a token with header `kid` (possibly absent). Fetches the set first
+   * when none is cached or the cached one has reached the max age.
    * @throws IdError `id_token_key_not_found`, `id_token_kid_ambiguous`, `jwks_invalid`, or an HTTP code.
    */
   async keyFor(kid: string | undefined): Promise<KeyObject> {
-    const cached = this.#keys;
+    const cached = this.#keys !== undefined && this.#isFresh() ? this.#keys : undefined;
     let keys = cached ?? (await this.#load());
     let found = select(keys, kid);
-    if (found === undefined && kid !== undefined && cached !== undefined && this.#mayRefetch()) {
+    if (found === undefined && cached !== undefined && this.#mayRefetch()) {
       keys = await this.#load(true);
       found = select(keys, kid);
     }
@@ -70,6 +84,12 @@ export class RemoteKeySet {
       );
     }
     return found;
+  }
+
+  /** True while the cached set is younger than the max age (a clock that went back counts as expired). */
+  #isFresh(): boolean {
+    const age = this.#clock() - this.#fetchedAt;
+    return age >= 0 && age < this.#maxAge;
   }
 
   #mayRefetch(): boolean {
@@ -86,6 +106,7 @@ export class RemoteKeySet {
     const pending = this.#fetch().then(
       (keys) => {
         this.#keys = keys;
+        this.#fetchedAt = this.#clock();
         this.#inflight = undefined;
         return keys;
       },

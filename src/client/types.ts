@@ -29,6 +29,13 @@ export interface IdClientOptions {
   agent?: Agent;
   /** Shortest time between two JWKS refetches caused by an unknown `kid`, in ms. Default 60 000. */
   jwksCooldown?: number;
+  /**
+   * Longest time a fetched JWKS is used, in ms; the next ID token after that refetches it, so a
+   * key the service withdrew stops verifying. If that refetch fails, the login fails with the
+   * HTTP error (the expired set is not used as a fallback) and the next login tries again.
+   * `0` refetches for every ID token. Default 600 000 (10 minutes).
+   */
+  jwksCacheMaxAge?: number;
 }
 
 /** Input of {@link IdClient.authorizationUrl}. */

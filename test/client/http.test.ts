@@ -1,9 +1,11 @@
 /**
  * The HTTP layer, seen through IdClient: each provider fault has its own code.
  */
-import { Agent } from 'node:http';
-import { createServer } from 'node:net';
+import { Agent, createServer as createHttpServer, type Server } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { createServer, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { HttpClient } from '../../src/client/http.js';
 import { IdError } from '../../src/errors.js';
 import { STUB_PATHS, sendJson } from '../helpers/stub-provider.js';
 import { clientFor, login, startStubProvider, type StubProvider } from './support.js';
@@ -165,6 +167,44 @@ describe('HTTP faults of the userinfo endpoint', () => {
     expect(stub.requests.slice(before).map((r) => r.path)).toEqual([STUB_PATHS.userinfo, STUB_PATHS.userinfo]);
   });
 
+  it('reports provider_unreachable when the retry lands on another stale keep-alive socket', async () => {
+    // Every connection answers its first request and is reset on its second one.
+    let connections = 0;
+    let requests = 0;
+    const served = new WeakSet<Socket>();
+    const server = createHttpServer((req, res) => {
+      requests += 1;
+      const socket = req.socket;
+      if (served.has(socket)) {
+        socket.destroy();
+        return;
+      }
+      served.add(socket);
+      sendJson(res, 200, { sub: 'u-1', data: {} });
+    });
+    server.on('connection', () => (connections += 1));
+    const origin = await listen(server);
+    const client = clientFor(stub, { hostname: origin });
+    try {
+      // Two concurrent calls leave two idle sockets in the keep-alive pool.
+      await Promise.all([
+        client.userinfo({ sub: 'u-1', accessToken: 'at-1' }),
+        client.userinfo({ sub: 'u-1', accessToken: 'at-1' }),
+      ]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(connections).toBe(2);
+      // The call dies on one pooled socket, its retry on the other.
+      const err = await failure(client.userinfo({ sub: 'u-1', accessToken: 'at-1' }));
+      expect(err.code).toBe('provider_unreachable');
+      expect(requests).toBe(4);
+      expect(connections).toBe(2);
+    } finally {
+      client.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it('does not retry the token POST (a code is one-time) when its socket breaks', async () => {
     const client = clientFor(stub);
     await login(client, stub);
@@ -175,6 +215,34 @@ describe('HTTP faults of the userinfo endpoint', () => {
     const err = await failure(login(client, stub));
     expect(err.code).toBe('provider_unreachable');
     expect(stub.requests.length - before).toBe(1);
+  });
+});
+
+describe('requests Node refuses to send', () => {
+  it('reports a header value Node cannot send as provider_unreachable, and sends nothing', async () => {
+    const http = new HttpClient({ timeout: 1000, maxResponseBytes: 1000 });
+    const before = stub.requests.length;
+    const err = await failure(
+      http.json({
+        method: 'GET',
+        url: new URL(`${stub.issuer}/oauth/userinfo`),
+        what: 'userinfo endpoint',
+        refusedCode: 'userinfo_request_failed',
+        headers: { 'X-Header': 'a\r\nX-Injected: 1' },
+      }),
+    );
+    expect(err.code).toBe('provider_unreachable');
+    expect(err.message).toContain('ERR_INVALID_CHAR');
+    expect(err.message).not.toContain('X-Injected');
+    expect(stub.requests.length).toBe(before);
+  });
+
+  it('reports an agent for the other protocol as provider_unreachable, not a TypeError', async () => {
+    const agent = new HttpsAgent();
+    const err = await failure(login(clientFor(stub, { agent: agent as unknown as Agent }), stub));
+    expect(err.code).toBe('provider_unreachable');
+    expect(err.message).toContain('ERR_INVALID_PROTOCOL');
+    agent.destroy();
   });
 });
 
@@ -194,6 +262,12 @@ describe('HTTP agent option', () => {
     agent.destroy();
   });
 });
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return `http://127.0.0.1:${port}`;
+}
 
 async function closedPort(): Promise<number> {
   const server = createServer();

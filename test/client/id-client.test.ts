@@ -91,6 +91,7 @@ describe('IdClient constructor', () => {
     ['maxResponseBytes', { maxResponseBytes: Number.NaN }, 'IdClient: maxResponseBytes must be a finite number'],
     ['clockTolerance', { clockTolerance: -1 }, 'IdClient: clockTolerance must be a finite number'],
     ['jwksCooldown', { jwksCooldown: 'soon' }, 'IdClient: jwksCooldown must be a finite number'],
+    ['jwksCacheMaxAge', { jwksCacheMaxAge: -1 }, 'IdClient: jwksCacheMaxAge must be a finite number'],
     ['clock', { clock: 5 }, 'IdClient: clock must be a function'],
   ])('throws a TypeError naming %s when it is ill-typed', (_name, patch, message) => {
     expect(() => new IdClient({ ...base, ...(patch as object) } as never)).toThrow(TypeError);

@@ -1,6 +1,7 @@
 /**
- * The provider key set: cached per client, one deduplicated refetch on an unknown kid with a
- * cooldown, and kid-less tokens accepted only when the choice of key is unambiguous.
+ * The provider key set: cached per client for at most jwksCacheMaxAge, one deduplicated refetch
+ * on an unknown kid (or a kid-less token and no key) with a cooldown, and kid-less tokens
+ * accepted only when the choice of key is unambiguous.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { generatePkcePair } from '../../src/pkce.js';
@@ -34,6 +35,73 @@ describe('JWKS cache', () => {
     const client = clientFor(stub);
     await Promise.all(Array.from({ length: 5 }, () => login(client, stub)));
     expect(stub.jwksFetches).toBe(1);
+  });
+});
+
+describe('JWKS cache max age', () => {
+  /** The provider withdraws k1 (publishes only k2) while tokens keep being signed with k1. */
+  async function withdrawFirstKey(): Promise<void> {
+    const k1 = stub.keys[0]!;
+    await stub.rotate('k2', { keepOld: false });
+    stub.signWith = k1;
+  }
+
+  it('keeps using the cached key set, without refetching, until it is 10 minutes old', async () => {
+    const client = clientFor(stub);
+    await login(client, stub);
+    await withdrawFirstKey();
+    clock.advance(600_000 - 1);
+    await expect(login(client, stub)).resolves.toMatchObject({ sub: stub.sub });
+    expect(stub.jwksFetches).toBe(1);
+  });
+
+  it('stops accepting a key the provider withdrew once the cached set is 10 minutes old', async () => {
+    const client = clientFor(stub);
+    await login(client, stub);
+    await withdrawFirstKey();
+    clock.advance(600_000);
+    await expect(login(client, stub)).rejects.toMatchObject({ code: 'id_token_key_not_found' });
+    expect(stub.jwksFetches).toBe(2);
+  });
+
+  it('honours a jwksCacheMaxAge option', async () => {
+    const client = clientFor(stub, { jwksCacheMaxAge: 30_000 });
+    await login(client, stub);
+    await withdrawFirstKey();
+    clock.advance(29_999);
+    await expect(login(client, stub)).resolves.toMatchObject({ sub: stub.sub });
+    clock.advance(1);
+    await expect(login(client, stub)).rejects.toMatchObject({ code: 'id_token_key_not_found' });
+    expect(stub.jwksFetches).toBe(2);
+  });
+
+  it('shares one refetch between concurrent logins once the cached set has expired', async () => {
+    const client = clientFor(stub);
+    await login(client, stub);
+    clock.advance(600_000);
+    const results = await Promise.all(Array.from({ length: 8 }, () => login(client, stub)));
+    expect(results.every((r) => r.sub === stub.sub)).toBe(true);
+    expect(stub.jwksFetches).toBe(2);
+    expect(client.jwksFetchCount).toBe(2);
+  });
+
+  it('fails with the HTTP error, not the expired set, when the refetch fails; the next login recovers', async () => {
+    const client = clientFor(stub);
+    await login(client, stub);
+    clock.advance(600_000);
+    stub.override(STUB_PATHS.jwks, (_req, res) => sendJson(res, 503, {}));
+    await expect(login(client, stub)).rejects.toMatchObject({ code: 'provider_server_error', status: 503 });
+    stub.override(STUB_PATHS.jwks, undefined);
+    await expect(login(client, stub)).resolves.toMatchObject({ sub: stub.sub });
+    expect(stub.jwksFetches).toBe(3);
+  });
+
+  it('refetches the key set when the clock went back, as its age is then unknown', async () => {
+    const client = clientFor(stub);
+    await login(client, stub);
+    clock.advance(-1);
+    await login(client, stub);
+    expect(stub.jwksFetches).toBe(2);
   });
 });
 
@@ -105,6 +173,32 @@ describe('JWKS and tokens without kid', () => {
   });
 });
 
+describe('JWKS refetch for a token without kid', () => {
+  it('signs in with a kid-less token after the cached key set was empty, by refetching it', async () => {
+    const client = clientFor(stub);
+    stub.override(STUB_PATHS.jwks, (_req, res) => sendJson(res, 200, { keys: [] }));
+    stub.header = { kid: undefined };
+    await expect(login(client, stub)).rejects.toMatchObject({ code: 'id_token_key_not_found' });
+    stub.override(STUB_PATHS.jwks, undefined);
+    await stub.rotate(undefined, { keepOld: false });
+    await expect(login(client, stub)).resolves.toMatchObject({ sub: stub.sub });
+    expect(stub.jwksFetches).toBe(2);
+  });
+
+  it('refetches for a kid-less token at most once per cooldown', async () => {
+    const client = clientFor(stub, { jwksCooldown: 60_000 });
+    stub.override(STUB_PATHS.jwks, (_req, res) => sendJson(res, 200, { keys: [] }));
+    stub.header = { kid: undefined };
+    for (let i = 0; i < 3; i++) {
+      await expect(login(client, stub)).rejects.toMatchObject({ code: 'id_token_key_not_found' });
+    }
+    expect(stub.jwksFetches).toBe(2);
+    clock.advance(60_000);
+    await expect(login(client, stub)).rejects.toMatchObject({ code: 'id_token_key_not_found' });
+    expect(stub.jwksFetches).toBe(3);
+  });
+});
+
 describe('JWKS failures', () => {
   it('reports jwks_invalid when the key set has no keys array', async () => {
     stub.override(STUB_PATHS.jwks, (_req, res) => sendJson(res, 200, { nope: [] }));
@@ -119,7 +213,7 @@ describe('JWKS failures', () => {
     await expect(login(client, stub)).resolves.toMatchObject({ sub: stub.sub });
   });
 
-  it('does not refetch on a kid-less token', async () => {
+  it('does not refetch for a kid-less token while the cached set has its one key', async () => {
     const client = clientFor(stub);
     await login(client, stub);
     await stub.rotate(undefined);

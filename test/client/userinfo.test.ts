@@ -4,6 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CompactEncrypt, generateKeyPair } from 'jose';
 import type { IdClient } from '../../src/client/id-client.js';
+import { IdError } from '../../src/errors.js';
 import { importRsaPublicKey } from '../../src/keys.js';
 import { STUB_PATHS, encryptUserinfo, sendJson } from '../helpers/stub-provider.js';
 import { testKeyPair } from '../helpers/keys.js';
@@ -69,6 +70,32 @@ describe('userinfo answer', () => {
       return { ...body, data: { ...body.data, 'profile.name': 42 } };
     });
     await refusal('userinfo_malformed');
+  });
+});
+
+describe('userinfo access token', () => {
+  it.each([
+    ['a line break', 'at-1\r\nX-Injected: 1'],
+    ['a non-ASCII letter', 'at-caf\u00e9'],
+    ['a character beyond Latin-1', 'at-\u0100'],
+    ['a space', 'at 1'],
+    ['padding in the middle', 'at=1'],
+  ])('refuses an access token with %s without sending it', async (_what, accessToken) => {
+    const before = stub.requests.length;
+    const err = await client.userinfo({ sub: session.sub, accessToken }).then(
+      () => undefined,
+      (e: unknown) => e as Error & { code?: string },
+    );
+    expect(err).toBeInstanceOf(IdError);
+    expect(err!.code).toBe('access_token_invalid');
+    expect(err!.message).not.toContain(accessToken);
+    expect(stub.requests.length).toBe(before);
+  });
+
+  it('sends an access token using every b64token character unchanged', async () => {
+    const accessToken = 'AZaz09-._~+/==';
+    await client.userinfo({ sub: session.sub, accessToken });
+    expect(stub.requests.at(-1)!.headers.authorization).toBe(`Bearer ${accessToken}`);
   });
 });
 
