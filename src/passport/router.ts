@@ -54,9 +54,10 @@ export interface NdIdRouterOptions {
   afterCallback?: (req: Request, user: Express.User) => NdIdAfterCallbackResult | Promise<NdIdAfterCallbackResult>;
   /**
    * When a login cannot proceed because of a server-side problem (the service is down, no
-   * session, the session store failed), `true` shows a small HTML page (502/504 for the
-   * service, 500/503 otherwise) and `false` passes the {@link IdError} to `next(err)` for the
-   * app's own error handler. Errors that are not IdErrors always go to `next(err)`. Default `true`.
+   * session, the session store failed, the service refused the app's client credentials or
+   * sent an unusable key set), `true` shows a small HTML page (502/504 for the service being
+   * down, 503 for the session store, 500 otherwise) and `false` passes the {@link IdError} to
+   * `next(err)` for the app's own error handler. Errors that are not IdErrors always go to `next(err)`. Default `true`.
    */
   errorPage?: boolean;
 }
@@ -229,7 +230,18 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
     const key = pendingLoginsKey();
     const otherTabs = sessionOf(req)?.[key];
     req.logIn(user, (err: unknown) => {
-      if (err) return sendError(err, req, res, next);
+      // logIn fails when the session store cannot regenerate or save the session (or, in a
+      // broken setup, when serializeUser fails): either way the person cannot be signed in now.
+      if (err) {
+        return sendError(
+          err instanceof IdError
+            ? err
+            : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err }),
+          req,
+          res,
+          next,
+        );
+      }
       const session = sessionOf(req);
       if (session === undefined) return sendError(new IdError('session_missing', 'The session disappeared during sign-in.'), req, res, next);
       if (otherTabs !== undefined) session[key] = otherTabs;

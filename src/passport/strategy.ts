@@ -40,6 +40,8 @@ export const DEFAULT_STRATEGY_SCOPE = 'openid profile.name';
 export const DEFAULT_MAX_PENDING_LOGINS = 5;
 /** Default time a started login may take before its callback is refused: 10 minutes, in ms. */
 export const DEFAULT_LOGIN_TTL_MS = 10 * 60 * 1000;
+/** Default time the verify callback may take to answer: 1 minute, in ms. */
+export const DEFAULT_VERIFY_TIMEOUT_MS = 60 * 1000;
 
 
 /** What the strategy needs from a client; an {@link IdClient} is one. */
@@ -80,15 +82,22 @@ export interface NdIdFailure extends NdIdInfo {
 /** The `done` callback of a callback-style verify function. `false` as user refuses the login. */
 export type NdIdVerifyDone = (err: unknown, user?: Express.User | false | null, info?: NdIdInfo | string) => void;
 
-/** Verify callback: `(user, done)`, or an async `(user) => user | false`. */
+/**
+ * Verify callback: `(user, done)`, or an async `(user) => user | false`.
+ *
+ * It must answer by calling `done`, or by returning a promise of the user (`false` or `null`
+ * refuses). A value returned without a promise is ignored, and a promise resolving to
+ * `undefined` leaves the answer to `done`; a verify that does neither within `verifyTimeout`
+ * ends the login with an error.
+ */
 export type NdIdVerify =
   | ((user: NdIdUser, done: NdIdVerifyDone) => void)
-  | ((user: NdIdUser) => Promise<Express.User | false | null | undefined>);
+  | ((user: NdIdUser) => Promise<Express.User | false | null>);
 
-/** Verify callback with the request first, used when `passReqToCallback` is true. */
+/** Verify callback with the request first, used when `passReqToCallback` is true. Answers as {@link NdIdVerify}. */
 export type NdIdVerifyWithRequest =
   | ((req: Request, user: NdIdUser, done: NdIdVerifyDone) => void)
-  | ((req: Request, user: NdIdUser) => Promise<Express.User | false | null | undefined>);
+  | ((req: Request, user: NdIdUser) => Promise<Express.User | false | null>);
 
 /** Options shared by both ways of giving the client. */
 export interface NdIdStrategyBaseOptions {
@@ -104,6 +113,11 @@ export interface NdIdStrategyBaseOptions {
   maxPendingLogins?: number;
   /** How long a started login stays valid, **in milliseconds**. Default 600 000 (10 minutes). */
   loginTtl?: number;
+  /**
+   * How long the verify callback may take to call `done` or resolve to a user, **in
+   * milliseconds**; after that the login ends with an error. Default 60 000 (1 minute).
+   */
+  verifyTimeout?: number;
   /** Clock in ms since the epoch; also given to the client built from the fields. Default `Date.now`. */
   clock?: Clock;
 }
@@ -184,6 +198,22 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
+/** OAuth errors of the token endpoint that mean the app's own registration was refused (wrong secret, unknown client). */
+const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set(['invalid_client', 'unauthorized_client']);
+
+/**
+ * True when a failed code exchange or userinfo read is not the person's doing and trying again
+ * will not help them: the service is down ({@link PROVIDER_DOWN_CODES}), its key set is unusable
+ * (`jwks_invalid`), or it refused the app's client credentials (`token_request_failed` caused by
+ * `invalid_client` or `unauthorized_client`). These are reported with `error`, not `fail`.
+ */
+function isServerSideFailure(err: IdError): boolean {
+  if (PROVIDER_DOWN_CODES.has(err.code) || err.code === 'jwks_invalid') return true;
+  if (err.code !== 'token_request_failed') return false;
+  const oauthError: unknown = (err.cause as { error?: unknown } | null | undefined)?.error;
+  return typeof oauthError === 'string' && CLIENT_REFUSED_OAUTH_ERRORS.has(oauthError);
+}
+
 function firstString(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
@@ -198,7 +228,9 @@ function firstString(value: unknown): string | undefined {
  * Outcomes: a started login redirects; a completed one calls `success(user, { returnTo })`;
  * an unknown or reused `state` fails with `state_mismatch` (403); an expired login, a refusal
  * in the app, an invalid token or response, or a refusal by verify fails with the matching
- * {@link IdErrorCode} (401); a missing session or an unreachable service is an `error`.
+ * {@link IdErrorCode} (401); a missing session, an unreachable service, an unusable key set
+ * (`jwks_invalid`) or refused client credentials (`token_request_failed` with `invalid_client`
+ * or `unauthorized_client`) is an `error`.
  *
  * With plain `passport.authenticate('nd-id')`, Passport's `req.logIn` starts a fresh session,
  * so logins still in progress in other tabs of the same browser must be started again;
@@ -213,6 +245,8 @@ export class NdIdStrategy extends Strategy {
   readonly maxPendingLogins: number;
   /** Lifetime of a pending login, in ms. */
   readonly loginTtl: number;
+  /** Longest wait for the verify callback's answer, in ms. */
+  readonly verifyTimeout: number;
 
   private readonly client: NdIdClientLike;
   private readonly callbackURL: string | undefined;
@@ -290,6 +324,7 @@ export class NdIdStrategy extends Strategy {
         sessionKey: _sk,
         maxPendingLogins: _max,
         loginTtl: _ttl,
+        verifyTimeout: _vt,
         passReqToCallback: _prc,
         ...clientOptions
       } = options;
@@ -315,6 +350,15 @@ export class NdIdStrategy extends Strategy {
       throw optionError('loginTtl', `is in milliseconds and must be at least 1000; got ${String(ttl)} (10 minutes is 600000).`);
     }
     this.loginTtl = ttl;
+
+    const verifyTimeout = options.verifyTimeout ?? DEFAULT_VERIFY_TIMEOUT_MS;
+    if (typeof verifyTimeout !== 'number' || !Number.isFinite(verifyTimeout) || verifyTimeout < 1000) {
+      throw optionError(
+        'verifyTimeout',
+        `is in milliseconds and must be at least 1000; got ${String(verifyTimeout)} (1 minute is 60000).`,
+      );
+    }
+    this.verifyTimeout = verifyTimeout;
 
     this.passReqToCallback = options.passReqToCallback === true;
     this.verify = verify;
@@ -438,7 +482,7 @@ export class NdIdStrategy extends Strategy {
       const info = await this.client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken });
       user = { sub: info.sub, data: info.data, claims: tokens.claims };
     } catch (err) {
-      if (err instanceof IdError && !PROVIDER_DOWN_CODES.has(err.code)) {
+      if (err instanceof IdError && !isServerSideFailure(err)) {
         return this.fail({ message: err.message, code: err.code } satisfies NdIdFailure, 401);
       }
       return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
@@ -480,7 +524,12 @@ export class NdIdStrategy extends Strategy {
     };
   }
 
-  /** Runs the verify callback in whichever form it was given; resolves with the user or `false`. */
+  /**
+   * Runs the verify callback; resolves with the user or `false`. `done` is always passed and
+   * always answers; a returned promise also answers once it resolves to a value other than
+   * `undefined` (`null` and `false` refuse), or rejects. The first answer counts. A verify that
+   * has not answered within `verifyTimeout` ends the login with an error.
+   */
   private runVerify(req: Request, user: NdIdUser): Promise<VerifyOutcome> {
     const verify = this.verify;
     if (verify === undefined) {
@@ -489,14 +538,17 @@ export class NdIdStrategy extends Strategy {
     }
     return new Promise<VerifyOutcome>((resolve, reject) => {
       let settled = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const settle = (u: unknown, info?: NdIdInfo | string): void => {
         if (settled) return;
         settled = true;
+        clearTimeout(timer);
         resolve({ user: u === undefined || u === null || u === false ? false : (u as Express.User), ...(info === undefined ? {} : { info }) });
       };
       const failWith = (err: unknown): void => {
         if (settled) return;
         settled = true;
+        clearTimeout(timer);
         reject(err);
       };
       const done: NdIdVerifyDone = (err, u, info) => {
@@ -506,14 +558,28 @@ export class NdIdStrategy extends Strategy {
       const args: unknown[] = this.passReqToCallback ? [req, user, done] : [user, done];
       try {
         const returned: unknown = (verify as (...a: unknown[]) => unknown)(...args);
+        // `verify.length` is not trusted to tell the forms apart: wrappers with rest or default
+        // parameters report fewer. A plain return value is never the answer (a callback-style
+        // verify may return anything, e.g. a database handle); only `done` is. A promise answers
+        // when it resolves to something other than `undefined`; `undefined` is what an async
+        // verify that calls `done` later resolves to, so then `done` decides.
         if (isThenable(returned)) {
-          returned.then((u) => settle(u), failWith);
-        } else if (verify.length < args.length) {
-          // A synchronous function that does not take `done`: its return value is the answer.
-          settle(returned);
+          returned.then((u) => {
+            if (u !== undefined) settle(u);
+          }, failWith);
         }
       } catch (err) {
         failWith(err);
+      }
+      if (!settled) {
+        timer = setTimeout(() => {
+          failWith(
+            new Error(
+              `NdIdStrategy: the verify callback neither called done nor resolved to a user within ${this.verifyTimeout} ms (verifyTimeout).`,
+            ),
+          );
+        }, this.verifyTimeout);
+        timer.unref?.();
       }
     });
   }

@@ -32,6 +32,10 @@ export interface RpOptions {
   router?: NdIdRouterOptions;
   /** Mount express-session. Default true. */
   session?: boolean;
+  /** The session store. Default: express-session's MemoryStore. */
+  sessionStore?: session.Store;
+  /** The client secret the strategy sends. Default: the registered one. */
+  clientSecret?: string;
   /** Point the strategy at this origin instead of the provider (e.g. a closed port). */
   hostname?: string;
   /** Client HTTP timeout in ms. */
@@ -74,7 +78,14 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
 
   const app = express();
   if (options.session !== false) {
-    app.use(session({ secret: 'test-session-secret', resave: false, saveUninitialized: false }));
+    app.use(
+      session({
+        secret: 'test-session-secret',
+        resave: false,
+        saveUninitialized: false,
+        ...(options.sessionStore === undefined ? {} : { store: options.sessionStore }),
+      }),
+    );
   }
   app.use(authenticator.initialize());
   if (options.session !== false) app.use(authenticator.session());
@@ -114,7 +125,7 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
 
   const strategyOptions = {
     clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
+    clientSecret: options.clientSecret ?? CLIENT_SECRET,
     privateKey: keys.privateKeyPem,
     hostname: options.hostname ?? provider.baseUrl,
     callbackURL,

@@ -5,8 +5,9 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Request } from 'express';
+import session from 'express-session';
 import { IdError } from '../../src/errors.js';
-import type { NdIdUser, NdIdVerifyDone } from '../../src/passport/strategy.js';
+import type { NdIdUser, NdIdVerify, NdIdVerifyDone } from '../../src/passport/strategy.js';
 import {
   approve,
   currentUser,
@@ -23,6 +24,13 @@ afterEach(async () => {
   await rp?.close();
   rp = undefined;
 });
+
+/** A session store that keeps sessions but cannot destroy one: Passport's regenerate at login fails. */
+class StoreFailingOnDestroy extends session.MemoryStore {
+  override destroy(_sid: string, callback?: (err?: unknown) => void): void {
+    setImmediate(() => callback?.(new Error('The session store is down.')));
+  }
+}
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -138,6 +146,78 @@ describe('when the service or the app is not set up to answer', () => {
     expect(seen).toEqual(['provider_unreachable']);
   });
 
+  it('a wrong client secret shows a 5xx "Sign-in is unavailable" page, not "Sign-in failed", and never the secret', async () => {
+    const wrongSecret = 'wrong-secret-never-shown-41c2';
+    rp = await startRp({ clientSecret: wrongSecret });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expectSafePage(res, 500);
+    expect(res.text).toContain('Sign-in is unavailable');
+    expect(res.text).not.toContain('Sign-in failed');
+    expect(res.text).not.toContain(wrongSecret);
+    expect(res.text).not.toContain('invalid_client');
+    expect(rp.tokenCalls()).toBe(1);
+    expect(await currentUser(browser)).toBeNull();
+  });
+
+  it('with failureRedirect and errorPage: false, a wrong client secret reaches the app\'s error handler, not failureRedirect', async () => {
+    const seen: unknown[] = [];
+    rp = await startRp({
+      clientSecret: 'wrong-secret-never-shown-41c2',
+      router: { errorPage: false, failureRedirect: '/signin-failed' },
+      errorHandler: (err: unknown, _req, res, _next) => {
+        seen.push(err);
+        res.status(500).type('html').send('<p>Our own page</p>');
+      },
+    });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expect(res.status).toBe(500);
+    expect(res.text).toContain('Our own page');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeInstanceOf(IdError);
+    expect(seen[0]).toMatchObject({ code: 'token_request_failed', cause: { error: 'invalid_client' } });
+  });
+
+  it('an unusable key set from the service (jwks_invalid) shows a 5xx page, not "Sign-in failed"', async () => {
+    rp = await startRp();
+    rp.provider.provider.faults.inject({ kind: 'status', status: 404 }, { endpoint: 'jwks', times: 1 });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expectSafePage(res, 500);
+    expect(res.text).toContain('Sign-in is unavailable');
+    expect(res.text).not.toContain('Sign-in failed');
+    expect(await currentUser(browser)).toBeNull();
+  });
+
+  it('a session store failing while signing in shows the 503 page and signs nobody in', async () => {
+    rp = await startRp({ sessionStore: new StoreFailingOnDestroy() });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expectSafePage(res, 503);
+    expect(res.text).toContain('Sign-in is unavailable');
+    expect(res.text).not.toContain('store is down');
+    expect(await currentUser(browser)).toBeNull();
+  });
+
+  it('with errorPage: false, a session store failing while signing in reaches next(err) as session_store_unavailable', async () => {
+    const seen: unknown[] = [];
+    rp = await startRp({
+      sessionStore: new StoreFailingOnDestroy(),
+      router: { errorPage: false },
+      errorHandler: (err: unknown, _req, res, _next) => {
+        seen.push(err);
+        res.status(503).type('html').send('<p>Our own page</p>');
+      },
+    });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expect(res.status).toBe(503);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeInstanceOf(IdError);
+    expect(seen[0]).toMatchObject({ code: 'session_store_unavailable', cause: { message: 'The session store is down.' } });
+  });
+
   it('without express-session, /login shows a 500 page telling the developer to mount express-session', async () => {
     rp = await startRp({ session: false });
     const res = await rp.browser().get('/auth/login');
@@ -173,6 +253,19 @@ describe('verify callbacks through the router', () => {
     const browser = rp.browser();
     await followCallback(browser, await approve(await startLogin(browser)));
     expect(await currentUser(browser)).toMatchObject({ name: PERSONA['profile.name'], aud: 'rp-under-test' });
+  });
+
+  it('a verify wrapped in a rest-args function that returns a value and refuses through done signs nobody in', async () => {
+    const verify = (_user: NdIdUser, done: NdIdVerifyDone) => {
+      setImmediate(() => done(null, false, { message: 'This service is for staff only.' }));
+      return { connection: 'db' };
+    };
+    rp = await startRp({ verify: ((...args: [NdIdUser, NdIdVerifyDone]) => verify(...args)) as unknown as NdIdVerify });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expectSafePage(res, 401);
+    expect(res.text).toContain('This service is for staff only.');
+    expect(await currentUser(browser)).toBeNull();
   });
 
   it('verify refusing a user shows its message on a 401 page and signs nobody in', async () => {

@@ -2,7 +2,7 @@
  * NdIdStrategy on its own: a fake client and Passport's action functions replaced by recorders,
  * so each outcome (redirect, success, fail, error) is visible directly.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Request } from 'express';
 import { IdError } from '../../src/errors.js';
 import type { CallbackParams, IdTokenClaims } from '../../src/client/types.js';
@@ -12,6 +12,7 @@ import {
   type NdIdStrategyOptions,
   type NdIdUser,
   type NdIdVerify,
+  type NdIdVerifyDone,
 } from '../../src/passport/strategy.js';
 import { testKeyPair } from '../helpers/keys.js';
 
@@ -108,6 +109,8 @@ describe('NdIdStrategy options', () => {
     ['maxPendingLogins', { ...fields, maxPendingLogins: 2.5 }],
     ['loginTtl', { ...fields, loginTtl: 600 }],
     ['loginTtl', { ...fields, loginTtl: Number.NaN }],
+    ['verifyTimeout', { ...fields, verifyTimeout: 60 }],
+    ['verifyTimeout', { ...fields, verifyTimeout: '1m' }],
     ['passReqToCallback', { ...fields, passReqToCallback: 'yes' }],
     ['clock', { ...fields, clock: 5 }],
     ['client', { client: { callback() {} }, callbackURL: CALLBACK }],
@@ -306,6 +309,49 @@ describe('NdIdStrategy completing a login', () => {
     });
   });
 
+  it('fails (not errors) when the service says the code is expired, reused or fails PKCE (invalid_grant)', async () => {
+    const client = new FakeClient();
+    client.callbackError = new IdError('token_request_failed', 'The token endpoint refused the request (invalid_grant).', {
+      status: 400,
+      cause: { error: 'invalid_grant' },
+    });
+    const session: Record<string, unknown> = {};
+    const s = strategyWith(client);
+    const state = await start(s, session);
+    expect(await run(s, fakeReq({ code: 'c', state }, session))).toMatchObject({
+      kind: 'fail',
+      challenge: { code: 'token_request_failed' },
+    });
+  });
+
+  it.each(['invalid_client', 'unauthorized_client'])(
+    'reports the service refusing the app\'s own credentials (%s) as an error, not a failed sign-in',
+    async (oauthError) => {
+      const client = new FakeClient();
+      client.callbackError = new IdError('token_request_failed', `The token endpoint refused the request (${oauthError}).`, {
+        status: oauthError === 'invalid_client' ? 401 : 400,
+        cause: { error: oauthError },
+      });
+      const session: Record<string, unknown> = {};
+      const s = strategyWith(client);
+      const state = await start(s, session);
+      const out = await run(s, fakeReq({ code: 'c', state }, session));
+      expect(out.kind).toBe('error');
+      expect(((out as Extract<Outcome, { kind: 'error' }>).err as IdError).code).toBe('token_request_failed');
+    },
+  );
+
+  it('reports an unusable key set from the service (jwks_invalid) as an error, not a failed sign-in', async () => {
+    const client = new FakeClient();
+    client.callbackError = new IdError('jwks_invalid', 'The JWKS endpoint answered without a "keys" array.');
+    const session: Record<string, unknown> = {};
+    const s = strategyWith(client);
+    const state = await start(s, session);
+    const out = await run(s, fakeReq({ code: 'c', state }, session));
+    expect(out.kind).toBe('error');
+    expect(((out as Extract<Outcome, { kind: 'error' }>).err as IdError).code).toBe('jwks_invalid');
+  });
+
   it.each(['provider_unreachable', 'provider_timeout', 'provider_server_error', 'provider_invalid_response'] as const)(
     'reports %s as an error, not a failure',
     async (code) => {
@@ -397,11 +443,93 @@ describe('NdIdStrategy verify callback', () => {
     expect(await complete(s)).toMatchObject({ kind: 'error', err: { message: 'lookup failed' } });
   });
 
+  it('a rest-args wrapper that returns a value and then refuses through done signs nobody in', async () => {
+    const inner = (_u: NdIdUser, done: NdIdVerifyDone) => {
+      setImmediate(() => done(null, false, { message: 'Not on the staff list.' }));
+      return { pending: true };
+    };
+    const wrapped = (...a: [NdIdUser, NdIdVerifyDone]) => inner(...a);
+    expect(wrapped.length).toBe(0);
+    const s = strategyWith(new FakeClient(), {}, wrapped as unknown as NdIdVerify);
+    expect(await complete(s)).toMatchObject({
+      kind: 'fail',
+      challenge: { code: 'user_refused', message: 'Not on the staff list.' },
+    });
+  });
+
+  it('a verify that returns a database handle and then refuses through done signs nobody in', async () => {
+    const db = {
+      get(_key: string, cb: (err: Error | null, row?: { id: number }) => void) {
+        setImmediate(() => cb(null, undefined));
+        return db; // like many callback APIs, returns itself
+      },
+    };
+    const noop: NdIdVerifyDone = () => {};
+    // A default parameter makes `length` 1, as if done were not taken.
+    const verify = (user: NdIdUser, done: NdIdVerifyDone = noop) => db.get(user.sub, (err, row) => done(err, row ?? false));
+    expect(verify.length).toBe(1);
+    const s = strategyWith(new FakeClient(), {}, verify as unknown as NdIdVerify);
+    expect(await complete(s)).toMatchObject({ kind: 'fail', challenge: { code: 'user_refused' } });
+  });
+
+  it('an async (user, done) verify that calls done later signs the person in', async () => {
+    const s = strategyWith(new FakeClient(), {}, async (user: NdIdUser, done: NdIdVerifyDone) => {
+      setImmediate(() => done(null, { id: `later:${user.sub}` }));
+    });
+    expect(await complete(s)).toMatchObject({ kind: 'success', user: { id: 'later:sub-1' } });
+  });
+
+  it('an async verify that refuses through done before resolving to a user is refused', async () => {
+    const s = strategyWith(new FakeClient(), {}, (async (user: NdIdUser, done: NdIdVerifyDone) => {
+      done(null, false);
+      return { id: user.sub };
+    }) as unknown as NdIdVerify);
+    expect(await complete(s)).toMatchObject({ kind: 'fail', challenge: { code: 'user_refused' } });
+  });
+
+  it('an async verify resolving to null refuses the user', async () => {
+    const s = strategyWith(new FakeClient(), {}, async () => null);
+    expect(await complete(s)).toMatchObject({ kind: 'fail', challenge: { code: 'user_refused' } });
+  });
+
   it('only the first answer of a verify counts', async () => {
     const s = strategyWith(new FakeClient(), {}, (_u: NdIdUser, done) => {
       done(null, { first: true });
       done(null, false);
     });
     expect(await complete(s)).toMatchObject({ kind: 'success', user: { first: true } });
+  });
+});
+
+describe('NdIdStrategy verify that never answers', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  async function completeWithFakeTimers(verify: NdIdVerify) {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const s = strategyWith(new FakeClient(), { verifyTimeout: 5000 }, verify);
+    const session: Record<string, unknown> = {};
+    const state = await start(s, session);
+    const outcome = run(s, fakeReq({ code: 'c', state }, session));
+    await vi.advanceTimersByTimeAsync(5000);
+    return outcome;
+  }
+
+  it('a verify that returns the user without a promise or done signs nobody in and ends with an error after verifyTimeout', async () => {
+    const out = await completeWithFakeTimers(((user: NdIdUser) => ({ id: user.sub })) as unknown as NdIdVerify);
+    expect(out).toMatchObject({ kind: 'error', err: { message: expect.stringMatching(/verifyTimeout/) } });
+  });
+
+  it('an async verify resolving to undefined without calling done ends with an error after verifyTimeout', async () => {
+    const out = await completeWithFakeTimers((async () => undefined) as unknown as NdIdVerify);
+    expect(out).toMatchObject({ kind: 'error', err: { message: expect.stringMatching(/verifyTimeout/) } });
+  });
+
+  it('a verify that answers in time is not cut off by verifyTimeout', async () => {
+    const out = await completeWithFakeTimers((_u: NdIdUser, done: NdIdVerifyDone) => {
+      setTimeout(() => done(null, { id: 'in-time' }), 4999);
+    });
+    expect(out).toMatchObject({ kind: 'success', user: { id: 'in-time' } });
   });
 });
