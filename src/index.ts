@@ -30,6 +30,7 @@ export {
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_CLOCK_TOLERANCE_S,
   DEFAULT_JWKS_COOLDOWN_MS,
+  DEFAULT_JWKS_CACHE_MAX_AGE_MS,
   DEFAULT_SCOPE,
 } from './client/id-client.js';
 export type { OAuthErrorBody } from './client/http.js';
@@ -40,6 +41,7 @@ export {
   DEFAULT_STRATEGY_SCOPE,
   DEFAULT_MAX_PENDING_LOGINS,
   DEFAULT_LOGIN_TTL_MS,
+  DEFAULT_VERIFY_TIMEOUT_MS,
   type NdIdStrategyOptions,
   type NdIdStrategyOptionsWithRequest,
   type NdIdStrategyBaseOptions,
