@@ -3,7 +3,6 @@
  * on the provider's clock), which requests it reaches, the opt-in HTTP control and its CLI flag,
  * and that no fault can crash the provider, in process or as its own process.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -18,6 +17,7 @@ import {
   type StartedProvider,
 } from '../../src/provider/index.js';
 import { testKeyPair } from '../helpers/keys.js';
+import { startProviderProcess } from '../helpers/provider-process.js';
 import { manualClock, pkce, authorizeQuery, startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
 import { guardProcess, settle } from './support.js';
 
@@ -430,25 +430,15 @@ describe('no fault crashes the provider', () => {
       file,
       JSON.stringify([{ clientId: 'demo', clientSecret: 'demo-secret-value', redirectUris: ['http://localhost:3000/callback'], publicKeyFile: 'rp.pub.pem' }]),
     );
-    const child = spawn(
-      process.execPath,
-      [join('node_modules', 'tsx', 'dist', 'cli.mjs'), join('src', 'provider', 'cli.ts'), '--clients', file, '--port', '0', '--auto-approve', '--fault-control'],
-      { cwd: process.cwd(), env: { ...process.env, ND_ID_SUBJECT_SECRET: 'faults-subject-secret-01' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    const { child, baseUrl: base } = await startProviderProcess(
+      ['--clients', file, '--port', '0', '--auto-approve', '--fault-control'],
+      'faults-subject-secret-01',
     );
     let exitCode: number | null | undefined;
     child.once('exit', (code) => {
       exitCode = code;
     });
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const m = /ready at (http:\/\/\S+) /.exec(out);
-          if (m) resolve(m[1]!);
-        });
-        child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-      });
       for (const fault of EVERY_FAULT) {
         for (const endpoint of FAULT_ENDPOINTS) {
           const res = await fetch(`${base}/_provider/faults`, {

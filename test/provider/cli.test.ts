@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, type CliIo, type CliOutcome } from '../../src/provider/cli.js';
 import { testKeyPair } from '../helpers/keys.js';
+import { startProviderProcess } from '../helpers/provider-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'nd-id-cli-'));
 writeFileSync(join(dir, 'rp.pub.pem'), testKeyPair('rp').publicKeyPem);
@@ -116,21 +116,11 @@ describe('nd-id-provider command', () => {
   });
 
   it('runs as an executable and prints its base URL', async () => {
-    const child = spawn(process.execPath, [join('node_modules', 'tsx', 'dist', 'cli.mjs'), join('src', 'provider', 'cli.ts'), '--clients', clientsFile([goodClient]), '--port', '0'], {
-      cwd: process.cwd(),
-      env: { ...process.env, ND_ID_SUBJECT_SECRET: 'cli-subject-secret-0123' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { child, baseUrl } = await startProviderProcess(
+      ['--clients', clientsFile([goodClient]), '--port', '0'],
+      'cli-subject-secret-0123',
+    );
     try {
-      const baseUrl = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const m = /ready at (http:\/\/\S+) /.exec(out);
-          if (m) resolve(m[1]!);
-        });
-        child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-      });
       expect((await fetch(`${baseUrl}/v2/.well-known/jwks.json`)).status).toBe(200);
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));
