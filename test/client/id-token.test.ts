@@ -93,6 +93,27 @@ describe('ID token: signature', () => {
     await refusedWith(login(clientFor(stub), stub, null), 'id_token_malformed');
   });
 
+  it('refuses a token with padding or characters outside base64url, even when the signature verifies', async () => {
+    const good = await stub.idToken();
+    const [h, p, s] = good.split('.') as [string, string, string];
+    for (const bad of [`${h}.${p}.${s}=`, `${h}=.${p}.${s}`, `${h}.${p}+.${s}`, ` ${good}`, `${good}\n`]) {
+      stub.serveTokens({ access_token: stub.accessToken, id_token: bad });
+      await refusedWith(login(clientFor(stub), stub, null), 'id_token_malformed');
+    }
+  });
+
+  it('refuses a validly signed token that declares a critical JWS extension (crit, b64)', async () => {
+    const { sign } = await import('node:crypto');
+    const key = stub.keys[0]!;
+    for (const extra of [{ crit: ['exp'] }, { b64: false, crit: ['b64'] }, { b64: true }]) {
+      const part = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+      const input = `${part({ alg: 'RS256', typ: 'JWT', kid: key.kid, ...extra })}.${part(stub.idTokenClaims())}`;
+      const signature = sign('sha256', Buffer.from(input), key.privateKey).toString('base64url');
+      stub.serveTokens({ access_token: stub.accessToken, id_token: `${input}.${signature}` });
+      await refusedWith(login(clientFor(stub), stub, null), 'id_token_malformed');
+    }
+  });
+
   it('refuses a token response without id_token', async () => {
     stub.serveTokens({ access_token: stub.accessToken });
     await refusedWith(login(clientFor(stub), stub, null), 'id_token_missing');
