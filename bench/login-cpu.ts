@@ -18,6 +18,7 @@ import { createInterface } from 'node:readline';
 import { SgidClient } from '@opengovsg/sgid-client';
 import { IdClient } from '../src/client/id-client.js';
 import { generatePkcePair } from '../src/pkce.js';
+import { positiveInt } from '../scripts/env.js';
 import { FloorClient } from './floor.js';
 import { BENCH_ATTRIBUTES } from './stub-server.js';
 
@@ -195,14 +196,6 @@ function stubCall(origin: string, path: string): Promise<unknown> {
 
 async function stubStats(origin: string): Promise<Record<string, number>> {
   return (await stubCall(origin, '/stats')) as Record<string, number>;
-}
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number`);
-  return n;
 }
 
 main().catch((err: unknown) => {

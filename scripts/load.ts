@@ -25,6 +25,8 @@ import { Agent, createServer, request, type IncomingHttpHeaders, type Server } f
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DEFAULT_PERSONAS, startProvider, type Persona, type StartedProvider } from '../src/provider/index.js';
+import { DEFAULT_MAX_PENDING_LOGINS } from '../src/passport/strategy.js';
+import { positiveInt } from './env.js';
 import type { RpReply, RpRequest, RpStats } from './load-rp.js';
 
 const LOGINS = positiveInt('LOAD_LOGINS', 1000);
@@ -33,15 +35,6 @@ const ABANDONED = positiveInt('LOAD_ABANDONED', 10_000);
 const CLIENT_ID = 'load-test-rp';
 const SCOPE = 'openid profile.name profile.nric_number profile.passport_expiry_date';
 const COOKIE_NAME = 'example-app.sid';
-const MAX_PENDING_LOGINS = 5; // the strategy's default, which the example app keeps
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number`);
-  return n;
-}
 
 // ---------------------------------------------------------------------------------------------
 // HTTP as a browser does it, one cookie jar per browser.
@@ -427,7 +420,7 @@ async function main(): Promise<void> {
   const afterOne = await rp.stats();
   rows.push(statsRow(`+ ${ABANDONED} abandoned (one browser)`, afterOne));
   if (afterOne.sessions !== afterAbandoned.sessions + 1) failed('logins started in one browser created more than one session');
-  if (afterOne.maxPendingPerSession > MAX_PENDING_LOGINS) failed('a session holds more pending logins than maxPendingLogins');
+  if (afterOne.maxPendingPerSession > DEFAULT_MAX_PENDING_LOGINS) failed('a session holds more pending logins than maxPendingLogins');
 
   rp.stop();
   await providers.close();

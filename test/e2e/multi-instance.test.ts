@@ -43,6 +43,21 @@ let urlA: string;
 let urlB: string;
 let publicCallback: string;
 
+/** The environment of one example-app instance on `port`, sharing sessions through `redisUrl`. */
+function appEnv(port: number, redisUrl: string): Record<string, string> {
+  return {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ND_ID_HOSTNAME: provider.baseUrl,
+    ND_ID_CLIENT_ID: 'multi-instance-rp',
+    ND_ID_CLIENT_SECRET: clientSecret,
+    ND_ID_PRIVATE_KEY: testKeyPair('multi-instance').privateKeyPem,
+    ND_ID_REDIRECT_URI: publicCallback,
+    SESSION_SECRET: sessionSecret,
+    REDIS_URL: redisUrl,
+  };
+}
+
 beforeAll(async () => {
   const problem = inject('systemPackagesProblem') ?? inject('buildProblem');
   if (problem) throw new Error(problem);
@@ -64,19 +79,8 @@ beforeAll(async () => {
     ],
     autoApprove: persona.id,
   });
-  const env = (port: number): Record<string, string> => ({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    ND_ID_HOSTNAME: provider.baseUrl,
-    ND_ID_CLIENT_ID: 'multi-instance-rp',
-    ND_ID_CLIENT_SECRET: clientSecret,
-    ND_ID_PRIVATE_KEY: testKeyPair('multi-instance').privateKeyPem,
-    ND_ID_REDIRECT_URI: publicCallback,
-    SESSION_SECRET: sessionSecret,
-    REDIS_URL: redis.url,
-  });
-  instanceA = spawnExampleApp(env(portA));
-  instanceB = spawnExampleApp(env(portB));
+  instanceA = spawnExampleApp(appEnv(portA, redis.url));
+  instanceB = spawnExampleApp(appEnv(portB, redis.url));
   await Promise.all([waitForReady(instanceA), waitForReady(instanceB)]);
 });
 
@@ -170,16 +174,7 @@ describe('two app instances sharing sessions in Redis', () => {
   it('an instance started while Redis is unreachable still starts, and answers 503 instead of hanging', async () => {
     const port = await freePort();
     const unreachable = `redis://127.0.0.1:${await freePort()}`;
-    const late = spawnExampleApp({
-      PORT: String(port),
-      ND_ID_HOSTNAME: provider.baseUrl,
-      ND_ID_CLIENT_ID: 'multi-instance-rp',
-      ND_ID_CLIENT_SECRET: clientSecret,
-      ND_ID_PRIVATE_KEY: testKeyPair('multi-instance').privateKeyPem,
-      ND_ID_REDIRECT_URI: publicCallback,
-      SESSION_SECRET: sessionSecret,
-      REDIS_URL: unreachable,
-    });
+    const late = spawnExampleApp(appEnv(port, unreachable));
     try {
       await waitForReady(late);
       const res = await fetch(`http://127.0.0.1:${port}/`);

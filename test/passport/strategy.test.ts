@@ -77,6 +77,16 @@ async function start(strategy: NdIdStrategy, session: Record<string, unknown>, o
   return new URL(out.url).searchParams.get('state') as string;
 }
 
+/** Start a login, then complete it with a client whose callback throws `err`. */
+async function callbackFailingWith(err: IdError): Promise<Outcome> {
+  const client = new FakeClient();
+  client.callbackError = err;
+  const session: Record<string, unknown> = {};
+  const s = strategyWith(client);
+  const state = await start(s, session);
+  return run(s, fakeReq({ code: 'c', state }, session));
+}
+
 describe('NdIdStrategy options', () => {
   const key = testKeyPair('rp');
   const fields = { clientId: 'client', clientSecret: 'secret', privateKey: key.privateKeyPem, callbackURL: CALLBACK };
@@ -288,37 +298,22 @@ describe('NdIdStrategy completing a login', () => {
   });
 
   it('fails with the IdError code when ID token validation fails (so failureRedirect handles it)', async () => {
-    const client = new FakeClient();
-    client.callbackError = new IdError('nonce_mismatch', 'The ID token nonce does not match.');
-    const session: Record<string, unknown> = {};
-    const s = strategyWith(client);
-    const state = await start(s, session);
-    const out = await run(s, fakeReq({ code: 'c', state }, session));
+    const out = await callbackFailingWith(new IdError('nonce_mismatch', 'The ID token nonce does not match.'));
     expect(out).toMatchObject({ kind: 'fail', challenge: { code: 'nonce_mismatch' }, status: 401 });
   });
 
   it('fails (not errors) when the service refuses the code, e.g. a reused code', async () => {
-    const client = new FakeClient();
-    client.callbackError = new IdError('token_request_failed', 'The token endpoint refused the request (invalid_grant).', { status: 400 });
-    const session: Record<string, unknown> = {};
-    const s = strategyWith(client);
-    const state = await start(s, session);
-    expect(await run(s, fakeReq({ code: 'c', state }, session))).toMatchObject({
+    expect(await callbackFailingWith(new IdError('token_request_failed', 'The token endpoint refused the request (invalid_grant).', { status: 400 }))).toMatchObject({
       kind: 'fail',
       challenge: { code: 'token_request_failed' },
     });
   });
 
   it('fails (not errors) when the service says the code is expired, reused or fails PKCE (invalid_grant)', async () => {
-    const client = new FakeClient();
-    client.callbackError = new IdError('token_request_failed', 'The token endpoint refused the request (invalid_grant).', {
+    expect(await callbackFailingWith(new IdError('token_request_failed', 'The token endpoint refused the request (invalid_grant).', {
       status: 400,
       cause: { error: 'invalid_grant' },
-    });
-    const session: Record<string, unknown> = {};
-    const s = strategyWith(client);
-    const state = await start(s, session);
-    expect(await run(s, fakeReq({ code: 'c', state }, session))).toMatchObject({
+    }))).toMatchObject({
       kind: 'fail',
       challenge: { code: 'token_request_failed' },
     });
@@ -327,27 +322,17 @@ describe('NdIdStrategy completing a login', () => {
   it.each(['invalid_client', 'unauthorized_client'])(
     'reports the service refusing the app\'s own credentials (%s) as an error, not a failed sign-in',
     async (oauthError) => {
-      const client = new FakeClient();
-      client.callbackError = new IdError('token_request_failed', `The token endpoint refused the request (${oauthError}).`, {
+      const out = await callbackFailingWith(new IdError('token_request_failed', `The token endpoint refused the request (${oauthError}).`, {
         status: oauthError === 'invalid_client' ? 401 : 400,
         cause: { error: oauthError },
-      });
-      const session: Record<string, unknown> = {};
-      const s = strategyWith(client);
-      const state = await start(s, session);
-      const out = await run(s, fakeReq({ code: 'c', state }, session));
+      }));
       expect(out.kind).toBe('error');
       expect(((out as Extract<Outcome, { kind: 'error' }>).err as IdError).code).toBe('token_request_failed');
     },
   );
 
   it('reports an unusable key set from the service (jwks_invalid) as an error, not a failed sign-in', async () => {
-    const client = new FakeClient();
-    client.callbackError = new IdError('jwks_invalid', 'The JWKS endpoint answered without a "keys" array.');
-    const session: Record<string, unknown> = {};
-    const s = strategyWith(client);
-    const state = await start(s, session);
-    const out = await run(s, fakeReq({ code: 'c', state }, session));
+    const out = await callbackFailingWith(new IdError('jwks_invalid', 'The JWKS endpoint answered without a "keys" array.'));
     expect(out.kind).toBe('error');
     expect(((out as Extract<Outcome, { kind: 'error' }>).err as IdError).code).toBe('jwks_invalid');
   });
