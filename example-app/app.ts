@@ -17,7 +17,7 @@ import {
   type NdIdUser,
 } from 'passport-nd-id';
 import type { ProviderSettings } from './config.js';
-import { createSessionStore, type SessionStore } from './sessions.js';
+import { createSessionStore, type MemoryStoreSettings, type SessionStore } from './sessions.js';
 import { errorPage, homePage, notFoundPage, profilePage, unavailablePage, type ProfileUser } from './views.js';
 
 /** How long a signed-in session lasts without being used again: 8 hours, in ms. */
@@ -43,6 +43,15 @@ export interface ExampleAppConfig {
   trustProxy?: boolean | number | string;
   /** An express-session store to use instead of Redis or memory (for tests, or another backend). */
   store?: session.Store;
+  /**
+   * How long a started login stays valid, and how long a session made only to start one lives,
+   * in ms. Default {@link LOGIN_SESSION_MAX_AGE_MS} (10 minutes).
+   */
+  loginTtlMs?: number;
+  /** How long a signed-in session lasts without being used again, in ms. Default {@link SESSION_MAX_AGE_MS} (8 hours). */
+  sessionMaxAgeMs?: number;
+  /** Bound, sweep interval and clock of the in-memory store (used without `redisUrl` and `store`). */
+  memoryStore?: MemoryStoreSettings;
   /** Receives operational log lines (never secrets or personal data). Default: stderr. */
   log?: (line: string) => void;
 }
@@ -110,6 +119,8 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   const log = config.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const redirect = new URL(config.provider.redirectUri);
   const secure = redirect.protocol === 'https:';
+  const loginTtlMs = config.loginTtlMs ?? LOGIN_SESSION_MAX_AGE_MS;
+  const sessionMaxAgeMs = config.sessionMaxAgeMs ?? SESSION_MAX_AGE_MS;
 
   const authenticator = new passport.Passport();
   authenticator.use(
@@ -121,6 +132,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
         hostname: config.provider.hostname,
         callbackURL: config.provider.redirectUri,
         scope: config.provider.scope,
+        loginTtl: loginTtlMs,
       },
       // Keep only what the pages show: the pairwise sub and the decrypted attributes.
       async (user: NdIdUser): Promise<ProfileUser> => ({ sub: user.sub, data: user.data }),
@@ -131,7 +143,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
 
   const sessions: SessionStore = config.store
     ? { kind: 'custom', store: config.store, isAvailable: () => true, ready: Promise.resolve(), close: async () => undefined }
-    : createSessionStore(config.redisUrl, log);
+    : createSessionStore(config.redisUrl, log, config.memoryStore);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy ?? false);
@@ -162,7 +174,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
       store: new GuardedStore(sessions.store),
       resave: false,
       saveUninitialized: false,
-      cookie: { httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_MAX_AGE_MS, path: '/' },
+      cookie: { httpOnly: true, sameSite: 'lax', secure, maxAge: sessionMaxAgeMs, path: '/' },
     }),
   );
   // express-session skips the session when its store reports a disconnect: treat that as down too.
@@ -172,7 +184,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   }) satisfies RequestHandler);
   app.use(authenticator.session());
   app.get(ROUTES.login, ((req, _res, next) => {
-    if (!req.user) req.session.cookie.maxAge = LOGIN_SESSION_MAX_AGE_MS;
+    if (!req.user) req.session.cookie.maxAge = loginTtlMs;
     next();
   }) satisfies RequestHandler);
 

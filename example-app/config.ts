@@ -48,7 +48,16 @@ export interface SiteSettings {
   redisUrl?: string;
   /** Express `trust proxy` setting (false: not behind a proxy). */
   trustProxy: boolean | number | string;
+  /** `LOGIN_TTL_SECONDS` in ms: how long a started login (and its login-only session) lives; absent: 10 minutes. */
+  loginTtlMs?: number;
+  /** `SESSION_MAX_AGE_SECONDS` in ms: how long a signed-in session lives unused; absent: 8 hours. */
+  sessionMaxAgeMs?: number;
+  /** `MAX_MEMORY_SESSIONS`: most sessions the in-memory store holds (no Redis only); absent: 20 000. */
+  maxMemorySessions?: number;
 }
+
+/** Longest accepted `LOGIN_TTL_SECONDS` / `SESSION_MAX_AGE_SECONDS`: 30 days. */
+export const MAX_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
 
 /** Result of {@link loadConfig}. */
 export type LoadedConfig =
@@ -181,6 +190,36 @@ function parseRedisUrl(env: Env, problems: string[]): string | undefined {
   return text;
 }
 
+/** A whole number in [min, max] from `name`, or undefined when unset. */
+function parseWhole(env: Env, problems: string[], name: string, min: number, max: number, what: string): number | undefined {
+  const text = value(env, name);
+  if (text === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(text) || Number(text) < min || Number(text) > max) {
+    problems.push(`${name} must be a whole number from ${min} to ${max} (${what})`);
+    return undefined;
+  }
+  return Number(text);
+}
+
+/** Session lifetimes and the in-memory bound, shared by both modes. */
+function parseSessionLimits(
+  env: Env,
+  problems: string[],
+  redisUrl: string | undefined,
+): Pick<SiteSettings, 'loginTtlMs' | 'sessionMaxAgeMs' | 'maxMemorySessions'> {
+  const loginTtl = parseWhole(env, problems, 'LOGIN_TTL_SECONDS', 1, MAX_LIFETIME_SECONDS, 'how long a started login stays valid, in seconds');
+  const maxAge = parseWhole(env, problems, 'SESSION_MAX_AGE_SECONDS', 1, MAX_LIFETIME_SECONDS, 'how long a signed-in session lasts unused, in seconds');
+  const maxSessions = parseWhole(env, problems, 'MAX_MEMORY_SESSIONS', 1, 10_000_000, 'most sessions kept in memory');
+  if (maxSessions !== undefined && redisUrl !== undefined) {
+    problems.push('MAX_MEMORY_SESSIONS applies only without REDIS_URL (Redis bounds its memory with its own maxmemory); set one of them');
+  }
+  return {
+    ...(loginTtl !== undefined ? { loginTtlMs: loginTtl * 1000 } : {}),
+    ...(maxAge !== undefined ? { sessionMaxAgeMs: maxAge * 1000 } : {}),
+    ...(maxSessions !== undefined ? { maxMemorySessions: maxSessions } : {}),
+  };
+}
+
 function parseSessionSecrets(env: Env, problems: string[], required: boolean): string[] | undefined {
   const text = value(env, 'SESSION_SECRET');
   if (text === undefined) {
@@ -223,6 +262,7 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
   const redisUrl = parseRedisUrl(env, problems);
   const trustProxy = parseTrustProxy(env, problems);
   const scope = parseScope(env, problems);
+  const limits = parseSessionLimits(env, problems, redisUrl);
   const providerMode = Object.keys(env).some(
     (k) => k.startsWith('ND_ID_') && k !== 'ND_ID_SCOPE' && value(env, k) !== undefined,
   );
@@ -232,7 +272,7 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
     if (problems.length > 0) throw new ConfigError(problems);
     return {
       mode: 'embedded',
-      site: { port, host, redisUrl, trustProxy, ...(sessionSecrets ? { sessionSecrets } : {}) },
+      site: { port, host, redisUrl, trustProxy, ...limits, ...(sessionSecrets ? { sessionSecrets } : {}) },
       scope,
       dataDir: value(env, 'EXAMPLE_APP_DATA_DIR') ?? '.example-app-data',
     };
@@ -285,7 +325,7 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     mode: 'provider',
-    site: { port, host, redisUrl, trustProxy, sessionSecrets: sessionSecrets! },
+    site: { port, host, redisUrl, trustProxy, ...limits, sessionSecrets: sessionSecrets! },
     provider: {
       hostname: hostname!,
       clientId: clientId!,

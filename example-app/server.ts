@@ -150,6 +150,12 @@ export interface EmbeddedOptions {
   redisUrl?: string;
   /** Operational log lines. */
   log?: (line: string) => void;
+  /** As {@link ExampleAppConfig.loginTtlMs}. */
+  loginTtlMs?: number;
+  /** As {@link ExampleAppConfig.sessionMaxAgeMs}. */
+  sessionMaxAgeMs?: number;
+  /** As {@link ExampleAppConfig.memoryStore}. */
+  memoryStore?: ExampleAppConfig['memoryStore'];
 }
 
 /**
@@ -196,6 +202,9 @@ export async function startEmbeddedExample(options: EmbeddedOptions): Promise<Ru
     sessionSecrets: [state.sessionSecret],
     redisUrl: options.redisUrl,
     ...(options.log ? { log: options.log } : {}),
+    loginTtlMs: options.loginTtlMs,
+    sessionMaxAgeMs: options.sessionMaxAgeMs,
+    memoryStore: options.memoryStore,
   });
   server.on('request', example.app);
   await readyOrServing(example);

@@ -1,6 +1,7 @@
 /**
  * The session store: Redis (connect-redis with the `redis` client) when a URL is given, so any
- * number of app instances share logins; otherwise express-session's in-memory store.
+ * number of app instances share logins; otherwise a {@link BoundedMemoryStore} in this process,
+ * which expires sessions by itself and holds a bounded number of them.
  *
  * While Redis is unreachable, commands fail at once instead of queueing (`disableOfflineQueue`),
  * so requests get a clear 503 page quickly; the client keeps reconnecting in the background and
@@ -9,6 +10,7 @@
 import { RedisStore } from 'connect-redis';
 import session from 'express-session';
 import { createClient } from 'redis';
+import { BoundedMemoryStore, type BoundedMemoryStoreOptions } from './memory-store.js';
 
 /** Longest wait between two reconnection attempts to Redis, in ms. */
 export const REDIS_MAX_RECONNECT_DELAY_MS = 2000;
@@ -25,22 +27,30 @@ export interface SessionStore {
   isAvailable(): boolean;
   /** Resolves once the store is connected or its first connection attempt failed (at once for memory). Never rejects. */
   ready: Promise<void>;
-  /** Disconnect. */
+  /** Disconnect (Redis) or stop the expiry sweep (memory). */
   close(): Promise<void>;
 }
 
+/** Settings of the in-memory store, used when no Redis URL is given. */
+export type MemoryStoreSettings = Pick<BoundedMemoryStoreOptions, 'maxSessions' | 'sweepIntervalMs' | 'now'>;
+
 /**
  * Create the session store. `log` receives one line per state change (connected, lost,
- * reconnected); never a URL with its password or any session content.
+ * reconnected; the memory store full); never a URL with its password or any session content.
  */
-export function createSessionStore(redisUrl: string | undefined, log: (line: string) => void): SessionStore {
+export function createSessionStore(
+  redisUrl: string | undefined,
+  log: (line: string) => void,
+  memory: MemoryStoreSettings = {},
+): SessionStore {
   if (!redisUrl) {
+    const store = new BoundedMemoryStore({ ...memory, log });
     return {
       kind: 'memory',
-      store: new session.MemoryStore(),
+      store,
       isAvailable: () => true,
       ready: Promise.resolve(),
-      close: async () => undefined,
+      close: async () => store.close(),
     };
   }
 

@@ -8,6 +8,7 @@
  * A missing or invalid variable stops start-up with one sentence per mistake and exit code 2.
  */
 import { ConfigError, loadConfig, type LoadedConfig } from './config.js';
+import { DEFAULT_MAX_MEMORY_SESSIONS } from './memory-store.js';
 import { startEmbeddedExample, startExampleServer, type RunningExample } from './server.js';
 
 const log = (line: string): void => {
@@ -21,6 +22,16 @@ function describeListenError(err: unknown, port: number): string {
   return `The example app could not start: ${err instanceof Error ? err.message : String(err)}`;
 }
 
+/** The session settings shared by both modes. */
+function sessionSettings(config: LoadedConfig) {
+  const { loginTtlMs, sessionMaxAgeMs, maxMemorySessions } = config.site;
+  return {
+    ...(loginTtlMs !== undefined ? { loginTtlMs } : {}),
+    ...(sessionMaxAgeMs !== undefined ? { sessionMaxAgeMs } : {}),
+    ...(maxMemorySessions !== undefined ? { memoryStore: { maxSessions: maxMemorySessions } } : {}),
+  };
+}
+
 async function run(config: LoadedConfig): Promise<RunningExample> {
   if (config.mode === 'embedded') {
     const running = await startEmbeddedExample({
@@ -30,6 +41,7 @@ async function run(config: LoadedConfig): Promise<RunningExample> {
       scope: config.scope,
       redisUrl: config.site.redisUrl,
       log,
+      ...sessionSettings(config),
     });
     const sessions = config.site.redisUrl ? 'sessions in Redis' : 'sessions in memory';
     process.stdout.write(
@@ -38,7 +50,11 @@ async function run(config: LoadedConfig): Promise<RunningExample> {
     return running;
   }
   if (!config.site.redisUrl) {
-    log('Warning: REDIS_URL is not set, so sessions are kept in memory: they are lost on restart and not shared between instances.');
+    log(
+      `Warning: REDIS_URL is not set, so sessions are kept in this process's memory: per-process (not shared between ` +
+        `instances, lost on restart) and bounded (at most ${config.site.maxMemorySessions ?? DEFAULT_MAX_MEMORY_SESSIONS} ` +
+        `sessions, MAX_MEMORY_SESSIONS; expired ones are removed every minute).`,
+    );
   }
   const running = await startExampleServer(
     {
@@ -47,6 +63,7 @@ async function run(config: LoadedConfig): Promise<RunningExample> {
       redisUrl: config.site.redisUrl,
       trustProxy: config.site.trustProxy,
       log,
+      ...sessionSettings(config),
     },
     { port: config.site.port, host: config.site.host },
   );

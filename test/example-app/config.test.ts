@@ -94,10 +94,26 @@ describe('example app configuration', () => {
     ['PORT', 'eighty', /^PORT must be a whole number/],
     ['TRUST_PROXY', 'false', /^TRUST_PROXY is required when ND_ID_REDIRECT_URI is https/],
     ['ND_ID_SCOPE', 'profile.name', /^ND_ID_SCOPE must include "openid"/],
+    ['LOGIN_TTL_SECONDS', '0', /^LOGIN_TTL_SECONDS must be a whole number from 1 to 2592000/],
+    ['SESSION_MAX_AGE_SECONDS', '8h', /^SESSION_MAX_AGE_SECONDS must be a whole number/],
+    ['MAX_MEMORY_SESSIONS', '-5', /^MAX_MEMORY_SESSIONS must be a whole number/],
   ])('an invalid %s (%s) is refused with a sentence naming it', (name, bad, message) => {
     const problems = problemsOf(realProviderEnv({ [name]: bad }));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(message);
+  });
+
+  it('session lifetimes and the in-memory bound are read in seconds and sessions, in both modes', () => {
+    const embedded = loadConfig({ LOGIN_TTL_SECONDS: '60', SESSION_MAX_AGE_SECONDS: '120', MAX_MEMORY_SESSIONS: '5000' });
+    expect(embedded.site).toMatchObject({ loginTtlMs: 60_000, sessionMaxAgeMs: 120_000, maxMemorySessions: 5000 });
+    const real = loadConfig(realProviderEnv({ LOGIN_TTL_SECONDS: '30' }));
+    expect(real.site.loginTtlMs).toBe(30_000);
+    expect(real.site.sessionMaxAgeMs).toBeUndefined();
+  });
+
+  it('MAX_MEMORY_SESSIONS together with REDIS_URL is refused: the bound would not apply', () => {
+    const problems = problemsOf(realProviderEnv({ REDIS_URL: 'redis://127.0.0.1:6379', MAX_MEMORY_SESSIONS: '100' }));
+    expect(problems).toEqual([expect.stringMatching(/^MAX_MEMORY_SESSIONS applies only without REDIS_URL/)]);
   });
 
   it('a key file that cannot be read is named, without its path contents', () => {
