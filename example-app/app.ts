@@ -167,16 +167,23 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
     else sendHtml(res, 503, unavailablePage());
   }) satisfies RequestHandler);
 
-  app.use(
-    session({
-      name: SESSION_COOKIE_NAME,
-      secret: config.sessionSecrets,
-      store: new GuardedStore(sessions.store),
-      resave: false,
-      saveUninitialized: false,
-      cookie: { httpOnly: true, sameSite: 'lax', secure, maxAge: sessionMaxAgeMs, path: '/' },
-    }),
-  );
+  const sessionMiddleware = session({
+    name: SESSION_COOKIE_NAME,
+    secret: config.sessionSecrets,
+    store: new GuardedStore(sessions.store),
+    resave: false,
+    saveUninitialized: false,
+    cookie: { httpOnly: true, sameSite: 'lax', secure, maxAge: sessionMaxAgeMs, path: '/' },
+  });
+  app.use(((req, res, next) => {
+    sessionMiddleware(req, res, (err?: unknown) => {
+      // express-session reports a failed save at the end of a response after that response is
+      // sent; Express would print it once per request. The person already has their page and
+      // the store's outage is logged once by its own connection events.
+      if (err !== undefined && res.headersSent && isStoreDown(err)) return;
+      next(err);
+    });
+  }) satisfies RequestHandler);
   // express-session skips the session when its store reports a disconnect: treat that as down too.
   app.use(((req, res, next) => {
     if (req.session) next();

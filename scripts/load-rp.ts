@@ -1,7 +1,7 @@
 /**
  * The relying party of `npm run load`, run in its own process so the load generator's CPU does
- * not count against it: the example app (NdIdStrategy + ndIdRouter) with an in-memory session
- * store. It is driven over IPC by scripts/load.ts:
+ * not count against it: the example app (NdIdStrategy + ndIdRouter) with its in-memory session
+ * store (BoundedMemoryStore). It is driven over IPC by scripts/load.ts:
  *
  * - `{ type: 'start', provider }`: listen on a free loopback port, answer `{ type: 'ready', port }`;
  * - `{ type: 'stats' }`: run a full GC and answer with memory figures and session-store figures;
@@ -13,9 +13,10 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import session from 'express-session';
+import type session from 'express-session';
 import { createExampleApp } from '../example-app/app.js';
 import type { ProviderSettings } from '../example-app/config.js';
+import { BoundedMemoryStore } from '../example-app/memory-store.js';
 
 /** Messages from the generator. */
 export type RpRequest =
@@ -52,7 +53,8 @@ const send = (reply: RpReply): void => {
   process.send?.(reply);
 };
 
-const store = new session.MemoryStore();
+// The store the example app uses without Redis (default bound and sweep).
+const store = new BoundedMemoryStore();
 
 function allSessions(): Promise<Record<string, StoredSession>> {
   return new Promise((resolve, reject) => {

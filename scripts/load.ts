@@ -1,6 +1,8 @@
 /**
  * `npm run load`: load test of a relying party (the example app: NdIdStrategy + ndIdRouter,
  * in-memory sessions) against the provider in autoApprove mode, all on loopback.
+ * `npm run load -- soak` runs the soak instead (scripts/soak.ts): two instances on a real Redis,
+ * with faults.
  *
  * 1. LOAD_LOGINS (default 1000) complete logins at LOAD_CONCURRENCY (default 50): each one is a
  *    fresh browser (its own cookie jar) signing in as a random persona, then reading /profile.
@@ -10,204 +12,36 @@
  *
  * The RP runs in a child process (scripts/load-rp.ts, with --expose-gc), so the numbers are its
  * own; this process runs the browsers and the providers. Memory is read over IPC after a full GC.
- *
- * Persona per login: autoApprove signs everyone in as one fixed persona, so one provider runs
- * per persona (same issuer, signing key and pairwise-subject secret), behind a small front on
- * the issuer's origin. A browser sends its authorization request to its persona's provider; the
- * front routes the RP's token call by the code that provider issued, and the userinfo call by
- * the access token it returned.
+ * One provider per persona, behind a front on the issuer's origin: see scripts/load-logins.ts.
  *
  * Exits 1 on any failed request, wrong page, cross-talk or unbounded session.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, randomInt } from 'node:crypto';
-import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { DEFAULT_PERSONAS, startProvider, type Persona, type StartedProvider } from '../src/provider/index.js';
+import { DEFAULT_PERSONAS, type Persona } from '../src/provider/index.js';
 import { DEFAULT_MAX_PENDING_LOGINS } from '../src/passport/strategy.js';
 import { positiveInt } from './env.js';
+import {
+  Browser,
+  browserAgent,
+  CLIENT_ID,
+  clientSecret,
+  completeLogin,
+  frontAgent,
+  location,
+  percentile,
+  SCOPE,
+  startProviders,
+} from './load-logins.js';
 import type { RpReply, RpRequest, RpStats } from './load-rp.js';
+import { runSoak } from './soak.js';
 
 const LOGINS = positiveInt('LOAD_LOGINS', 1000);
 const CONCURRENCY = positiveInt('LOAD_CONCURRENCY', 50);
 const ABANDONED = positiveInt('LOAD_ABANDONED', 10_000);
-const CLIENT_ID = 'load-test-rp';
-const SCOPE = 'openid profile.name profile.nric_number profile.passport_expiry_date';
-const COOKIE_NAME = 'example-app.sid';
-
-// ---------------------------------------------------------------------------------------------
-// HTTP as a browser does it, one cookie jar per browser.
-
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-const browserAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
-
-function get(url: string, cookie?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', agent: browserAgent, headers: cookie ? { cookie } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.setTimeout(30_000, () => req.destroy(new Error(`no answer within 30 s from ${new URL(url).pathname}`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** A browser: remembers the session cookie the RP sets. */
-class Browser {
-  cookie: string | undefined;
-
-  async get(url: string): Promise<Answer> {
-    const answer = await get(url, this.cookie);
-    for (const line of answer.headers['set-cookie'] ?? []) {
-      const pair = line.split(';', 1)[0]!;
-      if (pair.startsWith(`${COOKIE_NAME}=`)) this.cookie = pair;
-    }
-    return answer;
-  }
-
-  /** The session id inside the signed cookie `s:<sid>.<signature>`. */
-  sessionId(): string | undefined {
-    if (this.cookie === undefined) return undefined;
-    const value = decodeURIComponent(this.cookie.slice(COOKIE_NAME.length + 1));
-    if (!value.startsWith('s:')) return undefined;
-    return value.slice(2, value.lastIndexOf('.'));
-  }
-}
-
-function location(answer: Answer, what: string): URL {
-  const value = answer.headers.location;
-  if ((answer.status !== 302 && answer.status !== 303) || typeof value !== 'string') {
-    throw new Error(`${what}: expected a redirect, got HTTP ${answer.status}`);
-  }
-  return new URL(value, 'http://placeholder.invalid');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Providers: one per persona, behind a front on the issuer's origin.
-
-interface Providers {
-  origin: string;
-  byPersona: Map<string, StartedProvider>;
-  /** Which provider issued a code (set by the browser that received it). */
-  codeOwner: Map<string, StartedProvider>;
-  subjectFor(personaId: string): string;
-  close(): Promise<void>;
-}
-
-const frontAgent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
-
-/** Where a provider really listens (its baseUrl is the front's origin, the issuer's). */
-function listeningOrigin(provider: StartedProvider): string {
-  return `http://127.0.0.1:${(provider.server.address() as AddressInfo).port}`;
-}
-
-function forward(target: StartedProvider, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<Answer & { raw: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(path, listeningOrigin(target));
-    const req = request(url, { method, agent: frontAgent, headers: { ...headers, host: url.host } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const raw = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '', raw });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-function readBody(req: import('node:http').IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-function jsonField(body: Buffer, name: string): string | undefined {
-  try {
-    const value = (JSON.parse(body.toString('utf8')) as Record<string, unknown>)[name];
-    return typeof value === 'string' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function startProviders(rpPublicKey: string, redirectUri: string, front: Server): Promise<Providers> {
-  const origin = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
-  const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-  const subjectSecret = randomBytes(32).toString('base64url');
-  const byPersona = new Map<string, StartedProvider>();
-  for (const persona of DEFAULT_PERSONAS) {
-    byPersona.set(
-      persona.id,
-      await startProvider({
-        baseUrl: origin,
-        clients: [{ clientId: CLIENT_ID, clientSecret: clientSecret, redirectUris: [redirectUri], publicKey: rpPublicKey }],
-        autoApprove: persona.id,
-        signingKey,
-        subjectSecret,
-      }),
-    );
-  }
-  const first = byPersona.get(DEFAULT_PERSONAS[0]!.id)!;
-  const codeOwner = new Map<string, StartedProvider>();
-  const tokenOwner = new Map<string, StartedProvider>();
-
-  front.on('request', (req, res) => {
-    const path = req.url ?? '/';
-    const route = async (): Promise<void> => {
-      const body = await readBody(req);
-      let target = first;
-      if (path.startsWith('/v2/oauth/token')) {
-        const code = jsonField(body, 'code');
-        target = (code !== undefined && codeOwner.get(code)) || first;
-        if (code !== undefined) codeOwner.delete(code);
-      } else if (path.startsWith('/v2/oauth/userinfo')) {
-        const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-        target = (token !== undefined && tokenOwner.get(token)) || first;
-        if (token !== undefined) tokenOwner.delete(token);
-      }
-      const answer = await forward(target, req.method ?? 'GET', path, req.headers, body);
-      if (path.startsWith('/v2/oauth/token') && answer.status === 200) {
-        const accessToken = jsonField(answer.raw, 'access_token');
-        if (accessToken !== undefined) tokenOwner.set(accessToken, target);
-      }
-      res.writeHead(answer.status, answer.headers);
-      res.end(answer.raw);
-    };
-    route().catch(() => {
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
-    });
-  });
-
-  return {
-    origin,
-    byPersona,
-    codeOwner,
-    subjectFor: (personaId) => first.provider.subjectFor(CLIENT_ID, personaId),
-    close: async () => {
-      for (const p of byPersona.values()) await p.close();
-      front.closeAllConnections();
-      await new Promise<void>((resolve) => front.close(() => resolve()));
-    },
-  };
-}
-
-const clientSecret = randomBytes(24).toString('base64url');
 
 // ---------------------------------------------------------------------------------------------
 // The RP child process.
@@ -274,55 +108,11 @@ async function pool(count: number, concurrency: number, task: (i: number) => Pro
   return performance.now() - started;
 }
 
-function maskNric(nric: string): string {
-  return nric[0] + '*'.repeat(nric.length - 5) + nric.slice(-4);
-}
-
-function field(html: string, name: string): string | undefined {
-  const re = new RegExp(`data-field="${name}"(?: datetime="([^"]*)")?>([^<]*)<`);
-  const m = re.exec(html);
-  return m === null ? undefined : (m[1] ?? m[2]);
-}
-
 interface Completed {
   browser: Browser;
   persona: Persona;
 }
 
-async function completeLogin(rpOrigin: string, providers: Providers, persona: Persona): Promise<Browser> {
-  const browser = new Browser();
-  const authorize = location(await browser.get(`${rpOrigin}/auth/login`), 'GET /auth/login');
-  if (authorize.pathname !== '/v2/oauth/authorize') throw new Error('GET /auth/login: not sent to the authorization endpoint');
-  const provider = providers.byPersona.get(persona.id)!;
-  const callback = location(await get(`${listeningOrigin(provider)}${authorize.pathname}${authorize.search}`), 'authorize');
-  const code = callback.searchParams.get('code');
-  if (code === null) throw new Error('authorize: no code in the redirect');
-  providers.codeOwner.set(code, provider);
-  const done = location(await browser.get(`${rpOrigin}${callback.pathname}${callback.search}`), 'GET /auth/callback');
-  if (done.pathname !== '/profile') throw new Error('GET /auth/callback: not sent to /profile');
-  const profile = await browser.get(`${rpOrigin}/profile`);
-  if (profile.status !== 200) throw new Error(`GET /profile: HTTP ${profile.status}`);
-  const shown = {
-    name: field(profile.body, 'name'),
-    nric: field(profile.body, 'nric'),
-    expiry: field(profile.body, 'passport-expiry'),
-    sub: field(profile.body, 'sub'),
-  };
-  if (
-    shown.name !== persona['profile.name'] ||
-    shown.nric !== maskNric(persona['profile.nric_number']) ||
-    shown.expiry !== persona['profile.passport_expiry_date'] ||
-    shown.sub !== providers.subjectFor(persona.id)
-  ) {
-    throw new Error('cross-talk: a profile page shows another person than the one who signed in');
-  }
-  return browser;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
@@ -445,7 +235,7 @@ async function main(): Promise<void> {
   const perSignedIn = (afterLogins.heapUsed - before.heapUsed) / Math.max(1, latencies.length);
   console.log(
     `Heap growth: ~${(perSignedIn / 1024).toFixed(2)} KB per completed login (one-off warm-up included), ~${(perAbandoned / 1024).toFixed(2)} KB per abandoned login ` +
-      `(each abandoned login in its own browser is a stored session until its cookie's maxAge; the ${ABANDONED} in one browser added ` +
+      `(each abandoned login in its own browser is a stored session until its cookie's maxAge, then swept; the ${ABANDONED} in one browser added ` +
       `${afterOne.sessions - afterAbandoned.sessions} session of ${afterOne.maxBytes} bytes at most).`,
   );
   console.log(`\nRP process after a full GC (session sizes: JSON as the store keeps it, in bytes):\n`);
@@ -460,7 +250,7 @@ async function main(): Promise<void> {
   console.log('\nOK: no errors, no cross-talk, sessions bounded.');
 }
 
-main().catch((err: unknown) => {
+(process.argv.slice(2).includes('soak') ? runSoak() : main()).catch((err: unknown) => {
   console.error(`The load test could not run: ${err instanceof Error ? err.message : 'unknown error'}`);
   process.exit(1);
 });

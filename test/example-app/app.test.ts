@@ -1,6 +1,6 @@
 import session from 'express-session';
 import request from 'supertest';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   createExampleApp,
   LOGIN_SESSION_MAX_AGE_MS,
@@ -15,12 +15,14 @@ import { startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js'
 /** A memory store that can be switched off, as a session store outage. */
 class SwitchableStore extends session.MemoryStore {
   down = false;
+  /** Reads work, writes fail: the store goes away in the middle of a request. */
+  failWrites = false;
   override get(sid: string, cb: (err: unknown, data?: session.SessionData | null) => void): void {
     if (this.down) cb(new Error('connection refused'));
     else super.get(sid, cb);
   }
   override set(sid: string, data: session.SessionData, cb?: (err?: unknown) => void): void {
-    if (this.down) cb?.(new Error('connection refused'));
+    if (this.down || this.failWrites) cb?.(new Error('connection refused'));
     else super.set(sid, data, cb);
   }
 }
@@ -98,6 +100,34 @@ describe('example app pages', () => {
 
     store.down = false;
     expect((await agent.get('/')).status).toBe(200);
+  });
+
+  it('a session store failing at the callback shows the 503 page and prints no stack trace per request', async () => {
+    const started = await startTestProvider({ autoApprove: true });
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const store = new SwitchableStore();
+      const appConfig = config({ store }, started.baseUrl);
+      appConfig.provider.clientId = TEST_CLIENT.clientId;
+      appConfig.provider.clientSecret = TEST_CLIENT.clientSecret;
+      appConfig.provider.redirectUri = TEST_CLIENT.redirectUri;
+      const { app } = createExampleApp(appConfig);
+      app.set('env', 'production'); // Express prints unhandled errors outside NODE_ENV=test
+      const browser = request.agent(app);
+      const login = await browser.get('/auth/login');
+      const authorize = await fetch(login.headers.location!, { redirect: 'manual' });
+      const back = new URL(authorize.headers.get('location')!);
+
+      store.failWrites = true; // the store goes away between the login and its callback
+      const res = await browser.get(`${back.pathname}${back.search}`);
+      expect(res.status).toBe(503);
+      expect(res.text).toContain('<h1>Temporarily unavailable</h1>');
+      await new Promise((resolve) => setTimeout(resolve, 50)); // express-session saves again after the answer
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+      await started.close();
+    }
   });
 
   it('when the identity service cannot be reached at the callback, a 502 "Sign-in is unavailable" page is shown', async () => {
