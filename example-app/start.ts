@@ -51,7 +51,7 @@ async function run(config: LoadedConfig): Promise<RunningExample> {
   }
   if (!config.site.redisUrl) {
     log(
-      `Warning: REDIS_URL is not set, so sessions are kept in this process's memory: per-process (not shared between ` +
+      `Warning: REDIS_URL is not set, so sessions are kept in memory: per-process (not shared between ` +
         `instances, lost on restart) and bounded (at most ${config.site.maxMemorySessions ?? DEFAULT_MAX_MEMORY_SESSIONS} ` +
         `sessions, MAX_MEMORY_SESSIONS; expired ones are removed every minute).`,
     );
