@@ -82,7 +82,8 @@ async function stats(): Promise<RpStats> {
     const bytes = Buffer.byteLength(JSON.stringify(data));
     totalBytes += bytes;
     maxBytes = Math.max(maxBytes, bytes);
-    const pending = data['nd-id'];
+    // Pending logins live under 'nd-id:<client id>' (or a configured key starting with 'nd-id').
+    const pending = Object.entries(data).find(([key]) => key === 'nd-id' || key.startsWith('nd-id:'))?.[1];
     const count = typeof pending === 'object' && pending !== null ? Object.keys(pending).length : 0;
     if (count > 0) withPending += 1;
     maxPendingPerSession = Math.max(maxPendingPerSession, count);

@@ -59,6 +59,8 @@ export interface IdErrorOptions {
   cause?: unknown;
   /** HTTP status received from the provider, when there was one. */
   status?: number;
+  /** A machine-readable detail of why, e.g. for `state_mismatch`: `'unknown_state'`. */
+  reason?: string;
 }
 
 /** The one error class of this library. Switch on `code`, not on the message. */
@@ -67,12 +69,15 @@ export class IdError extends Error {
   readonly code: IdErrorCode;
   /** HTTP status received from the provider, when there was one. */
   readonly status?: number;
+  /** A machine-readable detail of why, when the code has several causes (see `StateMismatchReason`). */
+  readonly reason?: string;
 
   constructor(code: IdErrorCode, message: string, options: IdErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'IdError';
     this.code = code;
     if (options.status !== undefined) this.status = options.status;
+    if (options.reason !== undefined) this.reason = options.reason;
   }
 }
 

@@ -59,4 +59,25 @@ export {
   type NdIdAuthenticateOptions,
 } from './passport/strategy.js';
 export { ndIdRouter, type NdIdRouterOptions, type NdIdRoutes, type NdIdAfterCallbackResult } from './passport/router.js';
-export { safeReturnTo } from './passport/return-to.js';
+export { safeReturnTo, MAX_RETURN_TO_LENGTH } from './flow/return-to.js';
+export { recordSession, type FlowSession } from './flow/session.js';
+export { classifyFailure, isServerSideFailure, type FailureClass } from './flow/failure.js';
+export {
+  createMemoryReplayStore,
+  DEFAULT_REPLAY_STORE_MAX_KEYS,
+  type ReplayStore,
+  type MemoryReplayStoreOptions,
+} from './flow/replay-store.js';
+export {
+  createLoginFlow,
+  DEFAULT_FLOW_SCOPE,
+  type LoginFlow,
+  type LoginFlowClient,
+  type LoginFlowOptions,
+  type BeginOptions,
+  type BeginResult,
+  type CompleteResult,
+  type LoginUser,
+  type StateMismatchReason,
+  type RestorePendingLogins,
+} from './flow/login-flow.js';

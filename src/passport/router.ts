@@ -5,11 +5,13 @@
  */
 import defaultPassport from 'passport';
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { IdError, PROVIDER_DOWN_CODES, type IdErrorCode } from '../errors.js';
+import { IdError } from '../errors.js';
+import { classifyFailure } from '../flow/failure.js';
+import type { RestorePendingLogins } from '../flow/login-flow.js';
+import { safeReturnTo } from '../flow/return-to.js';
+import { recordSession } from '../flow/session.js';
 import { sendFailurePage } from './failure-page.js';
-import { safeReturnTo } from './return-to.js';
 import {
-  DEFAULT_SESSION_KEY,
   ND_ID_STRATEGY_NAME,
   NdIdStrategy,
   type NdIdAuthenticateOptions,
@@ -114,21 +116,6 @@ export function isCrossSiteRequest(req: Request): boolean {
   return originUrl.host.toLowerCase() !== ownUrl.host.toLowerCase();
 }
 
-function statusOfError(code: IdErrorCode): number {
-  if (code === 'provider_timeout') return 504;
-  if (PROVIDER_DOWN_CODES.has(code)) return 502;
-  if (code === 'session_store_unavailable') return 503;
-  return 500;
-}
-
-function messageOfError(err: IdError): string {
-  if (PROVIDER_DOWN_CODES.has(err.code)) {
-    return 'The identity service cannot be reached right now. Please try again in a few minutes.';
-  }
-  if (err.code === 'session_missing') return err.message;
-  return 'Sign-in could not be completed because of a problem on this site. Please try again later.';
-}
-
 type SessionData = Record<string, unknown> & {
   cookie?: { path?: string; domain?: string; secure?: boolean | 'auto'; sameSite?: boolean | 'lax' | 'strict' | 'none' };
   save(cb: (err?: unknown) => void): void;
@@ -183,11 +170,13 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
     throw optionError('afterCallback', 'must be a function (req, user) returning the user, false to refuse, or a promise of either.');
   }
 
-  /** Session key of the registered strategy, to carry the other tabs' pending logins across the session id change. */
-  function pendingLoginsKey(): string {
+  /** Captures the other tabs' pending logins of the registered strategy, to carry them across the session id change. */
+  function keepPendingLogins(req: Request): RestorePendingLogins | undefined {
     const lookup = (passport as unknown as { _strategy?: (name: string) => unknown })._strategy;
     const strategy = typeof lookup === 'function' ? lookup.call(passport, strategyName) : undefined;
-    return strategy instanceof NdIdStrategy ? strategy.sessionKey : DEFAULT_SESSION_KEY;
+    const session = sessionOf(req);
+    if (!(strategy instanceof NdIdStrategy) || session === undefined) return undefined;
+    return strategy.flow.keepPendingLogins(recordSession(session));
   }
 
   function retryHref(req: Request): string {
@@ -196,10 +185,11 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
 
   function sendError(err: unknown, req: Request, res: Response, next: NextFunction): void {
     if (!errorPage || !(err instanceof IdError)) return next(err);
+    const failure = classifyFailure(err);
     sendFailurePage(res, {
-      status: statusOfError(err.code),
+      status: failure.serverSide ? failure.status : 500,
       title: 'Sign-in is unavailable',
-      message: messageOfError(err),
+      message: failure.serverSide ? failure.message : 'Sign-in could not be completed because of a problem on this site. Please try again later.',
       retryHref: retryHref(req),
     });
   }
@@ -227,8 +217,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
     }
     // Passport regenerates the session (new id, fresh data) in logIn. Other tabs' logins still
     // in progress belong to the same person; carry only those over.
-    const key = pendingLoginsKey();
-    const otherTabs = sessionOf(req)?.[key];
+    const restoreOtherTabs = keepPendingLogins(req);
     req.logIn(user, (err: unknown) => {
       // logIn fails when the session store cannot regenerate or save the session (or, in a
       // broken setup, when serializeUser fails): either way the person cannot be signed in now.
@@ -244,7 +233,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
       }
       const session = sessionOf(req);
       if (session === undefined) return sendError(new IdError('session_missing', 'The session disappeared during sign-in.'), req, res, next);
-      if (otherTabs !== undefined) session[key] = otherTabs;
+      restoreOtherTabs?.(recordSession(session));
       session.save((saveErr) => {
         if (saveErr) {
           return sendError(

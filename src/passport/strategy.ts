@@ -8,96 +8,48 @@ import type { AuthenticateOptions } from 'passport';
 import { Strategy } from 'passport-strategy';
 import type { Request } from 'express';
 import { IdClient } from '../client/id-client.js';
-import type {
-  AuthorizationUrlParams,
-  AuthorizationUrlResult,
-  CallbackParams,
-  CallbackResult,
-  IdClientOptions,
-  IdTokenClaims,
-  UserinfoParams,
-  UserinfoResult,
-} from '../client/types.js';
+import type { IdClientOptions } from '../client/types.js';
 import { systemClock, type Clock } from '../clock.js';
-import { IdError, PROVIDER_DOWN_CODES, type IdErrorCode } from '../errors.js';
-import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
+import { IdError, type IdErrorCode } from '../errors.js';
+import { classifyFailure } from '../flow/failure.js';
 import {
-  addPendingLogin,
-  isExpired,
-  takePendingLogin,
-  type PendingLogin,
-  type SessionLike,
-} from './pending-logins.js';
-import { safeReturnTo } from './return-to.js';
+  buildLoginFlow,
+  DEFAULT_FLOW_SCOPE,
+  type LoginFlow,
+  type LoginFlowClient,
+  type LoginUser,
+} from '../flow/login-flow.js';
+import { checkAbsoluteUrl as checkUrl, checkMilliseconds, optionError as flowOptionError } from '../flow/options.js';
+import type { ReplayStore } from '../flow/replay-store.js';
+import { recordSession, type FlowSession } from '../flow/session.js';
+import { runVerify, type NdIdInfo, type NdIdVerify, type NdIdVerifyWithRequest, type VerifyOutcome } from './verify.js';
+
+export type { NdIdInfo, NdIdVerify, NdIdVerifyDone, NdIdVerifyWithRequest } from './verify.js';
+
+export { DEFAULT_SESSION_KEY, DEFAULT_MAX_PENDING_LOGINS, DEFAULT_LOGIN_TTL_MS } from '../flow/login-flow.js';
 
 /** The strategy's Passport name. */
 export const ND_ID_STRATEGY_NAME = 'nd-id';
-/** Default session key under which pending logins are kept. */
-export const DEFAULT_SESSION_KEY = 'nd-id';
 /** Default scope requested. */
-export const DEFAULT_STRATEGY_SCOPE = 'openid profile.name';
-/** Default number of pending logins (tabs) kept per session. */
-export const DEFAULT_MAX_PENDING_LOGINS = 5;
-/** Default time a started login may take before its callback is refused: 10 minutes, in ms. */
-export const DEFAULT_LOGIN_TTL_MS = 10 * 60 * 1000;
+export const DEFAULT_STRATEGY_SCOPE = DEFAULT_FLOW_SCOPE;
 /** Default time the verify callback may take to answer: 1 minute, in ms. */
 export const DEFAULT_VERIFY_TIMEOUT_MS = 60 * 1000;
 
 
-/** What the strategy needs from a client; an {@link IdClient} is one. */
-export interface NdIdClientLike {
-  /** Builds the URL the browser is sent to (no network call). */
-  authorizationUrl(params: AuthorizationUrlParams): AuthorizationUrlResult;
-  /** Redeems the code and validates the ID token. */
-  callback(params: CallbackParams): Promise<CallbackResult>;
-  /** Reads and decrypts the person's attributes. */
-  userinfo(params: UserinfoParams): Promise<UserinfoResult>;
-}
+/** What the strategy needs from a client; an {@link IdClient} is one (its `issuer` and `clientId` bind each login). */
+export type NdIdClientLike = LoginFlowClient;
 
-/** The signed-in person, as given to the verify callback. */
-export interface NdIdUser {
-  /** The person's identifier for this client (pairwise). */
-  sub: string;
-  /** Decrypted attributes keyed by scope name, e.g. `{ 'profile.name': '...' }`. */
-  data: Record<string, string>;
-  /** The validated ID token claims. */
-  claims: IdTokenClaims;
-}
+/** The signed-in person, as given to the verify callback; `data` holds only requested attributes. */
+export type NdIdUser = LoginUser;
 
 /** `req.user` when no verify callback is given. */
 export type NdIdDefaultUser = Pick<NdIdUser, 'sub' | 'data'>;
-
-/** Extra details of a refusal or failure; `message` is shown to the user (escaped). */
-export interface NdIdInfo {
-  message?: string;
-  [key: string]: unknown;
-}
 
 /** The challenge passed to Passport's `fail`: a stable code and a sentence for the user. */
 export interface NdIdFailure extends NdIdInfo {
   message: string;
   code: IdErrorCode;
 }
-
-/** The `done` callback of a callback-style verify function. `false` as user refuses the login. */
-export type NdIdVerifyDone = (err: unknown, user?: Express.User | false | null, info?: NdIdInfo | string) => void;
-
-/**
- * Verify callback: `(user, done)`, or an async `(user) => user | false`.
- *
- * It must answer by calling `done`, or by returning a promise of the user (`false` or `null`
- * refuses). A value returned without a promise is ignored, and a promise resolving to
- * `undefined` leaves the answer to `done`; a verify that does neither within `verifyTimeout`
- * ends the login with an error.
- */
-export type NdIdVerify =
-  | ((user: NdIdUser, done: NdIdVerifyDone) => void)
-  | ((user: NdIdUser) => Promise<Express.User | false | null>);
-
-/** Verify callback with the request first, used when `passReqToCallback` is true. Answers as {@link NdIdVerify}. */
-export type NdIdVerifyWithRequest =
-  | ((req: Request, user: NdIdUser, done: NdIdVerifyDone) => void)
-  | ((req: Request, user: NdIdUser) => Promise<Express.User | false | null>);
 
 /** Options shared by both ways of giving the client. */
 export interface NdIdStrategyBaseOptions {
@@ -107,7 +59,7 @@ export interface NdIdStrategyBaseOptions {
   redirectUri?: string;
   /** Scopes requested, space-separated or an array; must include `openid`. Default `'openid profile.name'`. */
   scope?: string | string[];
-  /** Session key under which pending logins are kept. Default `'nd-id'`. */
+  /** Session key under which pending logins are kept. Default `'nd-id:<clientId>'` (`'nd-id'` for a client without `clientId`). */
   sessionKey?: string;
   /** Most logins a session may have started and not finished (one per tab); the oldest is evicted first. Default 5. */
   maxPendingLogins?: number;
@@ -120,6 +72,8 @@ export interface NdIdStrategyBaseOptions {
   verifyTimeout?: number;
   /** Clock in ms since the epoch; also given to the client built from the fields. Default `Date.now`. */
   clock?: Clock;
+  /** Where redeemed logins are remembered (one redemption per login). Default: in this process's memory. */
+  replayStore?: ReplayStore;
 }
 
 /** Build the client from its fields (every {@link IdClientOptions} field but `redirectUri`, which is `callbackURL`). */
@@ -152,71 +106,23 @@ export interface NdIdSuccessInfo {
   returnTo?: string;
 }
 
-type VerifyOutcome = { user: Express.User | false; info?: NdIdInfo | string };
+
+/** Passport's fail challenge for a refused login: code, sentence, and the service's own error code and description when it sent one. */
+function failureOf(err: IdError, message: string): NdIdFailure {
+  const failure: NdIdFailure = { message, code: err.code };
+  if (err.code === 'provider_error' && typeof err.cause === 'object' && err.cause !== null) {
+    const cause = err.cause as { error?: unknown; error_description?: unknown };
+    if (typeof cause.error === 'string') failure.error = cause.error;
+    if (typeof cause.error_description === 'string') failure.errorDescription = cause.error_description;
+  }
+  if (err.reason !== undefined) failure.reason = err.reason;
+  return failure;
+}
 
 function optionError(option: string, what: string): TypeError {
-  return new TypeError(`NdIdStrategy: ${option} ${what}`);
+  return flowOptionError('NdIdStrategy', option, what);
 }
 
-function checkScope(scope: unknown, option: string): string | string[] {
-  const list =
-    typeof scope === 'string'
-      ? scope.split(' ').filter(Boolean)
-      : Array.isArray(scope) && scope.every((s) => typeof s === 'string')
-        ? (scope as string[])
-        : undefined;
-  if (list === undefined) {
-    throw optionError(option, 'must be a space-separated string or an array of scope names, like "openid profile.name".');
-  }
-  if (!list.includes('openid')) throw optionError(option, 'must include "openid", like "openid profile.name".');
-  return scope as string | string[];
-}
-
-function checkAbsoluteUrl(value: unknown, option: string): string {
-  let url: URL | undefined;
-  if (typeof value === 'string') {
-    try {
-      url = new URL(value);
-    } catch {
-      url = undefined;
-    }
-  }
-  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw optionError(
-      option,
-      'must be the absolute http(s) URL registered with the service, like "https://app.example/auth/callback".',
-    );
-  }
-  return value as string;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}
-
-/** OAuth errors of the token endpoint that mean the app's own registration was refused (wrong secret, unknown client). */
-const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set(['invalid_client', 'unauthorized_client']);
-
-/**
- * True when a failed code exchange or userinfo read is not the person's doing and trying again
- * will not help them: the service is down ({@link PROVIDER_DOWN_CODES}), its key set is unusable
- * (`jwks_invalid`), or it refused the app's client credentials (`token_request_failed` caused by
- * `invalid_client` or `unauthorized_client`). These are reported with `error`, not `fail`.
- */
-function isServerSideFailure(err: IdError): boolean {
-  if (PROVIDER_DOWN_CODES.has(err.code) || err.code === 'jwks_invalid') return true;
-  if (err.code !== 'token_request_failed') return false;
-  const oauthError: unknown = (err.cause as { error?: unknown } | null | undefined)?.error;
-  return typeof oauthError === 'string' && CLIENT_REFUSED_OAUTH_ERRORS.has(oauthError);
-}
-
-function firstString(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
 
 /**
  * The Passport strategy for the national digital identity service.
@@ -248,10 +154,9 @@ export class NdIdStrategy extends Strategy {
   /** Longest wait for the verify callback's answer, in ms. */
   readonly verifyTimeout: number;
 
-  private readonly client: NdIdClientLike;
-  private readonly callbackURL: string | undefined;
-  private readonly scope: string | string[];
-  private readonly clock: Clock;
+  /** The framework-neutral login flow this strategy adapts to Passport. */
+  readonly flow: LoginFlow;
+
   private readonly passReqToCallback: boolean;
   private readonly verify: NdIdVerify | NdIdVerifyWithRequest | undefined;
 
@@ -283,12 +188,13 @@ export class NdIdStrategy extends Strategy {
     }
     const callback = callbackURL ?? redirectUri;
     const callbackOption = callbackURL !== undefined ? 'callbackURL' : 'redirectUri';
-    this.callbackURL = callback === undefined ? undefined : checkAbsoluteUrl(callback, callbackOption);
+    const callbackUrl = callback === undefined ? undefined : checkUrl(callback, 'NdIdStrategy', callbackOption);
 
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw optionError('clock', 'must be a function returning the time in ms since the epoch.');
     }
-    this.clock = options.clock ?? systemClock;
+    const clock = options.clock ?? systemClock;
+    let client: NdIdClientLike;
 
     if (options.client !== undefined) {
       const c = options.client as Partial<NdIdClientLike> | null;
@@ -305,7 +211,7 @@ export class NdIdStrategy extends Strategy {
       if (fields.clientId !== undefined || fields.clientSecret !== undefined || fields.privateKey !== undefined) {
         throw optionError('client', 'was given together with clientId/clientSecret/privateKey; give either a ready client or its fields.');
       }
-      this.client = options.client;
+      client = options.client;
     } else {
       for (const field of ['clientId', 'clientSecret', 'privateKey'] as const) {
         const value: unknown = options[field];
@@ -313,7 +219,7 @@ export class NdIdStrategy extends Strategy {
           throw optionError(field, 'is required: give the value from your registration with the service (or a ready client).');
         }
       }
-      if (this.callbackURL === undefined) {
+      if (callbackUrl === undefined) {
         throw optionError('callbackURL', 'is required: give the absolute callback URL registered with the service, like "https://app.example/auth/callback".');
       }
       const {
@@ -326,39 +232,35 @@ export class NdIdStrategy extends Strategy {
         loginTtl: _ttl,
         verifyTimeout: _vt,
         passReqToCallback: _prc,
+        replayStore: _rs,
         ...clientOptions
       } = options;
-      this.client = new IdClient({ ...clientOptions, redirectUri: this.callbackURL, clock: this.clock });
+      client = new IdClient({ ...clientOptions, redirectUri: callbackUrl, clock });
     }
 
-    this.scope = options.scope === undefined ? DEFAULT_STRATEGY_SCOPE : checkScope(options.scope, 'scope');
+    this.flow = buildLoginFlow(
+      {
+        client,
+        clock,
+        ...(callbackUrl === undefined ? {} : { redirectUri: callbackUrl }),
+        ...(options.scope === undefined ? {} : { scope: options.scope }),
+        ...(options.sessionKey === undefined ? {} : { sessionKey: options.sessionKey }),
+        ...(options.maxPendingLogins === undefined ? {} : { maxPendingLogins: options.maxPendingLogins }),
+        ...(options.loginTtl === undefined ? {} : { loginTtl: options.loginTtl }),
+        ...(options.replayStore === undefined ? {} : { replayStore: options.replayStore }),
+      },
+      'NdIdStrategy',
+    );
+    this.sessionKey = this.flow.sessionKey;
+    this.maxPendingLogins = this.flow.maxPendingLogins;
+    this.loginTtl = this.flow.loginTtl;
 
-    const sessionKey = options.sessionKey ?? DEFAULT_SESSION_KEY;
-    if (typeof sessionKey !== 'string' || sessionKey === '' || sessionKey === 'passport' || sessionKey === 'cookie') {
-      throw optionError('sessionKey', 'must be a non-empty string that no other code uses in the session (not "passport" or "cookie").');
-    }
-    this.sessionKey = sessionKey;
-
-    const max = options.maxPendingLogins ?? DEFAULT_MAX_PENDING_LOGINS;
-    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 100) {
-      throw optionError('maxPendingLogins', 'must be a whole number from 1 to 100 (how many tabs may log in at once).');
-    }
-    this.maxPendingLogins = max;
-
-    const ttl = options.loginTtl ?? DEFAULT_LOGIN_TTL_MS;
-    if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl < 1000) {
-      throw optionError('loginTtl', `is in milliseconds and must be at least 1000; got ${String(ttl)} (10 minutes is 600000).`);
-    }
-    this.loginTtl = ttl;
-
-    const verifyTimeout = options.verifyTimeout ?? DEFAULT_VERIFY_TIMEOUT_MS;
-    if (typeof verifyTimeout !== 'number' || !Number.isFinite(verifyTimeout) || verifyTimeout < 1000) {
-      throw optionError(
-        'verifyTimeout',
-        `is in milliseconds and must be at least 1000; got ${String(verifyTimeout)} (1 minute is 60000).`,
-      );
-    }
-    this.verifyTimeout = verifyTimeout;
+    this.verifyTimeout = checkMilliseconds(
+      options.verifyTimeout ?? DEFAULT_VERIFY_TIMEOUT_MS,
+      'NdIdStrategy',
+      'verifyTimeout',
+      '1 minute is 60000',
+    );
 
     this.passReqToCallback = options.passReqToCallback === true;
     this.verify = verify;
@@ -381,9 +283,9 @@ export class NdIdStrategy extends Strategy {
     }
   }
 
-  private sessionOf(req: Request): SessionLike | undefined {
+  private sessionOf(req: Request): FlowSession | undefined {
     const session: unknown = (req as { session?: unknown }).session;
-    return typeof session === 'object' && session !== null ? (session as SessionLike) : undefined;
+    return typeof session === 'object' && session !== null ? recordSession(session as Record<string, unknown>) : undefined;
   }
 
   private sessionMissing(): IdError {
@@ -396,101 +298,40 @@ export class NdIdStrategy extends Strategy {
   private startLogin(req: Request, options: NdIdAuthenticateOptions): void {
     const session = this.sessionOf(req);
     if (session === undefined) return this.error(this.sessionMissing());
-
-    let scope: string | string[];
-    let url: string;
-    let pending: PendingLogin;
-    let state: string;
+    let redirectUrl: string;
     try {
-      scope = options.scope === undefined ? this.scope : checkScope(options.scope, 'authenticate option scope');
-      const { codeVerifier, codeChallenge } = generatePkcePair();
-      state = generateState();
-      const nonce = generateNonce();
-      const result = this.client.authorizationUrl({
-        state,
-        scope,
-        nonce,
-        codeChallenge,
-        ...(this.callbackURL === undefined ? {} : { redirectUri: this.callbackURL }),
-      });
-      url = result.url;
-      const returnTo = safeReturnTo(options.returnTo);
-      pending = {
-        codeVerifier,
-        nonce: result.nonce ?? nonce,
-        createdAt: this.clock(),
-        ...(returnTo === undefined ? {} : { returnTo }),
-      };
+      ({ redirectUrl } = this.flow.begin(session, {
+        ...(options.returnTo === undefined ? {} : { returnTo: options.returnTo }),
+        ...(options.scope === undefined ? {} : { scope: options.scope }),
+      }));
     } catch (err) {
       return this.error(err instanceof Error ? err : new Error('Could not build the authorization URL.'));
     }
-    addPendingLogin(session, this.sessionKey, state, pending, {
-      max: this.maxPendingLogins,
-      ttl: this.loginTtl,
-      now: pending.createdAt,
-    });
-    this.redirect(url);
+    this.redirect(redirectUrl);
   }
 
   private async completeLogin(req: Request, query: Record<string, unknown>): Promise<void> {
     const session = this.sessionOf(req);
     if (session === undefined) return this.error(this.sessionMissing());
 
-    // 1. Take the pending login out first, so whatever happens next, this state cannot be used again.
-    const pending = takePendingLogin(session, this.sessionKey, query.state);
-
-    // 2. Unknown state: nothing was started in this browser session. The service is not called.
-    if (pending === undefined) {
-      return this.fail(
-        {
-          message: 'This sign-in was not started in this browser, or was already used. Please start again.',
-          code: 'state_mismatch',
-        } satisfies NdIdFailure,
-        403,
-      );
-    }
-
-    // 3. Too old.
-    if (isExpired(pending, this.loginTtl, this.clock())) {
-      return this.fail(
-        { message: 'This sign-in took too long and has expired. Please start again.', code: 'login_expired' } satisfies NdIdFailure,
-        401,
-      );
-    }
-
-    // 4. The service sent an error instead of a code.
-    if (query.error !== undefined) {
-      return this.fail(this.providerErrorFailure(query), 401);
-    }
-    const code = firstString(query.code);
-    if (code === undefined || code === '') {
-      return this.fail(
-        { message: 'The identity service sent back no usable authorization code.', code: 'provider_error' } satisfies NdIdFailure,
-        401,
-      );
-    }
-
-    // 5. Exchange the code, read the attributes.
     let user: NdIdUser;
+    let returnTo: string | undefined;
     try {
-      const tokens = await this.client.callback({
-        code,
-        nonce: pending.nonce,
-        codeVerifier: pending.codeVerifier,
-        ...(this.callbackURL === undefined ? {} : { redirectUri: this.callbackURL }),
-      });
-      const info = await this.client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken });
-      user = { sub: info.sub, data: info.data, claims: tokens.claims };
+      ({ user, returnTo } = await this.flow.complete(session, query));
     } catch (err) {
-      if (err instanceof IdError && !isServerSideFailure(err)) {
-        return this.fail({ message: err.message, code: err.code } satisfies NdIdFailure, 401);
+      const failure = classifyFailure(err);
+      if (failure.serverSide || !(err instanceof IdError)) {
+        return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
       }
-      return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
+      return this.fail(failureOf(err, failure.message), failure.status);
     }
 
     let outcome: VerifyOutcome;
     try {
-      outcome = await this.runVerify(req, user);
+      outcome = await runVerify(this.verify, this.passReqToCallback ? [req, user] : [user], this.verifyTimeout, {
+        sub: user.sub,
+        data: user.data,
+      } satisfies NdIdDefaultUser);
     } catch (err) {
       return this.error(err instanceof Error ? err : new Error('The verify callback failed with a value that is not an Error.'));
     }
@@ -501,86 +342,7 @@ export class NdIdStrategy extends Strategy {
         typeof info === 'string' ? info : typeof details.message === 'string' ? details.message : 'Your account may not sign in here.';
       return this.fail({ ...details, message, code: 'user_refused' } satisfies NdIdFailure, 401);
     }
-    const successInfo: NdIdSuccessInfo = pending.returnTo === undefined ? {} : { returnTo: pending.returnTo };
+    const successInfo: NdIdSuccessInfo = returnTo === undefined ? {} : { returnTo };
     this.success(outcome.user, successInfo);
-  }
-
-  /** The failure for `?error=...`: `access_denied`, or `provider_error` carrying the service's code and description. */
-  private providerErrorFailure(query: Record<string, unknown>): NdIdFailure {
-    const error = firstString(query.error) ?? '';
-    if (error === 'access_denied') {
-      return { message: 'Sign-in was cancelled or refused in the app.', code: 'access_denied' };
-    }
-    // RFC 6749 error codes are printable ASCII; anything else is not echoed.
-    const providerCode = /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(error) ? error : 'unknown_error';
-    const rawDescription = firstString(query.error_description);
-    const description =
-      rawDescription === undefined ? undefined : rawDescription.replace(/[^\x20-\x7e]/g, '').slice(0, 200);
-    return {
-      message: `The identity service could not complete the sign-in (${providerCode}).`,
-      code: 'provider_error',
-      error: providerCode,
-      ...(description === undefined ? {} : { errorDescription: description }),
-    };
-  }
-
-  /**
-   * Runs the verify callback; resolves with the user or `false`. `done` is always passed and
-   * always answers; a returned promise also answers once it resolves to a value other than
-   * `undefined` (`null` and `false` refuse), or rejects. The first answer counts. A verify that
-   * has not answered within `verifyTimeout` ends the login with an error.
-   */
-  private runVerify(req: Request, user: NdIdUser): Promise<VerifyOutcome> {
-    const verify = this.verify;
-    if (verify === undefined) {
-      const defaultUser: NdIdDefaultUser = { sub: user.sub, data: user.data };
-      return Promise.resolve({ user: defaultUser });
-    }
-    return new Promise<VerifyOutcome>((resolve, reject) => {
-      let settled = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const settle = (u: unknown, info?: NdIdInfo | string): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve({ user: u === undefined || u === null || u === false ? false : (u as Express.User), ...(info === undefined ? {} : { info }) });
-      };
-      const failWith = (err: unknown): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(err);
-      };
-      const done: NdIdVerifyDone = (err, u, info) => {
-        if (err !== null && err !== undefined) failWith(err);
-        else settle(u, info);
-      };
-      const args: unknown[] = this.passReqToCallback ? [req, user, done] : [user, done];
-      try {
-        const returned: unknown = (verify as (...a: unknown[]) => unknown)(...args);
-        // `verify.length` is not trusted to tell the forms apart: wrappers with rest or default
-        // parameters report fewer. A plain return value is never the answer (a callback-style
-        // verify may return anything, e.g. a database handle); only `done` is. A promise answers
-        // when it resolves to something other than `undefined`; `undefined` is what an async
-        // verify that calls `done` later resolves to, so then `done` decides.
-        if (isThenable(returned)) {
-          returned.then((u) => {
-            if (u !== undefined) settle(u);
-          }, failWith);
-        }
-      } catch (err) {
-        failWith(err);
-      }
-      if (!settled) {
-        timer = setTimeout(() => {
-          failWith(
-            new Error(
-              `NdIdStrategy: the verify callback neither called done nor resolved to a user within ${this.verifyTimeout} ms (verifyTimeout).`,
-            ),
-          );
-        }, this.verifyTimeout);
-        timer.unref?.();
-      }
-    });
   }
 }

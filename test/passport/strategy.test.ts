@@ -94,7 +94,7 @@ describe('NdIdStrategy options', () => {
   it('is named "nd-id" and builds its own client from the registration fields', () => {
     const s = new NdIdStrategy(fields);
     expect(s.name).toBe('nd-id');
-    expect(s.sessionKey).toBe('nd-id');
+    expect(s.sessionKey).toBe('nd-id:client'); // derived from the client id, so two registrations never share a slot
     expect(s.maxPendingLogins).toBe(5);
     expect(s.loginTtl).toBe(600_000);
   });

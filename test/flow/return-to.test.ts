@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_RETURN_TO_LENGTH, safeReturnTo } from '../../src/passport/return-to.js';
+import { MAX_RETURN_TO_LENGTH, safeReturnTo } from '../../src/flow/return-to.js';
 
 describe('safeReturnTo', () => {
   it.each([

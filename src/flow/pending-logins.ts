@@ -2,10 +2,23 @@
  * Pending logins: the secrets of logins that were started but not yet completed, kept in the
  * user's session under one key and indexed by their `state`. Several can wait at once (one per
  * browser tab), the number is bounded, each one is taken out exactly once, and old ones expire.
+ * Each records the issuer, client and callback URL it was started for, so no other
+ * registration can complete it.
  */
+import type { FlowSession } from './session.js';
+
+/** Who a login was started for: completed only by the same issuer, client and callback URL. */
+export interface LoginBinding {
+  /** The service's issuer. */
+  issuer: string;
+  /** The app's client id. */
+  clientId: string;
+  /** The callback (redirect) URL the login was started with. */
+  redirectUri: string;
+}
 
 /** What is remembered about a login between the redirect to the service and the callback. */
-export interface PendingLogin {
+export interface PendingLogin extends Partial<LoginBinding> {
   /** The PKCE code verifier whose challenge was sent to the service. */
   codeVerifier: string;
   /** The nonce sent to the service, expected back in the ID token. */
@@ -14,6 +27,8 @@ export interface PendingLogin {
   returnTo?: string;
   /** When the login started, in ms since the epoch. */
   createdAt: number;
+  /** The scopes requested, space-separated. */
+  scope?: string;
 }
 
 /** Limits applied when a pending login is added. */
@@ -26,13 +41,12 @@ export interface PendingLoginLimits {
   now: number;
 }
 
-/** A session as this module needs it: any object with string keys (express-session's is one). */
-export type SessionLike = Record<string, unknown>;
-
 type PendingLoginMap = Map<string, PendingLogin>;
 
 /** Longest `state` value looked up; ours are 43 characters. */
-const MAX_STATE_LENGTH = 512;
+export const MAX_STATE_LENGTH = 512;
+
+const OPTIONAL_STRINGS = ['returnTo', 'scope', 'issuer', 'clientId', 'redirectUri'] as const;
 
 function isPendingLogin(value: unknown): value is PendingLogin {
   if (typeof value !== 'object' || value === null) return false;
@@ -42,26 +56,29 @@ function isPendingLogin(value: unknown): value is PendingLogin {
     typeof v.nonce === 'string' &&
     typeof v.createdAt === 'number' &&
     Number.isFinite(v.createdAt) &&
-    (v.returnTo === undefined || typeof v.returnTo === 'string')
+    OPTIONAL_STRINGS.every((k) => v[k] === undefined || typeof v[k] === 'string')
   );
 }
 
 /** The valid entries stored under `key`, as a fresh map (anything malformed is left out). */
-function readMap(session: SessionLike, key: string): PendingLoginMap {
-  const stored = session[key];
+function readMap(session: FlowSession, key: string): PendingLoginMap {
+  const stored = session.get(key);
   const map: PendingLoginMap = new Map();
   if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) return map;
   for (const [state, login] of Object.entries(stored)) {
-    if (isPendingLogin(login)) map.set(state, login);
+    if (isPendingLogin(login)) map.set(state, { ...login });
   }
   return map;
 }
 
-/** Stores `map` as a plain JSON-friendly object (any session store can keep it), or removes it when empty. */
-function writeMap(session: SessionLike, key: string, map: PendingLoginMap): void {
+/**
+ * Stores `map` as a fresh plain JSON-friendly object through `set` (so cookie-held sessions
+ * persist it), or deletes the key when empty. Never changes the stored object in place.
+ */
+function writeMap(session: FlowSession, key: string, map: PendingLoginMap): void {
   // Object.fromEntries defines own properties, so no key can reach the prototype.
-  if (map.size === 0) delete session[key];
-  else session[key] = Object.fromEntries(map);
+  if (map.size === 0) session.delete(key);
+  else session.set(key, Object.fromEntries(map));
 }
 
 /** True when `login` is older than `ttl` ms at `now`. */
@@ -74,7 +91,7 @@ export function isExpired(login: PendingLogin, ttl: number, now: number): boolea
  * `limits.max` remain, the oldest ones.
  */
 export function addPendingLogin(
-  session: SessionLike,
+  session: FlowSession,
   key: string,
   state: string,
   login: PendingLogin,
@@ -94,11 +111,7 @@ export function addPendingLogin(
  * there is none. It is deleted before it is returned, so a second call with the same state,
  * such as a replayed callback, finds nothing.
  */
-export function takePendingLogin(
-  session: SessionLike,
-  key: string,
-  state: unknown,
-): PendingLogin | undefined {
+export function takePendingLogin(session: FlowSession, key: string, state: unknown): PendingLogin | undefined {
   if (typeof state !== 'string' || state.length === 0 || state.length > MAX_STATE_LENGTH) {
     return undefined;
   }
@@ -111,6 +124,13 @@ export function takePendingLogin(
 }
 
 /** How many pending logins the session holds (expired ones included until the next add). */
-export function countPendingLogins(session: SessionLike, key: string): number {
+export function countPendingLogins(session: FlowSession, key: string): number {
   return readMap(session, key).size;
+}
+
+/** True when `login` was started for exactly `binding`; a login with no binding recorded is never a match. */
+export function isBoundTo(login: PendingLogin, binding: LoginBinding): boolean {
+  return (
+    login.issuer === binding.issuer && login.clientId === binding.clientId && login.redirectUri === binding.redirectUri
+  );
 }

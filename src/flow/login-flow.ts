@@ -1,0 +1,314 @@
+/**
+ * The framework-neutral login: `begin` keeps a pending login in the session and gives the URL
+ * to send the browser to; `complete` takes it out again on the callback, checks it belongs to
+ * this registration and is used once, redeems the code and reads the attributes. Adapters
+ * (the Passport strategy, the Express router, other frameworks) only translate requests and
+ * outcomes.
+ */
+import { createHash } from 'node:crypto';
+import type {
+  AuthorizationUrlParams,
+  AuthorizationUrlResult,
+  CallbackParams,
+  CallbackResult,
+  IdTokenClaims,
+  UserinfoParams,
+  UserinfoResult,
+} from '../client/types.js';
+import { systemClock, type Clock } from '../clock.js';
+import { IdError } from '../errors.js';
+import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
+import { requestedAttributes, scopeList } from './attributes.js';
+import { checkAbsoluteUrl, checkInteger, checkMilliseconds, checkScope, optionError } from './options.js';
+import {
+  addPendingLogin,
+  countPendingLogins,
+  isBoundTo,
+  isExpired,
+  takePendingLogin,
+  type LoginBinding,
+  type PendingLogin,
+} from './pending-logins.js';
+import { processReplayStore, type ReplayStore } from './replay-store.js';
+import { safeReturnTo } from './return-to.js';
+import type { FlowSession } from './session.js';
+
+/** Prefix of the default session key; the key is `nd-id:<client id>` when the client id is known. */
+export const DEFAULT_SESSION_KEY = 'nd-id';
+/** Default scope requested. */
+export const DEFAULT_FLOW_SCOPE = 'openid profile.name';
+/** Default number of pending logins (tabs) kept per session. */
+export const DEFAULT_MAX_PENDING_LOGINS = 5;
+/** Default time a started login may take before its callback is refused: 10 minutes, in ms. */
+export const DEFAULT_LOGIN_TTL_MS = 10 * 60 * 1000;
+
+/** What the flow needs from a client; an `IdClient` is one. */
+export interface LoginFlowClient {
+  /** Builds the URL the browser is sent to (no network call). */
+  authorizationUrl(params: AuthorizationUrlParams): AuthorizationUrlResult;
+  /** Redeems the code and validates the ID token. */
+  callback(params: CallbackParams): Promise<CallbackResult>;
+  /** Reads and decrypts the person's attributes. */
+  userinfo(params: UserinfoParams): Promise<UserinfoResult>;
+  /** The service's issuer; pending logins are bound to it. */
+  readonly issuer?: string;
+  /** The app's client id; pending logins are bound to it, and the default session key names it. */
+  readonly clientId?: string;
+}
+
+/** Options of {@link createLoginFlow}. */
+export interface LoginFlowOptions {
+  /** The protocol client, e.g. `new IdClient({ ... })`. */
+  client: LoginFlowClient;
+  /** The registered callback URL, absolute. Default: the client's own `redirectUri`. */
+  redirectUri?: string;
+  /** Scopes requested, space-separated or an array; must include `openid`. Default `'openid profile.name'`. */
+  scope?: string | string[];
+  /** Session key under which pending logins are kept. Default `'nd-id:<clientId>'` (or `'nd-id'` when the client has no `clientId`). */
+  sessionKey?: string;
+  /** Most logins a session may have started and not finished (one per tab); the oldest is evicted first. Default 5. */
+  maxPendingLogins?: number;
+  /** How long a started login stays valid, **in milliseconds**. Default 600 000 (10 minutes). */
+  loginTtl?: number;
+  /** Clock in ms since the epoch. Default `Date.now`. */
+  clock?: Clock;
+  /**
+   * Where redeemed logins are remembered so a callback completes at most once, also when
+   * replayed concurrently. Default: one in-memory store per process. Give a shared store (e.g.
+   * `createRedisReplayStore`) when several instances serve the app.
+   */
+  replayStore?: ReplayStore;
+}
+
+/** Per-login options of {@link LoginFlow.begin}. */
+export interface BeginOptions {
+  /** Same-site path to return to after login; anything unsafe is ignored. */
+  returnTo?: string;
+  /** Scopes for this login only; must include `openid`. */
+  scope?: string | string[];
+}
+
+/** What {@link LoginFlow.begin} gives back. */
+export interface BeginResult {
+  /** Send the browser here (302). */
+  redirectUrl: string;
+  /** The state of this login (already kept in the session). */
+  state: string;
+}
+
+/** The signed-in person. */
+export interface LoginUser {
+  /** The person's identifier for this client (pairwise). */
+  sub: string;
+  /** The requested attributes the service returned, keyed by scope name, e.g. `{ 'profile.name': '...' }`. Own keys only. */
+  data: Record<string, string>;
+  /** The validated ID token claims. */
+  claims: IdTokenClaims;
+}
+
+/** What {@link LoginFlow.complete} resolves to. */
+export interface CompleteResult {
+  /** The signed-in person. */
+  user: LoginUser;
+  /** The safe return path given when the login started, if any. */
+  returnTo?: string;
+}
+
+/**
+ * Why a callback's `state` was refused (`IdError.reason` of `state_mismatch`):
+ * `state_missing` (no usable state in the callback), `no_pending_logins` (this session started
+ * none), `unknown_state` (it started others, not this one), `binding_mismatch` (started for
+ * another issuer, client or callback URL), `already_redeemed` (this login is being or was completed).
+ */
+export type StateMismatchReason = 'state_missing' | 'no_pending_logins' | 'unknown_state' | 'binding_mismatch' | 'already_redeemed';
+
+/** Restores pending logins captured by {@link LoginFlow.keepPendingLogins} into a (new) session. */
+export type RestorePendingLogins = (session: FlowSession) => void;
+
+/** The framework-neutral login flow. */
+export interface LoginFlow {
+  /** Session key under which pending logins are kept. */
+  readonly sessionKey: string;
+  /** Most pending logins kept per session. */
+  readonly maxPendingLogins: number;
+  /** Lifetime of a pending login, in ms. */
+  readonly loginTtl: number;
+  /** The issuer, client id and callback URL every login of this flow is bound to. */
+  readonly binding: Readonly<LoginBinding>;
+  /**
+   * Starts a login: keeps its secrets in `session` and gives the URL to redirect to.
+   * @throws TypeError when `options.scope` is wrong.
+   */
+  begin(session: FlowSession, options?: BeginOptions): BeginResult;
+  /**
+   * Completes a login from the callback's query (`code`, `state`, or `error`). Rejects with an
+   * {@link IdError}; see `classifyFailure` for its status and sentence. When `session` has
+   * `regenerate`, it is called after success and the other tabs' pending logins are carried over.
+   */
+  complete(session: FlowSession, callbackQuery: Record<string, unknown>): Promise<CompleteResult>;
+  /**
+   * Captures the pending logins of `session` (other tabs), for an adapter whose framework
+   * regenerates the session at sign-in: call before, and call the result with the new session after.
+   */
+  keepPendingLogins(session: FlowSession): RestorePendingLogins;
+}
+
+const STATE_MISMATCH_MESSAGE = 'This sign-in was not started in this browser, or was already used. Please start again.';
+
+function stateMismatch(reason: StateMismatchReason): IdError {
+  return new IdError('state_mismatch', STATE_MISMATCH_MESSAGE, { reason });
+}
+
+function firstString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The error for `?error=...`: `access_denied`, or `provider_error` with the service's code and description as cause. */
+function providerError(query: Record<string, unknown>): IdError {
+  const error = firstString(query.error) ?? '';
+  if (error === 'access_denied') return new IdError('access_denied', 'Sign-in was cancelled or refused in the app.');
+  // RFC 6749 error codes are printable ASCII; anything else is not echoed.
+  const providerCode = /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(error) ? error : 'unknown_error';
+  const rawDescription = firstString(query.error_description);
+  const description = rawDescription === undefined ? undefined : rawDescription.replace(/[^\x20-\x7e]/g, '').slice(0, 200);
+  return new IdError('provider_error', `The identity service could not complete the sign-in (${providerCode}).`, {
+    cause: { error: providerCode, ...(description === undefined ? {} : { error_description: description }) },
+  });
+}
+
+/** Replay-store key of one login: a hash, so it is short and says nothing about the login. */
+function replayKey(binding: LoginBinding, state: string): string {
+  return createHash('sha256').update(`${binding.issuer}\n${binding.clientId}\n${binding.redirectUri}\n${state}`).digest('base64url');
+}
+
+/** Builds a flow; `who` names the caller in option errors. Adapters use it; apps call {@link createLoginFlow}. */
+export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlow {
+  if (typeof options !== 'object' || options === null) {
+    throw optionError(who, 'options', 'must be an object with a client (new IdClient({ ... })).');
+  }
+  const client = options.client as Partial<LoginFlowClient> | null | undefined;
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof client.authorizationUrl !== 'function' ||
+    typeof client.callback !== 'function' ||
+    typeof client.userinfo !== 'function'
+  ) {
+    throw optionError(who, 'client', 'must be an IdClient (new IdClient({ ... })).');
+  }
+  const flowClient = options.client;
+  if (options.clock !== undefined && typeof options.clock !== 'function') {
+    throw optionError(who, 'clock', 'must be a function returning the time in ms since the epoch.');
+  }
+  const clock = options.clock ?? systemClock;
+  const redirectUri = options.redirectUri === undefined ? undefined : checkAbsoluteUrl(options.redirectUri, who, 'redirectUri');
+  const defaultScope = options.scope === undefined ? DEFAULT_FLOW_SCOPE : checkScope(options.scope, who, 'scope');
+
+  const clientId = typeof flowClient.clientId === 'string' ? flowClient.clientId : '';
+  const sessionKey = options.sessionKey ?? (clientId === '' ? DEFAULT_SESSION_KEY : `${DEFAULT_SESSION_KEY}:${clientId}`);
+  if (typeof sessionKey !== 'string' || sessionKey === '' || sessionKey === 'passport' || sessionKey === 'cookie') {
+    throw optionError(who, 'sessionKey', 'must be a non-empty string that no other code uses in the session (not "passport" or "cookie").');
+  }
+  const maxPendingLogins = checkInteger(
+    options.maxPendingLogins ?? DEFAULT_MAX_PENDING_LOGINS,
+    1,
+    100,
+    who,
+    'maxPendingLogins',
+    'must be a whole number from 1 to 100 (how many tabs may log in at once).',
+  );
+  const loginTtl = checkMilliseconds(options.loginTtl ?? DEFAULT_LOGIN_TTL_MS, who, 'loginTtl', '10 minutes is 600000');
+  const replayStore = options.replayStore ?? processReplayStore;
+  if (typeof replayStore !== 'object' || replayStore === null || typeof replayStore.consume !== 'function') {
+    throw optionError(who, 'replayStore', 'must have a consume(key, ttlMs) method resolving to true the first time (see createRedisReplayStore).');
+  }
+
+  const clientRedirect = (flowClient as { redirectUri?: unknown }).redirectUri;
+  const binding: LoginBinding = Object.freeze({
+    issuer: typeof flowClient.issuer === 'string' ? flowClient.issuer : '',
+    clientId,
+    redirectUri: redirectUri ?? (typeof clientRedirect === 'string' ? clientRedirect : ''),
+  });
+  const redirectParam = redirectUri === undefined ? {} : { redirectUri };
+
+  function begin(session: FlowSession, beginOptions: BeginOptions = {}): BeginResult {
+    const scope = beginOptions.scope === undefined ? defaultScope : checkScope(beginOptions.scope, who, 'scope of this login');
+    const { codeVerifier, codeChallenge } = generatePkcePair();
+    const state = generateState();
+    const nonce = generateNonce();
+    const result = flowClient.authorizationUrl({ state, scope, nonce, codeChallenge, ...redirectParam });
+    const returnTo = safeReturnTo(beginOptions.returnTo);
+    const pending: PendingLogin = {
+      codeVerifier,
+      nonce: result.nonce ?? nonce,
+      createdAt: clock(),
+      scope: scopeList(scope).join(' '),
+      ...binding,
+      ...(returnTo === undefined ? {} : { returnTo }),
+    };
+    addPendingLogin(session, sessionKey, state, pending, { max: maxPendingLogins, ttl: loginTtl, now: pending.createdAt });
+    return { redirectUrl: result.url, state };
+  }
+
+  function keepPendingLogins(session: FlowSession): RestorePendingLogins {
+    const kept: unknown = session.get(sessionKey);
+    return (target) => {
+      if (kept !== undefined) target.set(sessionKey, kept);
+    };
+  }
+
+  async function complete(session: FlowSession, query: Record<string, unknown>): Promise<CompleteResult> {
+    const state = firstString(query.state);
+    if (state === undefined || state === '') throw stateMismatch('state_missing');
+    const hadPending = countPendingLogins(session, sessionKey) > 0;
+
+    // 1. Take the pending login out first, so whatever happens next, this state cannot be used again.
+    const pending = takePendingLogin(session, sessionKey, state);
+    // 2. Nothing was started for this state in this session: the service is not called.
+    if (pending === undefined) throw stateMismatch(hadPending ? 'unknown_state' : 'no_pending_logins');
+    // 3. Started for another issuer, client or callback URL (RFC 9700 4.4.2, mix-up).
+    if (!isBoundTo(pending, binding)) throw stateMismatch('binding_mismatch');
+    // 4. Too old.
+    const now = clock();
+    if (isExpired(pending, loginTtl, now)) {
+      throw new IdError('login_expired', 'This sign-in took too long and has expired. Please start again.');
+    }
+    // 5. One redemption per login, also against concurrent replays that loaded the session before it was saved.
+    const first = await replayStore.consume(replayKey(binding, state), pending.createdAt + loginTtl - now + 1000);
+    if (!first) throw stateMismatch('already_redeemed');
+    // 6. The service sent an error instead of a code.
+    if (query.error !== undefined) throw providerError(query);
+    const code = firstString(query.code);
+    if (code === undefined || code === '') {
+      throw new IdError('provider_error', 'The identity service sent back no usable authorization code.');
+    }
+    // 7. Exchange the code, read the attributes; keep only those requested.
+    const tokens = await flowClient.callback({ code, nonce: pending.nonce, codeVerifier: pending.codeVerifier, ...redirectParam });
+    const info = await flowClient.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken });
+    const { data } = requestedAttributes(info.data, pending.scope ?? defaultScope);
+    // Attributes the service sent without being asked are dropped here (names only are worth a debug line).
+
+    if (session.regenerate !== undefined) {
+      const restore = keepPendingLogins(session);
+      await session.regenerate();
+      restore(session);
+    }
+    return { user: { sub: info.sub, data, claims: tokens.claims }, ...(pending.returnTo === undefined ? {} : { returnTo: pending.returnTo }) };
+  }
+
+  return { sessionKey, maxPendingLogins, loginTtl, binding, begin, complete, keepPendingLogins };
+}
+
+/**
+ * Creates the framework-neutral login flow over `client`.
+ *
+ * ```ts
+ * const flow = createLoginFlow({ client: new IdClient({ ... }), redirectUri: 'https://app.example/auth/callback' });
+ * const { redirectUrl } = flow.begin(session, { returnTo: '/account' });    // GET /login
+ * const { user, returnTo } = await flow.complete(session, query);           // GET /callback
+ * ```
+ * @throws TypeError naming the option when an option is missing or wrong.
+ */
+export function createLoginFlow(options: LoginFlowOptions): LoginFlow {
+  return buildLoginFlow(options, 'createLoginFlow');
+}
