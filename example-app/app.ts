@@ -122,6 +122,9 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   const loginTtlMs = config.loginTtlMs ?? LOGIN_SESSION_MAX_AGE_MS;
   const sessionMaxAgeMs = config.sessionMaxAgeMs ?? SESSION_MAX_AGE_MS;
 
+  const sessions: SessionStore = config.store
+    ? { kind: 'custom', store: config.store, isAvailable: () => true, ready: Promise.resolve(), close: async () => undefined }
+    : createSessionStore(config.redisUrl, log, config.memoryStore);
   const authenticator = new passport.Passport();
   authenticator.use(
     new NdIdStrategy(
@@ -133,6 +136,8 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
         callbackURL: config.provider.redirectUri,
         scope: config.provider.scope,
         loginTtl: loginTtlMs,
+        // With Redis, instances share which logins were completed (a replayed callback redeems once).
+        ...(sessions.replayStore === undefined ? {} : { replayStore: sessions.replayStore }),
       },
       // Keep only what the pages show: the pairwise sub and the decrypted attributes.
       async (user: NdIdUser): Promise<ProfileUser> => ({ sub: user.sub, data: user.data }),
@@ -141,9 +146,6 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   authenticator.serializeUser((user, done) => done(null, user));
   authenticator.deserializeUser((user: ProfileUser, done) => done(null, user));
 
-  const sessions: SessionStore = config.store
-    ? { kind: 'custom', store: config.store, isAvailable: () => true, ready: Promise.resolve(), close: async () => undefined }
-    : createSessionStore(config.redisUrl, log, config.memoryStore);
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy ?? false);

@@ -10,6 +10,7 @@
 import { RedisStore } from 'connect-redis';
 import session from 'express-session';
 import { createClient } from 'redis';
+import { createRedisReplayStore, type ReplayStore } from 'passport-nd-id';
 import { BoundedMemoryStore, type BoundedMemoryStoreOptions } from './memory-store.js';
 
 /** Longest wait between two reconnection attempts to Redis, in ms. */
@@ -29,6 +30,8 @@ export interface SessionStore {
   ready: Promise<void>;
   /** Disconnect (Redis) or stop the expiry sweep (memory). */
   close(): Promise<void>;
+  /** With Redis: where completed logins are remembered, so instances never both redeem one callback. */
+  replayStore?: ReplayStore;
 }
 
 /** Settings of the in-memory store, used when no Redis URL is given. */
@@ -96,6 +99,7 @@ export function createSessionStore(
   return {
     kind: 'redis',
     store: new RedisStore({ client, prefix: 'example-app:sess:' }),
+    replayStore: createRedisReplayStore(client, { prefix: 'example-app:used:' }),
     isAvailable: () => available && client.isReady,
     ready,
     close: async () => {

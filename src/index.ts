@@ -69,6 +69,12 @@ export {
   type MemoryReplayStoreOptions,
 } from './flow/replay-store.js';
 export {
+  createRedisReplayStore,
+  DEFAULT_REDIS_REPLAY_PREFIX,
+  type RedisCommandClient,
+  type RedisReplayStoreOptions,
+} from './flow/redis-replay-store.js';
+export {
   createLoginFlow,
   DEFAULT_FLOW_SCOPE,
   type LoginFlow,

@@ -274,7 +274,12 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       throw new IdError('login_expired', 'This sign-in took too long and has expired. Please start again.');
     }
     // 5. One redemption per login, also against concurrent replays that loaded the session before it was saved.
-    const first = await replayStore.consume(replayKey(binding, state), pending.createdAt + loginTtl - now + 1000);
+    let first: boolean;
+    try {
+      first = await replayStore.consume(replayKey(binding, state), pending.createdAt + loginTtl - now + 1000);
+    } catch (err) {
+      throw new IdError('session_store_unavailable', 'The store of completed sign-ins could not be reached.', { cause: err });
+    }
     if (!first) throw stateMismatch('already_redeemed');
     // 6. The service sent an error instead of a code.
     if (query.error !== undefined) throw providerError(query);
@@ -285,8 +290,10 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     // 7. Exchange the code, read the attributes; keep only those requested.
     const tokens = await flowClient.callback({ code, nonce: pending.nonce, codeVerifier: pending.codeVerifier, ...redirectParam });
     const info = await flowClient.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken });
-    const { data } = requestedAttributes(info.data, pending.scope ?? defaultScope);
-    // Attributes the service sent without being asked are dropped here (names only are worth a debug line).
+    const { data, dropped } = requestedAttributes(info.data, pending.scope ?? defaultScope);
+    // Attributes the service sent without being asked are dropped here. Logging point (debug):
+    // the names in `dropped`, never their values.
+    void dropped;
 
     if (session.regenerate !== undefined) {
       const restore = keepPendingLogins(session);

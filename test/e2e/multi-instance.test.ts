@@ -42,6 +42,8 @@ let instanceB: ExampleProcess;
 let urlA: string;
 let urlB: string;
 let publicCallback: string;
+/** Requests the provider received on its token endpoint. */
+let tokenCalls = 0;
 
 /** The environment of one example-app instance on `port`, sharing sessions through `redisUrl`. */
 function appEnv(port: number, redisUrl: string): Record<string, string> {
@@ -78,6 +80,9 @@ beforeAll(async () => {
       },
     ],
     autoApprove: persona.id,
+  });
+  provider.server.on('request', (req) => {
+    if (req.url?.startsWith('/v2/oauth/token')) tokenCalls++;
   });
   instanceA = spawnExampleApp(appEnv(portA, redis.url));
   instanceB = spawnExampleApp(appEnv(portB, redis.url));
@@ -137,6 +142,25 @@ describe('two app instances sharing sessions in Redis', () => {
       expect(html).toContain(persona['profile.name']);
       expect(html).not.toContain(persona['profile.nric_number']);
     }
+  });
+
+  it('the same callback racing on both instances reaches the token endpoint exactly once (shared replay store)', async () => {
+    const jar = new CookieJar();
+    const login = await get(jar, `${urlA}/auth/login`);
+    const approved = await fetch(login.headers.get('location')!, { redirect: 'manual' });
+    const callback = new URL(approved.headers.get('location')!);
+    const before = tokenCalls;
+    // Every copy carries the same cookie, so each instance loads the session before any saves it.
+    const cookie = jar.header();
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        fetch(`${i % 2 === 0 ? urlA : urlB}${callback.pathname}${callback.search}`, { redirect: 'manual', headers: { cookie } }),
+      ),
+    );
+    await Promise.all(responses.map((res) => res.arrayBuffer()));
+    expect(tokenCalls - before).toBe(1);
+    expect(responses.filter((res) => res.status === 302)).toHaveLength(1);
+    expect(responses.filter((res) => res.status === 403)).toHaveLength(9);
   });
 
   it('while Redis is down both instances answer a clear 503 page, and they recover when it returns', async () => {
