@@ -1,0 +1,266 @@
+/**
+ * The diagnosis of a failed callback: from what the request carried (cookies, host, scheme),
+ * what the session held and what this process remembers of the logins it started, the most
+ * likely reason a callback found no pending login, and what to do about it.
+ *
+ * Nothing here reads a request: an adapter gathers the {@link CallbackEvidence} (names and
+ * flags only, never a cookie value or a state) and this module reasons over it, so every
+ * framework gets the same diagnosis.
+ */
+
+/** Stable codes of the diagnoses; each has a row in the README's Troubleshooting table. */
+export const DIAGNOSIS_CODES = [
+  'callback_without_state',
+  'cookie_not_sent',
+  'cookie_samesite_strict',
+  'cookie_secure_over_http',
+  'cookie_secure_behind_proxy',
+  'host_mismatch',
+  'session_not_in_store',
+  'no_pending_login',
+  'pending_login_other_state',
+  'pending_login_other_client',
+  'state_already_used',
+  'state_in_progress',
+  'state_evicted',
+  'login_expired',
+  'clock_skew',
+  'session_not_restored',
+  'session_cookie_not_saved',
+  'callback_route_mismatch',
+] as const;
+
+/** One of {@link DIAGNOSIS_CODES}. */
+export type DiagnosisCode = (typeof DIAGNOSIS_CODES)[number];
+
+/** The most likely cause of a failure, and the fix. Contains no secret and no personal data. */
+export interface Diagnosis {
+  /** A stable code. */
+  code: DiagnosisCode;
+  /** What most likely happened, for the developer or operator. */
+  cause: string;
+  /** What to do about it. */
+  fix: string;
+}
+
+/** What this process remembers of a login it started (see `LoginLedger`). */
+export interface LedgerRecord {
+  /** When the login started, ms since the epoch. */
+  startedAt: number;
+  /** Host name (and port) the login was started on. */
+  host: string;
+  /** What became of it so far. */
+  outcome: 'pending' | 'in_progress' | 'completed' | 'failed' | 'evicted';
+  /** When the outcome was recorded, ms since the epoch. */
+  outcomeAt: number;
+}
+
+/** The session cookie's settings, as the session middleware was configured. */
+export interface SessionCookieSettings {
+  /** `true`, `false`, `'lax'`, `'strict'`, `'none'` as express-session takes it. */
+  sameSite?: boolean | 'lax' | 'strict' | 'none' | undefined;
+  /** `true`, `false` or `'auto'`. */
+  secure?: boolean | 'auto' | undefined;
+}
+
+/** What an adapter knows about a callback that found no pending login for its state. */
+export interface CallbackEvidence {
+  /** Whether the callback carried a non-empty `state`. */
+  hasState: boolean;
+  /** Whether the request carried any Cookie header at all. */
+  cookieHeaderPresent: boolean;
+  /** Whether the session cookie (by name) came back. `undefined`: unknown (cookie name not known to the adapter). */
+  sessionCookiePresent?: boolean | undefined;
+  /** The session cookie came back but the store had no session for it (a fresh session was made). */
+  sessionNotInStore?: boolean | undefined;
+  /** The session cookie's configuration, when the adapter can read it. */
+  cookie?: SessionCookieSettings | undefined;
+  /** The callback arrived over https (as the framework sees it, after `trust proxy`). */
+  secure: boolean;
+  /** `X-Forwarded-Proto` as received, when present. */
+  forwardedProto?: string | undefined;
+  /** Host name (and port) of the callback request. */
+  host: string;
+  /** Pending logins the session holds for this client and callback. */
+  pendingForThisClient: number;
+  /** Pending logins the session holds that were started for another client, issuer or callback URL. */
+  pendingForOtherClients: number;
+  /** Whether the state is bound to another client/issuer/callback in this session. */
+  stateBoundElsewhere: boolean;
+  /** What this process remembers of the state, if it issued it. */
+  ledger?: LedgerRecord | undefined;
+  /** The login lifetime in ms. */
+  loginTtl: number;
+  /** Now, ms since the epoch. */
+  now: number;
+}
+
+function seconds(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 120 ? `${s} s` : `${Math.round(s / 60)} min`;
+}
+
+function cookieNotBack(e: CallbackEvidence): Diagnosis {
+  const sameSite = e.cookie?.sameSite;
+  if (sameSite === 'strict' || sameSite === true) {
+    return {
+      code: 'cookie_samesite_strict',
+      cause:
+        'The session cookie did not come back on the callback: it is SameSite=Strict, and browsers do not send such cookies on the cross-site redirect from the identity service.',
+      fix: "Set the session cookie's sameSite to 'lax' (express-session: cookie: { sameSite: 'lax' }).",
+    };
+  }
+  const forwardedHttps = e.forwardedProto !== undefined && e.forwardedProto.split(',')[0]?.trim().toLowerCase() === 'https';
+  if (!e.secure && forwardedHttps && (e.cookie?.secure === true || e.cookie?.secure === 'auto')) {
+    return {
+      code: 'cookie_secure_behind_proxy',
+      cause:
+        'The app runs behind a TLS-terminating proxy (X-Forwarded-Proto: https) but treats requests as plain http, so a secure session cookie was never set when the login started.',
+      fix: "Tell the framework to trust the proxy (Express: app.set('trust proxy', 1)), so it sees https.",
+    };
+  }
+  if (!e.secure && e.cookie?.secure === true) {
+    return {
+      code: 'cookie_secure_over_http',
+      cause:
+        'The session cookie is marked secure, but the app is served over plain http, so the browser never stored it when the login started.',
+      fix: "Serve the app over https, or use cookie.secure: 'auto' so the cookie is secure exactly when the request is.",
+    };
+  }
+  if (e.ledger !== undefined && e.ledger.host.toLowerCase() !== e.host.toLowerCase()) {
+    return {
+      code: 'host_mismatch',
+      cause: `The login started on ${e.ledger.host} but the callback arrived on ${e.host}; cookies are per host, so the session cookie was not sent.`,
+      fix: `Open the app on the host of the registered callback URL (${e.host}), or register a callback URL on the host people use.`,
+    };
+  }
+  return {
+    code: 'cookie_not_sent',
+    cause: e.cookieHeaderPresent
+      ? 'The callback carried cookies but not the session cookie: the login was started in another browser or profile, the cookie was blocked or cleared, or its name or path differs from what the session middleware expects.'
+      : 'The callback carried no cookie at all: the login was started in another browser (or a private window), cookies are blocked, or the login started on another host name than the callback URL.',
+    fix: "Start the login on the same host as the registered callback URL, keep the session cookie's path '/' and sameSite 'lax', and check that sessionCookieName matches the session middleware's cookie name.",
+  };
+}
+
+function fromLedger(e: CallbackEvidence, record: LedgerRecord): Diagnosis | undefined {
+  const ago = seconds(e.now - record.outcomeAt);
+  switch (record.outcome) {
+    case 'completed':
+    case 'failed':
+      return {
+        code: 'state_already_used',
+        cause: `This callback's state was already redeemed ${ago} ago: the browser replayed the callback (back button, reload, a double click) or the link was used twice.`,
+        fix: 'Nothing to fix in the app; the person should start again. Redirect after sign-in (the router does) so a reload does not replay the callback.',
+      };
+    case 'in_progress':
+      return {
+        code: 'state_in_progress',
+        cause: 'A callback with this state was being redeemed at the same moment (a double submit or a replay racing the first); only one may complete.',
+        fix: 'Nothing to fix in the app; the first request completes the sign-in.',
+      };
+    case 'evicted':
+      return {
+        code: 'state_evicted',
+        cause: 'The login was dropped because the same browser started more logins since (more tabs than maxPendingLogins).',
+        fix: 'Raise maxPendingLogins if people legitimately keep many sign-in tabs open; otherwise start again.',
+      };
+    case 'pending':
+      if (e.now - record.startedAt > e.loginTtl) {
+        return {
+          code: 'login_expired',
+          cause: `The login started ${seconds(e.now - record.startedAt)} ago, longer than loginTtl (${seconds(e.loginTtl)}), and was dropped from the session.`,
+          fix: 'Start again; raise loginTtl if people need longer at the identity service.',
+        };
+      }
+      return undefined;
+  }
+}
+
+/**
+ * The most likely reason a callback found no pending login for its state (`state_mismatch`
+ * or `session_missing`), and the fix.
+ */
+export function diagnoseCallback(e: CallbackEvidence): Diagnosis {
+  if (!e.hasState) {
+    return {
+      code: 'callback_without_state',
+      cause: 'The callback carried no state parameter: it was not produced by a login this app started (a hand-made or truncated link).',
+      fix: 'Start the login from the app\'s login route; never link to the callback URL directly.',
+    };
+  }
+  if (e.stateBoundElsewhere) {
+    return {
+      code: 'pending_login_other_client',
+      cause:
+        'The state belongs to a login started for another client, issuer or callback URL (another strategy or registration in this app), so it may not complete here (mix-up defence).',
+      fix: 'Give each strategy its own callback route and registered callback URL, and send each login back to the route of the strategy that started it.',
+    };
+  }
+  if (e.sessionCookiePresent === false) return cookieNotBack(e);
+  if (e.sessionNotInStore === true) {
+    return {
+      code: 'session_not_in_store',
+      cause:
+        'The session cookie came back, but the session store has no such session: the store was restarted or lost it, several app instances do not share one store, or the session secret changed.',
+      fix: 'Use a shared, persistent session store (e.g. Redis) for every instance, and keep the session secret stable (list a new one first when rotating).',
+    };
+  }
+  if (e.ledger !== undefined) {
+    const known = fromLedger(e, e.ledger);
+    if (known !== undefined) return known;
+  }
+  if (e.pendingForThisClient > 0) {
+    return {
+      code: 'pending_login_other_state',
+      cause:
+        'The session has a login in progress, but for another state: this callback belongs to an older tab or an earlier attempt that was replaced, or was started in another browser.',
+      fix: 'Start again from the tab in use; nothing to fix in the app.',
+    };
+  }
+  if (e.pendingForOtherClients > 0) {
+    return {
+      code: 'pending_login_other_client',
+      cause: 'The session holds logins started for another client or callback URL, but none for this one.',
+      fix: 'Check that the login route and the callback route belong to the same strategy.',
+    };
+  }
+  return {
+    code: 'no_pending_login',
+    cause: e.ledger === undefined
+      ? 'The session holds no login in progress and this process did not start this login: it was never started here, started on another instance whose session was not shared, or the session was replaced in between.'
+      : 'The session holds no login in progress: the login was completed, evicted or the session was replaced (for example by a sign-out) in between.',
+    fix: 'Make sure every instance shares one session store and the login starts on this app\'s login route.',
+  };
+}
+
+/** Diagnosis of a login that took longer than `loginTtl`. */
+export function diagnoseExpired(tookMs: number, loginTtl: number): Diagnosis {
+  return {
+    code: 'login_expired',
+    cause: `The login took ${seconds(tookMs)}, longer than loginTtl (${seconds(loginTtl)}).`,
+    fix: 'The person should start again; raise loginTtl if people regularly need longer.',
+  };
+}
+
+/**
+ * Diagnosis of an ID token refused for its time claims, from the difference between this
+ * machine's clock and the service's `Date` header (`skewMs` = our clock − theirs).
+ */
+export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: number | undefined): Diagnosis {
+  const tolerance = clockToleranceS === undefined ? 'clockTolerance' : `clockTolerance (${clockToleranceS} s)`;
+  if (skewMs === undefined || !Number.isFinite(skewMs)) {
+    return {
+      code: 'clock_skew',
+      cause: 'The ID token was refused for its time claims (exp/iat); the service sent no usable Date header to compare clocks with.',
+      fix: `Check that this machine's clock is synchronised (NTP); raise ${tolerance} only if the service's clock is known to drift.`,
+    };
+  }
+  const s = Math.round(Math.abs(skewMs) / 1000);
+  const direction = skewMs > 0 ? 'ahead of' : 'behind';
+  return {
+    code: 'clock_skew',
+    cause: `This machine's clock is about ${s} s ${direction} the identity service's (measured against its Date header), beyond ${tolerance}.`,
+    fix: `Synchronise this machine's clock (NTP); if that is not possible, raise ${tolerance} above ${s} s.`,
+  };
+}
