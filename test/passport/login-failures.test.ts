@@ -46,7 +46,7 @@ describe('callbacks that do not belong to this browser', () => {
     rp = await startRp();
     const res = await rp.browser().get('/auth/callback?code=anything&state=made-up');
     expectSafePage(res, 403);
-    expect(res.text).toContain('<a href="/auth/login">Try again</a>');
+    expect(res.text).toContain('<a class="primary" href="/auth/login">Try again</a>');
     expect(rp.tokenCalls()).toBe(0);
   });
 
