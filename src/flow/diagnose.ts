@@ -111,7 +111,7 @@ function cookieNotBack(e: CallbackEvidence): Diagnosis {
     };
   }
   const forwardedHttps = e.forwardedProto !== undefined && e.forwardedProto.split(',')[0]?.trim().toLowerCase() === 'https';
-  if (!e.secure && forwardedHttps && (e.cookie?.secure === true || e.cookie?.secure === 'auto')) {
+  if (!e.secure && forwardedHttps && e.cookie?.secure === true) {
     return {
       code: 'cookie_secure_behind_proxy',
       cause:

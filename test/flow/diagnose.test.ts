@@ -26,7 +26,7 @@ describe('diagnoseCallback picks the most likely cause from the evidence', () =>
     ['secure cookie on plain http', { sessionCookiePresent: false, secure: false, cookie: { secure: true } }, 'cookie_secure_over_http'],
     [
       'TLS proxy without trust proxy',
-      { sessionCookiePresent: false, secure: false, forwardedProto: 'https', cookie: { secure: 'auto' } },
+      { sessionCookiePresent: false, secure: false, forwardedProto: 'https', cookie: { secure: true } },
       'cookie_secure_behind_proxy',
     ],
     [
