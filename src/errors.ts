@@ -51,7 +51,8 @@ export type IdErrorCode =
   | 'access_denied'
   | 'provider_error'
   | 'user_refused'
-  | 'session_store_unavailable';
+  | 'session_store_unavailable'
+  | 'configuration_invalid';
 
 /** Options for {@link IdError}. */
 export interface IdErrorOptions {
@@ -71,6 +72,12 @@ export class IdError extends Error {
   readonly status?: number;
   /** A machine-readable detail of why, when the code has several causes (see `StateMismatchReason`). */
   readonly reason?: string;
+  /** The reference id of the log line about this failure; the failure page shows it. Set when the failure is reported. */
+  reference?: string;
+  /** The most likely cause and its fix, for the developer (see the README's Troubleshooting), when one could be worked out. */
+  diagnosis?: { code: string; cause: string; fix: string };
+  /** For ID-token time failures: this machine's clock minus the service's (from its `Date` header), in ms. */
+  clockSkewMs?: number;
 
   constructor(code: IdErrorCode, message: string, options: IdErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });

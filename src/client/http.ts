@@ -26,6 +26,8 @@ export interface JsonRequest {
   /** The code for a 4xx answer (the provider refused the request). */
   refusedCode: IdErrorCode;
   headers?: Record<string, string>;
+  /** Called with the answer's `Date` header, when it has one (used to measure clock skew). */
+  onServerDate?: (date: string) => void;
   /** Sent as JSON with `Content-Type: application/json`. */
   body?: unknown;
 }
@@ -39,6 +41,7 @@ export interface OAuthErrorBody {
 interface RawResponse {
   status: number;
   body: Buffer;
+  date?: string | undefined;
 }
 
 /** Connection errors worth one retry of an idempotent request on a reused keep-alive socket. */
@@ -62,6 +65,7 @@ export class HttpClient {
   async json(req: JsonRequest): Promise<unknown> {
     const res = await this.#exchange(req);
     const { status } = res;
+    if (res.date !== undefined && req.onServerDate !== undefined) req.onServerDate(res.date);
     if (status >= 300 && status < 400) {
       throw new IdError(
         'provider_redirect_refused',
@@ -200,7 +204,8 @@ export class HttpClient {
             (rest ??= [first]).push(chunk);
           }
         });
-        res.on('end', () => finish(undefined, { status, body: rest ? Buffer.concat(rest) : (first ?? EMPTY) }));
+        const date = res.headers.date;
+        res.on('end', () => finish(undefined, { status, body: rest ? Buffer.concat(rest) : (first ?? EMPTY), date }));
         res.on('error', (err) =>
           finish(new IdError('provider_unreachable', `The connection to the ${what} broke during the answer.`, { cause: err })),
         );

@@ -10,6 +10,7 @@ import { HttpClient } from './http.js';
 import { validateIdToken } from './id-token.js';
 import { RemoteKeySet } from './jwks.js';
 import type {
+  IdTokenClaims,
   AuthorizationUrlParams,
   AuthorizationUrlResult,
   CallbackParams,
@@ -19,6 +20,9 @@ import type {
   UserinfoResult,
 } from './types.js';
 import { decryptUserinfo } from './userinfo-crypto.js';
+
+/** ID-token failures caused by time: a clock difference with the service can explain them. */
+const TIME_CODES: ReadonlySet<string> = new Set(['id_token_expired', 'id_token_issued_in_future', 'id_token_not_yet_valid']);
 
 /**
  * The service origin used when `hostname` is not given. It is a placeholder: real deployments
@@ -157,7 +161,11 @@ export class IdClient {
     if (params.nonce !== undefined && params.nonce !== null) requireString(params.nonce, 'nonce', 'callback');
     const redirectUri = this.#pickRedirectUri(params.redirectUri, 'callback');
 
+    let serverDate: string | undefined;
     const body = await this.#http.json({
+      onServerDate: (date) => {
+        serverDate = date;
+      },
       method: 'POST',
       url: this.#tokenUrl,
       what: 'token endpoint',
@@ -176,15 +184,26 @@ export class IdClient {
     if (typeof accessToken !== 'string' || accessToken === '') {
       throw new IdError('access_token_missing', 'The token endpoint answered without an access_token.');
     }
-    const claims = await validateIdToken(tokens.id_token, {
-      issuer: this.issuer,
-      clientId: this.clientId,
-      nonce: params.nonce,
-      accessToken,
-      clockTolerance: this.#clockTolerance,
-      clock: this.#clock,
-      keyFor: (kid) => this.#jwks.keyFor(kid),
-    });
+    let claims: IdTokenClaims;
+    try {
+      claims = await validateIdToken(tokens.id_token, {
+        issuer: this.issuer,
+        clientId: this.clientId,
+        nonce: params.nonce,
+        accessToken,
+        clockTolerance: this.#clockTolerance,
+        clock: this.#clock,
+        keyFor: (kid) => this.#jwks.keyFor(kid),
+      });
+    } catch (err) {
+      // For time failures, measure this machine's clock against the service's, so the log can
+      // say whether the clock is wrong rather than the token.
+      if (err instanceof IdError && TIME_CODES.has(err.code) && serverDate !== undefined) {
+        const theirs = Date.parse(serverDate);
+        if (Number.isFinite(theirs)) err.clockSkewMs = this.#clock() - theirs;
+      }
+      throw err;
+    }
     return { sub: claims.sub, accessToken, idToken: tokens.id_token as string, claims };
   }
 

@@ -28,6 +28,7 @@ export const DIAGNOSIS_CODES = [
   'session_not_restored',
   'session_cookie_not_saved',
   'callback_route_mismatch',
+  'session_middleware_missing',
 ] as const;
 
 /** One of {@link DIAGNOSIS_CODES}. */
@@ -94,6 +95,14 @@ export interface CallbackEvidence {
   /** Now, ms since the epoch. */
   now: number;
 }
+
+/**
+ * What an adapter tells the flow about the request it handles: names and flags only, never a
+ * cookie value. Every field is optional; the more is known, the better the diagnosis.
+ */
+export type RequestFacts = Partial<
+  Pick<CallbackEvidence, 'host' | 'secure' | 'forwardedProto' | 'cookieHeaderPresent' | 'sessionCookiePresent' | 'sessionNotInStore' | 'cookie'>
+>;
 
 function seconds(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -233,6 +242,13 @@ export function diagnoseCallback(e: CallbackEvidence): Diagnosis {
     fix: 'Make sure every instance shares one session store and the login starts on this app\'s login route.',
   };
 }
+
+/** Diagnosis of a request that reached the sign-in with no session at all. */
+export const SESSION_MIDDLEWARE_MISSING: Diagnosis = Object.freeze({
+  code: 'session_middleware_missing',
+  cause: 'The request reached the sign-in without a session: no session middleware ran before it.',
+  fix: 'Mount express-session (or your framework\'s session) before the sign-in routes: app.use(session({ ... })) before passport and ndIdRouter().',
+});
 
 /** Diagnosis of a login that took longer than `loginTtl`. */
 export function diagnoseExpired(tookMs: number, loginTtl: number): Diagnosis {

@@ -16,6 +16,19 @@ export interface FailureClass {
   message: string;
 }
 
+/**
+ * Failures caused by the app's own configuration, not the person: an unusable key set, or a
+ * userinfo block key that the app's private key cannot decrypt (a key that is not the one
+ * registered with the service).
+ */
+const APP_SIDE_CODES: ReadonlySet<string> = new Set(['jwks_invalid', 'userinfo_key_decrypt_failed', 'userinfo_key_invalid', 'configuration_invalid']);
+
+/**
+ * Person-side codes whose own sentence is meant for the person; every other refusal (an answer
+ * of the service that failed a check) is shown with a generic sentence, its details go to the log.
+ */
+const PERSON_MESSAGES: ReadonlySet<string> = new Set(['state_mismatch', 'login_expired', 'access_denied', 'provider_error', 'user_refused']);
+
 /** OAuth errors of the token endpoint that mean the app's own registration was refused (wrong secret, unknown client). */
 const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set(['invalid_client', 'unauthorized_client']);
 
@@ -28,7 +41,7 @@ const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set(['invalid_clien
  */
 export function isServerSideFailure(err: unknown): boolean {
   if (!(err instanceof IdError)) return true;
-  if (PROVIDER_DOWN_CODES.has(err.code) || err.code === 'jwks_invalid') return true;
+  if (PROVIDER_DOWN_CODES.has(err.code) || APP_SIDE_CODES.has(err.code)) return true;
   if (err.code === 'session_missing' || err.code === 'session_store_unavailable') return true;
   if (err.code !== 'token_request_failed') return false;
   const oauthError: unknown = (err.cause as { error?: unknown } | null | undefined)?.error;
@@ -47,7 +60,6 @@ function serverSideMessage(err: unknown): string {
   if (err instanceof IdError && PROVIDER_DOWN_CODES.has(err.code)) {
     return 'The identity service cannot be reached right now. Please try again in a few minutes.';
   }
-  if (err instanceof IdError && err.code === 'session_missing') return err.message;
   return 'Sign-in could not be completed because of a problem on this site. Please try again later.';
 }
 
@@ -57,5 +69,8 @@ export function classifyFailure(err: unknown): FailureClass {
     return { status: serverSideStatus(err), serverSide: true, message: serverSideMessage(err) };
   }
   const idError = err as IdError;
-  return { status: idError.code === 'state_mismatch' ? 403 : 401, serverSide: false, message: idError.message };
+  const message = PERSON_MESSAGES.has(idError.code)
+    ? idError.message
+    : 'Sign-in could not be completed: the answer from the identity service could not be verified. Please try again.';
+  return { status: idError.code === 'state_mismatch' ? 403 : 401, serverSide: false, message };
 }

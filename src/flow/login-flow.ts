@@ -17,6 +17,10 @@ import type {
 } from '../client/types.js';
 import { systemClock, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
+import { checkLogger, createLog, LOG_EVENTS, newReference, type Log, type Logger } from '../log.js';
+import { classifyFailure } from './failure.js';
+import { diagnoseCallback, diagnoseClockSkew, diagnoseExpired, SESSION_MIDDLEWARE_MISSING, type RequestFacts } from './diagnose.js';
+import { LoginLedger } from './login-ledger.js';
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
 import { requestedAttributes, scopeList } from './attributes.js';
 import { checkAbsoluteUrl, checkInteger, checkMilliseconds, checkScope, optionError } from './options.js';
@@ -78,6 +82,13 @@ export interface LoginFlowOptions {
    * `createRedisReplayStore`) when several instances serve the app.
    */
   replayStore?: ReplayStore;
+  /**
+   * Where to log (pino, console, Nest's Logger: anything with debug/info/warn/error). Default:
+   * server-side failures to `console.error`, once per cause per minute; `DEBUG=passport-nd-id*` for the rest.
+   */
+  logger?: Logger;
+  /** For diagnoses only: the ID-token clock tolerance of the client, in seconds. */
+  clockTolerance?: number;
 }
 
 /** Per-login options of {@link LoginFlow.begin}. */
@@ -86,6 +97,8 @@ export interface BeginOptions {
   returnTo?: string;
   /** Scopes for this login only; must include `openid`. */
   scope?: string | string[];
+  /** What the adapter knows of the request (its host), to explain a callback that comes back elsewhere. */
+  request?: RequestFacts;
 }
 
 /** What {@link LoginFlow.begin} gives back. */
@@ -145,7 +158,16 @@ export interface LoginFlow {
    * {@link IdError}; see `classifyFailure` for its status and sentence. When `session` has
    * `regenerate`, it is called after success and the other tabs' pending logins are carried over.
    */
-  complete(session: FlowSession, callbackQuery: Record<string, unknown>): Promise<CompleteResult>;
+  complete(session: FlowSession, callbackQuery: Record<string, unknown>, request?: RequestFacts): Promise<CompleteResult>;
+  /**
+   * Reports a failed login: gives `err` a `reference` (and, when one can be worked out, a
+   * `diagnosis`), logs it (server-side causes at `error`, the person's own outcomes at `debug`,
+   * diagnosed callbacks at `warn`) and returns it. `complete` does this itself; adapters call it
+   * for failures they find themselves (no session, the session store failing at sign-in).
+   */
+  report<E>(err: E, request?: RequestFacts): E;
+  /** The flow's log, for adapters that log wiring problems of their own. */
+  readonly log: Log;
   /**
    * Captures the pending logins of `session` (other tabs), for an adapter whose framework
    * regenerates the session at sign-in: call before, and call the result with the new session after.
@@ -174,6 +196,12 @@ function providerError(query: Record<string, unknown>): IdError {
   return new IdError('provider_error', `The identity service could not complete the sign-in (${providerCode}).`, {
     cause: { error: providerCode, ...(description === undefined ? {} : { error_description: description }) },
   });
+}
+
+/** The service's OAuth error code behind a refused call (`invalid_client`, `invalid_grant`, …), never its description. */
+function oauthErrorOf(err: IdError): { oauthError?: string } {
+  const error: unknown = (err.cause as { error?: unknown } | null | undefined)?.error;
+  return typeof error === 'string' && /^[\x20-\x7e]{1,64}$/.test(error) ? { oauthError: error } : {};
 }
 
 /** Replay-store key of one login: a hash, so it is short and says nothing about the login. */
@@ -230,6 +258,8 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     redirectUri: redirectUri ?? (typeof clientRedirect === 'string' ? clientRedirect : ''),
   });
   const redirectParam = redirectUri === undefined ? {} : { redirectUri };
+  const log = createLog(checkLogger(options.logger, who), 'flow');
+  const ledger = new LoginLedger();
 
   function begin(session: FlowSession, beginOptions: BeginOptions = {}): BeginResult {
     const scope = beginOptions.scope === undefined ? defaultScope : checkScope(beginOptions.scope, who, 'scope of this login');
@@ -246,7 +276,10 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       ...binding,
       ...(returnTo === undefined ? {} : { returnTo }),
     };
-    addPendingLogin(session, sessionKey, state, pending, { max: maxPendingLogins, ttl: loginTtl, now: pending.createdAt });
+    const evicted = addPendingLogin(session, sessionKey, state, pending, { max: maxPendingLogins, ttl: loginTtl, now: pending.createdAt });
+    ledger.started(state, beginOptions.request?.host ?? '', pending.createdAt);
+    for (const old of evicted) ledger.settle(old, 'evicted', pending.createdAt);
+    if (log.debugEnabled) log.write('debug', { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined }, 'Login started');
     return { redirectUrl: result.url, state };
   }
 
@@ -257,10 +290,80 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     };
   }
 
-  async function complete(session: FlowSession, query: Record<string, unknown>): Promise<CompleteResult> {
+  /** What `complete` learnt before it failed, for the diagnosis. */
+  interface Attempt {
+    state?: string;
+    pendingCount?: number;
+    startedAt?: number;
+    consumed?: boolean;
+  }
+
+  function report<E>(err: E, request: RequestFacts = {}, attempt: Attempt = {}): E {
+    if (!(err instanceof IdError)) {
+      log.write('error', { event: LOG_EVENTS.loginError, code: 'unexpected', reference: newReference() }, 'Sign-in failed with an unexpected error');
+      return err;
+    }
+    if (err.reference !== undefined) return err; // reported already
+    err.reference = newReference();
+    const now = clock();
+    if (err.code === 'state_mismatch') {
+      err.diagnosis = diagnoseCallback({
+        hasState: err.reason !== 'state_missing',
+        cookieHeaderPresent: request.cookieHeaderPresent ?? false,
+        sessionCookiePresent: request.sessionCookiePresent,
+        sessionNotInStore: request.sessionNotInStore,
+        cookie: request.cookie,
+        secure: request.secure ?? false,
+        forwardedProto: request.forwardedProto,
+        host: request.host ?? '',
+        pendingForThisClient: attempt.pendingCount ?? 0,
+        pendingForOtherClients: 0,
+        stateBoundElsewhere: err.reason === 'binding_mismatch',
+        ledger: attempt.state === undefined ? undefined : ledger.lookup(attempt.state),
+        loginTtl,
+        now,
+      });
+    } else if (err.code === 'session_missing') {
+      err.diagnosis = { ...SESSION_MIDDLEWARE_MISSING };
+    } else if (err.code === 'login_expired' && attempt.startedAt !== undefined) {
+      err.diagnosis = diagnoseExpired(now - attempt.startedAt, loginTtl);
+    } else if (err.code === 'id_token_expired' || err.code === 'id_token_issued_in_future' || err.code === 'id_token_not_yet_valid') {
+      err.diagnosis = diagnoseClockSkew(err.clockSkewMs, options.clockTolerance);
+    }
+    const failure = classifyFailure(err);
+    const event = {
+      event: failure.serverSide ? LOG_EVENTS.loginError : err.diagnosis !== undefined ? LOG_EVENTS.callbackDiagnosed : LOG_EVENTS.loginRefused,
+      code: err.code,
+      reference: err.reference,
+      status: failure.status,
+      ...(err.reason === undefined ? {} : { reason: err.reason }),
+      ...(err.status === undefined ? {} : { providerStatus: err.status }),
+      ...oauthErrorOf(err),
+      ...(err.diagnosis === undefined ? {} : { diagnosis: err.diagnosis.code, cause: err.diagnosis.cause, fix: err.diagnosis.fix }),
+    };
+    if (failure.serverSide) log.write('error', event, err.message);
+    else if (err.diagnosis !== undefined) log.write('warn', event, err.diagnosis.cause);
+    else log.write('debug', event, err.message);
+    return err;
+  }
+
+  async function complete(session: FlowSession, query: Record<string, unknown>, request?: RequestFacts): Promise<CompleteResult> {
+    const attempt: Attempt = {};
+    try {
+      return await redeem(session, query, attempt);
+    } catch (err) {
+      if (attempt.consumed === true && attempt.state !== undefined) ledger.settle(attempt.state, 'failed', clock());
+      throw report(err, request, attempt);
+    }
+  }
+
+  async function redeem(session: FlowSession, query: Record<string, unknown>, attempt: Attempt): Promise<CompleteResult> {
     const state = firstString(query.state);
     if (state === undefined || state === '') throw stateMismatch('state_missing');
-    const hadPending = countPendingLogins(session, sessionKey) > 0;
+    attempt.state = state;
+    const pendingCount = countPendingLogins(session, sessionKey);
+    attempt.pendingCount = pendingCount;
+    const hadPending = pendingCount > 0;
 
     // 1. Take the pending login out first, so whatever happens next, this state cannot be used again.
     const pending = takePendingLogin(session, sessionKey, state);
@@ -268,6 +371,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     if (pending === undefined) throw stateMismatch(hadPending ? 'unknown_state' : 'no_pending_logins');
     // 3. Started for another issuer, client or callback URL (RFC 9700 4.4.2, mix-up).
     if (!isBoundTo(pending, binding)) throw stateMismatch('binding_mismatch');
+    attempt.startedAt = pending.createdAt;
     // 4. Too old.
     const now = clock();
     if (isExpired(pending, loginTtl, now)) {
@@ -281,6 +385,8 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       throw new IdError('session_store_unavailable', 'The store of completed sign-ins could not be reached.', { cause: err });
     }
     if (!first) throw stateMismatch('already_redeemed');
+    attempt.consumed = true;
+    ledger.settle(state, 'in_progress', now);
     // 6. The service sent an error instead of a code.
     if (query.error !== undefined) throw providerError(query);
     const code = firstString(query.code);
@@ -291,19 +397,33 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     const tokens = await flowClient.callback({ code, nonce: pending.nonce, codeVerifier: pending.codeVerifier, ...redirectParam });
     const info = await flowClient.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken });
     const { data, dropped } = requestedAttributes(info.data, pending.scope ?? defaultScope);
-    // Attributes the service sent without being asked are dropped here. Logging point (debug):
-    // the names in `dropped`, never their values.
-    void dropped;
+    if (dropped.length > 0 && log.debugEnabled) {
+      // Names only, never values.
+      log.write('debug', { event: LOG_EVENTS.attributesDropped, attributes: dropped }, 'Attributes that were not requested were dropped');
+    }
 
     if (session.regenerate !== undefined) {
       const restore = keepPendingLogins(session);
       await session.regenerate();
       restore(session);
     }
+    const done = clock();
+    ledger.settle(state, 'completed', done);
+    log.write('info', { event: LOG_EVENTS.loginCompleted, ms: done - pending.createdAt }, 'Sign-in completed');
     return { user: { sub: info.sub, data, claims: tokens.claims }, ...(pending.returnTo === undefined ? {} : { returnTo: pending.returnTo }) };
   }
 
-  return { sessionKey, maxPendingLogins, loginTtl, binding, begin, complete, keepPendingLogins };
+  return {
+    sessionKey,
+    maxPendingLogins,
+    loginTtl,
+    binding,
+    log,
+    begin,
+    complete,
+    keepPendingLogins,
+    report: (err, request) => report(err, request),
+  };
 }
 
 /**

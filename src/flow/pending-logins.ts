@@ -88,7 +88,8 @@ export function isExpired(login: PendingLogin, ttl: number, now: number): boolea
 
 /**
  * Remembers `login` under `state`. First drops expired logins, then, while more than
- * `limits.max` remain, the oldest ones.
+ * `limits.max` remain, the oldest ones. Returns the states of the live logins it dropped to
+ * make room (evicted by newer tabs), for diagnosis.
  */
 export function addPendingLogin(
   session: FlowSession,
@@ -96,14 +97,15 @@ export function addPendingLogin(
   state: string,
   login: PendingLogin,
   limits: PendingLoginLimits,
-): void {
+): string[] {
   const map = readMap(session, key);
   const kept = [...map].filter(([, l]) => !isExpired(l, limits.ttl, limits.now));
   kept.push([state, login]);
   // Stable sort: logins started in the same millisecond keep their insertion order.
   kept.sort(([, a], [, b]) => a.createdAt - b.createdAt);
-  const newest = kept.slice(Math.max(0, kept.length - limits.max));
-  writeMap(session, key, new Map(newest));
+  const cut = Math.max(0, kept.length - limits.max);
+  writeMap(session, key, new Map(kept.slice(cut)));
+  return kept.slice(0, cut).map(([s]) => s);
 }
 
 /**

@@ -10,7 +10,9 @@ import { classifyFailure } from '../flow/failure.js';
 import type { RestorePendingLogins } from '../flow/login-flow.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { recordSession } from '../flow/session.js';
-import { sendFailurePage } from './failure-page.js';
+import { sendFailurePage, type FailurePage } from './failure-page.js';
+import { requestFacts } from './request-facts.js';
+import { checkStrategiesApart, strategyNamed, WiringChecks } from './wiring.js';
 import {
   ND_ID_STRATEGY_NAME,
   NdIdStrategy,
@@ -31,6 +33,26 @@ export interface NdIdRoutes {
   callback?: string | false;
   /** Default `'/logout'` (POST only). */
   logout?: string | false;
+}
+
+/** A failed sign-in as given to `renderFailure`: what to show, and what to log or link. */
+export interface NdIdFailureView {
+  /** HTTP status: 401/403 for the person's side, 5xx for the server's. */
+  status: number;
+  /** True for server-side problems (service down, misconfiguration, store down). */
+  serverSide: boolean;
+  /** The error code (`state_mismatch`, `provider_unreachable`, …). */
+  code: string;
+  /** Short heading. */
+  title: string;
+  /** One sentence for the person; no internals. */
+  message: string;
+  /** The reference id of the log line, to show so support can find it. */
+  reference?: string;
+  /** Where "try again" should point. */
+  retryHref: string;
+  /** Cause and fix for the developer: present only when `NODE_ENV` is not `production`. */
+  diagnosis?: { code: string; cause: string; fix: string };
 }
 
 /** Options of {@link ndIdRouter}. */
@@ -62,6 +84,11 @@ export interface NdIdRouterOptions {
    * `next(err)` for the app's own error handler. Errors that are not IdErrors always go to `next(err)`. Default `true`.
    */
   errorPage?: boolean;
+  /**
+   * Renders every failure page yourself (branding): called with what to show, the request and
+   * the response, and must answer. Cannot be combined with `failureRedirect` or `errorPage`.
+   */
+  renderFailure?: (failure: NdIdFailureView, req: Request, res: Response) => void;
 }
 
 /** Default paths of the routes. */
@@ -165,6 +192,18 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
   }
   const errorPage = options.errorPage ?? true;
   if (typeof errorPage !== 'boolean') throw optionError('errorPage', 'must be true (show a page) or false (pass errors to next).');
+  const renderFailure = options.renderFailure;
+  if (renderFailure !== undefined && typeof renderFailure !== 'function') {
+    throw optionError('renderFailure', 'must be a function (failure, req, res) that sends the page.');
+  }
+  if (renderFailure !== undefined && failureRedirect !== undefined) {
+    throw optionError('renderFailure', 'and failureRedirect cannot both be given: one shows a page, the other redirects. Keep one.');
+  }
+  if (renderFailure !== undefined && options.errorPage !== undefined) {
+    throw optionError('renderFailure', 'and errorPage cannot both be given: renderFailure renders the server-side failures too. Keep one.');
+  }
+  checkStrategiesApart(passport);
+  const wiring = new WiringChecks();
   const afterCallback = options.afterCallback;
   if (afterCallback !== undefined && typeof afterCallback !== 'function') {
     throw optionError('afterCallback', 'must be a function (req, user) returning the user, false to refuse, or a promise of either.');
@@ -172,10 +211,9 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
 
   /** Captures the other tabs' pending logins of the registered strategy, to carry them across the session id change. */
   function keepPendingLogins(req: Request): RestorePendingLogins | undefined {
-    const lookup = (passport as unknown as { _strategy?: (name: string) => unknown })._strategy;
-    const strategy = typeof lookup === 'function' ? lookup.call(passport, strategyName) : undefined;
+    const strategy = strategyNamed(passport, strategyName);
     const session = sessionOf(req);
-    if (!(strategy instanceof NdIdStrategy) || session === undefined) return undefined;
+    if (strategy === undefined || session === undefined) return undefined;
     return strategy.flow.keepPendingLogins(recordSession(session));
   }
 
@@ -183,25 +221,50 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
     return loginPath === false ? '/' : `${req.baseUrl}${loginPath}`;
   }
 
+  /** Shows the page for a failure: the app's renderFailure, or ours. */
+  function show(req: Request, res: Response, view: NdIdFailureView): void {
+    if (renderFailure !== undefined) return renderFailure(view, req, res);
+    const page: FailurePage = { status: view.status, title: view.title, message: view.message, retryHref: view.retryHref };
+    if (view.reference !== undefined) page.reference = view.reference;
+    if (view.diagnosis !== undefined) page.developer = view.diagnosis;
+    sendFailurePage(res, page);
+  }
+
+  function forDeveloper(diagnosis: NdIdFailureView['diagnosis']): { diagnosis?: NdIdFailureView['diagnosis'] } {
+    return diagnosis === undefined || process.env.NODE_ENV === 'production' ? {} : { diagnosis };
+  }
+
   function sendError(err: unknown, req: Request, res: Response, next: NextFunction): void {
-    if (!errorPage || !(err instanceof IdError)) return next(err);
+    if (err instanceof IdError && err.reference === undefined) {
+      strategyNamed(passport, strategyName)?.flow.report(err, requestFacts(req, sessionCookieName));
+    }
+    if ((!errorPage && renderFailure === undefined) || !(err instanceof IdError)) return next(err);
     const failure = classifyFailure(err);
-    sendFailurePage(res, {
+    show(req, res, {
       status: failure.serverSide ? failure.status : 500,
+      serverSide: true,
+      code: err.code,
       title: 'Sign-in is unavailable',
       message: failure.serverSide ? failure.message : 'Sign-in could not be completed because of a problem on this site. Please try again later.',
       retryHref: retryHref(req),
+      ...(err.reference === undefined ? {} : { reference: err.reference }),
+      ...forDeveloper(err.diagnosis),
     });
   }
 
   function sendFailure(req: Request, res: Response, failure: NdIdInfo | undefined, status: number | undefined): void {
     if (failureRedirect !== undefined) return res.redirect(failureRedirect);
     const message = typeof failure?.message === 'string' && failure.message !== '' ? failure.message : 'Sign-in failed.';
-    sendFailurePage(res, {
+    const f = (failure ?? {}) as Partial<NdIdFailure>;
+    show(req, res, {
       status: status === 403 ? 403 : 401,
+      serverSide: false,
+      code: typeof f.code === 'string' ? f.code : 'user_refused',
       title: 'Sign-in failed',
       message,
       retryHref: retryHref(req),
+      ...(typeof f.reference === 'string' ? { reference: f.reference } : {}),
+      ...forDeveloper(f.diagnosis),
     });
   }
 
@@ -234,6 +297,8 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
       const session = sessionOf(req);
       if (session === undefined) return sendError(new IdError('session_missing', 'The session disappeared during sign-in.'), req, res, next);
       restoreOtherTabs?.(recordSession(session));
+      const strategy = strategyNamed(passport, strategyName);
+      if (strategy !== undefined) wiring.cookieWillBeSaved(req, strategy.flow.log);
       session.save((saveErr) => {
         if (saveErr) {
           return sendError(
@@ -251,8 +316,23 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
   /** Login and callback share one handler: the strategy decides from the query which one it is. */
   function authenticateRoute(req: Request, res: Response, next: NextFunction): void {
     res.set('Cache-Control', 'no-store');
+    const strategy = strategyNamed(passport, strategyName);
+    if (strategy !== undefined) {
+      wiring.sessionRestored(req, strategy.flow.log);
+      const isCallback = req.query.code !== undefined || req.query.error !== undefined;
+      if (!isCallback && !wiring.callbackRouteMatches(req, strategy, callbackPath)) {
+        // A login started here could never complete: refuse it instead of sending the person away.
+        const misrouted = new IdError('configuration_invalid', 'The sign-in routes are mounted where the service cannot return to.');
+        misrouted.diagnosis = {
+          code: 'callback_route_mismatch',
+          cause: `The router's callback route is ${req.baseUrl}${callbackPath === false ? '' : callbackPath}, but callbackURL sends the service back elsewhere.`,
+          fix: 'Mount the router where callbackURL points, or set routes.callback to match it.',
+        };
+        return sendError(misrouted, req, res, next);
+      }
+    }
     const returnTo = safeReturnTo(req.query.returnTo);
-    const authOptions: NdIdAuthenticateOptions = returnTo === undefined ? {} : { returnTo };
+    const authOptions: NdIdAuthenticateOptions = { sessionCookieName, ...(returnTo === undefined ? {} : { returnTo }) };
     const handler = passport.authenticate(
       strategyName,
       authOptions,

@@ -22,6 +22,8 @@ import {
 import { checkAbsoluteUrl as checkUrl, checkMilliseconds, optionError as flowOptionError } from '../flow/options.js';
 import type { ReplayStore } from '../flow/replay-store.js';
 import { recordSession, type FlowSession } from '../flow/session.js';
+import type { Logger } from '../log.js';
+import { hostOf, requestFacts } from './request-facts.js';
 import { runVerify, type NdIdInfo, type NdIdVerify, type NdIdVerifyWithRequest, type VerifyOutcome } from './verify.js';
 
 export type { NdIdInfo, NdIdVerify, NdIdVerifyDone, NdIdVerifyWithRequest } from './verify.js';
@@ -49,6 +51,10 @@ export type NdIdDefaultUser = Pick<NdIdUser, 'sub' | 'data'>;
 export interface NdIdFailure extends NdIdInfo {
   message: string;
   code: IdErrorCode;
+  /** The reference id of the log line about this failure. */
+  reference?: string;
+  /** The most likely cause and fix, for the developer (never shown in production by the router). */
+  diagnosis?: { code: string; cause: string; fix: string };
 }
 
 /** Options shared by both ways of giving the client. */
@@ -74,6 +80,12 @@ export interface NdIdStrategyBaseOptions {
   clock?: Clock;
   /** Where redeemed logins are remembered (one redemption per login). Default: in this process's memory. */
   replayStore?: ReplayStore;
+  /**
+   * Where to log: pino, console, Nest's Logger (debug/info/warn/error methods); also given to
+   * the client built from the fields. Default: server-side failures to `console.error` once per
+   * cause per minute, everything else with `DEBUG=passport-nd-id*`.
+   */
+  logger?: Logger;
 }
 
 /** Build the client from its fields (every {@link IdClientOptions} field but `redirectUri`, which is `callbackURL`). */
@@ -98,6 +110,8 @@ export interface NdIdAuthenticateOptions extends AuthenticateOptions {
   returnTo?: string;
   /** Scopes for this login only. */
   scope?: string | string[];
+  /** Name of the session cookie, for diagnoses of failed callbacks (the router passes its `sessionCookieName`). Default `'connect.sid'`. */
+  sessionCookieName?: string;
 }
 
 /** What `success` passes on as `info` (it becomes `req.authInfo` with plain `passport.authenticate`). */
@@ -116,6 +130,8 @@ function failureOf(err: IdError, message: string): NdIdFailure {
     if (typeof cause.error_description === 'string') failure.errorDescription = cause.error_description;
   }
   if (err.reason !== undefined) failure.reason = err.reason;
+  if (err.reference !== undefined) failure.reference = err.reference;
+  if (err.diagnosis !== undefined) failure.diagnosis = err.diagnosis;
   return failure;
 }
 
@@ -233,6 +249,7 @@ export class NdIdStrategy extends Strategy {
         verifyTimeout: _vt,
         passReqToCallback: _prc,
         replayStore: _rs,
+        logger: _logger,
         ...clientOptions
       } = options;
       client = new IdClient({ ...clientOptions, redirectUri: callbackUrl, clock });
@@ -248,6 +265,10 @@ export class NdIdStrategy extends Strategy {
         ...(options.maxPendingLogins === undefined ? {} : { maxPendingLogins: options.maxPendingLogins }),
         ...(options.loginTtl === undefined ? {} : { loginTtl: options.loginTtl }),
         ...(options.replayStore === undefined ? {} : { replayStore: options.replayStore }),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+        ...(typeof (options as { clockTolerance?: unknown }).clockTolerance === 'number'
+          ? { clockTolerance: (options as { clockTolerance: number }).clockTolerance }
+          : {}),
       },
       'NdIdStrategy',
     );
@@ -275,7 +296,7 @@ export class NdIdStrategy extends Strategy {
     if (query.code !== undefined || query.error !== undefined) {
       // completeLogin reports through success/fail/error; a throw from one of those (a bug in a
       // later handler) must still reach Express rather than become an unhandled rejection.
-      this.completeLogin(req, query).catch((err: unknown) => {
+      this.completeLogin(req, query, options.sessionCookieName).catch((err: unknown) => {
         this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
       });
     } else {
@@ -297,12 +318,13 @@ export class NdIdStrategy extends Strategy {
 
   private startLogin(req: Request, options: NdIdAuthenticateOptions): void {
     const session = this.sessionOf(req);
-    if (session === undefined) return this.error(this.sessionMissing());
+    if (session === undefined) return this.error(this.flow.report(this.sessionMissing()));
     let redirectUrl: string;
     try {
       ({ redirectUrl } = this.flow.begin(session, {
         ...(options.returnTo === undefined ? {} : { returnTo: options.returnTo }),
         ...(options.scope === undefined ? {} : { scope: options.scope }),
+        request: { host: hostOf(req) },
       }));
     } catch (err) {
       return this.error(err instanceof Error ? err : new Error('Could not build the authorization URL.'));
@@ -310,14 +332,14 @@ export class NdIdStrategy extends Strategy {
     this.redirect(redirectUrl);
   }
 
-  private async completeLogin(req: Request, query: Record<string, unknown>): Promise<void> {
+  private async completeLogin(req: Request, query: Record<string, unknown>, cookieName: string | undefined): Promise<void> {
     const session = this.sessionOf(req);
-    if (session === undefined) return this.error(this.sessionMissing());
+    if (session === undefined) return this.error(this.flow.report(this.sessionMissing(), requestFacts(req, cookieName)));
 
     let user: NdIdUser;
     let returnTo: string | undefined;
     try {
-      ({ user, returnTo } = await this.flow.complete(session, query));
+      ({ user, returnTo } = await this.flow.complete(session, query, requestFacts(req, cookieName)));
     } catch (err) {
       const failure = classifyFailure(err);
       if (failure.serverSide || !(err instanceof IdError)) {

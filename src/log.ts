@@ -1,0 +1,176 @@
+/**
+ * The logging seam. Every log line of the library goes through here:
+ * - any logger with `debug`, `info`, `warn` and `error` methods plugs in (pino, console,
+ *   Nest's Logger); each event is one object `{ event, code?, reference?, … }` and a short
+ *   message, passed as `(object, message)`: pino's native form, and readable on console;
+ * - without a logger, server-side problems (`warn`, `error`) go to `console.error`, once per
+ *   distinct cause per minute, so a misconfigured app is never silent and a flood does not fill
+ *   the disk; `debug` goes to the `debug` package's namespaces (`DEBUG=passport-nd-id*`);
+ * - redaction happens here, so no call site can leak a secret by mistake: only primitive values
+ *   are kept, fields whose name suggests a secret are replaced, and strings that look like a
+ *   token are masked.
+ */
+import { randomBytes } from 'node:crypto';
+import createDebug from 'debug';
+
+/** Any logger with the four level methods: `pino()`, `console`, Nest's `Logger`, winston. */
+export interface Logger {
+  debug(...args: unknown[]): unknown;
+  info(...args: unknown[]): unknown;
+  warn(...args: unknown[]): unknown;
+  error(...args: unknown[]): unknown;
+}
+
+/** The levels the library logs at. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** One log event: a stable `event` name, usually a `code`, and a few non-secret details. */
+export interface LogEvent {
+  /** Stable event name; see {@link LOG_EVENTS}. */
+  event: string;
+  /** The error or diagnosis code, when there is one. */
+  code?: string;
+  /** The reference id shown to the person on the failure page. */
+  reference?: string;
+  /** Further details: primitives only (anything else is dropped). */
+  [detail: string]: unknown;
+}
+
+/**
+ * The events the library logs, by name. Server-side ones are `error` (or `warn`), the person's
+ * own outcomes `debug`.
+ */
+export const LOG_EVENTS = {
+  /** A login started (debug). */
+  loginStarted: 'login_started',
+  /** A login completed (info). */
+  loginCompleted: 'login_completed',
+  /** A login was refused for the person's side: denied, expired, replayed, invalid answer (debug; `warn` with a diagnosis). */
+  loginRefused: 'login_refused',
+  /** A login failed for a server-side cause: misconfiguration, refused credentials, service or store down (error). */
+  loginError: 'login_error',
+  /** The most likely cause of a failed callback, with a `diagnosis` code (warn). */
+  callbackDiagnosed: 'callback_diagnosed',
+  /** Attributes the service sent without being asked were dropped (debug; names only). */
+  attributesDropped: 'attributes_dropped',
+  /** A wiring mistake seen at run time: routes, session middleware, cookies (error). */
+  wiringProblem: 'wiring_problem',
+  /** The client fetched the service's key set (debug). */
+  jwksFetched: 'jwks_fetched',
+  /** A call to the service failed (warn; the login's own event follows). */
+  providerCallFailed: 'provider_call_failed',
+} as const;
+
+/** Longest string value kept in a log event. */
+const MAX_STRING = 300;
+/** Field names that must never carry a value into a log. */
+const SECRET_FIELD = /secret|token|password|passwd|verifier|cookie|authorization|private|key$|^key|code_?challenge|^code$|^state$|^nonce$|^data$|^sub$|^jwe|^jwt/i;
+/** Values that look like a JWT/JWE or a long opaque credential. */
+const TOKEN_LIKE = /[A-Za-z0-9_-]{12,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*|[A-Za-z0-9_+/=-]{40,}/g;
+
+/** Masks anything token-like in `text` and bounds its length. */
+export function redactText(text: string): string {
+  const masked = text.replace(TOKEN_LIKE, '[redacted]');
+  return masked.length > MAX_STRING ? `${masked.slice(0, MAX_STRING)}…` : masked;
+}
+
+/** A copy of `event` that is safe to write: primitives only, secret-named fields and token-like strings masked. */
+export function redactEvent(event: LogEvent): LogEvent {
+  const out: LogEvent = { event: redactText(String(event.event)) };
+  for (const [name, value] of Object.entries(event)) {
+    if (name === 'event' || value === undefined) continue;
+    if (name !== 'code' && name !== 'reference' && SECRET_FIELD.test(name)) {
+      out[name] = '[redacted]';
+    } else if (typeof value === 'string') {
+      out[name] = redactText(value);
+    } else if (typeof value === 'number' || typeof value === 'boolean' || value === null) {
+      out[name] = value;
+    } else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
+      out[name] = value.slice(0, 20).map((v) => redactText(v));
+    }
+  }
+  return out;
+}
+
+const REFERENCE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A short random reference id (10 characters, Crockford base 32) tying a failure page to its log line. */
+export function newReference(): string {
+  const bytes = randomBytes(10);
+  let out = '';
+  for (const b of bytes) out += REFERENCE_ALPHABET[b & 31];
+  return out;
+}
+
+/** How often the default console output repeats one cause. */
+export const DEFAULT_REPEAT_INTERVAL_MS = 60_000;
+
+/** The library's log: level methods taking an event and a message. */
+export interface Log {
+  /** Logs `event` at `level`. */
+  write(level: LogLevel, event: LogEvent, message: string): void;
+  /** True when `debug` events are written anywhere (to skip building costly ones). */
+  readonly debugEnabled: boolean;
+}
+
+/** Options of {@link createLog}. */
+export interface CreateLogOptions {
+  /** Clock for the default output's repeat limit. */
+  now?: () => number;
+  /** Where the default output writes. Default `console.error`. */
+  sink?: (line: string) => void;
+  /** Shortest time between two default lines for the same cause. Default 60 s. */
+  repeatIntervalMs?: number;
+}
+
+/** Checks a `logger` option; `who` names the caller in the error. */
+export function checkLogger(logger: unknown, who: string): Logger | undefined {
+  if (logger === undefined) return undefined;
+  const l = logger as Partial<Record<LogLevel, unknown>> | null;
+  if (typeof l !== 'object' || l === null || !(['debug', 'info', 'warn', 'error'] as const).every((m) => typeof l[m] === 'function')) {
+    throw new TypeError(`${who}: logger must have debug, info, warn and error methods (pino(), console or Nest's Logger).`);
+  }
+  return logger as Logger;
+}
+
+/**
+ * The log of one component (`namespace`: `client`, `flow`, `router`, …). With `logger`,
+ * every event goes to it, redacted. Without, see the module comment.
+ */
+export function createLog(logger: Logger | undefined, namespace: string, options: CreateLogOptions = {}): Log {
+  const debugOut = createDebug(`passport-nd-id:${namespace}`);
+  if (logger !== undefined) {
+    return {
+      debugEnabled: true,
+      write(level, event, message) {
+        try {
+          logger[level](redactEvent(event), redactText(message));
+        } catch {
+          // A failing logger must not fail a login.
+        }
+      },
+    };
+  }
+  const now = options.now ?? Date.now;
+  const sink = options.sink ?? ((line: string) => console.error(line));
+  const interval = options.repeatIntervalMs ?? DEFAULT_REPEAT_INTERVAL_MS;
+  const lastWritten = new Map<string, number>();
+  return {
+    get debugEnabled() {
+      return debugOut.enabled;
+    },
+    write(level, event, message) {
+      const safe = redactEvent(event);
+      const text = redactText(message);
+      if (debugOut.enabled) debugOut('%s %s %o', level, text, safe);
+      if (level !== 'warn' && level !== 'error') return;
+      const cause = `${level} ${safe.event} ${String(safe.code ?? '')} ${String(safe.diagnosis ?? '')}`;
+      const t = now();
+      const last = lastWritten.get(cause);
+      if (last !== undefined && t - last < interval) return;
+      if (lastWritten.size > 1000) lastWritten.clear();
+      lastWritten.set(cause, t);
+      sink(`passport-nd-id ${level}: ${text} ${JSON.stringify(safe)}`);
+    },
+  };
+}
