@@ -58,7 +58,7 @@ export {
   type NdIdSuccessInfo,
   type NdIdAuthenticateOptions,
 } from './passport/strategy.js';
-export { ndIdRouter, type NdIdRouterOptions, type NdIdRoutes, type NdIdAfterCallbackResult } from './passport/router.js';
+export { ndIdRouter, type NdIdRouterOptions, type NdIdRoutes, type NdIdAfterCallbackResult, type NdIdFailureView } from './passport/router.js';
 export { safeReturnTo, MAX_RETURN_TO_LENGTH } from './flow/return-to.js';
 export { recordSession, type FlowSession } from './flow/session.js';
 export { classifyFailure, isServerSideFailure, type FailureClass } from './flow/failure.js';
@@ -87,3 +87,14 @@ export {
   type StateMismatchReason,
   type RestorePendingLogins,
 } from './flow/login-flow.js';
+export { LOG_EVENTS, redactEvent, newReference, type Logger, type LogEvent, type LogLevel } from './log.js';
+export {
+  DIAGNOSIS_CODES,
+  diagnoseCallback,
+  type Diagnosis,
+  type DiagnosisCode,
+  type CallbackEvidence,
+  type RequestFacts,
+  type SessionCookieSettings,
+  type LedgerRecord,
+} from './flow/diagnose.js';

@@ -7,7 +7,7 @@
 import type { AuthenticateOptions } from 'passport';
 import { Strategy } from 'passport-strategy';
 import type { Request } from 'express';
-import { IdClient } from '../client/id-client.js';
+import { DEFAULT_CLOCK_TOLERANCE_S, IdClient } from '../client/id-client.js';
 import type { IdClientOptions } from '../client/types.js';
 import { systemClock, type Clock } from '../clock.js';
 import { IdError, type IdErrorCode } from '../errors.js';
@@ -266,8 +266,8 @@ export class NdIdStrategy extends Strategy {
         ...(options.loginTtl === undefined ? {} : { loginTtl: options.loginTtl }),
         ...(options.replayStore === undefined ? {} : { replayStore: options.replayStore }),
         ...(options.logger === undefined ? {} : { logger: options.logger }),
-        ...(typeof (options as { clockTolerance?: unknown }).clockTolerance === 'number'
-          ? { clockTolerance: (options as { clockTolerance: number }).clockTolerance }
+        ...(options.client === undefined
+          ? { clockTolerance: (options as { clockTolerance?: number }).clockTolerance ?? DEFAULT_CLOCK_TOLERANCE_S }
           : {}),
       },
       'NdIdStrategy',

@@ -102,7 +102,7 @@ describe('example app pages', () => {
     expect((await agent.get('/')).status).toBe(200);
   });
 
-  it('a session store failing at the callback shows the 503 page and prints no stack trace per request', async () => {
+  it('a session store failing at the callback shows the 503 page and is logged in one line, with no stack trace', async () => {
     const started = await startTestProvider({ autoApprove: true });
     const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
@@ -123,7 +123,10 @@ describe('example app pages', () => {
       expect(res.status).toBe(503);
       expect(res.text).toContain('<h1>Temporarily unavailable</h1>');
       await new Promise((resolve) => setTimeout(resolve, 50)); // express-session saves again after the answer
-      expect(printed).not.toHaveBeenCalled();
+      const lines = printed.mock.calls.map((call) => call.map(String).join(' '));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^passport-nd-id error: .*"code":"session_store_unavailable"/);
+      expect(lines[0]).not.toMatch(/\n\s+at /);
     } finally {
       printed.mockRestore();
       await started.close();

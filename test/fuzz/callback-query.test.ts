@@ -217,8 +217,10 @@ describe('fuzzing the callback query', () => {
           } else {
             expect([400, 401, 403, 431]).toContain(res.status);
           }
-          if (res.text.includes('token endpoint')) reachedProvider += 1;
+          const logged = rp.logLines.splice(0);
+          if (logged.some((line) => line.includes('"code":"token_request_failed"'))) reachedProvider += 1;
           expectNoLeak(res.text, [...forbidden, ...(approve ? [code] : [])], 'callback page');
+          expectNoLeak(logged.join('\n'), [...forbidden, ...(approve ? [code] : [])], 'log');
           expect(res.text).not.toMatch(/<script|<img/i);
           expect((await browser.get('/me')).status, 'the browser is signed in').toBe(401);
         });

@@ -46,6 +46,8 @@ export interface FuzzRp {
   browser(): ReturnType<typeof request.agent>;
   /** Sessions in the store that carry a signed-in user. */
   signedInSessions(): Promise<number>;
+  /** Every log line the strategy wrote, as text (object and message), in order. */
+  logLines: string[];
   close(): Promise<void>;
 }
 
@@ -58,6 +60,11 @@ export type FuzzTarget = { kind: 'provider' } | { kind: 'stub'; stub: StubProvid
  */
 export async function startFuzzRp(target: FuzzTarget): Promise<FuzzRp & { provider?: StartedProvider }> {
   const store = new session.MemoryStore();
+  const logLines: string[] = [];
+  const capture = (...args: unknown[]): void => {
+    logLines.push(args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
+  };
+  const logger = { debug: capture, info: capture, warn: capture, error: capture };
   const authenticator = new passport.Passport();
   authenticator.serializeUser((user, done) => done(null, user));
   authenticator.deserializeUser((user: Express.User, done) => done(null, user));
@@ -91,6 +98,7 @@ export async function startFuzzRp(target: FuzzTarget): Promise<FuzzRp & { provid
         callbackURL,
         timeout: CLIENT_TIMEOUT_MS,
         scope: 'openid profile.name profile.nric_number profile.passport_expiry_date',
+        logger,
       }),
     );
   } else {
@@ -102,6 +110,7 @@ export async function startFuzzRp(target: FuzzTarget): Promise<FuzzRp & { provid
         hostname: target.stub.origin,
         callbackURL,
         timeout: CLIENT_TIMEOUT_MS,
+        logger,
       }),
     );
   }
@@ -110,6 +119,7 @@ export async function startFuzzRp(target: FuzzTarget): Promise<FuzzRp & { provid
     baseUrl,
     store,
     ...(provider === undefined ? {} : { provider }),
+    logLines,
     browser: () => request.agent(baseUrl),
     signedInSessions: () =>
       new Promise((resolve, reject) => {

@@ -48,6 +48,10 @@ export interface RpOptions {
   mount?: string;
   /** Path of the callback, relative to the app root. Default `${mount}/callback`. */
   callbackPath?: string;
+  /** Cookie options of express-session. */
+  sessionCookie?: session.CookieOptions;
+  /** Mount passport.session(). Default true. */
+  passportSession?: boolean;
   /** The app's own error handler, mounted last. Default: none (Express's). */
   errorHandler?: ErrorRequestHandler;
 }
@@ -84,11 +88,12 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
         resave: false,
         saveUninitialized: false,
         ...(options.sessionStore === undefined ? {} : { store: options.sessionStore }),
+        ...(options.sessionCookie === undefined ? {} : { cookie: options.sessionCookie }),
       }),
     );
   }
   app.use(authenticator.initialize());
-  if (options.session !== false) app.use(authenticator.session());
+  if (options.session !== false && options.passportSession !== false) app.use(authenticator.session());
 
   let callbackPath: string;
   if (options.designCard) {
