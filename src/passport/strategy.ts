@@ -5,7 +5,7 @@
  * login in the session and turns outcomes into Passport's success, fail and error.
  */
 import type { AuthenticateOptions } from 'passport';
-import { Strategy } from 'passport-strategy';
+import passport from 'passport';
 import type { Request } from 'express';
 import { DEFAULT_CLOCK_TOLERANCE_S, IdClient } from '../client/id-client.js';
 import type { IdClientOptions } from '../client/types.js';
@@ -158,9 +158,9 @@ function optionError(option: string, what: string): TypeError {
  * so logins still in progress in other tabs of the same browser must be started again;
  * `ndIdRouter()` carries them over.
  */
-export class NdIdStrategy extends Strategy {
+export class NdIdStrategy extends passport.Strategy {
   /** The name Passport knows the strategy by: `'nd-id'` (or the name given to `passport.use(name, strategy)`). */
-  name: string = ND_ID_STRATEGY_NAME;
+  override name: string = ND_ID_STRATEGY_NAME;
   /** Session key under which pending logins are kept. */
   readonly sessionKey: string;
   /** Most pending logins kept per session. */

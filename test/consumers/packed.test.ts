@@ -1,0 +1,171 @@
+/**
+ * The packed package, installed into a scratch app with only what the README's Install section
+ * names: TypeScript compiles it strictly (no skipLibCheck) as ESM and CommonJS under nodenext and
+ * under moduleResolution bundler, the install tree holds one Express, and a real sign-in works
+ * against Express 4 and Express 5.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = join(__dirname, '..', '..');
+const work = mkdtempSync(join(tmpdir(), 'nd-id-consumer-'));
+let tarball = '';
+
+function run(cmd: string, args: string[], cwd: string): string {
+  return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 });
+}
+
+/** Exactly the README's Install section, plus the TypeScript packages it tells TypeScript users to add. */
+const RUNTIME = ['passport', 'express-session'];
+const TYPESCRIPT = ['typescript@5', '@types/node@20', '@types/express', '@types/express-session', '@types/passport'];
+
+function install(dir: string, expressMajor: 4 | 5): void {
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
+  run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, `express@${expressMajor}`, ...RUNTIME, ...TYPESCRIPT], dir);
+}
+
+const APP_TS = `
+import express from 'express';
+import session from 'express-session';
+import passport from 'passport';
+import { IdClient, IdError, NdIdStrategy, ndIdRouter, createLoginFlow, type NdIdUser } from 'passport-nd-id';
+import { startProvider, type StartedProvider } from 'passport-nd-id/provider';
+
+export function wire(p: StartedProvider, privateKey: string, callbackURL: string): express.Express {
+  passport.use(new NdIdStrategy({ hostname: p.baseUrl, clientId: 'c', clientSecret: 's', privateKey, callbackURL }, async (user: NdIdUser) => ({ sub: user.sub })));
+  const app = express();
+  app.use(session({ secret: 'x', resave: false, saveUninitialized: false, cookie: { sameSite: 'lax' } }));
+  app.use(passport.session());
+  app.use('/auth', ndIdRouter());
+  const flow = createLoginFlow({ client: new IdClient({ hostname: p.baseUrl, clientId: 'c', clientSecret: 's', privateKey, redirectUri: callbackURL }) });
+  void flow;
+  void startProvider;
+  const e: unknown = new IdError('state_mismatch', 'x');
+  if (e instanceof IdError) void e.code;
+  return app;
+}
+`;
+
+const TSCONFIGS: Record<string, object> = {
+  'nodenext-esm': { module: 'nodenext', moduleResolution: 'nodenext', files: ['app.mts'] },
+  'nodenext-cjs': { module: 'nodenext', moduleResolution: 'nodenext', files: ['app.cts'] },
+  bundler: { module: 'esnext', moduleResolution: 'bundler', files: ['app.ts'] },
+};
+
+/** A sign-in through the packed strategy and router against the packed provider, with cookies kept by hand. */
+const SIGN_IN_CJS = `
+const { generateKeyPairSync } = require('node:crypto');
+const express = require('express');
+const session = require('express-session');
+const passport = require('passport');
+const { NdIdStrategy, ndIdRouter } = require('passport-nd-id');
+const { startProvider } = require('passport-nd-id/provider');
+
+(async () => {
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const app = express();
+  app.use(session({ secret: 'x', resave: false, saveUninitialized: false }));
+  app.use(passport.session());
+  passport.serializeUser((u, done) => done(null, u));
+  passport.deserializeUser((u, done) => done(null, u));
+  app.use('/auth', ndIdRouter({ successRedirect: '/me' }));
+  app.get('/me', (req, res) => res.json({ user: req.user || null }));
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.on('listening', r));
+  const base = 'http://127.0.0.1:' + server.address().port;
+  const provider = await startProvider({
+    clients: [{ clientId: 'c', clientSecret: 's', redirectUris: [base + '/auth/callback'], publicKey: publicKey.export({ type: 'spki', format: 'pem' }) }],
+    autoApprove: true,
+  });
+  passport.use(new NdIdStrategy({ hostname: provider.baseUrl, clientId: 'c', clientSecret: 's', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }), callbackURL: base + '/auth/callback' }));
+  let cookie = '';
+  const get = async (url) => {
+    const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+    const set = res.headers.get('set-cookie');
+    if (set) cookie = set.split(';')[0];
+    return res;
+  };
+  const login = await get(base + '/auth/login');
+  const authorize = await fetch(login.headers.get('location'), { redirect: 'manual' });
+  const callback = await get(authorize.headers.get('location'));
+  const me = await (await get(base + callback.headers.get('location'))).json();
+  const replay = await get(authorize.headers.get('location'));
+  console.log(JSON.stringify({ express: require('express/package.json').version, login: login.status, callback: callback.status, me, replay: replay.status }));
+  await provider.close();
+  server.close();
+})().catch((err) => { console.error(err); process.exit(1); });
+`;
+
+beforeAll(() => {
+  const out = run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], root).trim().split('\n').pop() ?? '';
+  tarball = join(work, out);
+}, 120_000);
+
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed package', () => {
+  it('ships the build and no source maps pointing at files it does not ship, and builds before packing', () => {
+    const listing = run('tar', ['-tzf', tarball], work).split('\n').filter(Boolean);
+    expect(listing).toContain('package/dist/cjs/index.js');
+    expect(listing).toContain('package/dist/cjs/index.d.ts');
+    expect(listing.filter((f) => f.endsWith('.map'))).toEqual([]);
+    expect(listing.filter((f) => f.startsWith('package/src/') || f.startsWith('package/test/'))).toEqual([]);
+    const pkg = JSON.parse(run('tar', ['-xOzf', tarball, 'package/package.json'], work)) as {
+      scripts: Record<string, string>;
+      dependencies: Record<string, string>;
+      peerDependencies: Record<string, string>;
+    };
+    expect(pkg.scripts.prepack).toBe('npm run build');
+    expect(Object.keys(pkg.dependencies)).not.toContain('express');
+    expect(pkg.peerDependencies.express).toBe('^4.21.0 || ^5.0.0');
+  });
+
+  for (const major of [4, 5] as const) {
+    describe(`in an Express ${major} app`, () => {
+      const dir = join(work, `express${major}`);
+      beforeAll(() => {
+        rmSync(dir, { recursive: true, force: true });
+        execFileSync('mkdir', ['-p', dir]);
+        install(dir, major);
+      }, 240_000);
+
+      it('installs one Express, the app\'s own', () => {
+        expect(existsSync(join(dir, 'node_modules', 'passport-nd-id', 'node_modules', 'express'))).toBe(false);
+        const nested = existsSync(join(dir, 'node_modules', 'passport-nd-id', 'node_modules'))
+          ? readdirSync(join(dir, 'node_modules', 'passport-nd-id', 'node_modules'))
+          : [];
+        expect(nested).not.toContain('express');
+      });
+
+      it('type-checks strictly, without skipLibCheck, as ESM and CommonJS (nodenext) and with bundler resolution', () => {
+        for (const ext of ['mts', 'cts', 'ts']) writeFileSync(join(dir, `app.${ext}`), APP_TS);
+        for (const [name, { files, ...options }] of Object.entries(TSCONFIGS) as Array<[string, { files: string[] }]>) {
+          writeFileSync(
+            join(dir, `tsconfig.${name}.json`),
+            JSON.stringify({ compilerOptions: { strict: true, skipLibCheck: false, noEmit: true, target: 'es2022', esModuleInterop: true, types: ['node'], ...options }, files }),
+          );
+          let output = '';
+          try {
+            output = run(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', `tsconfig.${name}.json`], dir);
+          } catch (err) {
+            output = String((err as { stdout?: string }).stdout ?? err);
+          }
+          expect(output, name).toBe('');
+        }
+      });
+
+      it('signs a person in through the strategy and router, and refuses the replayed callback', () => {
+        writeFileSync(join(dir, 'sign-in.cjs'), SIGN_IN_CJS);
+        const result = JSON.parse(run(process.execPath, ['sign-in.cjs'], dir).trim()) as Record<string, unknown>;
+        expect(String(result.express).split('.')[0]).toBe(String(major));
+        expect(result).toMatchObject({ login: 302, callback: 302, replay: 403 });
+        expect((result.me as { user: { sub: string } | null }).user?.sub).toMatch(/.+/);
+      });
+    });
+  }
+});
