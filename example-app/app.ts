@@ -28,8 +28,19 @@ export const SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
  * regenerates the session, which brings back {@link SESSION_MAX_AGE_MS}.
  */
 export const LOGIN_SESSION_MAX_AGE_MS = DEFAULT_LOGIN_TTL_MS;
-/** Name of the session cookie. */
+/** Name of the session cookie over plain http (local development). */
 export const SESSION_COOKIE_NAME = 'example-app.sid';
+/**
+ * Name of the session cookie over https: the `__Host-` prefix makes browsers accept it only
+ * from this exact host, secure, with path `/` and no `Domain`, so a sibling subdomain cannot
+ * plant ("toss") a session cookie for this app.
+ */
+export const HTTPS_SESSION_COOKIE_NAME = '__Host-example-app.sid';
+
+/** The session cookie's name: `__Host-`-prefixed on https (browsers refuse the prefix on http). */
+export function sessionCookieName(https: boolean): string {
+  return https ? HTTPS_SESSION_COOKIE_NAME : SESSION_COOKIE_NAME;
+}
 
 /** Settings of {@link createExampleApp}. */
 export interface ExampleAppConfig {
@@ -170,7 +181,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   }) satisfies RequestHandler);
 
   const sessionMiddleware = session({
-    name: SESSION_COOKIE_NAME,
+    name: sessionCookieName(secure),
     secret: config.sessionSecrets,
     store: new GuardedStore(sessions.store),
     resave: false,
@@ -204,7 +215,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
       routes: { login: ROUTES.login, callback: redirect.pathname, logout: ROUTES.logout },
       successRedirect: ROUTES.profile,
       logoutRedirect: '/',
-      sessionCookieName: SESSION_COOKIE_NAME,
+      sessionCookieName: sessionCookieName(secure),
       // Server-side problems (service down, session store down) go to this app's error handler.
       errorPage: false,
     }),

@@ -148,6 +148,22 @@ describe('example app pages', () => {
   });
 });
 
+describe('session cookie', () => {
+  it('behind a TLS proxy the session cookie is __Host- prefixed, secure, path / and has no Domain; on plain http it is not prefixed', async () => {
+    const httpsConfig = config({ trustProxy: 1 });
+    httpsConfig.provider.redirectUri = 'https://app.example/auth/callback';
+    const overHttps = await request(createExampleApp(httpsConfig).app).get('/auth/login').set('X-Forwarded-Proto', 'https');
+    const cookie = ([] as string[]).concat(overHttps.headers['set-cookie'] ?? []).find((c) => c.startsWith('__Host-'));
+    expect(cookie).toMatch(/^__Host-example-app\.sid=/);
+    expect(cookie).toMatch(/; Secure/);
+    expect(cookie).toMatch(/; Path=\/;/);
+    expect(cookie).not.toMatch(/Domain=/i);
+
+    const overHttp = await request(createExampleApp(config()).app).get('/auth/login');
+    expect(([] as string[]).concat(overHttp.headers['set-cookie'] ?? []).join()).toMatch(/^example-app\.sid=/);
+  });
+});
+
 describe('session lifetime', () => {
   /** Seconds from now until the Expires of the session cookie set by a response. */
   function cookieLifetimeS(res: request.Response): number {
