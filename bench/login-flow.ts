@@ -80,6 +80,12 @@ async function main(): Promise<void> {
     },
     { name: 'login flow, in-memory replay store', cpu: [], wall: [], login: flowLogin(createLoginFlow({ ...options, replayStore: createMemoryReplayStore() })) },
     { name: 'login flow, Redis replay store', cpu: [], wall: [], login: flowLogin(createLoginFlow({ ...options, replayStore: createRedisReplayStore(redisClient) })) },
+    {
+      name: 'login flow, in-memory, logger at info',
+      cpu: [],
+      wall: [],
+      login: flowLogin(createLoginFlow({ ...options, replayStore: createMemoryReplayStore(), logger: infoLogger() })),
+    },
   ];
 
   for (const s of scenarios) {
@@ -108,8 +114,17 @@ async function main(): Promise<void> {
   report(scenarios, keys);
 }
 
+/** A logger like pino's at level info: debug is a no-op, the others serialise one JSON line (discarded). */
+function infoLogger(): { debug: () => void; info: (o: unknown, m: unknown) => void; warn: (o: unknown, m: unknown) => void; error: (o: unknown, m: unknown) => void } {
+  let bytes = 0;
+  const write = (o: unknown, m: unknown): void => {
+    bytes += JSON.stringify({ level: 30, time: Date.now(), ...(o as object), msg: m }).length;
+  };
+  return { debug: () => undefined, info: write, warn: write, error: write, toString: () => String(bytes) } as never;
+}
+
 function report(scenarios: Scenario[], redisKeys: number): void {
-  const [bare, memory, withRedis] = scenarios as [Scenario, Scenario, Scenario];
+  const [bare, memory, withRedis, logged] = scenarios as [Scenario, Scenario, Scenario, Scenario];
   const ratio = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]!));
   const rows = scenarios.map((s) => [
     s.name,
@@ -134,6 +149,8 @@ function report(scenarios: Scenario[], redisKeys: number): void {
       `CPU ${delta(withRedis.cpu, memory.cpu).toFixed(0)} µs, wall ${delta(withRedis.wall, memory.wall).toFixed(0)} µs ` +
       `(${ratio(withRedis.cpu, memory.cpu).toFixed(3)}x CPU, ${ratio(withRedis.wall, memory.wall).toFixed(3)}x wall).`,
     `Keys left in Redis (one per login, each expiring with the login TTL): ${redisKeys}.`,
+    `Logger at info vs none, per login (median of per-round ratios): CPU ${ratio(logged.cpu, memory.cpu).toFixed(3)}x ` +
+      `(${delta(logged.cpu, memory.cpu).toFixed(0)} µs).`,
   ];
   process.stdout.write(out.join('\n') + '\n');
 }
