@@ -98,3 +98,21 @@ export {
   type SessionCookieSettings,
   type LedgerRecord,
 } from './flow/diagnose.js';
+export {
+  createCookieSession,
+  readCookie,
+  DEFAULT_COOKIE_SESSION_NAME,
+  DEFAULT_COOKIE_SESSION_MAX_AGE_MS,
+  MAX_COOKIE_SESSION_BYTES,
+  MIN_COOKIE_SESSION_SECRET_LENGTH,
+  type CookieSessionOptions,
+  type CookieSessionStore,
+  type CookieFlowSession,
+} from './adapters/cookie-session.js';
+export {
+  createFetchLogin,
+  type FetchLogin,
+  type FetchLoginOptions,
+  type FetchSessionProvider,
+  type FetchSessionUser,
+} from './adapters/fetch.js';

@@ -1,0 +1,243 @@
+/**
+ * A session held in one sealed cookie, for fetch-standard handlers (`Request`/`Response`) that
+ * have no session middleware: AES-256-GCM with a key derived from the app's secret, an expiry
+ * sealed inside, and a bounded size. The browser holds it, so an old copy can always be sent
+ * again: the login flow's replay store (one redemption per login) is what refuses a replayed
+ * callback, not the cookie.
+ */
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { IdError } from '../errors.js';
+import type { FlowSession } from '../flow/session.js';
+
+/** Default cookie name of {@link createCookieSession}. */
+export const DEFAULT_COOKIE_SESSION_NAME = 'nd-id.session';
+/** Default lifetime of a cookie session: 8 hours, in ms. */
+export const DEFAULT_COOKIE_SESSION_MAX_AGE_MS = 8 * 60 * 60 * 1000;
+/** Most bytes a sealed `Set-Cookie` value may take; browsers keep about 4096 per cookie. */
+export const MAX_COOKIE_SESSION_BYTES = 3800;
+/** Shortest secret accepted, in characters. */
+export const MIN_COOKIE_SESSION_SECRET_LENGTH = 32;
+
+/** Options of {@link createCookieSession}. */
+export interface CookieSessionOptions {
+  /**
+   * Secret of at least 32 characters the cookie is sealed with (keep it out of the code, e.g.
+   * `process.env.SESSION_SECRET`). An array seals with the first and opens with any, to rotate.
+   */
+  secret: string | readonly string[];
+  /** Cookie name. Default `'nd-id.session'`. */
+  cookieName?: string;
+  /** Session lifetime **in milliseconds**, sealed in the cookie and set as its Max-Age. Default 8 hours. */
+  maxAge?: number;
+  /** `Secure` attribute. Default: true when the request URL is https. */
+  secure?: boolean;
+  /** Cookie path. Default `'/'`. */
+  path?: string;
+  /** Clock in ms since the epoch. Default `Date.now`. */
+  clock?: () => number;
+}
+
+/** One request's cookie session: a {@link FlowSession} whose changes are written back by {@link CookieSessionStore.commit}. */
+export interface CookieFlowSession extends FlowSession {
+  /** Starts a fresh session: a new id and no data (done at sign-in, against session fixation). */
+  regenerate(): Promise<void>;
+  /** Ends the session: the cookie is cleared on commit. */
+  destroy(): void;
+  /** A random id of this session, new after {@link regenerate}. Not a secret: the data stays sealed. */
+  readonly id: string;
+  /** True when anything changed since it was loaded. */
+  readonly changed: boolean;
+}
+
+/** Reads and writes sealed cookie sessions. */
+export interface CookieSessionStore {
+  /** The cookie's name. */
+  readonly cookieName: string;
+  /** The session carried by `request`'s cookie; a fresh empty one when there is none or it cannot be opened or has expired. */
+  load(request: Request): CookieFlowSession;
+  /**
+   * The `Set-Cookie` header value for `session`, or `undefined` when nothing changed.
+   * @throws IdError `session_store_unavailable` when the sealed data exceeds {@link MAX_COOKIE_SESSION_BYTES}.
+   */
+  commit(session: CookieFlowSession, request: Request): string | undefined;
+}
+
+interface Sealed {
+  /** Session id. */
+  i: string;
+  /** Expires at, ms since the epoch. */
+  e: number;
+  /** Data. */
+  d: Record<string, unknown>;
+}
+
+function deriveKey(secret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'passport-nd-id', 'cookie-session aes-256-gcm', 32));
+}
+
+function seal(key: Buffer, value: Sealed): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url');
+}
+
+function open(keys: readonly Buffer[], text: string): unknown {
+  if (text.length > MAX_COOKIE_SESSION_BYTES * 2 || !/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+  const raw = Buffer.from(text, 'base64url');
+  if (raw.length < 12 + 16 + 2) return undefined;
+  for (const key of keys) {
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(raw.length - 16));
+      const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
+      return JSON.parse(plain.toString('utf8')) as unknown;
+    } catch {
+      // Not sealed with this key (or altered): try the next one.
+    }
+  }
+  return undefined;
+}
+
+function isSealed(value: unknown): value is Sealed {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.i === 'string' && typeof v.e === 'number' && typeof v.d === 'object' && v.d !== null && !Array.isArray(v.d);
+}
+
+/** The value of cookie `name` in a `Cookie` header, or undefined. */
+export function readCookie(header: string | null, name: string): string | undefined {
+  if (header === null) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function newId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/**
+ * Creates a store of sessions sealed in a cookie (AES-256-GCM, HttpOnly, SameSite=Lax).
+ *
+ * ```ts
+ * const sessions = createCookieSession({ secret: process.env.SESSION_SECRET! });
+ * ```
+ * @throws TypeError naming the option when the secret is short or an option is wrong.
+ */
+export function createCookieSession(options: CookieSessionOptions): CookieSessionStore {
+  const who = 'createCookieSession';
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`${who}: options must be an object with a secret of at least ${MIN_COOKIE_SESSION_SECRET_LENGTH} characters.`);
+  }
+  const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
+  if (
+    !Array.isArray(secrets) ||
+    secrets.length === 0 ||
+    !secrets.every((s) => typeof s === 'string' && s.length >= MIN_COOKIE_SESSION_SECRET_LENGTH)
+  ) {
+    throw new TypeError(
+      `${who}: secret must be a string (or an array of strings) of at least ${MIN_COOKIE_SESSION_SECRET_LENGTH} random characters, like process.env.SESSION_SECRET.`,
+    );
+  }
+  const cookieName = options.cookieName ?? DEFAULT_COOKIE_SESSION_NAME;
+  if (typeof cookieName !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(cookieName)) {
+    throw new TypeError(`${who}: cookieName must be a cookie name token, like "${DEFAULT_COOKIE_SESSION_NAME}".`);
+  }
+  const maxAge = options.maxAge ?? DEFAULT_COOKIE_SESSION_MAX_AGE_MS;
+  if (typeof maxAge !== 'number' || !Number.isFinite(maxAge) || maxAge < 60_000) {
+    throw new TypeError(`${who}: maxAge is in milliseconds and must be at least 60000 (8 hours is 28800000).`);
+  }
+  const path = options.path ?? '/';
+  if (typeof path !== 'string' || !path.startsWith('/') || /[;\s]/.test(path)) {
+    throw new TypeError(`${who}: path must be a URL path starting with "/", like "/".`);
+  }
+  if (options.secure !== undefined && typeof options.secure !== 'boolean') {
+    throw new TypeError(`${who}: secure must be true or false (default: true on https).`);
+  }
+  const clock = options.clock ?? Date.now;
+  const keys = secrets.map(deriveKey);
+
+  interface State {
+    id: string;
+    data: Record<string, unknown>;
+    expiresAt: number;
+    changed: boolean;
+    destroyed: boolean;
+  }
+  const states = new WeakMap<CookieFlowSession, State>();
+
+  function sessionOver(state: State): CookieFlowSession {
+    const session: CookieFlowSession = {
+      get: (key) => (Object.prototype.hasOwnProperty.call(state.data, key) ? state.data[key] : undefined),
+      set: (key, value) => {
+        // JSON round trip: the sealed copy is what the next request sees, and no key reaches a prototype.
+        state.data = { ...state.data, [key]: JSON.parse(JSON.stringify(value)) as unknown };
+        state.changed = true;
+      },
+      delete: (key) => {
+        if (!Object.prototype.hasOwnProperty.call(state.data, key)) return;
+        const next = { ...state.data };
+        delete next[key];
+        state.data = next;
+        state.changed = true;
+      },
+      regenerate: () => {
+        state.id = newId();
+        state.data = {};
+        state.expiresAt = clock() + maxAge;
+        state.changed = true;
+        state.destroyed = false;
+        return Promise.resolve();
+      },
+      destroy: () => {
+        state.data = {};
+        state.destroyed = true;
+        state.changed = true;
+      },
+      get id() {
+        return state.id;
+      },
+      get changed() {
+        return state.changed;
+      },
+    };
+    states.set(session, state);
+    return session;
+  }
+
+  function attributes(request: Request, maxAgeSeconds: number): string {
+    const secure = options.secure ?? new URL(request.url).protocol === 'https:';
+    return `; Path=${path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+  }
+
+  return {
+    cookieName,
+    load(request) {
+      const text = readCookie(request.headers.get('cookie'), cookieName);
+      const opened = text === undefined ? undefined : open(keys, text);
+      const now = clock();
+      if (isSealed(opened) && opened.e > now) {
+        return sessionOver({ id: opened.i, data: opened.d, expiresAt: opened.e, changed: false, destroyed: false });
+      }
+      return sessionOver({ id: newId(), data: {}, expiresAt: now + maxAge, changed: false, destroyed: false });
+    },
+    commit(session, request) {
+      const state = states.get(session);
+      if (state === undefined) throw new TypeError(`${who}: commit takes a session returned by load() of the same store.`);
+      if (!state.changed) return undefined;
+      if (state.destroyed || Object.keys(state.data).length === 0) return `${cookieName}=${attributes(request, 0)}`;
+      const value = seal(keys[0] as Buffer, { i: state.id, e: state.expiresAt, d: state.data });
+      if (value.length + cookieName.length + 1 > MAX_COOKIE_SESSION_BYTES) {
+        throw new IdError(
+          'session_store_unavailable',
+          `The session is too large for a cookie (over ${MAX_COOKIE_SESSION_BYTES} bytes): keep less in it, or use a server-side session.`,
+        );
+      }
+      const seconds = Math.max(1, Math.floor((state.expiresAt - clock()) / 1000));
+      return `${cookieName}=${value}${attributes(request, seconds)}`;
+    },
+  };
+}

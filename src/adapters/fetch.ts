@@ -1,0 +1,220 @@
+/**
+ * Fetch-standard login handlers: `login(request)` and `callback(request)` take a `Request` and
+ * resolve to a `Response`, for Hono, Next.js route handlers, Deno, Bun or any server that speaks
+ * the Fetch API. They only translate between requests and the framework-neutral login flow.
+ * The session is either a sealed cookie ({@link createCookieSession}) or one the app supplies.
+ */
+import { IdError } from '../errors.js';
+import { classifyFailure } from '../flow/failure.js';
+import type { RequestFacts } from '../flow/diagnose.js';
+import { buildLoginFlow, type CompleteResult, type LoginFlow, type LoginFlowOptions, type LoginUser } from '../flow/login-flow.js';
+import { optionError } from '../flow/options.js';
+import { safeReturnTo } from '../flow/return-to.js';
+import { isFlowSession, type FlowSession } from '../flow/session.js';
+import { renderFailurePage } from '../passport/failure-page.js';
+import { readCookie, type CookieFlowSession, type CookieSessionStore } from './cookie-session.js';
+
+/** A session the app supplies per request (it persists it itself), e.g. over its own store. */
+export type FetchSessionProvider = (request: Request) => FlowSession | Promise<FlowSession>;
+
+/** What the app stores about the signed-in person by default (no ID token claims: they stay out of the cookie). */
+export interface FetchSessionUser {
+  /** The person's identifier for this client. */
+  sub: string;
+  /** The requested attributes. */
+  data: Record<string, string>;
+}
+
+/** Options of {@link createFetchLogin}. */
+export interface FetchLoginOptions extends LoginFlowOptions {
+  /** Where sessions live: a sealed-cookie store from `createCookieSession`, or a function giving the request's session. */
+  session: CookieSessionStore | FetchSessionProvider;
+  /** Where to go after sign-in when the login gave no `returnTo`. Default `'/'`. */
+  successRedirect?: string;
+  /** Session key of the signed-in person. Default `'user'`. */
+  userKey?: string;
+  /**
+   * What to keep in the session for the signed-in person. Default `{ sub, data }`. Return a
+   * JSON-friendly value; with a cookie session, keep it small.
+   */
+  toSessionUser?: (user: LoginUser) => unknown;
+  /** Path of the login route, for the failure page's "try again" link. Default: none. */
+  loginPath?: string;
+  /** Show the diagnosis for the developer on failure pages. Default: when `NODE_ENV` is not `'production'`. */
+  showDiagnosis?: boolean;
+}
+
+/** The handler pair and a few helpers. */
+export interface FetchLogin {
+  /** The flow underneath. */
+  readonly flow: LoginFlow;
+  /** GET login: starts a login (`?returnTo=/path` optional) and redirects to the service. */
+  login(request: Request): Promise<Response>;
+  /** GET callback: completes the login, regenerates the session, keeps the person and redirects; a failure page otherwise. */
+  callback(request: Request): Promise<Response>;
+  /** The signed-in person kept in the request's session, or `undefined`. */
+  user(request: Request): Promise<unknown>;
+  /** Signs out (the cookie session is cleared) and redirects to `redirectTo` (a same-site path, default `'/'`). */
+  logout(request: Request, redirectTo?: string): Promise<Response>;
+}
+
+const PAGE_HEADERS: Record<string, string> = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+function isCookieStore(value: unknown): value is CookieSessionStore {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as CookieSessionStore).load === 'function' &&
+    typeof (value as CookieSessionStore).commit === 'function'
+  );
+}
+
+/**
+ * Creates the fetch-standard login handlers.
+ *
+ * ```ts
+ * const auth = createFetchLogin({ client, session: createCookieSession({ secret }) });
+ * app.get('/auth/login', (c) => auth.login(c.req.raw));
+ * app.get('/auth/callback', (c) => auth.callback(c.req.raw));
+ * ```
+ * @throws TypeError naming the option when an option is missing or wrong.
+ */
+export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
+  const who = 'createFetchLogin';
+  if (typeof options !== 'object' || options === null) {
+    throw optionError(who, 'options', 'must be an object with a client and a session.');
+  }
+  const store = isCookieStore(options.session) ? options.session : undefined;
+  const provide = typeof options.session === 'function' ? options.session : undefined;
+  if (store === undefined && provide === undefined) {
+    throw optionError(who, 'session', 'must be createCookieSession({ secret }) or a function (request) => session with get/set/delete.');
+  }
+  const successRedirect = options.successRedirect ?? '/';
+  if (safeReturnTo(successRedirect) === undefined) throw optionError(who, 'successRedirect', 'must be a same-site path, like "/account".');
+  const userKey = options.userKey ?? 'user';
+  if (typeof userKey !== 'string' || userKey === '') throw optionError(who, 'userKey', 'must be a non-empty string, like "user".');
+  const toSessionUser = options.toSessionUser ?? ((user: LoginUser): FetchSessionUser => ({ sub: user.sub, data: user.data }));
+  if (typeof toSessionUser !== 'function') throw optionError(who, 'toSessionUser', 'must be a function (user) => value to keep.');
+  const loginPath = options.loginPath === undefined ? undefined : safeReturnTo(options.loginPath);
+  if (options.loginPath !== undefined && loginPath === undefined) throw optionError(who, 'loginPath', 'must be a same-site path, like "/auth/login".');
+  const showDiagnosis = options.showDiagnosis ?? process.env.NODE_ENV !== 'production';
+  const flow = buildLoginFlow(options, who);
+  if (flow.sessionKey === userKey) throw optionError(who, 'userKey', `must differ from the flow's sessionKey ("${flow.sessionKey}").`);
+
+  async function sessionOf(request: Request): Promise<FlowSession> {
+    if (store !== undefined) return store.load(request);
+    const session = await (provide as FetchSessionProvider)(request);
+    if (!isFlowSession(session)) {
+      throw new IdError('session_missing', 'The session function gave no session with get, set and delete.');
+    }
+    return session;
+  }
+
+  /** Adds the session cookie (when the store is ours and the session changed) to `headers`. */
+  function commit(session: FlowSession, request: Request, headers: Headers): void {
+    if (store === undefined) return;
+    const cookie = store.commit(session as CookieFlowSession, request);
+    if (cookie !== undefined) headers.append('set-cookie', cookie);
+  }
+
+  function facts(request: Request): RequestFacts {
+    const url = new URL(request.url);
+    const cookieHeader = request.headers.get('cookie');
+    return {
+      host: request.headers.get('host') ?? url.host,
+      secure: url.protocol === 'https:',
+      cookieHeaderPresent: cookieHeader !== null && cookieHeader !== '',
+      ...(store === undefined ? {} : { sessionCookiePresent: readCookie(cookieHeader, store.cookieName) !== undefined }),
+    };
+  }
+
+  function redirect(location: string, headers: Headers = new Headers()): Response {
+    headers.set('location', location);
+    headers.set('cache-control', 'no-store');
+    return new Response(null, { status: 302, headers });
+  }
+
+  function failurePage(err: unknown): Response {
+    const failure = classifyFailure(err);
+    const idError = err instanceof IdError ? err : undefined;
+    const diagnosis = showDiagnosis ? idError?.diagnosis : undefined;
+    const html = renderFailurePage({
+      status: failure.status,
+      title: failure.serverSide ? 'Sign-in is unavailable' : 'Sign-in failed',
+      message: failure.message,
+      ...(loginPath === undefined ? {} : { retryHref: loginPath }),
+      ...(idError?.reference === undefined ? {} : { reference: idError.reference }),
+      ...(diagnosis === undefined ? {} : { developer: { code: diagnosis.code, cause: diagnosis.cause, fix: diagnosis.fix } }),
+    });
+    return new Response(html, { status: failure.status, headers: PAGE_HEADERS });
+  }
+
+  async function login(request: Request): Promise<Response> {
+    try {
+      const session = await sessionOf(request);
+      const url = new URL(request.url);
+      const returnTo = url.searchParams.get('returnTo') ?? undefined;
+      const { redirectUrl } = flow.begin(session, { ...(returnTo === undefined ? {} : { returnTo }), request: facts(request) });
+      const headers = new Headers();
+      commit(session, request, headers);
+      return redirect(redirectUrl, headers);
+    } catch (err) {
+      return failurePage(flow.report(err, facts(request)));
+    }
+  }
+
+  async function callback(request: Request): Promise<Response> {
+    const requestFacts = facts(request);
+    let session: FlowSession;
+    try {
+      session = await sessionOf(request);
+    } catch (err) {
+      return failurePage(flow.report(err, requestFacts));
+    }
+    const query = Object.fromEntries(new URL(request.url).searchParams);
+    let result: CompleteResult;
+    const headers = new Headers();
+    try {
+      result = await flow.complete(session, query, requestFacts);
+    } catch (err) {
+      // The pending login was taken out: write that back, so the same state is not found again.
+      try {
+        commit(session, request, headers);
+      } catch {
+        // A session too large to write fails the same way below; the failure page is what matters.
+      }
+      const response = failurePage(err);
+      for (const cookie of headers.getSetCookie()) response.headers.append('set-cookie', cookie);
+      return response;
+    }
+    try {
+      session.set(userKey, toSessionUser(result.user));
+      commit(session, request, headers);
+    } catch (err) {
+      return failurePage(flow.report(err instanceof IdError ? err : new IdError('session_store_unavailable', 'The session could not be saved.', { cause: err }), requestFacts));
+    }
+    return redirect(result.returnTo ?? successRedirect, headers);
+  }
+
+  async function user(request: Request): Promise<unknown> {
+    const session = await sessionOf(request);
+    return session.get(userKey);
+  }
+
+  async function logout(request: Request, redirectTo = '/'): Promise<Response> {
+    const session = await sessionOf(request);
+    const headers = new Headers();
+    if (store !== undefined) (session as CookieFlowSession).destroy();
+    else session.delete(userKey);
+    commit(session, request, headers);
+    return redirect(safeReturnTo(redirectTo) ?? '/', headers);
+  }
+
+  return { flow, login, callback, user, logout };
+}
