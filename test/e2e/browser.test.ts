@@ -5,7 +5,7 @@
  *
  * Screenshots of the QR page, the phone page and the profile page are saved to test-artifacts/.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jsQR from 'jsqr';
@@ -54,6 +54,16 @@ async function newDesktopPage(): Promise<Page> {
   context.setDefaultTimeout(10_000);
   contexts.push(context);
   return context.newPage();
+}
+
+/** axe-core's accessibility violations on the page (rules for WCAG 2.1 A and AA). */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  return page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => `${v.id} (${v.nodes.length})`);
+  });
 }
 
 /** The phone is another device: its own browser context, phone-sized, sharing nothing with the desktop. */
@@ -135,6 +145,10 @@ describe('signing in with a real browser and the QR code', () => {
 
     await page.waitForURL((url) => url.href.startsWith(`${site.url}/auth/callback`));
     await expect(page.locator('h1').textContent()).resolves.toBe('Sign-in failed');
+    await expect(page.locator('main').count()).resolves.toBe(1);
+    await expect(page.getByRole('link', { name: 'Go to the home page' }).getAttribute('href')).resolves.toBe('/');
+    await expect(axeViolations(page)).resolves.toEqual([]);
+    await page.screenshot({ path: join(ARTIFACTS, 'failure-page.png'), fullPage: true });
     const retry = page.getByRole('link', { name: 'Try again' });
     await retry.click();
     await page.waitForURL((url) => url.href.startsWith(`${site.providerUrl}/v2/oauth/authorize`));
