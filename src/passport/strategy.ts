@@ -140,6 +140,30 @@ function optionError(option: string, what: string): TypeError {
 }
 
 
+/** A session object with its own `get(key)` and `set(key, value)` methods (Fastify's session plugins). */
+interface MethodSessionLike {
+  get(key: string): unknown;
+  set(key: string, value: unknown): void;
+}
+
+/**
+ * A {@link FlowSession} over a session that keeps its data behind `get`/`set` methods, such as
+ * `@fastify/secure-session` (where assigning or deleting a plain property is not saved, and
+ * whose `delete()` would end the whole session) and `@fastify/session`. A key is removed by
+ * setting it to `undefined`, which those plugins persist. `undefined` for any other session
+ * (express-session's is a plain record).
+ */
+function methodSession(session: object): FlowSession | undefined {
+  const s = session as Partial<MethodSessionLike>;
+  if (typeof s.get !== 'function' || typeof s.set !== 'function') return undefined;
+  const target = session as MethodSessionLike;
+  return {
+    get: (key) => target.get(key),
+    set: (key, value) => target.set(key, value),
+    delete: (key) => target.set(key, undefined),
+  };
+}
+
 /**
  * The Passport strategy for the national digital identity service.
  *
@@ -306,7 +330,8 @@ export class NdIdStrategy extends passport.Strategy {
 
   private sessionOf(req: Request): FlowSession | undefined {
     const session: unknown = (req as { session?: unknown }).session;
-    return typeof session === 'object' && session !== null ? recordSession(session as Record<string, unknown>) : undefined;
+    if (typeof session !== 'object' || session === null) return undefined;
+    return methodSession(session) ?? recordSession(session as Record<string, unknown>);
   }
 
   private sessionMissing(): IdError {
