@@ -1,0 +1,212 @@
+/**
+ * NdIdStrategy in a real Fastify 5 app with @fastify/passport, once over @fastify/session (a
+ * server-side session) and once over @fastify/secure-session (the whole session sealed in a
+ * cookie), against the provider over loopback.
+ */
+import { randomBytes } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import { Authenticator } from '@fastify/passport';
+import fastifySecureSession from '@fastify/secure-session';
+import fastifySession from '@fastify/session';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { escapeHtml } from '../../src/html.js';
+import { NdIdStrategy, type NdIdFailure } from '../../src/passport/strategy.js';
+import type { StartedProvider } from '../../src/provider/index.js';
+import {
+  approve,
+  Browser,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  expectFailurePage,
+  expectNoSecrets,
+  PERSONA,
+  recordingLogger,
+  RP_KEYS,
+  startIntegrationProvider,
+  startLogin,
+} from './harness.js';
+
+type Plugin = 'session' | 'secure-session';
+
+interface FastifyRp {
+  baseUrl: string;
+  provider: StartedProvider;
+  tokenCalls: () => number;
+  log: () => string;
+  close(): Promise<void>;
+}
+
+async function startFastifyRp(plugin: Plugin): Promise<FastifyRp> {
+  const app: FastifyInstance = Fastify();
+  const recorded = recordingLogger();
+  await app.register(fastifyCookie);
+  if (plugin === 'session') {
+    await app.register(fastifySession, { secret: 'fastify-session-secret-0123456789-abcdef', cookie: { secure: false }, saveUninitialized: false });
+  } else {
+    await app.register(fastifySecureSession, { key: randomBytes(32), cookie: { path: '/', httpOnly: true, sameSite: 'lax' } });
+  }
+  // The strategy is built once the app's port (and so its callback URL) is known.
+  let strategy: NdIdStrategy | undefined;
+  const sessionKey = `nd-id:${CLIENT_ID}`;
+  // clearSessionIgnoreFields keeps the other tabs' pending logins across the session regeneration at sign-in.
+  const passport = new Authenticator({ clearSessionIgnoreFields: [sessionKey] });
+  passport.registerUserSerializer(async (user: { sub: string; data: Record<string, string> }) => ({ sub: user.sub, data: user.data }));
+  passport.registerUserDeserializer(async (user: unknown) => user);
+  await app.register(passport.initialize());
+  await app.register(passport.secureSession());
+
+  app.get('/auth/login', async (request, reply) => {
+    const { returnTo } = request.query as { returnTo?: string };
+    const handler = passport.authenticate('nd-id', { returnTo } as object);
+    await handler.call(app, request, reply);
+  });
+  app.get('/auth/callback', async (request, reply) => {
+    const handler = passport.authenticate('nd-id', async (req, res, err, user, info, status) => {
+      if (err !== null || user === undefined || user === false) {
+        const failure = info as Partial<NdIdFailure> | undefined;
+        const message = err !== null ? 'Sign-in could not be completed because of a problem on this site.' : (failure?.message ?? 'Sign-in failed.');
+        await res
+          .code(err !== null ? 500 : (status ?? 401))
+          .type('text/html; charset=utf-8')
+          .header('cache-control', 'no-store')
+          .send(`<!doctype html><title>Sign-in failed</title><main><h1>Sign-in failed</h1><p>${escapeHtml(message)}</p><a href="/auth/login">Try again</a></main>`);
+        return;
+      }
+      await req.logIn(user);
+      await res.redirect((info as { returnTo?: string } | undefined)?.returnTo ?? '/');
+    });
+    await handler.call(app, request, reply);
+  });
+  app.get('/auth/logout', async (request, reply) => {
+    await request.logOut();
+    await reply.redirect('/');
+  });
+  app.get('/me', async (request) => ({ user: request.user ?? null }));
+  app.get('/mark', async (request) => {
+    request.session.set('marker' as never, 'before-login' as never);
+    return { ok: true };
+  });
+  app.get('/marker', async (request) => ({ marker: (request.session.get('marker' as never) as unknown) ?? null }));
+
+  const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  const { provider, tokenCalls } = await startIntegrationProvider(`${baseUrl}/auth/callback`);
+  strategy = new NdIdStrategy({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    privateKey: RP_KEYS.privateKeyPem,
+    hostname: provider.baseUrl,
+    callbackURL: `${baseUrl}/auth/callback`,
+    scope: 'openid profile.name profile.nric_number',
+    logger: recorded.logger,
+  });
+  expect(strategy.sessionKey).toBe(sessionKey);
+  passport.use('nd-id', strategy as never);
+  return {
+    baseUrl,
+    provider,
+    tokenCalls,
+    log: recorded.text,
+    close: async () => {
+      await provider.close();
+      await app.close();
+    },
+  };
+}
+
+async function me(browser: Browser): Promise<{ sub: string; data: Record<string, string> } | null> {
+  return (JSON.parse((await browser.get('/me')).text) as { user: { sub: string; data: Record<string, string> } | null }).user;
+}
+
+describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/passport and @fastify/%s', (plugin) => {
+  let rp: FastifyRp;
+  beforeAll(async () => {
+    rp = await startFastifyRp(plugin);
+  });
+  afterAll(async () => {
+    await rp.close();
+  });
+
+  it('signs a person in end to end, returning to the same-site returnTo', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const done = await browser.get((await approve(await startLogin(browser, '/auth/login?returnTo=%2Faccount'))).href);
+    expect(done.status).toBe(302);
+    expect(done.location).toBe('/account');
+    expect((await me(browser))?.data['profile.name']).toBe(PERSONA['profile.name']);
+  });
+
+  it('starts a fresh session at sign-in: data from before the login is gone', async () => {
+    const browser = new Browser(rp.baseUrl);
+    await browser.get('/mark');
+    const callback = await approve(await startLogin(browser, '/auth/login'));
+    const before = [...browser.jar.values()].join(';');
+    expect((await browser.get(callback.href)).status).toBe(302);
+    expect([...browser.jar.values()].join(';')).not.toBe(before);
+    expect(JSON.parse((await browser.get('/marker')).text)).toEqual({ marker: null });
+    expect(await me(browser)).not.toBeNull();
+  });
+
+  it('lets two tabs of one browser both complete', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const first = await approve(await startLogin(browser, '/auth/login?returnTo=/one'));
+    const second = await approve(await startLogin(browser, '/auth/login?returnTo=/two'));
+    expect((await browser.get(second.href)).location).toBe('/two');
+    expect((await browser.get(first.href)).location).toBe('/one');
+  });
+
+  it('refuses a replay, also with the cookie from before the login completed, before the token endpoint', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const callback = await approve(await startLogin(browser, '/auth/login'));
+    const before = browser.snapshot();
+    expect((await browser.get(callback.href)).status).toBe(302);
+    const calls = rp.tokenCalls();
+    expectFailurePage(await browser.get(callback.href), 403, /not started in this browser, or was already used/);
+    browser.restore(before);
+    expectFailurePage(await browser.get(callback.href), 403, /not started in this browser, or was already used/);
+    expect(rp.tokenCalls()).toBe(calls);
+  });
+
+  it('takes the pending login out of the session, so the same state is refused even before another login ends', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const authorize = await startLogin(browser, '/auth/login');
+    const state = authorize.searchParams.get('state') ?? '';
+    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}`), 401, /cancelled or refused/);
+    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}`), 403, /not started in this browser/);
+  });
+
+  it('refuses a state started in another session, without calling the token endpoint', async () => {
+    const victim = new Browser(rp.baseUrl);
+    const attacker = new Browser(rp.baseUrl);
+    await startLogin(attacker, '/auth/login');
+    const callback = await approve(await startLogin(victim, '/auth/login'));
+    const calls = rp.tokenCalls();
+    expectFailurePage(await attacker.get(callback.href), 403, /not started in this browser/);
+    expect(rp.tokenCalls()).toBe(calls);
+    expect(await me(attacker)).toBeNull();
+  });
+
+  it('ignores a returnTo that leaves the site', async () => {
+    for (const evil of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+      const browser = new Browser(rp.baseUrl);
+      const back = await approve(await startLogin(browser, `/auth/login?returnTo=${encodeURIComponent(evil)}`));
+      expect((await browser.get(back.href)).location).toBe('/');
+    }
+  });
+
+  it('signs out', async () => {
+    const browser = new Browser(rp.baseUrl);
+    await browser.get((await approve(await startLogin(browser, '/auth/login'))).href);
+    expect(await me(browser)).not.toBeNull();
+    expect((await browser.get('/auth/logout')).status).toBe(302);
+    expect(await me(browser)).toBeNull();
+  });
+
+  it('writes no secret, code, cookie value or attribute to the log', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const callback = await approve(await startLogin(browser, '/auth/login'));
+    await browser.get(callback.href);
+    await browser.get(callback.href);
+    expect(rp.log()).toMatch(/state_mismatch|Sign-in completed/);
+    expectNoSecrets(rp.log(), [callback.searchParams.get('code') ?? '', callback.searchParams.get('state') ?? '', ...browser.jar.values()]);
+  });
+});
