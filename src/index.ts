@@ -116,3 +116,10 @@ export {
   type FetchSessionProvider,
   type FetchSessionUser,
 } from './adapters/fetch.js';
+export {
+  NdIdLoginFailure,
+  ndIdGuardResult,
+  ndIdLogIn,
+  type NdIdGuardResultOptions,
+  type NdIdLogInRequest,
+} from './adapters/nest.js';

@@ -1,0 +1,127 @@
+/**
+ * Pieces for NestJS apps that use `@nestjs/passport` with `PassportStrategy(NdIdStrategy, 'nd-id')`
+ * and an `AuthGuard('nd-id')` subclass. Typed structurally: this package never loads `@nestjs/*`.
+ *
+ * Nest's `AuthGuard` turns every failure into its generic 401 and makes no session unless the
+ * guard calls `logIn`; {@link ndIdGuardResult} keeps the strategy's status and sentence (as an
+ * {@link NdIdLoginFailure} an exception filter can render) and {@link ndIdLogIn} signs the
+ * person in while keeping other tabs' logins across the session regeneration.
+ */
+import { classifyFailure } from '../flow/failure.js';
+import type { LoginFlow } from '../flow/login-flow.js';
+import { recordSession } from '../flow/session.js';
+import { renderFailurePage } from '../passport/failure-page.js';
+
+/** What a failed `nd-id` authentication passes to the guard as `info`. */
+interface FailureInfo {
+  message?: unknown;
+  code?: unknown;
+  reference?: unknown;
+}
+
+/**
+ * A failed sign-in as seen by a Nest guard: the HTTP status of the strategy (401, 403, or 5xx for
+ * a server-side cause), a sentence for the person and the page to answer with. It has Nest's
+ * `getStatus()`/`getResponse()` shape and a `statusCode`, so even without a filter Nest answers
+ * with the right status; an exception filter for it can send {@link NdIdLoginFailure.page}.
+ */
+export class NdIdLoginFailure extends Error {
+  /** HTTP status to answer with. */
+  readonly status: number;
+  /** Same as {@link status}, the field Nest reads from errors that are not its own. */
+  readonly statusCode: number;
+  /** The error code (`state_mismatch`, `access_denied`, …), or `'server_error'`. */
+  readonly code: string;
+  /** Reference id of the log line about this failure, when there is one. */
+  readonly reference?: string;
+  /** A complete HTML page saying what happened, free of internals. */
+  readonly page: string;
+
+  /** @param status HTTP status. @param message sentence for the person. @param code error code. @param reference log reference. */
+  constructor(status: number, message: string, code: string, reference?: string, retryHref?: string) {
+    super(message);
+    this.name = 'NdIdLoginFailure';
+    this.status = status;
+    this.statusCode = status;
+    this.code = code;
+    if (reference !== undefined) this.reference = reference;
+    this.page = renderFailurePage({
+      status,
+      title: status >= 500 ? 'Sign-in is unavailable' : 'Sign-in failed',
+      message,
+      ...(retryHref === undefined ? {} : { retryHref }),
+      ...(reference === undefined ? {} : { reference }),
+    });
+  }
+
+  /** Nest's `HttpException#getStatus` shape. */
+  getStatus(): number {
+    return this.status;
+  }
+
+  /** Nest's `HttpException#getResponse` shape: the JSON body, with no internals. */
+  getResponse(): { statusCode: number; message: string; code: string } {
+    return { statusCode: this.status, message: this.message, code: this.code };
+  }
+}
+
+/** Options of {@link ndIdGuardResult}. */
+export interface NdIdGuardResultOptions {
+  /** Where the failure page's "try again" link points, e.g. `'/auth/login'`. */
+  retryHref?: string;
+}
+
+/**
+ * The body of an `AuthGuard('nd-id')` subclass's `handleRequest(err, user, info, context, status)`:
+ * returns `user` when the sign-in succeeded, else throws an {@link NdIdLoginFailure} with the
+ * strategy's status (403 for a state that does not match, 401 for a refusal, 5xx for a
+ * server-side error) and its sentence.
+ * @throws NdIdLoginFailure when the sign-in failed.
+ */
+export function ndIdGuardResult<U>(err: unknown, user: U | false | null | undefined, info: unknown, status?: number, options: NdIdGuardResultOptions = {}): U {
+  if (err !== null && err !== undefined) {
+    const failure = classifyFailure(err);
+    const reference = (err as { reference?: unknown }).reference;
+    const code = (err as { code?: unknown }).code;
+    throw new NdIdLoginFailure(
+      failure.status,
+      failure.message,
+      typeof code === 'string' ? code : 'server_error',
+      typeof reference === 'string' ? reference : undefined,
+      options.retryHref,
+    );
+  }
+  if (user !== false && user !== null && user !== undefined) return user;
+  const details: FailureInfo = typeof info === 'object' && info !== null ? (info as FailureInfo) : {};
+  throw new NdIdLoginFailure(
+    typeof status === 'number' && status >= 400 && status < 600 ? status : 401,
+    typeof details.message === 'string' ? details.message : 'Sign-in failed. Please try again.',
+    typeof details.code === 'string' ? details.code : 'unauthorized',
+    typeof details.reference === 'string' ? details.reference : undefined,
+    options.retryHref,
+  );
+}
+
+/** The request as {@link ndIdLogIn} needs it: Passport's `logIn` and express-session's `session`. */
+export interface NdIdLogInRequest {
+  /** The session (express-session's `req.session`); replaced by Passport at sign-in. */
+  session?: unknown;
+  /** Passport's `req.logIn(user, options, callback)` (typed loosely so Passport's overloads fit). */
+  logIn(user: never, options: never, callback: (err?: unknown) => void): void;
+}
+
+/**
+ * Signs `user` in through Passport's `req.logIn` (which regenerates the session) and carries
+ * the other tabs' pending logins of `strategy` over to the new session. Call it from the guard
+ * after `super.canActivate` on the callback route, in place of `super.logIn(request)`.
+ */
+export async function ndIdLogIn(request: NdIdLogInRequest, user: unknown, strategy: { readonly flow: LoginFlow }): Promise<void> {
+  const before = request.session;
+  const restore = typeof before === 'object' && before !== null ? strategy.flow.keepPendingLogins(recordSession(before as Record<string, unknown>)) : undefined;
+  await new Promise<void>((resolve, reject) => {
+    const logIn = request.logIn as unknown as (user: unknown, options: object, callback: (err?: unknown) => void) => void;
+    logIn.call(request, user, {}, (err?: unknown) => (err === undefined || err === null ? resolve() : reject(err instanceof Error ? err : new Error('Sign-in could not be saved.'))));
+  });
+  const after = request.session;
+  if (restore !== undefined && typeof after === 'object' && after !== null) restore(recordSession(after as Record<string, unknown>));
+}

@@ -1,0 +1,250 @@
+/**
+ * NdIdStrategy in a real NestJS 11 app: `PassportStrategy(NdIdStrategy, 'nd-id')`, an
+ * `AuthGuard('nd-id')` subclass on the login and callback routes, express-session, against the
+ * provider over loopback. Decorators are applied with `Reflect.decorate` (the same calls the
+ * `@Controller()`/`@Get()` syntax compiles to), so the test needs no decorator compiler options.
+ */
+import 'reflect-metadata';
+import { createServer, type Server } from 'node:http';
+import { Catch, Controller, Get, Module, Req, Res, UseGuards, type ArgumentsHost, type ExecutionContext, type ExceptionFilter } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AuthGuard, PassportModule, PassportStrategy } from '@nestjs/passport';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import express, { type Request, type Response } from 'express';
+import session from 'express-session';
+import passport from 'passport';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NdIdLoginFailure, ndIdGuardResult, ndIdLogIn } from '../../src/adapters/nest.js';
+import { NdIdStrategy, type NdIdDefaultUser } from '../../src/passport/strategy.js';
+import type { StartedProvider } from '../../src/provider/index.js';
+import {
+  approve,
+  Browser,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  closeServer,
+  expectFailurePage,
+  expectNoSecrets,
+  listenOnLoopback,
+  PERSONA,
+  recordingLogger,
+  RP_KEYS,
+  startIntegrationProvider,
+  startLogin,
+} from './harness.js';
+
+interface NestRp {
+  baseUrl: string;
+  provider: StartedProvider;
+  tokenCalls: () => number;
+  log: () => string;
+  close(): Promise<void>;
+}
+
+function decorateMethod(target: object, key: string, decorators: MethodDecorator[]): void {
+  const descriptor = Object.getOwnPropertyDescriptor(target, key);
+  const decorated = Reflect.decorate(decorators, target, key, descriptor) as PropertyDescriptor | undefined;
+  if (decorated !== undefined) Object.defineProperty(target, key, decorated);
+}
+
+async function startNestRp(): Promise<NestRp> {
+  const recorded = recordingLogger();
+  const expressApp = express();
+  const server: Server = createServer(expressApp);
+  const baseUrl = await listenOnLoopback(server);
+  const { provider, tokenCalls } = await startIntegrationProvider(`${baseUrl}/auth/callback`);
+
+  class NdIdAuthStrategy extends PassportStrategy(NdIdStrategy, 'nd-id') {
+    constructor() {
+      super({
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        privateKey: RP_KEYS.privateKeyPem,
+        hostname: provider.baseUrl,
+        callbackURL: `${baseUrl}/auth/callback`,
+        scope: 'openid profile.name profile.nric_number',
+        logger: recorded.logger,
+      });
+    }
+    validate(user: NdIdDefaultUser): NdIdDefaultUser {
+      return { sub: user.sub, data: user.data };
+    }
+  }
+  const strategy = new NdIdAuthStrategy();
+
+  class NdIdGuard extends AuthGuard('nd-id') {
+    override getAuthenticateOptions(context: ExecutionContext): { returnTo?: string } {
+      const { returnTo } = context.switchToHttp().getRequest<Request>().query;
+      return typeof returnTo === 'string' ? { returnTo } : {};
+    }
+    override handleRequest<U>(err: unknown, user: U, info: unknown, _context: ExecutionContext, status?: number): U {
+      return ndIdGuardResult(err, user, info, status, { retryHref: '/auth/login' });
+    }
+  }
+
+  class NdIdFailureFilter implements ExceptionFilter {
+    catch(failure: NdIdLoginFailure, host: ArgumentsHost): void {
+      host.switchToHttp().getResponse<Response>().status(failure.status).set('cache-control', 'no-store').type('html').send(failure.page);
+    }
+  }
+  Reflect.decorate([Catch(NdIdLoginFailure)], NdIdFailureFilter);
+
+  class AuthController {
+    login(): void {
+      // The guard has redirected to the service.
+    }
+    async callback(req: Request, res: Response): Promise<void> {
+      await ndIdLogIn(req, req.user, strategy);
+      res.redirect((req.authInfo as { returnTo?: string } | undefined)?.returnTo ?? '/');
+    }
+    logout(req: Request, res: Response): void {
+      req.logout(() => res.redirect('/'));
+    }
+    me(req: Request): { user: unknown } {
+      return { user: req.user ?? null };
+    }
+    mark(req: Request): { ok: boolean } {
+      (req.session as unknown as Record<string, unknown>).marker = 'before-login';
+      return { ok: true };
+    }
+    marker(req: Request): { marker: unknown } {
+      return { marker: (req.session as unknown as Record<string, unknown>).marker ?? null };
+    }
+  }
+  const proto = AuthController.prototype;
+  decorateMethod(proto, 'login', [Get('auth/login'), UseGuards(NdIdGuard)]);
+  Req()(proto, 'callback', 0);
+  Res()(proto, 'callback', 1);
+  decorateMethod(proto, 'callback', [Get('auth/callback'), UseGuards(NdIdGuard)]);
+  Req()(proto, 'logout', 0);
+  Res()(proto, 'logout', 1);
+  decorateMethod(proto, 'logout', [Get('auth/logout')]);
+  Req()(proto, 'me', 0);
+  decorateMethod(proto, 'me', [Get('me')]);
+  Req()(proto, 'mark', 0);
+  decorateMethod(proto, 'mark', [Get('mark')]);
+  Req()(proto, 'marker', 0);
+  decorateMethod(proto, 'marker', [Get('marker')]);
+  Reflect.decorate([Controller()], AuthController);
+
+  class AppModule {}
+  Reflect.decorate([Module({ imports: [PassportModule], controllers: [AuthController], providers: [{ provide: NdIdAuthStrategy, useValue: strategy }] })], AppModule);
+
+  passport.serializeUser((user, done) => done(null, user));
+  passport.deserializeUser((user: Express.User, done) => done(null, user));
+  const app = await NestFactory.create(AppModule, new ExpressAdapter(expressApp), { logger: false });
+  app.use(session({ secret: 'nest-session-secret-0123456789', resave: false, saveUninitialized: false }));
+  app.use(passport.initialize());
+  app.use(passport.session());
+  app.useGlobalFilters(new NdIdFailureFilter());
+  await app.init();
+
+  return {
+    baseUrl,
+    provider,
+    tokenCalls,
+    log: recorded.text,
+    close: async () => {
+      await provider.close();
+      await app.close();
+      await closeServer(server);
+    },
+  };
+}
+
+async function me(browser: Browser): Promise<{ sub: string; data: Record<string, string> } | null> {
+  return (JSON.parse((await browser.get('/me')).text) as { user: { sub: string; data: Record<string, string> } | null }).user;
+}
+
+describe('NestJS with @nestjs/passport and express-session', () => {
+  let rp: NestRp;
+  beforeAll(async () => {
+    rp = await startNestRp();
+  });
+  afterAll(async () => {
+    await rp.close();
+  });
+
+  it('signs a person in end to end, returning to the same-site returnTo', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const done = await browser.get((await approve(await startLogin(browser, '/auth/login?returnTo=%2Faccount'))).href);
+    expect(done.status).toBe(302);
+    expect(done.location).toBe('/account');
+    expect((await me(browser))?.data['profile.name']).toBe(PERSONA['profile.name']);
+  });
+
+  it('starts a fresh session at sign-in: a new id, and data from before the login is gone', async () => {
+    const browser = new Browser(rp.baseUrl);
+    await browser.get('/mark');
+    const callback = await approve(await startLogin(browser, '/auth/login'));
+    const before = browser.jar.get('connect.sid');
+    expect((await browser.get(callback.href)).status).toBe(302);
+    expect(browser.jar.get('connect.sid')).not.toBe(before);
+    expect(JSON.parse((await browser.get('/marker')).text)).toEqual({ marker: null });
+    expect(await me(browser)).not.toBeNull();
+  });
+
+  it('lets two tabs of one browser both complete', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const first = await approve(await startLogin(browser, '/auth/login?returnTo=/one'));
+    const second = await approve(await startLogin(browser, '/auth/login?returnTo=/two'));
+    expect((await browser.get(second.href)).location).toBe('/two');
+    expect((await browser.get(first.href)).location).toBe('/one');
+  });
+
+  it('refuses a replay with the strategy’s 403 and sentence, also with the old cookie, before the token endpoint', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const callback = await approve(await startLogin(browser, '/auth/login'));
+    const before = browser.snapshot();
+    expect((await browser.get(callback.href)).status).toBe(302);
+    const calls = rp.tokenCalls();
+    const replay = await browser.get(callback.href);
+    expectFailurePage(replay, 403, /not started in this browser, or was already used/);
+    expect(replay.text).toContain('href="/auth/login"');
+    browser.restore(before);
+    expectFailurePage(await browser.get(callback.href), 403, /not started in this browser, or was already used/);
+    expect(rp.tokenCalls()).toBe(calls);
+  });
+
+  it('refuses a state started in another session, without calling the token endpoint', async () => {
+    const victim = new Browser(rp.baseUrl);
+    const attacker = new Browser(rp.baseUrl);
+    await startLogin(attacker, '/auth/login');
+    const callback = await approve(await startLogin(victim, '/auth/login'));
+    const calls = rp.tokenCalls();
+    expectFailurePage(await attacker.get(callback.href), 403, /not started in this browser/);
+    expect(rp.tokenCalls()).toBe(calls);
+    expect(await me(attacker)).toBeNull();
+  });
+
+  it('ends a cancelled sign-in on a 401 page with the strategy’s sentence', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const state = (await startLogin(browser, '/auth/login')).searchParams.get('state') ?? '';
+    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}`), 401, /cancelled or refused/);
+  });
+
+  it('ignores a returnTo that leaves the site', async () => {
+    for (const evil of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+      const browser = new Browser(rp.baseUrl);
+      const back = await approve(await startLogin(browser, `/auth/login?returnTo=${encodeURIComponent(evil)}`));
+      expect((await browser.get(back.href)).location).toBe('/');
+    }
+  });
+
+  it('signs out', async () => {
+    const browser = new Browser(rp.baseUrl);
+    await browser.get((await approve(await startLogin(browser, '/auth/login'))).href);
+    expect(await me(browser)).not.toBeNull();
+    expect((await browser.get('/auth/logout')).status).toBe(302);
+    expect(await me(browser)).toBeNull();
+  });
+
+  it('writes no secret, code, cookie value or attribute to the log', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const callback = await approve(await startLogin(browser, '/auth/login'));
+    await browser.get(callback.href);
+    await browser.get(callback.href);
+    expect(rp.log()).toMatch(/state_mismatch|Sign-in completed/);
+    expectNoSecrets(rp.log(), [callback.searchParams.get('code') ?? '', callback.searchParams.get('state') ?? '', ...browser.jar.values()]);
+  });
+});
