@@ -1,0 +1,161 @@
+/**
+ * Child process of `bench/login-http.ts`: three relying-party apps on loopback that sign people
+ * in against the bench stub, each with express-session's memory store (the fetch one with its
+ * sealed cookie):
+ * - `router`: passport + `ndIdRouter()` + `NdIdStrategy`;
+ * - `bare`: minimal hand-written Express routes over `IdClient` (state, PKCE, nonce in the
+ *   session; check, redeem, userinfo, regenerate);
+ * - `fetch`: `createFetchLogin()` with the cookie session, served by node:http.
+ * `GET /__cpu` on any of them answers this process's CPU time in µs. Prints one JSON line with the ports.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import session from 'express-session';
+import passport from 'passport';
+import { createCookieSession } from '../src/adapters/cookie-session.js';
+import { createFetchLogin } from '../src/adapters/fetch.js';
+import { IdClient } from '../src/client/id-client.js';
+import type { AuthorizationUrlParams, AuthorizationUrlResult } from '../src/client/types.js';
+import { ndIdRouter } from '../src/passport/router.js';
+import { NdIdStrategy } from '../src/passport/strategy.js';
+import { generatePkcePair, generateState } from '../src/pkce.js';
+
+const origin = required('BENCH_ORIGIN');
+const privateKey = required('BENCH_RP_PRIVATE_KEY');
+const CLIENT_ID = required('BENCH_CLIENT_ID');
+const NONCE = required('BENCH_NONCE');
+const SCOPE = 'openid profile.name profile.nric_number profile.passport_expiry_date';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is not set`);
+  return value;
+}
+
+/** The stub signs one fixed nonce; every app sends that one (no app logic depends on its value). */
+class FixedNonceClient extends IdClient {
+  override authorizationUrl(params: AuthorizationUrlParams): AuthorizationUrlResult {
+    return super.authorizationUrl({ ...params, nonce: NONCE });
+  }
+}
+
+function client(redirectUri: string): FixedNonceClient {
+  return new FixedNonceClient({ clientId: CLIENT_ID, clientSecret: 'bench-secret', privateKey, redirectUri, hostname: origin });
+}
+
+function cpu(): string {
+  const { user, system } = process.cpuUsage();
+  return JSON.stringify({ us: user + system });
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+}
+
+function sessionMiddleware(): express.RequestHandler {
+  return session({ secret: 'bench-session-secret', resave: false, saveUninitialized: false });
+}
+
+function routerApp(redirectUri: string): express.Express {
+  const authenticator = new passport.Passport();
+  authenticator.serializeUser((user, done) => done(null, user));
+  authenticator.deserializeUser((user: Express.User, done) => done(null, user));
+  authenticator.use(new NdIdStrategy({ client: client(redirectUri), scope: SCOPE }));
+  const app = express();
+  app.get('/__cpu', (_req, res) => void res.type('json').send(cpu()));
+  app.use(sessionMiddleware());
+  app.use(authenticator.initialize());
+  app.use(authenticator.session());
+  app.use('/auth', ndIdRouter({ passport: authenticator }));
+  return app;
+}
+
+interface BareSession {
+  login?: { state: string; codeVerifier: string; nonce: string };
+  user?: { sub: string; data: Record<string, string> };
+}
+
+function bareApp(redirectUri: string): express.Express {
+  const id = client(redirectUri);
+  const app = express();
+  app.get('/__cpu', (_req, res) => void res.type('json').send(cpu()));
+  app.use(sessionMiddleware());
+  app.get('/auth/login', (req, res) => {
+    const { codeVerifier, codeChallenge } = generatePkcePair();
+    const state = generateState();
+    const { url, nonce } = id.authorizationUrl({ state, scope: SCOPE, codeChallenge });
+    (req.session as BareSession).login = { state, codeVerifier, nonce: nonce ?? NONCE };
+    res.redirect(url);
+  });
+  app.get('/auth/callback', (req, res, next) => {
+    const s = req.session as BareSession;
+    const login = s.login;
+    delete s.login;
+    if (login === undefined || login.state !== req.query.state || typeof req.query.code !== 'string') {
+      res.status(403).send('Sign-in failed');
+      return;
+    }
+    const code = req.query.code;
+    void (async () => {
+      const { sub, accessToken } = await id.callback({ code, nonce: login.nonce, codeVerifier: login.codeVerifier });
+      const { data } = await id.userinfo({ sub, accessToken });
+      req.session.regenerate((err) => {
+        if (err) return next(err);
+        (req.session as BareSession).user = { sub, data };
+        res.redirect('/');
+      });
+    })().catch(next);
+  });
+  return app;
+}
+
+function fetchHandler(redirectUri: string): (req: IncomingMessage, res: ServerResponse) => void {
+  const auth = createFetchLogin({
+    client: client(redirectUri),
+    scope: SCOPE,
+    session: createCookieSession({ secret: 'bench-cookie-secret-0123456789-abcdef' }),
+  });
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const url = `http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/'}`;
+    if (req.url === '/__cpu') {
+      res.setHeader('content-type', 'application/json');
+      res.end(cpu());
+      return;
+    }
+    const request = new Request(url, { headers: req.headers as Record<string, string> });
+    const path = new URL(url).pathname;
+    const handler = path === '/auth/login' ? auth.login : path === '/auth/callback' ? auth.callback : undefined;
+    if (handler === undefined) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    void handler(request).then((response) => {
+      res.statusCode = response.status;
+      for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
+      const cookies = response.headers.getSetCookie();
+      if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+      void response.text().then((body) => res.end(body));
+    });
+  };
+}
+
+async function main(): Promise<void> {
+  const ports: Record<string, number> = {};
+  const apps: [string, (redirectUri: string) => (req: IncomingMessage, res: ServerResponse) => void][] = [
+    ['router', (r) => routerApp(r)],
+    ['bare', (r) => bareApp(r)],
+    ['fetch', fetchHandler],
+  ];
+  for (const [name, make] of apps) {
+    // The callback URL needs the port: listen first (port 0), then attach the app.
+    const server = createServer();
+    const port = await listen(server);
+    server.on('request', make(`http://127.0.0.1:${port}/auth/callback`));
+    ports[name] = port;
+  }
+  process.stdout.write(JSON.stringify(ports) + '\n');
+}
+
+void main();

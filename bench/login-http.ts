@@ -1,0 +1,133 @@
+/**
+ * Part of `npm run bench`: a full login over HTTP (GET login → redirect to the service → GET
+ * callback with code and state → code exchange, ID token check, userinfo decryption of three
+ * attributes, new session), measured as the server's CPU per login, for:
+ * - `ndIdRouter()` with passport and express-session (memory store);
+ * - minimal hand-written Express routes over `IdClient`, same session middleware (the baseline);
+ * - `createFetchLogin()` with its sealed cookie session.
+ * The three apps run in one child process (`bench/http-apps.ts`) against the bench stub in
+ * another; this process only drives requests, so its own CPU is not counted. The authorize hop
+ * is the service's work and is skipped: the stub accepts its fixed code.
+ * Scenarios run interleaved, round after round; each figure is the median round, and ratios are
+ * the median of per-round ratios. Environment: BENCH_HTTP_ITERATIONS (default 300 logins per
+ * round), BENCH_HTTP_ROUNDS (7), BENCH_HTTP_WARMUP (200).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { positiveInt } from '../scripts/env.js';
+
+const ITERATIONS = positiveInt('BENCH_HTTP_ITERATIONS', 300);
+const ROUNDS = positiveInt('BENCH_HTTP_ROUNDS', 7);
+const WARMUP = positiveInt('BENCH_HTTP_WARMUP', 200);
+const CLIENT_ID = 'bench-client';
+const NONCE = 'bench-nonce-0123456789';
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+interface Answer {
+  status: number;
+  location: string;
+  cookies: string[];
+  body: string;
+}
+
+function get(port: number, path: string, cookie?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent, headers: cookie === undefined ? {} : { cookie } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          location: String(res.headers.location ?? ''),
+          cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0] ?? ''),
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** One login through the app on `port`; throws unless it ends signed in (302 to `/`). */
+async function login(port: number): Promise<void> {
+  const start = await get(port, '/auth/login');
+  const state = new URL(start.location).searchParams.get('state');
+  if (start.status !== 302 || state === null) throw new Error(`login answered ${start.status}`);
+  const done = await get(port, `/auth/callback?code=bench-code&state=${encodeURIComponent(state)}`, start.cookies.join('; '));
+  if (done.status !== 302 || done.location !== '/') throw new Error(`callback answered ${done.status}: ${done.body.slice(0, 200)}`);
+}
+
+async function serverCpu(port: number): Promise<number> {
+  return (JSON.parse((await get(port, '/__cpu')).body) as { us: number }).us;
+}
+
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+async function startChild(file: string, env: Record<string, string>): Promise<{ line: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [...process.execArgv, join(__dirname, file)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  process.on('exit', () => child.kill('SIGTERM'));
+  for await (const line of createInterface({ input: child.stdout! })) return { line, child };
+  throw new Error(`${file} exited before it was ready`);
+}
+
+async function main(): Promise<void> {
+  const rp = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const stub = await startChild('stub-server.ts', {
+    BENCH_RP_PUBLIC_KEY: rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+    BENCH_CLIENT_ID: CLIENT_ID,
+    BENCH_NONCE: NONCE,
+  });
+  const { origin } = JSON.parse(stub.line) as { origin: string };
+  const apps = await startChild('http-apps.ts', {
+    BENCH_ORIGIN: origin,
+    BENCH_RP_PRIVATE_KEY: rp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    BENCH_CLIENT_ID: CLIENT_ID,
+    BENCH_NONCE: NONCE,
+  });
+  const ports = JSON.parse(apps.line) as Record<'router' | 'bare' | 'fetch', number>;
+  const scenarios = [
+    { key: 'bare', name: 'hand-written IdClient routes (express-session)', samples: [] as number[] },
+    { key: 'router', name: 'ndIdRouter() + passport (express-session)', samples: [] as number[] },
+    { key: 'fetch', name: 'createFetchLogin() (sealed cookie session)', samples: [] as number[] },
+  ] as const;
+
+  for (const s of scenarios) for (let i = 0; i < WARMUP; i++) await login(ports[s.key]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const s of scenarios) {
+      const before = await serverCpu(ports[s.key]);
+      for (let i = 0; i < ITERATIONS; i++) await login(ports[s.key]);
+      const after = await serverCpu(ports[s.key]);
+      s.samples.push((after - before) / ITERATIONS);
+    }
+  }
+  const [bare, router, fetchLogin] = scenarios;
+  const ratio = (a: number[], b: number[]): number => median(a.map((x, i) => x / b[i]!));
+  const out = [
+    `Full login over HTTP, server CPU per login (median of ${ROUNDS} rounds × ${ITERATIONS} logins; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}):`,
+    ...scenarios.map((s) => `  ${s.name.padEnd(50)} ${median(s.samples).toFixed(0).padStart(6)} µs`),
+    `Router vs hand-written routes: ${ratio(router.samples, bare.samples).toFixed(3)}x CPU (target at most 1.15x).`,
+    `createFetchLogin vs hand-written routes: ${ratio(fetchLogin.samples, bare.samples).toFixed(3)}x CPU.`,
+  ];
+  process.stdout.write(out.join('\n') + '\n');
+  agent.destroy();
+  apps.child.kill('SIGTERM');
+  stub.child.kill('SIGTERM');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench (HTTP login) failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
