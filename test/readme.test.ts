@@ -57,6 +57,9 @@ beforeAll(() => {
         module: 'NodeNext',
         moduleResolution: 'NodeNext',
         strict: true,
+        // The NestJS recipe uses Nest's (legacy) decorators, as Nest apps compile them.
+        experimentalDecorators: true,
+        emitDecoratorMetadata: true,
         esModuleInterop: true,
         skipLibCheck: true,
         isolatedModules: true,
