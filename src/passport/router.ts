@@ -12,6 +12,7 @@ import { safeReturnTo } from '../flow/return-to.js';
 import { recordSession } from '../flow/session.js';
 import { sendFailurePage, type FailurePage } from './failure-page.js';
 import { requestFacts } from './request-facts.js';
+import { requestHost } from './request-host.js';
 import { checkStrategiesApart, strategyNamed, WiringChecks } from './wiring.js';
 import {
   ND_ID_STRATEGY_NAME,
@@ -135,7 +136,7 @@ export function isCrossSiteRequest(req: Request): boolean {
   try {
     originUrl = new URL(origin);
     // Parsed with the Origin's scheme, so default ports compare equal (":443" and none).
-    ownUrl = new URL(`${originUrl.protocol}//${req.host}`);
+    ownUrl = new URL(`${originUrl.protocol}//${requestHost(req) ?? ''}`);
   } catch {
     return true; // "null", garbage, or no Host: not provably our own site.
   }

@@ -3,7 +3,7 @@
  * object {@link createProvider} returns.
  */
 import type { Express } from 'express';
-import type { JsonWebKey } from 'node:crypto';
+import type { webcrypto } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { FaultControl } from './faults.js';
 
@@ -28,7 +28,7 @@ export interface ProviderClient {
   /** Callback URLs, matched exactly. `https`, or `http` on a loopback host only. */
   redirectUris: string[];
   /** The client's RSA public key (at least 2048 bits): SPKI or PKCS#1 PEM, or a JWK. Userinfo is encrypted to it. */
-  publicKey: string | JsonWebKey;
+  publicKey: string | webcrypto.JsonWebKey;
   /** Name shown to the user in the mobile app. Default: the client id. */
   name?: string;
 }

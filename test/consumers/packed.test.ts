@@ -5,7 +5,7 @@
  * against Express 4 and Express 5.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,11 +20,21 @@ function run(cmd: string, args: string[], cwd: string): string {
 
 /** Exactly the README's Install section, plus the TypeScript packages it tells TypeScript users to add. */
 const RUNTIME = ['passport', 'express-session'];
-const TYPESCRIPT = ['typescript@5', '@types/node@20', '@types/express', '@types/express-session', '@types/passport'];
+const TYPESCRIPT = ['typescript@5', '@types/node', '@types/express', '@types/express-session', '@types/passport'];
+
+/** Paths of every installed copy of a package in a consumer's tree. */
+function copiesOf(dir: string, name: string): string[] {
+  return readdirSync(join(dir, 'node_modules'), { recursive: true, encoding: 'utf8' })
+    .filter((p) => p === name || p.endsWith(`/node_modules/${name}`))
+    .filter((p) => existsSync(join(dir, 'node_modules', p, 'package.json')))
+    .map((p) => `node_modules/${p}`);
+}
 
 function install(dir: string, expressMajor: 4 | 5): void {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-  run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, `express@${expressMajor}`, ...RUNTIME, ...TYPESCRIPT], dir);
+  // The README tells an Express 4 app to take @types/express@4; the latest @types/node, as a new app would get.
+  const types = TYPESCRIPT.map((name) => (name === '@types/express' ? `@types/express@${expressMajor}` : name));
+  run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, `express@${expressMajor}`, ...RUNTIME, ...types], dir);
 }
 
 const APP_TS = `
@@ -93,7 +103,13 @@ const { startProvider } = require('passport-nd-id/provider');
   const callback = await get(authorize.headers.get('location'));
   const me = await (await get(base + callback.headers.get('location'))).json();
   const replay = await get(authorize.headers.get('location'));
-  console.log(JSON.stringify({ express: require('express/package.json').version, login: login.status, callback: callback.status, me, replay: replay.status }));
+  // Repeated parameters (Express 4's query parser makes arrays of them): refused, never a crash.
+  const repeated = await get(base + '/auth/callback?code=a&code=b&state=x&state=y');
+  const post = (origin) => fetch(base + '/auth/logout', { method: 'POST', redirect: 'manual', headers: { cookie, origin } });
+  const crossSiteLogout = (await post('https://evil.example')).status;
+  const logout = (await post(base)).status;
+  const afterLogout = await (await get(base + '/me')).json();
+  console.log(JSON.stringify({ express: require('express/package.json').version, login: login.status, callback: callback.status, me, replay: replay.status, repeated: repeated.status, crossSiteLogout, logout, afterLogout }));
   await provider.close();
   server.close();
 })().catch((err) => { console.error(err); process.exit(1); });
@@ -134,7 +150,10 @@ describe('the packed package', () => {
         install(dir, major);
       }, 240_000);
 
-      it('installs one Express, the app\'s own', () => {
+      it('installs one Express, the app\'s own, and one @types/express of the app\'s major', () => {
+        expect(copiesOf(dir, 'express')).toEqual(['node_modules/express']);
+        expect(copiesOf(dir, '@types/express')).toEqual(['node_modules/@types/express']);
+        expect(JSON.parse(readFileSync(join(dir, 'node_modules/@types/express/package.json'), 'utf8')).version).toMatch(new RegExp(`^${major}\\.`));
         expect(existsSync(join(dir, 'node_modules', 'passport-nd-id', 'node_modules', 'express'))).toBe(false);
         const nested = existsSync(join(dir, 'node_modules', 'passport-nd-id', 'node_modules'))
           ? readdirSync(join(dir, 'node_modules', 'passport-nd-id', 'node_modules'))
@@ -157,14 +176,16 @@ describe('the packed package', () => {
           }
           expect(output, name).toBe('');
         }
-      });
+      }, 120_000);
 
       it('signs a person in through the strategy and router, and refuses the replayed callback', () => {
         writeFileSync(join(dir, 'sign-in.cjs'), SIGN_IN_CJS);
         const result = JSON.parse(run(process.execPath, ['sign-in.cjs'], dir).trim()) as Record<string, unknown>;
         expect(String(result.express).split('.')[0]).toBe(String(major));
-        expect(result).toMatchObject({ login: 302, callback: 302, replay: 403 });
+        expect(result).toMatchObject({ login: 302, callback: 302, replay: 403, repeated: 403 });
         expect((result.me as { user: { sub: string } | null }).user?.sub).toMatch(/.+/);
+        // Sign-out: a cross-site post is refused, a same-origin one (Origin with the port) ends the session.
+        expect(result).toMatchObject({ crossSiteLogout: 403, logout: 303, afterLogout: { user: null } });
       });
     });
   }

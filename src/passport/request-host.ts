@@ -1,0 +1,19 @@
+/**
+ * The host a request was sent to, port included, the same on Express 4 and 5: what Express 5's
+ * `req.host` gives. Express 4's `req.host` is a deprecated alias of `req.hostname` and drops the
+ * port, so a same-origin `Origin: http://127.0.0.1:3000` would not match it. Like both majors,
+ * `X-Forwarded-Host` counts only when the app's `trust proxy` setting trusts the peer.
+ */
+import type { Request } from 'express';
+
+type TrustProxy = (address: string | undefined, hop: number) => boolean;
+
+/** The request's `host[:port]`, or `undefined` when it has none. */
+export function requestHost(req: Request): string | undefined {
+  const trust: unknown = req.app?.get('trust proxy fn');
+  if (typeof trust !== 'function') return req.host; // not mounted in an Express app
+  let host = req.get('x-forwarded-host');
+  if (!host || !(trust as TrustProxy)(req.socket?.remoteAddress, 0)) host = req.get('host');
+  else if (host.includes(',')) host = host.slice(0, host.indexOf(',')).trimEnd();
+  return host || undefined;
+}
