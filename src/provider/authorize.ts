@@ -12,16 +12,18 @@
  * unknown parameters are ignored and never stored or echoed.
  */
 import type { Request, Response } from 'express';
-import QRCode from 'qrcode';
+import { randomInt } from 'node:crypto';
 import { isPkceString, randomToken } from '../pkce.js';
 import type { ProviderContext, ProviderRoute } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import { queryOf, singleParam } from './http.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { PendingAuthorization } from './store.js';
+import { describeUserAgent, sourceAddress } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
 import { escapeHtml, renderPage, scriptNonce, sendHtml } from './views/html.js';
 import { renderQrPage } from './views/qr-page.js';
+import { renderQrSvg } from './views/qr-svg.js';
 
 /** Path of the authorization endpoint. */
 export const AUTHORIZE_PATH = '/v2/oauth/authorize';
@@ -31,6 +33,10 @@ export const MOBILE_PATH = '/mobile-app';
 export const STATUS_PATH = '/_provider/qr-status';
 /** Path prefix of the no-script continue endpoint. */
 export const CONTINUE_PATH = '/_provider/qr-continue';
+/** Path prefix of the QR image (SVG) of a pending authorization. */
+export const QR_IMAGE_PATH = '/_provider/qr-image';
+/** Path prefix of the QR page's Cancel link. */
+export const CANCEL_PATH = '/_provider/qr-cancel';
 
 /** Longest accepted `state`. */
 export const MAX_STATE_LENGTH = 1024;
@@ -41,8 +47,10 @@ export const MAX_NONCE_LENGTH = 512;
  * request-line limit of web servers and proxies. The per-parameter limits add up to about 5 KiB.
  */
 export const MAX_AUTHORIZE_QUERY_LENGTH = 8 * 1024;
-/** Pixel size of the QR image. */
+/** CSS pixel size of the QR image. */
 const QR_SIZE = 320;
+/** The `prompt` values of OIDC Core 3.1.2.1. */
+const PROMPT_VALUES = new Set(['none', 'login', 'consent', 'select_account']);
 
 const VISIBLE_ASCII = /^[\x20-\x7e]*$/;
 
@@ -55,6 +63,10 @@ export interface ValidRequest {
   state: string | undefined;
   nonce: string | undefined;
   codeChallenge: string;
+  /** True for `prompt=none`: answered with `login_required` at once (no sign-in session is kept). */
+  promptNone: boolean;
+  /** `max_age` in seconds, when sent. */
+  maxAge: number | undefined;
 }
 
 type Validation = { ok: true; request: ValidRequest } | { ok: false; code: string; message: string };
@@ -79,6 +91,14 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (redirectUri.value === undefined) return fail('invalid_request', 'The redirect_uri parameter is missing.');
   if (!client.redirectUris.has(redirectUri.value)) {
     return fail('redirect_uri_mismatch', 'The redirect_uri is not registered for this client (it must match exactly).');
+  }
+
+  const responseMode = singleParam(params, 'response_mode', 64);
+  if (!responseMode.ok) return fail('invalid_request', responseMode.reason);
+  if (responseMode.value !== undefined && responseMode.value !== 'query') {
+    // Answering a fragment or form_post request in the query would be read by nobody, or by the
+    // wrong code: refuse it on this page instead.
+    return fail('invalid_request', 'The response_mode must be "query" (or left out); this service answers in the query string only.');
   }
 
   const responseType = singleParam(params, 'response_type', 64);
@@ -129,6 +149,21 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
     return fail('invalid_request', 'The nonce parameter must contain visible ASCII characters only.');
   }
 
+  const prompt = singleParam(params, 'prompt', 256);
+  if (!prompt.ok) return fail('invalid_request', prompt.reason);
+  const prompts = (prompt.value ?? '').split(' ').filter((p) => p !== '');
+  if (prompts.some((p) => !PROMPT_VALUES.has(p))) {
+    return fail('invalid_request', 'The prompt parameter may hold only none, login, consent and select_account.');
+  }
+  if (prompts.includes('none') && prompts.length > 1) {
+    return fail('invalid_request', 'prompt=none cannot be combined with other prompt values.');
+  }
+  const maxAge = singleParam(params, 'max_age', 10);
+  if (!maxAge.ok) return fail('invalid_request', maxAge.reason);
+  if (maxAge.value !== undefined && !/^\d+$/.test(maxAge.value)) {
+    return fail('invalid_request', 'The max_age parameter must be a whole number of seconds.');
+  }
+
   return {
     ok: true,
     request: {
@@ -139,6 +174,8 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
       state: state.value,
       nonce: nonce.value,
       codeChallenge: challenge.value,
+      promptNone: prompts.includes('none'),
+      maxAge: maxAge.value === undefined ? undefined : Number(maxAge.value),
     },
   };
 }
@@ -158,6 +195,7 @@ export function startAgainUrl(baseUrl: string, request: ValidRequest): string {
   if (request.nonce !== undefined) params.set('nonce', request.nonce);
   params.set('code_challenge', request.codeChallenge);
   params.set('code_challenge_method', 'S256');
+  if (request.maxAge !== undefined) params.set('max_age', String(request.maxAge));
   return `${baseUrl}${AUTHORIZE_PATH}?${params.toString()}`;
 }
 
@@ -187,6 +225,14 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
   }
   const request = result.request;
 
+  if (request.promptNone) {
+    // No sign-in session is kept, so a login without interaction is never possible (OIDC Core 3.1.2.6).
+    ctx.log('authorize', `prompt=none answered login_required for client ${request.clientId}`);
+    res.set('Cache-Control', 'no-store');
+    res.redirect(302, callbackUrl(request.redirectUri, { error: 'login_required', state: request.state }));
+    return;
+  }
+
   if (config.autoApprove) {
     const code = issueCode(ctx, request, config.autoApprove);
     ctx.log('authorize', `auto-approved for client ${request.clientId}`);
@@ -195,6 +241,23 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
     return;
   }
 
+  const address = sourceAddress(req.socket.remoteAddress);
+  const expiresAt = now + config.ttl.authorization * 1000;
+  if (stores.pendingByMobileId.isFull() || !stores.pendingQuota.tryAdd(address, expiresAt)) {
+    ctx.log('authorize', 'refused: too many pending sign-ins');
+    res.set('Retry-After', String(config.ttl.authorization));
+    sendHtml(
+      res,
+      429,
+      renderErrorPage(
+        'too_many_requests',
+        'Too many sign-ins are waiting for an answer from this network. Answer or close the open ones, or try again in a few minutes.',
+      ),
+    );
+    return;
+  }
+
+  const matchCode = String(randomInt(10, 100));
   const pending: PendingAuthorization = {
     mobileId: randomToken(32),
     pollId: randomToken(32),
@@ -204,24 +267,31 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
     state: request.state,
     nonce: request.nonce,
     codeChallenge: request.codeChallenge,
+    maxAge: request.maxAge,
+    createdAt: now,
+    expiresAt,
+    address,
+    device: describeUserAgent(req.headers['user-agent']),
+    matchCode,
+    matchChoices: matchChoices(matchCode),
     status: 'pending',
   };
-  const expiresAt = now + config.ttl.authorization * 1000;
   stores.pendingByMobileId.set(pending.mobileId, pending, expiresAt);
   stores.pendingByPollId.set(pending.pollId, pending, expiresAt);
 
   const mobileUrl = `${config.baseUrl}${MOBILE_PATH}/${pending.mobileId}`;
-  const qrDataUrl = await QRCode.toDataURL(mobileUrl, { errorCorrectionLevel: 'M', margin: 4, width: QR_SIZE });
   const nonce = scriptNonce();
   const html = renderQrPage(
     {
       clientName: request.clientName,
-      qrDataUrl,
+      // Same-origin relative paths: they work whichever host name the browser used.
+      qrImageUrl: `${QR_IMAGE_PATH}/${pending.pollId}`,
       qrSize: QR_SIZE,
       mobileUrl,
-      // Same-origin relative paths: they work whichever host name the browser used.
+      matchCode,
       statusUrl: `${STATUS_PATH}/${pending.pollId}`,
       continueUrl: `${CONTINUE_PATH}/${pending.pollId}`,
+      cancelUrl: `${CANCEL_PATH}/${pending.pollId}`,
       authorizeUrl: startAgainUrl(config.baseUrl, request),
       pollIntervalMs: config.pollIntervalMs,
       expiresInSeconds: config.ttl.authorization,
@@ -230,6 +300,18 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
   );
   ctx.log('authorize', `QR page shown for client ${request.clientId}`);
   sendHtml(res, 200, html, nonce);
+}
+
+/** Three different two-digit codes in random order, one of them `code`. */
+function matchChoices(code: string): string[] {
+  const choices = new Set([code]);
+  while (choices.size < 3) choices.add(String(randomInt(10, 100)));
+  const list = [...choices];
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = randomInt(0, i + 1);
+    [list[i], list[j]] = [list[j]!, list[i]!];
+  }
+  return list;
 }
 
 function pollIdOf(req: Request): string {
@@ -242,8 +324,8 @@ function status(ctx: ProviderContext, req: Request, res: Response): void {
   res.set('Cache-Control', 'no-store');
   if (!pending) {
     res.json({ status: 'expired' });
-  } else if (pending.status === 'pending') {
-    res.json({ status: 'pending' });
+  } else if (pending.status === 'pending' || pending.status === 'mismatch') {
+    res.json({ status: pending.status });
   } else {
     res.json({ status: pending.status, redirectTo: pending.redirectTo });
   }
@@ -253,6 +335,8 @@ function continueWithoutScript(ctx: ProviderContext, req: Request, res: Response
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
   if (!pending) {
     sendHtml(res, 410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
+  } else if (pending.status === 'mismatch') {
+    sendHtml(res, 403, renderErrorPage('number_mismatch', MISMATCH_MESSAGE));
   } else if (pending.status === 'pending' || pending.redirectTo === undefined) {
     const again = `${CONTINUE_PATH}/${pending.pollId}`;
     sendHtml(
@@ -269,6 +353,48 @@ function continueWithoutScript(ctx: ProviderContext, req: Request, res: Response
   }
 }
 
+/** What the QR page says after a wrong number was picked on the phone. */
+export const MISMATCH_MESSAGE =
+  'The number picked on the phone did not match the one on this page, so this sign-in was stopped. Nothing was shared. ' +
+  'If you did not scan this code yourself, someone may have tried to sign in as you.';
+
+/** The QR code of a pending authorization, as SVG; only while it waits for an answer. */
+function qrImage(ctx: ProviderContext, req: Request, res: Response): void {
+  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  if (!pending || pending.status !== 'pending') {
+    res.status(404).set('Cache-Control', 'no-store').end();
+    return;
+  }
+  const seconds = Math.max(0, Math.floor((pending.expiresAt - ctx.config.clock()) / 1000));
+  res.status(200).set({
+    'Content-Type': 'image/svg+xml',
+    // The browser keeps it while the code lives: a reload of the page's image is not a new render.
+    'Cache-Control': `private, max-age=${seconds}`,
+    'Content-Security-Policy': "default-src 'none'",
+    'X-Content-Type-Options': 'nosniff',
+  });
+  res.send(renderQrSvg(`${ctx.config.baseUrl}${MOBILE_PATH}/${pending.mobileId}`, QR_SIZE));
+}
+
+/** Cancel on the QR page: ends the pending authorization and returns to the client with access_denied. */
+function cancel(ctx: ProviderContext, req: Request, res: Response): void {
+  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  if (!pending) {
+    sendHtml(res, 410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
+    return;
+  }
+  if (pending.status === 'approved' && pending.redirectTo !== undefined) {
+    res.set('Cache-Control', 'no-store').redirect(303, pending.redirectTo);
+    return;
+  }
+  ctx.stores.pendingByPollId.delete(pending.pollId);
+  ctx.stores.pendingByMobileId.delete(pending.mobileId);
+  ctx.stores.pendingQuota.release(pending.address, pending.expiresAt);
+  ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
+  res.set('Cache-Control', 'no-store');
+  res.redirect(303, callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state }));
+}
+
 /** The routes of this file. */
 export function authorizeRoutes(ctx: ProviderContext): ProviderRoute[] {
   return [
@@ -281,5 +407,7 @@ export function authorizeRoutes(ctx: ProviderContext): ProviderRoute[] {
       failure: 'html',
       handle: (req, res) => continueWithoutScript(ctx, req, res),
     },
+    { endpoint: 'status', method: 'get', path: `${QR_IMAGE_PATH}/:pollId`, failure: 'json', handle: (req, res) => qrImage(ctx, req, res) },
+    { endpoint: 'continue', method: 'get', path: `${CANCEL_PATH}/:pollId`, failure: 'html', handle: (req, res) => cancel(ctx, req, res) },
   ];
 }

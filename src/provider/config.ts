@@ -10,9 +10,11 @@ import { DEFAULT_PERSONAS, isIsoDate, isValidNric } from './personas.js';
 import type { Persona, ProviderOptions } from './types.js';
 
 /** Default lifetimes, in seconds. */
-export const DEFAULT_TTL = Object.freeze({ authorization: 300, code: 60, accessToken: 600, signingKeyGrace: 3600 });
+export const DEFAULT_TTL = Object.freeze({ authorization: 120, code: 60, accessToken: 600, signingKeyGrace: 3600 });
 /** Default bound of each store. */
 export const DEFAULT_MAX_ENTRIES = 10_000;
+/** Default bound of live pending authorizations started from one source address. */
+export const DEFAULT_MAX_PENDING_PER_ADDRESS = 20;
 /** Longest accepted lifetime, in seconds (one day). */
 const MAX_TTL = 86_400;
 
@@ -37,6 +39,7 @@ export interface ResolvedConfig {
   subjectSecret: Buffer;
   clock: Clock;
   maxPending: number;
+  maxPendingPerAddress: number;
   maxCodes: number;
   maxAccessTokens: number;
   pollIntervalMs: number;
@@ -46,7 +49,7 @@ export interface ResolvedConfig {
 
 const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
-  'maxPending', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
+  'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
 ]);
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'name']);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
@@ -322,6 +325,7 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   if (typeof faultControl !== 'boolean') mistakes.push('faultControl must be true or false');
 
   const maxPending = checkBound(raw, 'maxPending', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
+  const maxPendingPerAddress = checkBound(raw, 'maxPendingPerAddress', DEFAULT_MAX_PENDING_PER_ADDRESS, 1_000_000, mistakes);
   const maxCodes = checkBound(raw, 'maxCodes', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const maxAccessTokens = checkBound(raw, 'maxAccessTokens', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const pollIntervalMs = checkBound(raw, 'pollIntervalMs', 1000, 60_000, mistakes);
@@ -343,6 +347,7 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     subjectSecret,
     clock: clock as Clock,
     maxPending,
+    maxPendingPerAddress,
     maxCodes,
     maxAccessTokens,
     pollIntervalMs,

@@ -2,6 +2,7 @@
  * Issuing an authorization code once a person has approved, and building the redirect back to
  * the client. Shared by the mobile app and by auto-approval.
  */
+import { epochSeconds } from '../clock.js';
 import { randomToken } from '../pkce.js';
 import type { ProviderContext } from './context.js';
 import type { Persona } from './types.js';
@@ -13,9 +14,14 @@ export interface GrantRequest {
   scopes: readonly string[];
   nonce: string | undefined;
   codeChallenge: string;
+  /** `max_age` of the request, in seconds, when sent. */
+  maxAge: number | undefined;
 }
 
-/** Store a fresh single-use authorization code for `persona` and return it. */
+/**
+ * Store a fresh single-use authorization code for `persona` and return it. The moment of this
+ * call is the person's approval: the ID token's `auth_time`.
+ */
 export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: Persona): string {
   const code = randomToken(32);
   ctx.stores.codes.set(
@@ -27,6 +33,8 @@ export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: 
       nonce: request.nonce,
       codeChallenge: request.codeChallenge,
       personaId: persona.id,
+      authTime: epochSeconds(ctx.config.clock),
+      maxAge: request.maxAge,
       used: false,
       accessTokens: [],
     },

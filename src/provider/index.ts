@@ -146,6 +146,7 @@ export function createProvider(options: ProviderOptions): Provider {
       faults.close();
       stores.pendingByMobileId.clear();
       stores.pendingByPollId.clear();
+      stores.pendingQuota.clear();
       stores.codes.clear();
       stores.accessTokens.clear();
     },

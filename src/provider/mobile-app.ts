@@ -1,6 +1,9 @@
 /**
  * The simulated mobile app (outside /v2): the page the QR code opens. It shows the client's
- * name and the requested attributes, and records one decision: approve as a persona, or deny.
+ * name, the context of the browser that started the login (device, address, how long ago) and
+ * the requested attributes, and records one decision: approve as a persona, or deny. Approval
+ * needs the number shown on the QR page picked from three (number matching against QR relay);
+ * a wrong pick ends the authorization.
  * The pending id in its URL is 256 random bits; a second answer, or an answer after expiry,
  * is refused with a clear page.
  */
@@ -12,7 +15,7 @@ import { MOBILE_PATH } from './authorize.js';
 import type { PendingAuthorization } from './store.js';
 import { renderErrorPage } from './views/error-page.js';
 import { sendHtml } from './views/html.js';
-import { renderMobileDone, renderMobilePage } from './views/mobile-page.js';
+import { renderMobileDone, renderMobileMismatch, renderMobilePage } from './views/mobile-page.js';
 
 const formParser = express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, parameterLimit: MAX_FORM_PARAMETERS });
 
@@ -29,7 +32,7 @@ function clientName(ctx: ProviderContext, pending: PendingAuthorization): string
 }
 
 function alreadyAnswered(res: Response, pending: PendingAuthorization): void {
-  const what = pending.status === 'approved' ? 'approved' : 'denied';
+  const what = pending.status === 'approved' ? 'approved' : pending.status === 'mismatch' ? 'stopped' : 'denied';
   sendHtml(
     res,
     409,
@@ -55,6 +58,10 @@ function show(ctx: ProviderContext, req: Request, res: Response): void {
       scopes: pending.scopes,
       personas: ctx.config.personas,
       actionUrl: `${MOBILE_PATH}/${pending.mobileId}`,
+      device: pending.device,
+      address: pending.address,
+      secondsAgo: Math.max(0, Math.floor((ctx.config.clock() - pending.createdAt) / 1000)),
+      matchChoices: pending.matchChoices,
     }),
   );
 }
@@ -98,6 +105,17 @@ async function decide(ctx: ProviderContext, req: Request, res: Response): Promis
   }
   if (decision !== 'approve') {
     sendHtml(res, 400, renderErrorPage('invalid_request', 'Choose Approve or Deny.', { phone: true }));
+    return;
+  }
+  const match = field(req.body, 'match');
+  if (match === undefined || match === '') {
+    sendHtml(res, 400, renderErrorPage('invalid_request', 'Pick the number shown on the sign-in screen, then Approve.', { phone: true }));
+    return;
+  }
+  if (match !== pending.matchCode) {
+    pending.status = 'mismatch';
+    ctx.log('mobile', `number mismatch for client ${pending.clientId}: authorization ended`);
+    sendHtml(res, 403, renderMobileMismatch());
     return;
   }
   const persona = ctx.persona(field(req.body, 'persona') ?? '');

@@ -3,6 +3,7 @@
  * authorizations, codes and access tokens each live in one.
  */
 import type { Clock } from '../clock.js';
+import { PendingQuota } from './pending-quota.js';
 
 interface Entry<V> {
   value: V;
@@ -57,6 +58,16 @@ export class ExpiringStore<V> {
     return this.get(key) === undefined ? undefined : this.entries.get(key)?.expiresAt;
   }
 
+  /**
+   * True when no entry can be added without evicting a live one (expired entries are dropped
+   * first). Stores that must never evict (pending authorizations) check this before `set`.
+   */
+  isFull(): boolean {
+    this.sweepFront();
+    if (this.entries.size >= this.maxSize) this.sweepAll();
+    return this.entries.size >= this.maxSize;
+  }
+
   /** Remove `key`. */
   delete(key: string): void {
     this.entries.delete(key);
@@ -85,7 +96,7 @@ export class ExpiringStore<V> {
 }
 
 /** The decision state of a QR login. */
-export type PendingStatus = 'pending' | 'approved' | 'denied';
+export type PendingStatus = 'pending' | 'approved' | 'denied' | 'mismatch';
 
 /**
  * An authorization request waiting for the mobile app. It holds only validated, length-limited
@@ -102,6 +113,20 @@ export interface PendingAuthorization {
   state: string | undefined;
   nonce: string | undefined;
   codeChallenge: string;
+  /** `max_age` of the request, in seconds, when sent. */
+  maxAge: number | undefined;
+  /** When the QR page was shown (ms since the epoch). */
+  createdAt: number;
+  /** When this entry expires (ms since the epoch). */
+  expiresAt: number;
+  /** Source address of the browser that started the login (shown on the phone, and its quota key). */
+  address: string;
+  /** Rough browser and system of that browser, from its User-Agent (shown on the phone). */
+  device: string;
+  /** The two-digit code the QR page shows and the phone must pick. */
+  matchCode: string;
+  /** The three codes the phone offers, one of them `matchCode`. */
+  matchChoices: readonly string[];
   status: PendingStatus;
   /** Where the QR page sends the browser once decided. */
   redirectTo?: string;
@@ -115,6 +140,10 @@ export interface AuthorizationCode {
   nonce: string | undefined;
   codeChallenge: string;
   personaId: string;
+  /** When the person approved (seconds since the epoch): the ID token's `auth_time`. */
+  authTime: number;
+  /** `max_age` of the request, in seconds, when sent. */
+  maxAge: number | undefined;
   /** Set at the first redemption attempt; any later attempt is a replay. */
   used: boolean;
   /** Access tokens issued from this code, revoked if the code is replayed. */
@@ -133,6 +162,8 @@ export interface AccessTokenRecord {
 export interface ProviderStores {
   pendingByMobileId: ExpiringStore<PendingAuthorization>;
   pendingByPollId: ExpiringStore<PendingAuthorization>;
+  /** Live pending authorizations per source address. */
+  pendingQuota: PendingQuota;
   codes: ExpiringStore<AuthorizationCode>;
   accessTokens: ExpiringStore<AccessTokenRecord>;
 }
@@ -140,11 +171,12 @@ export interface ProviderStores {
 /** Empty stores with the given bounds. */
 export function createStores(
   clock: Clock,
-  bounds: { maxPending: number; maxCodes: number; maxAccessTokens: number },
+  bounds: { maxPending: number; maxPendingPerAddress: number; maxCodes: number; maxAccessTokens: number },
 ): ProviderStores {
   return {
     pendingByMobileId: new ExpiringStore(clock, bounds.maxPending),
     pendingByPollId: new ExpiringStore(clock, bounds.maxPending),
+    pendingQuota: new PendingQuota(clock, bounds.maxPendingPerAddress, bounds.maxPending),
     codes: new ExpiringStore(clock, bounds.maxCodes),
     accessTokens: new ExpiringStore(clock, bounds.maxAccessTokens),
   };

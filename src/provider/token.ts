@@ -1,7 +1,8 @@
 /**
  * POST /v2/oauth/token (spec 4.2): client authentication (body or HTTP Basic, constant time),
- * then the single-use, client-bound, redirect-bound, PKCE-checked code, then the tokens.
- * Errors are RFC 6749 5.2 JSON.
+ * then the single-use, client-bound, redirect-bound, PKCE-checked code, then the tokens. The ID
+ * token carries `auth_time` (the approval on the phone); a code redeemed later than the request's
+ * `max_age` after it is refused. Errors are RFC 6749 5.2 JSON; every 401 names the Basic scheme.
  */
 import { createHash } from 'node:crypto';
 import express, { type Request, type Response } from 'express';
@@ -98,7 +99,8 @@ function authenticateClient(ctx: ProviderContext, req: Request, body: Partial<Re
   const matches = secretsEqual(secret, client?.clientSecret ?? DUMMY_SECRET);
   if (!client || !matches) {
     ctx.log('token', 'refused: invalid_client');
-    throw new TokenError(401, 'invalid_client', 'Client authentication failed.', basic ? { 'WWW-Authenticate': 'Basic realm="nd-id-provider"' } : {});
+    // Every 401 names a scheme (RFC 9110 15.5.2), whichever way the credentials came (RFC 6749 5.2).
+    throw new TokenError(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="nd-id-provider"' });
   }
   return client;
 }
@@ -153,6 +155,9 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
   const accessToken = randomToken(32);
   const iat = epochSeconds(config.clock);
   const exp = iat + config.ttl.accessToken;
+  if (record.maxAge !== undefined && iat > record.authTime + record.maxAge) {
+    throw new TokenError(400, 'invalid_grant', 'The sign-in is older than the max_age of the authorization request; start again.');
+  }
   const idToken = await ctx.keys.sign({
     iss: config.issuer,
     sub,
@@ -160,6 +165,7 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
     ...(record.nonce !== undefined ? { nonce: record.nonce } : {}),
     exp,
     iat,
+    auth_time: record.authTime,
     at_hash: accessTokenHash(accessToken),
   });
   stores.accessTokens.set(

@@ -35,7 +35,7 @@ export interface ProviderClient {
 
 /** Lifetimes, in seconds. */
 export interface ProviderTtl {
-  /** How long a QR page (pending authorization) can be approved. Default 300. */
+  /** How long a QR page (pending authorization) can be approved. Default 120. */
   authorization?: number;
   /** How long an authorization code can be redeemed. Default 60. */
   code?: number;
@@ -69,8 +69,16 @@ export interface ProviderOptions {
   subjectSecret?: string;
   /** Clock in ms since the epoch. Default `Date.now`. */
   clock?: Clock;
-  /** Most pending authorizations kept at once; the oldest go first. Default 10 000. */
+  /**
+   * Most pending authorizations kept at once. Default 10 000. When full, new authorize requests
+   * get a 429 page; a live one is never evicted.
+   */
   maxPending?: number;
+  /**
+   * Most live pending authorizations started from one source address (the TCP peer). Default 20.
+   * Past it, that address gets a 429 page until its QR pages expire or are answered.
+   */
+  maxPendingPerAddress?: number;
   /** Most authorization codes kept at once. Default 10 000. */
   maxCodes?: number;
   /** Most access tokens kept at once. Default 10 000. */

@@ -1,30 +1,67 @@
 /**
- * GET /v2/oauth/userinfo (spec 4.3): the bearer token's subject, and the person's attributes
- * for the granted scopes, encrypted end to end with a fresh block key per response.
+ * GET and POST /v2/oauth/userinfo (spec 4.3, OIDC Core 5.3.1): the bearer token's subject, and
+ * the person's attributes for the granted scopes, encrypted end to end with a fresh block key
+ * per response.
+ *
+ * The token comes in `Authorization: Bearer` (GET or POST) or, for POST only, as the form body
+ * parameter `access_token` (RFC 6750 2.2); never in the query, never two ways at once. A request
+ * with no credentials at all gets a bare `Bearer` challenge with no error code (RFC 6750 3.1); a
+ * bad, expired or revoked token gets `error="invalid_token"`.
  */
-import type { Request, Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { ProviderContext, ProviderRoute } from './context.js';
 import { encryptUserinfo } from './crypto.js';
-import { sendOAuthError } from './http.js';
+import { MAX_BODY_BYTES, MAX_FORM_PARAMETERS, runMiddleware, sendOAuthError } from './http.js';
 import { attributesFor } from './scopes.js';
 
 /** Path of the userinfo endpoint. */
 export const USERINFO_PATH = '/v2/oauth/userinfo';
 
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+const formParser = express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, parameterLimit: MAX_FORM_PARAMETERS });
 
 function invalidToken(res: Response, description: string): void {
   sendOAuthError(res, 401, 'invalid_token', description, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
 }
 
+function invalidRequest(res: Response, description: string): void {
+  sendOAuthError(res, 400, 'invalid_request', description, { 'WWW-Authenticate': 'Bearer error="invalid_request"' });
+}
+
+/** The access token of a POST form body: undefined when absent, null when unusable. */
+async function formToken(req: Request, res: Response): Promise<string | undefined | null> {
+  if (req.method !== 'POST' || !req.is('application/x-www-form-urlencoded')) return undefined;
+  try {
+    await runMiddleware(formParser, req, res);
+  } catch {
+    return null;
+  }
+  const value: unknown = (req.body as Record<string, unknown> | undefined)?.['access_token'];
+  if (value === undefined || value === '') return undefined;
+  return typeof value === 'string' && value.length <= 2048 && B64TOKEN.test(value) ? value : null;
+}
+
 async function userinfo(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
   const header = req.headers.authorization;
-  if (header === undefined || header === '') {
-    invalidToken(res, 'An access token is required: send Authorization: Bearer <access_token>.');
+  const inBody = await formToken(req, res);
+  const hasHeader = header !== undefined && header !== '';
+  if (hasHeader && inBody !== undefined) {
+    invalidRequest(res, 'Send the access token one way only: the Authorization header or the form body, not both.');
     return;
   }
-  const match = header.length <= 2048 ? BEARER.exec(header.trim()) : null;
-  const record = match ? ctx.stores.accessTokens.get(match[1]!) : undefined;
+  if (!hasHeader && inBody === undefined) {
+    res.status(401).set({ 'WWW-Authenticate': 'Bearer', 'Cache-Control': 'no-store', Pragma: 'no-cache' }).end();
+    return;
+  }
+  let token: string | undefined;
+  if (hasHeader) {
+    const match = header.length <= 2048 ? BEARER.exec(header.trim()) : null;
+    token = match?.[1];
+  } else {
+    token = inBody ?? undefined;
+  }
+  const record = token !== undefined ? ctx.stores.accessTokens.get(token) : undefined;
   if (!record) {
     ctx.log('userinfo', 'refused: invalid or expired access token');
     invalidToken(res, 'The access token is invalid, expired or revoked.');
@@ -41,5 +78,8 @@ async function userinfo(ctx: ProviderContext, req: Request, res: Response): Prom
 
 /** The routes of this file. */
 export function userinfoRoutes(ctx: ProviderContext): ProviderRoute[] {
-  return [{ endpoint: 'userinfo', method: 'get', path: USERINFO_PATH, failure: 'json', handle: (req, res) => userinfo(ctx, req, res) }];
+  return [
+    { endpoint: 'userinfo', method: 'get', path: USERINFO_PATH, failure: 'json', handle: (req, res) => userinfo(ctx, req, res) },
+    { endpoint: 'userinfo', method: 'post', path: USERINFO_PATH, failure: 'json', handle: (req, res) => userinfo(ctx, req, res) },
+  ];
 }

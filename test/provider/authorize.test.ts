@@ -99,9 +99,9 @@ describe('authorize: success shows the QR page', () => {
     const html = await res.text();
     const payload = /data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '';
     expect(payload).toMatch(new RegExp(`^${base}/mobile-app/[A-Za-z0-9_-]{43}$`));
-    expect(html).toMatch(/<img class="qr"[^>]*src="data:image\/png;base64,/);
+    expect(html).toMatch(/<img class="qr"[^>]*src="\/_provider\/qr-image\/[A-Za-z0-9_-]{43}"/);
     expect(html).toMatch(/width="320" height="320"/);
-    expect(html).toContain(`id="cant-scan" href="${payload}"`);
+    expect(html).toContain(`id="cant-scan" class="app-link" href="${payload}"`);
     expect(html).toContain(TEST_CLIENT.name);
     expect(html).toContain(`href="${base}/v2/oauth/authorize?`);
   });

@@ -31,8 +31,8 @@ afterAll(async () => {
   await new Promise<void>((resolve) => rp.close(() => resolve()));
 });
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext();
+async function newPage(viewport?: { width: number; height: number }): Promise<Page> {
+  const context = await browser.newContext(viewport ? { viewport } : {});
   context.setDefaultTimeout(10_000);
   return context.newPage();
 }
@@ -52,6 +52,12 @@ describe('the QR page in a real browser', () => {
     const phone = await newPage();
     await phone.goto(payload);
     await phone.selectOption('select[name=persona]', 'ben');
+    // Approve is not possible before a number is picked (the form's radio group is required).
+    await phone.getByRole('button', { name: 'Approve' }).click();
+    expect(await phone.locator('#outcome').count()).toBe(0);
+    const code = (await desktop.locator('#match-code').textContent()) ?? '';
+    expect(code).toMatch(/^\d\d$/);
+    await phone.getByRole('radio', { name: code }).check();
     await phone.getByRole('button', { name: 'Approve' }).click();
     await phone.getByText('You approved the sign-in').waitFor();
     await desktop.waitForURL((url) => url.toString().startsWith(redirectUri));
@@ -70,10 +76,54 @@ describe('the QR page in a real browser', () => {
     expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({ error: 'access_denied', state: 'state-123' });
   });
 
+  it('a wrong number picked on the phone ends the sign-in, and the QR page says so and offers to start again', async () => {
+    const desktop = await newPage();
+    const payload = await openQrPage(desktop);
+    const code = (await desktop.locator('#match-code').textContent()) ?? '';
+    const phone = await newPage();
+    await phone.goto(payload);
+    const choices = (await phone.evaluate("[...document.querySelectorAll('input[name=match]')].map((e) => e.value)")) as string[];
+    expect(choices).toHaveLength(3);
+    expect(choices).toContain(code);
+    await phone.getByRole('radio', { name: choices.find((c) => c !== code)! }).check();
+    await phone.getByRole('button', { name: 'Approve' }).click();
+    await phone.getByText('Sign-in stopped').waitFor();
+    await desktop.getByText('The number picked on the phone did not match.').waitFor();
+    expect(desktop.url()).toContain('/v2/oauth/authorize');
+    await desktop.locator('#start-again-mismatch').click();
+    await desktop.locator('#match-code').waitFor();
+  });
+
+  it('the Cancel link returns to the client with error=access_denied', async () => {
+    const desktop = await newPage();
+    await openQrPage(desktop);
+    await desktop.getByRole('link', { name: 'Cancel' }).click();
+    await desktop.waitForURL((url) => url.toString().startsWith(redirectUri));
+    expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({ error: 'access_denied', state: 'state-123' });
+  });
+
+  it('on a phone-sized screen the phone page fills it and the app link is the primary button; on a desktop the phone frame is drawn', async () => {
+    const small = await newPage({ width: 390, height: 844 });
+    const payload = await openQrPage(small);
+    expect(await small.evaluate("getComputedStyle(document.getElementById('cant-scan')).display")).toBe('block');
+    expect(await small.evaluate("getComputedStyle(document.getElementById('cant-scan')).backgroundColor")).toBe('rgb(26, 95, 208)');
+    await small.goto(payload);
+    const box = await small.locator('main').boundingBox();
+    expect(box?.width).toBe(390);
+    expect(box?.height).toBeGreaterThanOrEqual(844);
+    expect(await small.evaluate("getComputedStyle(document.querySelector('main')).borderTopWidth")).toBe('0px');
+
+    const large = await newPage({ width: 1280, height: 800 });
+    await large.goto(payload);
+    expect(await large.evaluate("getComputedStyle(document.querySelector('main')).borderTopWidth")).toBe('10px');
+    expect((await large.locator('main').boundingBox())!.width).toBeLessThan(480);
+    expect(await large.locator('#context-device').textContent()).toMatch(/ on Linux$/);
+  });
+
   it('says the code expired and offers to start again', async () => {
     const desktop = await newPage();
     await openQrPage(desktop);
-    clock.advance(301);
+    clock.advance(121);
     await desktop.getByText('This QR code has expired.').waitFor();
     const again = desktop.getByRole('link', { name: 'Start again' });
     expect(await again.isVisible()).toBe(true);

@@ -13,11 +13,15 @@ interface QrPage {
   html: string;
 }
 
+/** The number each QR page shows, by its phone link: what the person reads off the screen. */
+const matchCodes = new Map<string, string>();
+
 async function openQrPage(url: string): Promise<QrPage> {
   const res = await fetch(url);
   expect(res.status).toBe(200);
   const html = await res.text();
   const payload = /data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '';
+  matchCodes.set(payload, /data-match-code="(\d\d)"/.exec(html)?.[1] ?? '');
   const config = JSON.parse(/<script type="application\/json" id="qr-config">([^<]*)<\/script>/.exec(html)?.[1] ?? '{}') as {
     statusUrl: string;
   };
@@ -30,8 +34,10 @@ async function status(page: QrPage): Promise<{ status: string; redirectTo?: stri
   return (await res.json()) as { status: string; redirectTo?: string };
 }
 
+/** Answer on the phone; an approval picks the QR page's number unless `match` is given. */
 function answer(payload: string, fields: Record<string, string>): Promise<Response> {
-  return fetch(payload, { method: 'POST', body: new URLSearchParams(fields), redirect: 'manual' });
+  const body = fields['decision'] === 'approve' && fields['match'] === undefined ? { ...fields, match: matchCodes.get(payload) ?? '' } : fields;
+  return fetch(payload, { method: 'POST', body: new URLSearchParams(body), redirect: 'manual' });
 }
 
 describe('the QR page and the simulated mobile app', () => {
@@ -61,7 +67,7 @@ describe('the QR page and the simulated mobile app', () => {
     expect(html).toContain('<select id="persona" name="persona">');
     for (const p of started.provider.personas) expect(html).toContain(`<option value="${p.id}">${p['profile.name']}</option>`);
     expect(html).toContain('<button type="submit" name="decision" value="approve">Approve</button>');
-    expect(html).toContain('<button type="submit" name="decision" value="deny">Deny</button>');
+    expect(html).toContain('<button type="submit" name="decision" value="deny" formnovalidate>Deny</button>');
   });
 
   it('the QR page waits, then sends the browser back with a code and the state once approved', async () => {

@@ -1,8 +1,31 @@
 import jsQR from 'jsqr';
-import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedProvider } from '../../src/provider/index.js';
 import { authorizeQuery, pkce, startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
+
+/**
+ * Rasterize the QR SVG the way a screen would: the white background, then each `M x y h w v1 h-w z`
+ * run of the dark path, `scale` pixels per module. Anything else in the path fails the test.
+ */
+function rasterize(svg: string, scale: number): { data: Uint8ClampedArray; width: number } {
+  const size = Number(/viewBox="0 0 (\d+) \1"/.exec(svg)?.[1]);
+  expect(size).toBeGreaterThan(21);
+  expect(svg).toContain(`<rect width="${size}" height="${size}" fill="#fff"/>`);
+  const d = /<path fill="#000" d="([^"]*)"/.exec(svg)?.[1] ?? '';
+  const width = size * scale;
+  const data = new Uint8ClampedArray(width * width * 4).fill(255);
+  const runs = [...d.matchAll(/M(\d+) (\d+)h(\d+)v1h-(\d+)z/g)];
+  expect(runs.map((m) => m[0]).join('')).toBe(d);
+  for (const [, x, y, w] of runs) {
+    for (let py = Number(y) * scale; py < (Number(y) + 1) * scale; py++) {
+      for (let px = Number(x) * scale; px < (Number(x) + Number(w)) * scale; px++) {
+        const i = (py * width + px) * 4;
+        data[i] = data[i + 1] = data[i + 2] = 0;
+      }
+    }
+  }
+  return { data, width };
+}
 
 describe('the QR image', () => {
   let started: StartedProvider;
@@ -11,24 +34,34 @@ describe('the QR image', () => {
   });
   afterAll(() => started.close());
 
-  it('decodes to the mobile-app URL of its data-qr-payload, with a white quiet zone, at 320 px or more', async () => {
+  it('is an SVG on its own route that decodes to the mobile-app URL of its data-qr-payload, with a white quiet zone, shown at 320 px', async () => {
     const { challenge } = pkce();
     const html = await (await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`)).text();
     const img = /<img class="qr"[^>]*>/.exec(html)?.[0] ?? '';
+    expect(img).toContain('width="320" height="320"');
     const payload = /data-qr-payload="([^"]+)"/.exec(img)?.[1] ?? '';
-    const dataUrl = /src="data:image\/png;base64,([^"]+)"/.exec(img)?.[1] ?? '';
-    const png = PNG.sync.read(Buffer.from(dataUrl, 'base64'));
-    expect(png.width).toBeGreaterThanOrEqual(200);
-    expect(png.height).toBe(png.width);
-    const decoded = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
-    expect(decoded?.data).toBe(payload);
-    // Quiet zone: the outer 4% of the image is white.
-    const edge = Math.floor(png.width * 0.04);
-    for (const [x, y] of [[edge, edge], [png.width - 1 - edge, edge], [edge, png.height - 1 - edge]] as const) {
-      expect(png.data[(y * png.width + x) * 4]).toBe(255);
+    const src = /src="([^"]+)"/.exec(img)?.[1] ?? '';
+    const res = await fetch(new URL(src, started.baseUrl));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+    expect(res.headers.get('cache-control')).toMatch(/^private, max-age=\d+$/);
+    const svg = await res.text();
+    expect(svg).not.toMatch(/<script|on\w+=/i);
+    const { data, width } = rasterize(svg, 4);
+    expect(jsQR(data, width, width)?.data).toBe(payload);
+    // Quiet zone: four modules of white around the code.
+    const quiet = 4 * 4;
+    for (let i = 0; i < quiet; i++) {
+      expect(data[(i * width + i) * 4]).toBe(255);
+      expect(data[((width - 1 - i) * width + i) * 4]).toBe(255);
     }
 
     const phone = await (await fetch(payload)).text();
     expect(phone).toContain(TEST_CLIENT.name);
+  });
+
+  it('is gone once the request is answered or unknown', async () => {
+    const res = await fetch(`${started.baseUrl}/_provider/qr-image/${'A'.repeat(43)}`);
+    expect(res.status).toBe(404);
   });
 });

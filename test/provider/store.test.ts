@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExpiringStore } from '../../src/provider/store.js';
+import { PendingQuota } from '../../src/provider/pending-quota.js';
 import type { StartedProvider } from '../../src/provider/index.js';
 import { authorizeQuery, manualClock, pkce, startTestProvider } from '../helpers/provider-fixtures.js';
 
@@ -22,29 +23,89 @@ describe('bounded stores', () => {
     clock.advance(2);
     store.set('z', 3, clock.now() + 60_000);
     expect([store.get('x'), store.get('y'), store.get('z')]).toEqual([1, 2, 3]);
+    expect(store.isFull()).toBe(true);
     store.set('w', 4, clock.now() + 60_000);
     expect(store.size).toBe(3);
     expect(store.get('x')).toBeUndefined();
     expect(store.get('w')).toBe(4);
   });
+
+  it('a per-address quota counts live entries only and frees them at expiry or release', () => {
+    const clock = manualClock();
+    const quota = new PendingQuota(clock.now, 2, 100);
+    const t = clock.now() + 10_000;
+    expect(quota.tryAdd('203.0.113.7', t)).toBe(true);
+    expect(quota.tryAdd('203.0.113.7', t + 1)).toBe(true);
+    expect(quota.tryAdd('203.0.113.7', t + 2)).toBe(false);
+    expect(quota.tryAdd('198.51.100.1', t)).toBe(true);
+    quota.release('203.0.113.7', t);
+    expect(quota.count('203.0.113.7')).toBe(1);
+    clock.advance(11);
+    expect(quota.count('203.0.113.7')).toBe(0);
+    expect(quota.tryAdd('203.0.113.7', clock.now() + 10_000)).toBe(true);
+  });
 });
 
-describe('pending QR logins are bounded', () => {
+async function openQr(started: StartedProvider): Promise<{ status: number; payload: string; html: string }> {
+  const { challenge } = pkce();
+  const res = await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`);
+  const html = await res.text();
+  return { status: res.status, payload: /data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '', html };
+}
+
+describe('pending QR logins are bounded without evicting anyone', () => {
+  const clock = manualClock();
   let started: StartedProvider;
   beforeAll(async () => {
-    started = await startTestProvider({ maxPending: 2 });
+    started = await startTestProvider({ maxPending: 2, clock: clock.now });
   });
   afterAll(() => started.close());
 
-  it('the oldest QR page expires when more than maxPending are open, and its phone link says so', async () => {
+  it('when the store is full a newcomer gets a 429 page, and the live QR pages keep working', async () => {
+    const first = await openQr(started);
+    const second = await openQr(started);
+    const third = await openQr(started);
+    expect(third.status).toBe(429);
+    expect(third.html).toContain('data-error-code="too_many_requests"');
+    expect(third.payload).toBe('');
+    expect((await fetch(first.payload)).status).toBe(200);
+    expect((await fetch(second.payload)).status).toBe(200);
+    clock.advance(121);
+    expect((await openQr(started)).status).toBe(200);
+  });
+});
+
+describe('pending QR logins per source address', () => {
+  let started: StartedProvider;
+  beforeAll(async () => {
+    started = await startTestProvider({ maxPending: 100, maxPendingPerAddress: 3 });
+  });
+  afterAll(() => started.close());
+
+  it('an address past its quota gets 429 with Retry-After, and its own earlier pages stay live', async () => {
+    const pages = [await openQr(started), await openQr(started), await openQr(started)];
+    expect(pages.map((p) => p.status)).toEqual([200, 200, 200]);
     const { challenge } = pkce();
-    const payloads: string[] = [];
-    for (let i = 0; i < 3; i += 1) {
-      const html = await (await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`)).text();
-      payloads.push(/data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '');
+    const refused = await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('120');
+    for (const p of pages) expect((await fetch(p.payload)).status).toBe(200);
+  });
+
+  it('Cancel on a QR page gives its place back and returns to the client with access_denied', async () => {
+    const one = await startTestProvider({ maxPendingPerAddress: 1 });
+    try {
+      const page = await openQr(one);
+      expect((await openQr(one)).status).toBe(429);
+      const cancel = /id="cancel" href="([^"]+)"/.exec(page.html)?.[1] ?? '';
+      const res = await fetch(new URL(cancel, one.baseUrl), { redirect: 'manual' });
+      expect(res.status).toBe(303);
+      const back = new URL(res.headers.get('location') ?? '');
+      expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', state: 'state-123' });
+      expect((await fetch(page.payload)).status).toBe(410);
+      expect((await openQr(one)).status).toBe(200);
+    } finally {
+      await one.close();
     }
-    expect((await fetch(payloads[0]!)).status).toBe(410);
-    expect((await fetch(payloads[1]!)).status).toBe(200);
-    expect((await fetch(payloads[2]!)).status).toBe(200);
   });
 });

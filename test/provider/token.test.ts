@@ -55,7 +55,7 @@ describe('token endpoint: success', () => {
     expect(body.expires_in).toBe(600);
   });
 
-  it('signs the ID token RS256 with a published kid and the claims iss, pairwise sub, aud, nonce, exp, iat, at_hash', async () => {
+  it('signs the ID token RS256 with a published kid and the claims iss, pairwise sub, aud, nonce, exp, iat, auth_time, at_hash', async () => {
     const { code, verifier } = await freshCode();
     const body = (await (await postToken(base, tokenBody(code, verifier))).json()) as { id_token: string; access_token: string };
     const header = decodeProtectedHeader(body.id_token);
@@ -74,6 +74,7 @@ describe('token endpoint: success', () => {
       nonce: 'nonce-456',
       exp: iat + 600,
       iat,
+      auth_time: iat,
       at_hash: createHash('sha256').update(body.access_token).digest().subarray(0, 16).toString('base64url'),
     });
   });

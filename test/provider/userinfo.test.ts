@@ -43,8 +43,11 @@ async function expectInvalidToken(res: Response): Promise<void> {
 const privateKey = () => createPrivateKey(testKeyPair('rp').privateKeyPem);
 
 describe('userinfo: the bearer token', () => {
-  it('says invalid_token with 401 when the Authorization header is missing', async () => {
-    await expectInvalidToken(await userinfo());
+  it('answers a request with no credentials with a bare Bearer challenge and no error code (RFC 6750 3.1)', async () => {
+    const res = await userinfo();
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await res.text()).toBe('');
   });
 
   it('says invalid_token for an unknown token', async () => {
@@ -56,7 +59,9 @@ describe('userinfo: the bearer token', () => {
   });
 
   it('does not take the token from the query string', async () => {
-    await expectInvalidToken(await userinfo({}, `?access_token=${await accessToken()}`));
+    const res = await userinfo({}, `?access_token=${await accessToken()}`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
   });
 
   it('says invalid_token once the access token has expired', async () => {

@@ -39,6 +39,24 @@ const STYLE = `
   select { font: inherit; padding: .4rem; width: 100%; }
   .actions { display: flex; gap: .75rem; margin-top: 1rem; }
   ul { padding-left: 1.25rem; }
+  .match { font-size: 1.05rem; }
+  .match strong { font-size: 1.6rem; letter-spacing: .1em; font-family: ui-monospace, monospace; }
+  .choices { display: flex; gap: .75rem; margin: .5rem 0 1rem; border: 0; padding: 0; }
+  .choices label { flex: 1; text-align: center; border: 1px solid #1d2433; border-radius: 8px; padding: .6rem 0;
+                   font-size: 1.4rem; font-family: ui-monospace, monospace; cursor: pointer; }
+  .choices input { margin-right: .3rem; }
+  .context { background: #f2f4f7; border-radius: 8px; padding: .5rem .75rem; font-size: .9rem; }
+  .context dt { font-weight: 600; }
+  .context dd { margin: 0 0 .35rem; }
+  /* A real phone-sized screen: the page fills it; the drawn phone frame is for desktop viewing only. */
+  @media (max-width: 480px) {
+    main, main.phone { max-width: none; margin: 0; border: 0; border-radius: 0; box-shadow: none; min-height: 100vh;
+                       padding: 1rem; box-sizing: border-box; }
+    .qr { width: 240px; height: 240px; }
+    .app-link-row .muted { display: none; }
+    a.app-link { display: block; text-align: center; background: #1a5fd0; color: #fff; text-decoration: none;
+                 padding: .8rem 1.2rem; border-radius: 8px; font-weight: 600; }
+  }
   .banner { background: #fff6d6; border: 1px solid #e8cf6a; border-radius: 8px; padding: .5rem .75rem; font-size: .85rem; }
 `;
 
@@ -72,7 +90,7 @@ export function sendHtml(res: Response, status: number, html: string, nonce?: st
     'Content-Type': 'text/html; charset=utf-8',
     'Cache-Control': 'no-store',
     'Content-Security-Policy':
-      "default-src 'none'; img-src data:; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; " +
+      "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; " +
       `frame-ancestors 'none'; base-uri 'none'${nonce ? `; script-src 'nonce-${nonce}'` : ''}`,
     'X-Frame-Options': 'DENY',
     'X-Content-Type-Options': 'nosniff',

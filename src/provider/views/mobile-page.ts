@@ -19,6 +19,20 @@ export interface MobilePageModel {
   scopes: readonly string[];
   personas: readonly Persona[];
   actionUrl: string;
+  /** The browser that started the login, e.g. "Chrome on Windows". */
+  device: string;
+  /** Its source address. */
+  address: string;
+  /** Seconds since its QR page was shown. */
+  secondsAgo: number;
+  /** Three two-digit numbers; one is on the QR page. */
+  matchChoices: readonly string[];
+}
+
+function ago(seconds: number): string {
+  if (seconds < 5) return 'just now';
+  if (seconds < 90) return `${seconds} seconds ago`;
+  return `${Math.round(seconds / 60)} minutes ago`;
 }
 
 /** The approval page. */
@@ -29,22 +43,49 @@ export function renderMobilePage(model: MobilePageModel): string {
   const options = model.personas
     .map((p) => `<option value="${escapeHtml(p.id)}">${escapeHtml(p['profile.name'])}</option>`)
     .join('\n');
+  const choices = model.matchChoices
+    .map(
+      (c, i) =>
+        `<label><input type="radio" name="match" value="${escapeHtml(c)}"${i === 0 ? ' required' : ''}>${escapeHtml(c)}</label>`,
+    )
+    .join('\n');
   const body = `<h1>${escapeHtml(model.clientName)} wants you to sign in</h1>
+<dl class="context" id="login-context">
+<dt>Sign-in started on</dt><dd id="context-device">${escapeHtml(model.device)}</dd>
+<dt>From the address</dt><dd id="context-address">${escapeHtml(model.address)}</dd>
+<dt>QR code shown</dt><dd id="context-age">${escapeHtml(ago(model.secondsAgo))}</dd>
+</dl>
+<p class="muted">If this is not the screen in front of you, someone else is trying to sign in as you: press Deny.</p>
 <p>It will receive:</p>
 <ul id="requested-attributes">
 ${items}
 </ul>
 <form method="post" action="${escapeHtml(model.actionUrl)}">
+<p id="match-prompt">Pick the number shown on the screen where you scanned the code:</p>
+<fieldset class="choices" aria-labelledby="match-prompt">
+${choices}
+</fieldset>
 <label for="persona">Sign in as</label>
 <select id="persona" name="persona">
 ${options}
 </select>
 <div class="actions">
 <button type="submit" name="decision" value="approve">Approve</button>
-<button type="submit" name="decision" value="deny">Deny</button>
+<button type="submit" name="decision" value="deny" formnovalidate>Deny</button>
 </div>
 </form>`;
   return renderPage({ title: `Sign in to ${model.clientName}`, body, phone: true });
+}
+
+/** The page after a wrong number was picked. */
+export function renderMobileMismatch(): string {
+  return renderPage({
+    title: 'Sign-in stopped',
+    phone: true,
+    body: `<h1>Sign-in stopped</h1>
+<p id="outcome" data-outcome="mismatch" data-error-code="number_mismatch">That number is not the one on the sign-in screen, so this sign-in was stopped and nothing was shared.</p>
+<p>If you scanned a code someone sent you or showed you, it was someone else's sign-in: do not scan it again.</p>`,
+  });
 }
 
 /** The page after a decision. */

@@ -1,18 +1,24 @@
 /**
- * The QR page: the code to scan, the same URL as a "can't scan?" link, and a small script that
- * polls the decision and then sends the browser back to the client.
+ * The QR page: the code to scan (an SVG image served on its own route), the number the phone
+ * must match, the same URL as an "open the identity app" link (the primary button on a phone-sized
+ * screen), a Cancel link back to the client, and a small script that polls the decision and then
+ * sends the browser back to the client.
  */
 import { escapeHtml, jsonForScript, renderPage } from './html.js';
 
 /** What the QR page shows and polls. */
 export interface QrPageModel {
   clientName: string;
-  /** PNG data URL of the QR code. */
-  qrDataUrl: string;
-  /** Pixel size of the QR image (square). */
+  /** Same-origin URL of the QR code's SVG image. */
+  qrImageUrl: string;
+  /** CSS pixel size of the QR image (square). */
   qrSize: number;
   /** The mobile-app URL the QR encodes. */
   mobileUrl: string;
+  /** The two-digit number the person must pick on the phone. */
+  matchCode: string;
+  /** Cancel: ends the request and returns to the client with access_denied (same-origin path). */
+  cancelUrl: string;
   /** JSON status endpoint of this request (same-origin path). */
   statusUrl: string;
   /** Same decision, for browsers without scripts: redirects when decided (same-origin path). */
@@ -26,9 +32,9 @@ export interface QrPageModel {
 const POLL_SCRIPT = `
 (function () {
   var cfg = JSON.parse(document.getElementById('qr-config').textContent);
-  function expired() {
+  function show(id) {
     document.getElementById('waiting').hidden = true;
-    document.getElementById('expired').hidden = false;
+    document.getElementById(id).hidden = false;
   }
   function poll() {
     fetch(cfg.statusUrl, { cache: 'no-store', credentials: 'omit' })
@@ -38,7 +44,9 @@ const POLL_SCRIPT = `
           document.getElementById('status').textContent = s.status === 'approved' ? 'Approved. Signing you in…' : 'Declined. Returning…';
           window.location.replace(s.redirectTo);
         } else if (s.status === 'expired') {
-          expired();
+          show('expired');
+        } else if (s.status === 'mismatch') {
+          show('mismatch');
         } else {
           setTimeout(poll, cfg.pollIntervalMs);
         }
@@ -55,11 +63,18 @@ export function renderQrPage(model: QrPageModel, nonce: string): string {
   const body = `<h1>Sign in to ${escapeHtml(model.clientName)}</h1>
 <div id="waiting">
 <p>Scan this QR code with the identity app on your phone.</p>
-<img class="qr" id="qr" src="${escapeHtml(model.qrDataUrl)}" width="${model.qrSize}" height="${model.qrSize}"
+<img class="qr" id="qr" src="${escapeHtml(model.qrImageUrl)}" width="${model.qrSize}" height="${model.qrSize}"
  alt="QR code to sign in with the identity app" data-qr-payload="${escapeHtml(model.mobileUrl)}">
-<p class="muted">Can't scan? <a id="cant-scan" href="${escapeHtml(model.mobileUrl)}" target="_blank" rel="noopener noreferrer">Open the identity app link</a> on this device.</p>
+<p class="match">When the app asks, pick this number: <strong id="match-code" data-match-code="${escapeHtml(model.matchCode)}">${escapeHtml(model.matchCode)}</strong></p>
+<p class="app-link-row"><span class="muted">Can't scan? </span><a id="cant-scan" class="app-link" href="${escapeHtml(model.mobileUrl)}" target="_blank" rel="noopener noreferrer">Open the identity app</a><span class="muted"> on this device.</span></p>
 <p id="status" class="muted" role="status">Waiting for approval in the app. This code expires in about ${minutes} minute${minutes === 1 ? '' : 's'}.</p>
 <noscript><p><a href="${escapeHtml(model.continueUrl)}">I have answered in the app: continue</a></p></noscript>
+<p><a id="cancel" href="${escapeHtml(model.cancelUrl)}">Cancel</a> <span class="muted">and go back to ${escapeHtml(model.clientName)}</span></p>
+</div>
+<div id="mismatch" hidden>
+<p data-error-code="number_mismatch"><strong>The number picked on the phone did not match.</strong> This sign-in was stopped and nothing was shared.
+If you did not scan this code yourself, someone may have tried to sign in as you.</p>
+<p><a id="start-again-mismatch" href="${escapeHtml(model.authorizeUrl)}">Start again</a></p>
 </div>
 <div id="expired" hidden>
 <p><strong>This QR code has expired.</strong> Nothing was shared.</p>

@@ -1,0 +1,62 @@
+/**
+ * How many live pending authorizations each source address holds. A flood from one address is
+ * refused at its own quota instead of pushing other people's QR logins out of the store.
+ */
+import type { Clock } from '../clock.js';
+
+/** Per-address counts of live entries, each remembered until its expiry. */
+export class PendingQuota {
+  /** Address → expiry times (ms) of its live entries. */
+  private readonly byAddress = new Map<string, number[]>();
+
+  constructor(
+    private readonly clock: Clock,
+    /** Most live entries per address. */
+    readonly perAddress: number,
+    /** Number of addresses past which a full sweep of expired entries runs. */
+    private readonly sweepAbove: number,
+  ) {}
+
+  /** Live entries of `address`. */
+  count(address: string): number {
+    return this.live(address).length;
+  }
+
+  /** Record one more entry for `address` if under its quota; false when the quota is used up. */
+  tryAdd(address: string, expiresAt: number): boolean {
+    const live = this.live(address);
+    if (live.length >= this.perAddress) return false;
+    live.push(expiresAt);
+    this.byAddress.set(address, live);
+    if (this.byAddress.size > this.sweepAbove) this.sweep();
+    return true;
+  }
+
+  /** Give back one entry of `address` that ends early (cancelled), the one expiring at `expiresAt`. */
+  release(address: string, expiresAt: number): void {
+    const live = this.byAddress.get(address);
+    if (!live) return;
+    const i = live.indexOf(expiresAt);
+    if (i !== -1) live.splice(i, 1);
+    if (live.length === 0) this.byAddress.delete(address);
+  }
+
+  /** Forget everything. */
+  clear(): void {
+    this.byAddress.clear();
+  }
+
+  private live(address: string): number[] {
+    const now = this.clock();
+    const all = this.byAddress.get(address);
+    if (!all) return [];
+    const live = all.filter((t) => t > now);
+    if (live.length === 0) this.byAddress.delete(address);
+    else if (live.length !== all.length) this.byAddress.set(address, live);
+    return live;
+  }
+
+  private sweep(): void {
+    for (const address of [...this.byAddress.keys()]) this.live(address);
+  }
+}

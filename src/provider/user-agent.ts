@@ -1,0 +1,38 @@
+/**
+ * A rough description of the device that started a login ("Chrome on Windows"), from its
+ * User-Agent header, for the phone page: enough for a person to notice that the browser
+ * asking to be signed in is not hers. Never used for any decision.
+ */
+
+const BROWSERS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\bEdg(?:e|A|iOS)?\//, 'Edge'],
+  [/\b(?:OPR|Opera)\//, 'Opera'],
+  [/\bSamsungBrowser\//, 'Samsung Internet'],
+  [/\b(?:Firefox|FxiOS)\//, 'Firefox'],
+  [/\b(?:Chrome|CriOS|Chromium)\//, 'Chrome'],
+  [/\bVersion\/[\d.]+.*\bSafari\//, 'Safari'],
+  [/\bcurl\//, 'curl'],
+];
+
+const SYSTEMS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/\b(?:iPhone|iPad|iPod)\b/, 'iOS'],
+  [/\bAndroid\b/, 'Android'],
+  [/\bCrOS\b/, 'ChromeOS'],
+  [/\bWindows\b/, 'Windows'],
+  [/\bMac OS X\b|\bMacintosh\b/, 'macOS'],
+  [/\bLinux\b/, 'Linux'],
+];
+
+/** "Browser on system", with "an unknown browser" / "an unknown system" for what is not recognized. */
+export function describeUserAgent(userAgent: string | undefined): string {
+  const ua = (userAgent ?? '').slice(0, 512);
+  const browser = BROWSERS.find(([re]) => re.test(ua))?.[1] ?? 'an unknown browser';
+  const system = SYSTEMS.find(([re]) => re.test(ua))?.[1] ?? 'an unknown system';
+  return `${browser} on ${system}`;
+}
+
+/** The peer address of a request's socket, IPv4-mapped IPv6 shown as IPv4. */
+export function sourceAddress(remoteAddress: string | undefined): string {
+  const address = remoteAddress ?? 'unknown';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
