@@ -1,0 +1,206 @@
+/**
+ * `npm run load:provider`: the provider's CPU time per complete login (authorize → token →
+ * userinfo) and logins per second, beside the floor (a bare node:http service doing the same
+ * cryptography with no checks), each server in its own process. Three servers:
+ *
+ * - floor: authorize redirects with a code, token signs an RS256 ID token, userinfo encrypts.
+ * - provider (auto-approve): our provider with `autoApprove`.
+ * - provider (QR + phone): the interactive login: QR page, QR image, phone page, number match and
+ *   approval, status poll, token, userinfo.
+ *
+ * Then the cost of one interactive authorize (the QR page) beside a trivial request (the
+ * discovery document) on the same provider. Rounds are interleaved so a burst of load elsewhere
+ * hits all alike; each figure is the median round. LOAD_LOGINS (default 300 per round),
+ * LOAD_ROUNDS (default 5), LOAD_CONCURRENCY (default 4).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { positiveInt } from './env.js';
+
+const LOGINS = positiveInt('LOAD_LOGINS', 300);
+const ROUNDS = positiveInt('LOAD_ROUNDS', 5);
+const CONCURRENCY = positiveInt('LOAD_CONCURRENCY', 4);
+const CLIENT = { clientId: 'load-client', clientSecret: 'load-client-secret-0123456789', redirectUri: 'http://127.0.0.1:9/callback' };
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+function call(port: number, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (data += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+class Server {
+  private constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+    readonly port: number,
+  ) {}
+
+  static async start(name: string, mode: string, publicKeyPem: string): Promise<Server> {
+    const child = fork(join(__dirname, 'load-provider-server.ts'), [], { execArgv: ['--import', 'tsx'] });
+    const port = await new Promise<number>((resolve) => {
+      child.on('message', (m: { type: string; port?: number }) => {
+        if (m.type === 'ready') resolve(m.port!);
+      });
+      child.send({ type: 'start', start: { mode, publicKeyPem, ...CLIENT } });
+    });
+    return new Server(name, child, port);
+  }
+
+  cpu(): Promise<number> {
+    return new Promise((resolve) => {
+      const onMessage = (m: { type: string; micros?: number }): void => {
+        if (m.type !== 'cpu') return;
+        this.child.off('message', onMessage);
+        resolve(m.micros!);
+      };
+      this.child.on('message', onMessage);
+      this.child.send({ type: 'cpu' });
+    });
+  }
+}
+
+const AUTHORIZE = `/v2/oauth/authorize?${new URLSearchParams({
+  response_type: 'code',
+  client_id: CLIENT.clientId,
+  redirect_uri: CLIENT.redirectUri,
+  scope: 'openid profile.name profile.nric_number profile.passport_expiry_date',
+  state: 'load-state',
+  nonce: 'load-nonce',
+  code_challenge: CHALLENGE,
+  code_challenge_method: 'S256',
+}).toString()}`;
+
+function expect(ok: boolean, what: string): void {
+  if (!ok) throw new Error(`load:provider: ${what}`);
+}
+
+/** Token and userinfo for a redirect carrying a code. */
+async function redeem(port: number, location: string): Promise<void> {
+  const code = new URL(location).searchParams.get('code') ?? '';
+  const token = await call(
+    port,
+    'POST',
+    '/v2/oauth/token',
+    new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirectUri, code_verifier: VERIFIER, client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret }).toString(),
+    { 'content-type': 'application/x-www-form-urlencoded' },
+  );
+  expect(token.status === 200, `token answered ${token.status}`);
+  const { access_token } = JSON.parse(token.body) as { access_token: string };
+  const userinfo = await call(port, 'GET', '/v2/oauth/userinfo', undefined, { authorization: `Bearer ${access_token}` });
+  expect(userinfo.status === 200, `userinfo answered ${userinfo.status}`);
+}
+
+async function autoLogin(port: number): Promise<void> {
+  const a = await call(port, 'GET', AUTHORIZE);
+  expect(a.status === 302, `authorize answered ${a.status}`);
+  await redeem(port, String(a.headers['location']));
+}
+
+async function interactiveLogin(port: number): Promise<void> {
+  const page = await call(port, 'GET', AUTHORIZE, undefined, { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0 Safari/537.36' });
+  expect(page.status === 200, `authorize answered ${page.status}`);
+  const phoneUrl = new URL(/data-qr-payload="([^"]+)"/.exec(page.body)?.[1] ?? '');
+  const image = /<img class="qr"[^>]*src="([^"]+)"/.exec(page.body)?.[1] ?? '';
+  const match = /data-match-code="(\d\d)"/.exec(page.body)?.[1] ?? '';
+  const statusUrl = (JSON.parse(/id="qr-config">([^<]*)</.exec(page.body)?.[1] ?? '{}') as { statusUrl: string }).statusUrl;
+  expect((await call(port, 'GET', image)).status === 200, 'QR image');
+  expect((await call(port, 'GET', phoneUrl.pathname)).status === 200, 'phone page');
+  const approve = await call(port, 'POST', phoneUrl.pathname, new URLSearchParams({ decision: 'approve', persona: 'ada', match }).toString(), {
+    'content-type': 'application/x-www-form-urlencoded',
+  });
+  expect(approve.status === 200, `approve answered ${approve.status}`);
+  const status = JSON.parse((await call(port, 'GET', statusUrl)).body) as { redirectTo: string };
+  await redeem(port, status.redirectTo);
+}
+
+async function run(server: Server, n: number, one: (port: number) => Promise<void>): Promise<{ cpuMs: number; perSecond: number }> {
+  const before = await server.cpu();
+  const started = process.hrtime.bigint();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) {
+        next += 1;
+        await one(server.port);
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = (await server.cpu()) - before;
+  return { cpuMs: cpu / 1000 / n, perSecond: n / seconds };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const publicKeyPem = publicKey.export({ format: 'pem', type: 'spki' }).toString();
+  const floor = await Server.start('floor', 'floor', publicKeyPem);
+  const auto = await Server.start('provider, auto-approve', 'provider-auto', publicKeyPem);
+  const qr = await Server.start('provider, QR + phone', 'provider-interactive', publicKeyPem);
+  const scenarios = [
+    { server: floor, one: autoLogin, cpu: [] as number[], rate: [] as number[] },
+    { server: auto, one: autoLogin, cpu: [] as number[], rate: [] as number[] },
+    { server: qr, one: interactiveLogin, cpu: [] as number[], rate: [] as number[] },
+  ];
+  for (const s of scenarios) await run(s.server, Math.min(100, LOGINS), s.one); // warm-up
+  const authorizeCpu: number[] = [];
+  const trivialCpu: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const s of scenarios) {
+      const r = await run(s.server, LOGINS, s.one);
+      s.cpu.push(r.cpuMs);
+      s.rate.push(r.perSecond);
+    }
+    authorizeCpu.push(
+      (await run(qr, LOGINS, async (port) => {
+        expect((await call(port, 'GET', AUTHORIZE)).status === 200, 'authorize');
+      })).cpuMs,
+    );
+    trivialCpu.push(
+      (await run(qr, LOGINS, async (port) => {
+        expect((await call(port, 'GET', '/v2/.well-known/openid-configuration')).status === 200, 'discovery');
+      })).cpuMs,
+    );
+  }
+  const floorCpu = median(scenarios[0]!.cpu);
+  console.log(`load:provider: ${ROUNDS} rounds of ${LOGINS} logins, concurrency ${CONCURRENCY}; median round`);
+  for (const s of scenarios) {
+    const cpu = median(s.cpu);
+    console.log(
+      `  ${s.server.name.padEnd(24)} ${cpu.toFixed(3)} ms CPU/login  ${(cpu / floorCpu).toFixed(2)}x floor  ${median(s.rate).toFixed(0)} logins/s`,
+    );
+  }
+  const a = median(authorizeCpu);
+  const t = median(trivialCpu);
+  console.log(`  interactive authorize (QR page) ${(a * 1000).toFixed(0)} µs CPU; trivial request (discovery) ${(t * 1000).toFixed(0)} µs CPU: ${(a / t).toFixed(2)}x`);
+  for (const s of scenarios) s.server.child.kill();
+  agent.destroy();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
