@@ -18,7 +18,8 @@ import type { ProviderContext, ProviderRoute } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import { queryOf, singleParam } from './http.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
-import type { PendingAuthorization } from './store.js';
+import type { LoginOverrides, PendingAuthorization } from './store.js';
+import type { Persona } from './types.js';
 import { describeUserAgent, sourceAddress } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
 import { escapeHtml, renderPage, scriptNonce, sendHtml } from './views/html.js';
@@ -217,7 +218,8 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
     );
     return;
   }
-  const result = validateAuthorizeQuery(ctx, queryOf(req));
+  const params = queryOf(req);
+  const result = validateAuthorizeQuery(ctx, params);
   if (!result.ok) {
     ctx.log('authorize', `refused: ${result.code}`);
     sendHtml(res, 400, renderErrorPage(result.code, result.message));
@@ -233,11 +235,24 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
     return;
   }
 
+  const scripted = ctx.scripted.take(request.clientId);
+  if (scripted !== undefined) {
+    answerAtOnce(ctx, res, request, scripted.deny ? undefined : scripted.persona, scripted.overrides, 'scripted');
+    return;
+  }
   if (config.autoApprove) {
-    const code = issueCode(ctx, request, config.autoApprove);
-    ctx.log('authorize', `auto-approved for client ${request.clientId}`);
-    res.set('Cache-Control', 'no-store');
-    res.redirect(302, callbackUrl(request.redirectUri, { code, state: request.state }));
+    const hint = singleParam(params, 'login_hint', 128);
+    const persona = hint.ok && hint.value !== undefined ? ctx.personas.get(hint.value) : config.autoApprove;
+    if (persona === undefined) {
+      ctx.log('authorize', 'refused: unknown login_hint');
+      sendHtml(
+        res,
+        400,
+        renderErrorPage('invalid_request', `The login_hint names no known person. Known ids: ${ctx.personas.map((p) => p.id).join(', ')}.`),
+      );
+      return;
+    }
+    answerAtOnce(ctx, res, request, persona, undefined, 'auto-approved');
     return;
   }
 
@@ -312,6 +327,26 @@ function matchChoices(code: string): string[] {
     [list[i], list[j]] = [list[j]!, list[i]!];
   }
   return list;
+}
+
+/** Redirects back at once: with a code for `persona`, or `error=access_denied` when there is none. */
+function answerAtOnce(
+  ctx: ProviderContext,
+  res: Response,
+  request: ValidRequest,
+  persona: Persona | undefined,
+  overrides: LoginOverrides | undefined,
+  how: string,
+): void {
+  res.set('Cache-Control', 'no-store');
+  if (persona === undefined) {
+    ctx.log('authorize', `${how}: denied for client ${request.clientId}`);
+    res.redirect(302, callbackUrl(request.redirectUri, { error: 'access_denied', error_description: 'The person declined.', state: request.state }));
+    return;
+  }
+  const code = issueCode(ctx, request, persona, overrides);
+  ctx.log('authorize', `${how} for client ${request.clientId}`);
+  res.redirect(302, callbackUrl(request.redirectUri, { code, state: request.state }));
 }
 
 function pollIdOf(req: Request): string {

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { resolveConfig } from './config.js';
+import { checkPersonas, resolveConfig } from './config.js';
 import { startProvider, type StartedProvider, type StartProviderOptions } from './index.js';
 import { DEFAULT_PERSONAS } from './personas.js';
 import type { Persona, ProviderClient } from './types.js';
@@ -47,6 +47,8 @@ Options:
   --fault-control           Serve POST/GET/DELETE /_provider/faults, to make the provider
                             misbehave on purpose from tests (latency, 500/503, resets, bad
                             bodies, bad ID tokens). Anyone who can reach the port can use it.
+  --personas FILE           JSON file of the people to sign in as (an array of { "id",
+                            "profile.name", "profile.nric_number", "profile.passport_expiry_date" })
   --list-personas           Print the people you can sign in as, then exit
   --help                    Print this help, then exit
 
@@ -60,6 +62,7 @@ interface ParsedArgs {
   host: string;
   baseUrl?: string;
   clientsFile?: string;
+  personasFile?: string;
   autoApprove?: boolean | string;
   signingKeyFile?: string;
   log: boolean;
@@ -122,6 +125,11 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
       case '--clients': {
         const v = take();
         if (v !== undefined) out.clientsFile = v;
+        break;
+      }
+      case '--personas': {
+        const v = take();
+        if (v !== undefined) out.personasFile = v;
         break;
       }
       case '--signing-key': {
@@ -219,6 +227,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     return { exitCode: 0 };
   }
   const fromFile = args.clientsFile !== undefined ? readClientsFile(args.clientsFile, mistakes) : {};
+  if (args.personasFile !== undefined) {
+    if (fromFile.personas !== undefined) mistakes.push('--personas and a "personas" list in the clients file: give the people once');
+    else {
+      const checked = checkPersonas(resolve(args.personasFile), mistakes);
+      if (checked.length > 0) fromFile.personas = [...checked];
+    }
+  }
   if (args.listPersonas && mistakes.length === 0) {
     io.stdout(personaTable(fromFile.personas ?? DEFAULT_PERSONAS));
     return { exitCode: 0 };

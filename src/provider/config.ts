@@ -4,9 +4,11 @@
  */
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
 import { importRsaPrivateKey, importRsaPublicKey } from '../keys.js';
 import { DEFAULT_PERSONAS, isIsoDate, isValidNric } from './personas.js';
+import { movableClock, type MovableClock } from './testing/movable-clock.js';
 import type { Persona, ProviderOptions } from './types.js';
 
 /** Default lifetimes, in seconds. */
@@ -18,13 +20,59 @@ export const DEFAULT_MAX_PENDING_PER_ADDRESS = 20;
 /** Longest accepted lifetime, in seconds (one day). */
 const MAX_TTL = 86_400;
 
+/** One of a client's public keys, with its key id. */
+export interface ClientKey {
+  /** The key id: the one given, or the RFC 7638 thumbprint of the key. */
+  kid: string;
+  key: KeyObject;
+}
+
 /** A registered client, ready for use. */
 export interface ResolvedClient {
   clientId: string;
   clientSecret: string;
   redirectUris: ReadonlySet<string>;
-  publicKey: KeyObject;
+  /** The client's public keys, oldest first; userinfo is encrypted to the last (newest). Replaced by `setClientKeys`. */
+  publicKeys: readonly ClientKey[];
   name: string;
+}
+
+/** The RFC 7638 thumbprint (SHA-256, base64url) of an RSA public key. */
+export function rsaThumbprint(key: KeyObject): string {
+  const { e, n } = key.export({ format: 'jwk' });
+  return createHash('sha256').update(JSON.stringify({ e, kty: 'RSA', n })).digest('base64url');
+}
+
+/**
+ * Checks one client's keys: a PEM, a JWK (its `kid` kept), or `{ key, kid }`. Adds one mistake
+ * per bad key, naming it by `where`.
+ */
+export function resolveClientKeys(values: readonly unknown[], where: string, mistakes: string[], single = false): ClientKey[] {
+  const keys: ClientKey[] = [];
+  const kids = new Set<string>();
+  values.forEach((value, i) => {
+    const at = single ? where : `${where}[${i}]`;
+    const wrapped = isRecord(value) && 'key' in value;
+    const material = wrapped ? (value as { key: unknown }).key : value;
+    const givenKid: unknown = wrapped ? (value as { kid?: unknown }).kid : isRecord(value) ? value['kid'] : undefined;
+    if (givenKid !== undefined && (typeof givenKid !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(givenKid))) {
+      mistakes.push(`${at}.kid must be 1 to 128 visible ASCII characters when given`);
+      return;
+    }
+    try {
+      const key = importRsaPublicKey(material as string | { kty?: unknown }, wrapped ? `${at}.key` : at);
+      const kid = typeof givenKid === 'string' ? givenKid : rsaThumbprint(key);
+      if (kids.has(kid)) {
+        mistakes.push(`${at} has the kid "${kid}" of another key of the same client`);
+        return;
+      }
+      kids.add(kid);
+      keys.push({ kid, key });
+    } catch (err) {
+      mistakes.push(err instanceof Error ? err.message : `${at} is not a usable RSA public key`);
+    }
+  });
+  return keys;
 }
 
 /** The provider's configuration after validation. */
@@ -38,6 +86,8 @@ export interface ResolvedConfig {
   signingKey: KeyObject | undefined;
   subjectSecret: Buffer;
   clock: Clock;
+  /** The same clock, with the control that moves it forward (`provider.advanceClock`). */
+  movableClock: MovableClock;
   maxPending: number;
   maxPendingPerAddress: number;
   maxCodes: number;
@@ -51,7 +101,7 @@ const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
   'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
 ]);
-const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'name']);
+const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name']);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
 
 /** True for `localhost`, `127.0.0.0/8` and `[::1]`. */
@@ -133,7 +183,7 @@ function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedC
       return;
     }
     unknownKeys(raw, CLIENT_KEYS, where, mistakes);
-    const { clientId, clientSecret, redirectUris, publicKey, name } = raw;
+    const { clientId, clientSecret, redirectUris, publicKey, publicKeys, name } = raw;
     let ok = true;
     if (typeof clientId !== 'string' || !/^[\x21-\x7e]{1,256}$/.test(clientId)) {
       mistakes.push(`${where}.clientId must be 1 to 256 visible ASCII characters`);
@@ -156,23 +206,31 @@ function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedC
         else ok = false;
       });
     }
-    let key: KeyObject | undefined;
-    try {
-      key = importRsaPublicKey(publicKey as string | { kty?: unknown }, `${where}.publicKey`);
-    } catch (err) {
-      mistakes.push(err instanceof Error ? err.message : `${where}.publicKey is not a usable RSA public key`);
+    let keys: ClientKey[] = [];
+    if ((publicKey === undefined) === (publicKeys === undefined)) {
+      mistakes.push(`${where} must have exactly one of publicKey (one key) and publicKeys (a non-empty array, newest last)`);
       ok = false;
+    } else if (publicKeys !== undefined && (!Array.isArray(publicKeys) || publicKeys.length === 0)) {
+      mistakes.push(`${where}.publicKeys must be a non-empty array of PEM strings, JWKs or { key, kid }, newest last`);
+      ok = false;
+    } else {
+      const before = mistakes.length;
+      keys =
+        publicKeys !== undefined
+          ? resolveClientKeys(publicKeys as unknown[], `${where}.publicKeys`, mistakes)
+          : resolveClientKeys([publicKey], `${where}.publicKey`, mistakes, true);
+      if (mistakes.length > before) ok = false;
     }
     if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 100)) {
       mistakes.push(`${where}.name must be a string of 1 to 100 characters when given`);
       ok = false;
     }
-    if (ok && key && typeof clientId === 'string' && typeof clientSecret === 'string') {
+    if (ok && keys.length > 0 && typeof clientId === 'string' && typeof clientSecret === 'string') {
       clients.set(clientId, {
         clientId,
         clientSecret,
         redirectUris: uris,
-        publicKey: key,
+        publicKeys: keys,
         name: typeof name === 'string' ? name : clientId,
       });
     }
@@ -180,8 +238,23 @@ function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedC
   return clients;
 }
 
-function checkPersonas(value: unknown, mistakes: string[]): readonly Persona[] {
+/**
+ * Checks personas: an array of persona objects, or the path of a JSON file holding one. Adds one
+ * mistake per problem, naming the field (`personas[2]["profile.nric_number"] …`).
+ */
+export function checkPersonas(value: unknown, mistakes: string[]): readonly Persona[] {
   if (value === undefined) return DEFAULT_PERSONAS;
+  if (typeof value === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(value, 'utf8'));
+    } catch (err) {
+      const why = err instanceof SyntaxError ? 'is not valid JSON' : 'cannot be read';
+      mistakes.push(`personas file "${value}" ${why}: give a JSON array of { id, "profile.name", "profile.nric_number", "profile.passport_expiry_date" }`);
+      return [];
+    }
+    return checkPersonas(parsed, mistakes);
+  }
   if (!Array.isArray(value) || value.length === 0) {
     mistakes.push('personas must be a non-empty array when given');
     return [];
@@ -312,8 +385,9 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     } else subjectSecret = Buffer.from(secret, 'utf8');
   }
 
-  const clock = raw['clock'] ?? systemClock;
-  if (typeof clock !== 'function') mistakes.push('clock must be a function returning ms since the epoch');
+  const baseClock = raw['clock'] ?? systemClock;
+  if (typeof baseClock !== 'function') mistakes.push('clock must be a function returning ms since the epoch');
+  const clock = movableClock(baseClock as Clock);
 
   let log: ((line: string) => void) | undefined;
   const logOpt = raw['log'];
@@ -345,7 +419,8 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     ttl,
     signingKey,
     subjectSecret,
-    clock: clock as Clock,
+    clock: clock.now,
+    movableClock: clock,
     maxPending,
     maxPendingPerAddress,
     maxCodes,

@@ -6,6 +6,8 @@ import type { Request, Response } from 'express';
 import type { ResolvedConfig } from './config.js';
 import type { SigningKeys } from './crypto.js';
 import type { ProviderStores } from './store.js';
+import type { ScriptedLogins } from './testing/approve-next.js';
+import type { PersonaDirectory } from './testing/persona-directory.js';
 import type { Persona, ProviderEndpoint } from './types.js';
 
 /** Shared state and helpers of one provider instance. */
@@ -15,6 +17,10 @@ export interface ProviderContext {
   stores: ProviderStores;
   /** Log a line about an endpoint, when logging is on. Never pass secrets, tokens or attribute values. */
   log(endpoint: ProviderEndpoint, message: string): void;
+  /** The people the provider can sign in as (changeable at run time). */
+  personas: PersonaDirectory;
+  /** Answers queued by `approveNext`, taken by the authorization endpoint. */
+  scripted: ScriptedLogins;
   /** The persona with this id, if any. */
   persona(id: string): Persona | undefined;
   /** The pairwise `sub` of a persona for a client. */

@@ -102,19 +102,19 @@ export function secretsEqual(a: string, b: string): boolean {
 
 /**
  * The userinfo payload: a fresh AES-128-GCM block key, encrypted (RSA-OAEP-256 / A256GCM) as a
- * JWK to the client's public key, and each attribute encrypted with the block key
+ * JWK to the client's (newest) public key, whose `kid` is in the header, and each attribute encrypted with the block key
  * (`dir` / A128GCM).
  */
 export async function encryptUserinfo(
-  clientPublicKey: KeyObject,
+  clientKey: { kid: string; key: KeyObject },
   attributes: Readonly<Record<string, string>>,
 ): Promise<{ key: string; data: Record<string, string> }> {
   const blockKey = await generateSecret('A128GCM', { extractable: true });
   const blockJwk = { ...(await exportJWK(blockKey)), alg: 'A128GCM' };
   const encoder = new TextEncoder();
   const key = await new CompactEncrypt(encoder.encode(JSON.stringify(blockJwk)))
-    .setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' })
-    .encrypt(clientPublicKey);
+    .setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid: clientKey.kid })
+    .encrypt(clientKey.key);
   const data: Record<string, string> = {};
   for (const [scope, value] of Object.entries(attributes)) {
     data[scope] = await new CompactEncrypt(encoder.encode(value))

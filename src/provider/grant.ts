@@ -5,6 +5,7 @@
 import { epochSeconds } from '../clock.js';
 import { randomToken } from '../pkce.js';
 import type { ProviderContext } from './context.js';
+import type { LoginOverrides } from './store.js';
 import type { Persona } from './types.js';
 
 /** What an approved request carries into its code. */
@@ -20,9 +21,10 @@ export interface GrantRequest {
 
 /**
  * Store a fresh single-use authorization code for `persona` and return it. The moment of this
- * call is the person's approval: the ID token's `auth_time`.
+ * call is the person's approval: the ID token's `auth_time`. `overrides` are those of a scripted
+ * login (`approveNext`).
  */
-export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: Persona): string {
+export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: Persona, overrides?: LoginOverrides): string {
   const code = randomToken(32);
   ctx.stores.codes.set(
     code,
@@ -35,6 +37,7 @@ export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: 
       personaId: persona.id,
       authTime: epochSeconds(ctx.config.clock),
       maxAge: request.maxAge,
+      ...(overrides === undefined ? {} : { overrides }),
       used: false,
       accessTokens: [],
     },

@@ -24,6 +24,10 @@ import { userinfoRoutes } from './userinfo.js';
 import { renderErrorPage } from './views/error-page.js';
 import { sendHtml } from './views/html.js';
 import { wellKnownRoutes } from './well-known.js';
+import { ScriptedLogins } from './testing/approve-next.js';
+import { setClientKeys } from './testing/client-keys.js';
+import { createTestProviderWith, type TestProvider, type TestProviderOptions } from './testing/create-test-provider.js';
+import { PersonaDirectory } from './testing/persona-directory.js';
 
 export type {
   Persona,
@@ -54,6 +58,10 @@ export { DEFAULT_PERSONAS, isValidNric, nricCheckLetter } from './personas.js';
 export { DEFAULT_TTL } from './config.js';
 export { SCOPE_LABELS } from './views/mobile-page.js';
 export { SUPPORTED_SCOPES } from './scopes.js';
+export type { ApproveNextOptions } from './testing/approve-next.js';
+export type { PersonaDirectory } from './testing/persona-directory.js';
+export type { ClientPublicKey } from './testing/client-keys.js';
+export type { TestProvider, TestProviderOptions, TestClient } from './testing/create-test-provider.js';
 
 function sendServerFailure(res: Response, style: 'html' | 'json'): void {
   if (res.headersSent) {
@@ -90,11 +98,14 @@ export function createProvider(options: ProviderOptions): Provider {
   const config = resolveConfig(options);
   const stores = createStores(config.clock, config);
   const keys = new SigningKeys(config.clock, config.ttl.signingKeyGrace * 1000, config.signingKey);
-  const personas = new Map(config.personas.map((p) => [p.id, p]));
+  const personas = PersonaDirectory.create(config.personas);
+  const scripted = new ScriptedLogins(personas);
   const ctx: ProviderContext = {
     config,
     keys,
     stores,
+    personas,
+    scripted,
     log: (endpoint, message) => config.log?.(`${endpoint}: ${message}`),
     persona: (id) => personas.get(id),
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
@@ -137,13 +148,17 @@ export function createProvider(options: ProviderOptions): Provider {
     app,
     issuer: config.issuer,
     baseUrl: config.baseUrl,
-    personas: config.personas,
+    personas,
     clock: config.clock,
+    advanceClock: (ms) => config.movableClock.advance(ms),
+    approveNext: (approval) => scripted.enqueue(approval),
+    setClientKeys: (clientId, publicKeys) => setClientKeys(config, clientId, publicKeys),
     rotateSigningKey: () => keys.rotate(),
     subjectFor: ctx.subjectFor,
     faults,
     close: () => {
       faults.close();
+      scripted.clear();
       stores.pendingByMobileId.clear();
       stores.pendingByPollId.clear();
       stores.pendingQuota.clear();
@@ -217,4 +232,18 @@ export async function startProvider(options: StartProviderOptions): Promise<Star
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Starts a provider on a free loopback port with one registered client and its key pair (one
+ * pair per process unless `freshKeys`), for tests:
+ *
+ * ```ts
+ * const { provider, baseUrl, client, close } = await createTestProvider({ redirectUri: 'http://127.0.0.1:3000/auth/callback' });
+ * const idClient = new IdClient({ ...client, hostname: baseUrl });
+ * provider.approveNext({ persona: 'ben' });
+ * ```
+ */
+export function createTestProvider(options: TestProviderOptions = {}): Promise<TestProvider> {
+  return createTestProviderWith(startProvider, options);
 }

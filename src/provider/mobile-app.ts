@@ -56,7 +56,7 @@ function show(ctx: ProviderContext, req: Request, res: Response): void {
     renderMobilePage({
       clientName: clientName(ctx, pending),
       scopes: pending.scopes,
-      personas: ctx.config.personas,
+      personas: ctx.personas,
       actionUrl: `${MOBILE_PATH}/${pending.mobileId}`,
       device: pending.device,
       address: pending.address,

@@ -144,6 +144,8 @@ export interface AuthorizationCode {
   authTime: number;
   /** `max_age` of the request, in seconds, when sent. */
   maxAge: number | undefined;
+  /** Per-login overrides from `approveNext` (ID-token claims, attribute values), if any. */
+  overrides?: LoginOverrides;
   /** Set at the first redemption attempt; any later attempt is a replay. */
   used: boolean;
   /** Access tokens issued from this code, revoked if the code is replayed. */
@@ -156,6 +158,19 @@ export interface AccessTokenRecord {
   personaId: string;
   sub: string;
   scopes: readonly string[];
+  /** Attribute values that replace the persona's for this login (`approveNext({ data })`). */
+  dataOverrides?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What one scripted login changes (see `approveNext`): ID-token claims to set or, with the value
+ * `undefined`, remove (`exp`, `iat`, `nbf` and `auth_time` as numbers are seconds relative to
+ * now), and attribute values that replace the persona's. Carried from the grant to the code, and
+ * from the code to its access token.
+ */
+export interface LoginOverrides {
+  claims?: Readonly<Record<string, unknown>>;
+  data?: Readonly<Record<string, string>>;
 }
 
 /** All state of one provider. */

@@ -105,6 +105,24 @@ function authenticateClient(ctx: ProviderContext, req: Request, body: Partial<Re
   return client;
 }
 
+/** Time claims whose numeric overrides are seconds relative to now. */
+const RELATIVE_TIME_CLAIMS = new Set(['exp', 'iat', 'nbf', 'auth_time']);
+
+/** `claims` with the scripted overrides of one login applied (`undefined` removes a claim). */
+function applyClaimOverrides(
+  claims: Record<string, unknown>,
+  overrides: Readonly<Record<string, unknown>> | undefined,
+  now: number,
+): Record<string, unknown> {
+  if (overrides === undefined) return claims;
+  const out: Record<string, unknown> = { ...claims };
+  for (const [name, value] of Object.entries(overrides)) {
+    if (value === undefined) delete out[name];
+    else out[name] = RELATIVE_TIME_CLAIMS.has(name) && typeof value === 'number' ? now + value : value;
+  }
+  return out;
+}
+
 function pkceMatches(verifier: string, challenge: string): boolean {
   return secretsEqual(createHash('sha256').update(verifier, 'ascii').digest('base64url'), challenge);
 }
@@ -158,19 +176,31 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
   if (record.maxAge !== undefined && iat > record.authTime + record.maxAge) {
     throw new TokenError(400, 'invalid_grant', 'The sign-in is older than the max_age of the authorization request; start again.');
   }
-  const idToken = await ctx.keys.sign({
-    iss: config.issuer,
-    sub,
-    aud: client.clientId,
-    ...(record.nonce !== undefined ? { nonce: record.nonce } : {}),
-    exp,
-    iat,
-    auth_time: record.authTime,
-    at_hash: accessTokenHash(accessToken),
-  });
+  const idToken = await ctx.keys.sign(
+    applyClaimOverrides(
+      {
+        iss: config.issuer,
+        sub,
+        aud: client.clientId,
+        ...(record.nonce !== undefined ? { nonce: record.nonce } : {}),
+        exp,
+        iat,
+        auth_time: record.authTime,
+        at_hash: accessTokenHash(accessToken),
+      },
+      record.overrides?.claims,
+      iat,
+    ),
+  );
   stores.accessTokens.set(
     accessToken,
-    { clientId: client.clientId, personaId: persona.id, sub, scopes: record.scopes },
+    {
+      clientId: client.clientId,
+      personaId: persona.id,
+      sub,
+      scopes: record.scopes,
+      ...(record.overrides?.data === undefined ? {} : { dataOverrides: record.overrides.data }),
+    },
     now + config.ttl.accessToken * 1000,
   );
   record.accessTokens.push(accessToken);

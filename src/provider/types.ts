@@ -6,6 +6,9 @@ import type { Express } from 'express';
 import type { webcrypto } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { FaultControl } from './faults.js';
+import type { ApproveNextOptions } from './testing/approve-next.js';
+import type { ClientPublicKey } from './testing/client-keys.js';
+import type { PersonaDirectory } from './testing/persona-directory.js';
 
 /** A fictional end user the simulated mobile app can sign in as. */
 export interface Persona {
@@ -27,8 +30,17 @@ export interface ProviderClient {
   clientSecret: string;
   /** Callback URLs, matched exactly. `https`, or `http` on a loopback host only. */
   redirectUris: string[];
-  /** The client's RSA public key (at least 2048 bits): SPKI or PKCS#1 PEM, or a JWK. Userinfo is encrypted to it. */
-  publicKey: string | webcrypto.JsonWebKey;
+  /**
+   * The client's RSA public key (at least 2048 bits): SPKI or PKCS#1 PEM, or a JWK. Userinfo is
+   * encrypted to it. Give this or `publicKeys`.
+   */
+  publicKey?: string | webcrypto.JsonWebKey;
+  /**
+   * Several public keys, oldest first (for key rotation): PEM, JWK (its `kid` kept) or
+   * `{ key, kid }`. Userinfo is encrypted to the last one, with its `kid` (default: the RFC 7638
+   * thumbprint) in the JWE header.
+   */
+  publicKeys?: ClientPublicKey[];
   /** Name shown to the user in the mobile app. Default: the client id. */
   name?: string;
 }
@@ -51,8 +63,8 @@ export interface ProviderOptions {
   baseUrl: string;
   /** Registered clients. At least one. */
   clients: ProviderClient[];
-  /** People to sign in as. Default {@link DEFAULT_PERSONAS}. */
-  personas?: readonly Persona[];
+  /** People to sign in as, or the path of a JSON file holding them. Default {@link DEFAULT_PERSONAS}. */
+  personas?: readonly Persona[] | string;
   /**
    * `false` (default): authorize shows the QR page and waits for the mobile app.
    * `true`: authorize redirects at once with a code for the first persona. A persona id: the same, for that persona.
@@ -117,10 +129,19 @@ export interface Provider {
   issuer: string;
   /** The service origin. */
   baseUrl: string;
-  /** The people the mobile app can sign in as. */
-  personas: readonly Persona[];
-  /** The clock the provider reads. */
+  /** The people the mobile app can sign in as: an array, changeable with `add(persona)` and `remove(id)`. */
+  personas: PersonaDirectory;
+  /** The clock the provider reads (movable with {@link Provider.advanceClock}); hand it to a relying party as its `clock`. */
   clock: Clock;
+  /** Moves the provider's clock forward by `ms`: codes, tokens and QR pages expire without waiting. */
+  advanceClock(ms: number): void;
+  /**
+   * Answers the next authorization request (of `clientId`, or any) at once, without the QR page:
+   * approved as a persona, with changed ID-token claims or attribute values, or denied. Calls queue.
+   */
+  approveNext(options?: ApproveNextOptions): void;
+  /** Replaces a client's public keys (oldest first; userinfo is encrypted to the last). */
+  setClientKeys(clientId: string, publicKeys: ClientPublicKey[]): void;
   /** Publish a new signing key and sign with it; the old key stays in the JWKS for `ttl.signingKeyGrace`. */
   rotateSigningKey(): Promise<void>;
   /** The pairwise `sub` a client receives for a persona (for tests and tooling). */

@@ -70,7 +70,8 @@ async function userinfo(ctx: ProviderContext, req: Request, res: Response): Prom
   const client = ctx.config.clients.get(record.clientId);
   const persona = ctx.persona(record.personaId);
   if (!client || !persona) throw new Error('access token refers to an unknown client or persona');
-  const { key, data } = await encryptUserinfo(client.publicKey, attributesFor(persona, record.scopes));
+  const attributes = { ...attributesFor(persona, record.scopes), ...record.dataOverrides };
+  const { key, data } = await encryptUserinfo(client.publicKeys[client.publicKeys.length - 1]!, attributes);
   ctx.log('userinfo', `served client ${client.clientId}`);
   res.status(200).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
   res.json({ sub: record.sub, key, data });

@@ -1,3 +1,5 @@
+import { ScriptedLogins } from '../../src/provider/testing/approve-next.js';
+import { PersonaDirectory } from '../../src/provider/testing/persona-directory.js';
 import { createPrivateKey } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -177,6 +179,8 @@ describe('authorize: oversized requests and unknown parameters', () => {
         config,
         keys: new SigningKeys(config.clock, 0, createPrivateKey(testKeyPair('rp').privateKeyPem)),
         stores: createStores(config.clock, config),
+        personas: PersonaDirectory.create(config.personas),
+        scripted: new ScriptedLogins(PersonaDirectory.create(config.personas)),
         log: () => undefined,
         persona: () => undefined,
         subjectFor: () => 'sub',

@@ -104,7 +104,7 @@ describe('nd-id-provider command', () => {
     expect(err).toMatch(/clients\[1\]\.clientId "demo" is a duplicate/);
     expect(err).toMatch(/clients\[2\]\.clientId "demo" is a duplicate/);
     expect(err).toMatch(/clients\[1\]\.publicKey must be a PEM RSA public key/);
-    expect(err).toMatch(/clients\[2\]\.publicKey must be a PEM/);
+    expect(err).toMatch(/clients\[2\] must have exactly one of publicKey \(one key\) and publicKeys/);
     expect(err).toMatch(/autoApprove "nobody" is not a persona id/);
     expect(err).not.toContain('hunter2');
   });

@@ -82,7 +82,7 @@ describe('userinfo: the encrypted response', () => {
     expect(Object.keys(body).sort()).toEqual(['data', 'key', 'sub']);
     expect(body.sub).toBe(started.provider.subjectFor('test-client', 'chandra'));
 
-    expect(decodeProtectedHeader(body.key)).toEqual({ alg: 'RSA-OAEP-256', enc: 'A256GCM' });
+    expect(decodeProtectedHeader(body.key)).toEqual({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid: expect.any(String) });
     const jwk = JSON.parse(new TextDecoder().decode((await compactDecrypt(body.key, privateKey())).plaintext)) as Record<string, string>;
     expect(jwk).toEqual({ kty: 'oct', k: expect.any(String), alg: 'A128GCM' });
     const blockKey = Buffer.from(jwk.k!, 'base64url');

@@ -1,0 +1,87 @@
+/**
+ * One-line test setup: a provider on a free loopback port with one registered client whose key
+ * pair is made here, and everything a relying party needs to talk to it. The key pair is made
+ * once per process (RSA key generation takes tens of milliseconds) unless a fresh one is asked for.
+ */
+import { randomBytes } from 'node:crypto';
+import { generateRsaKeyPair } from '../crypto.js';
+import type { Provider, ProviderClient, ProviderOptions } from '../types.js';
+
+/** The registered client, ready to spread into `new IdClient({ ...client, hostname: baseUrl })`. */
+export interface TestClient {
+  clientId: string;
+  clientSecret: string;
+  /** The client's RSA private key, PKCS#8 PEM. */
+  privateKey: string;
+  /** The registered callback URL (the strategy's `callbackURL`). */
+  redirectUri: string;
+}
+
+/** Options of `createTestProvider`: the provider's own options (but `clients` and `baseUrl`), and the client's. */
+export interface TestProviderOptions extends Omit<ProviderOptions, 'clients' | 'baseUrl'> {
+  /** The client's registered callback URL. Default `http://127.0.0.1:3000/auth/callback`. */
+  redirectUri?: string;
+  /** Default `'test-client'`. */
+  clientId?: string;
+  /** Default: random. */
+  clientSecret?: string;
+  /** Name shown on the phone page. Default `'Test app'`. */
+  clientName?: string;
+  /** Generate a key pair for this provider only, instead of the one shared in this process. Default false. */
+  freshKeys?: boolean;
+  /** Port to listen on (loopback). Default 0, any free port. */
+  port?: number;
+}
+
+/** What `createTestProvider` resolves to. */
+export interface TestProvider {
+  provider: Provider;
+  /** The provider's origin: the `hostname` of the relying party. */
+  baseUrl: string;
+  client: TestClient;
+  /** Stop the provider. */
+  close(): Promise<void>;
+}
+
+/** What this module needs of `startProvider` (given by the index, so there is no import cycle). */
+export type StartFn = (options: Omit<ProviderOptions, 'baseUrl'> & { port?: number; host?: string }) => Promise<{
+  provider: Provider;
+  baseUrl: string;
+  close(): Promise<void>;
+}>;
+
+let shared: Promise<{ privateKey: string; publicKey: string }> | undefined;
+
+async function keyPair(): Promise<{ privateKey: string; publicKey: string }> {
+  const { privateKey, publicKey } = await generateRsaKeyPair();
+  return {
+    privateKey: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    publicKey: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+  };
+}
+
+/** `createTestProvider` over a given `startProvider`. */
+export async function createTestProviderWith(start: StartFn, options: TestProviderOptions = {}): Promise<TestProvider> {
+  const { redirectUri, clientId, clientSecret, clientName, freshKeys, port, ...providerOptions } = options;
+  if (freshKeys !== undefined && typeof freshKeys !== 'boolean') throw new TypeError('createTestProvider: freshKeys must be true or false.');
+  const keys = freshKeys === true ? await keyPair() : await (shared ??= keyPair());
+  const client: ProviderClient = {
+    clientId: clientId ?? 'test-client',
+    clientSecret: clientSecret ?? randomBytes(24).toString('base64url'),
+    redirectUris: [redirectUri ?? 'http://127.0.0.1:3000/auth/callback'],
+    publicKey: keys.publicKey,
+    name: clientName ?? 'Test app',
+  };
+  const started = await start({ ...providerOptions, clients: [client], host: '127.0.0.1', port: port ?? 0 });
+  return {
+    provider: started.provider,
+    baseUrl: started.baseUrl,
+    client: {
+      clientId: client.clientId,
+      clientSecret: client.clientSecret,
+      privateKey: keys.privateKey,
+      redirectUri: client.redirectUris[0]!,
+    },
+    close: () => started.close(),
+  };
+}
