@@ -2,7 +2,7 @@
  * RSA key handling with node:crypto only: PEM clean-up, PKCS#1 to PKCS#8, and import of the
  * keys this library works with.
  */
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 
 /** Smallest RSA modulus accepted, in bits. */
 export const MIN_RSA_BITS = 2048;
@@ -118,4 +118,48 @@ export function importRsaPublicKey(key: string | { kty?: unknown }, what = 'publ
     throw new TypeError(`${what} is not a readable ${label} PEM block`);
   }
   return checkRsa(obj, what);
+}
+
+/** An RSA private key as a JSON Web Key (RFC 7517): `kty: "RSA"` with `n`, `e`, `d`, … and an optional `kid`. */
+export interface RsaPrivateJwk {
+  kty: string;
+  kid?: string;
+  [member: string]: unknown;
+}
+
+/** An imported decryption key, with the ids a JWE header may name it by. */
+export interface DecryptionKey {
+  key: KeyObject;
+  /** The JWK's `kid`, when the key was given as a JWK with one. */
+  kid: string | undefined;
+  /** RFC 7638 SHA-256 thumbprint of the public part (base64url). */
+  thumbprint: string;
+}
+
+/**
+ * Import one private key given as PEM (PKCS#1 or PKCS#8) or as an RSA private JWK object.
+ * @throws TypeError naming `what` when it is not such a key of at least 2048 bits. Never echoes the key.
+ */
+export function importRsaPrivateKeyOrJwk(key: string | RsaPrivateJwk, what = 'privateKey'): DecryptionKey {
+  if (typeof key === 'object' && key !== null) {
+    if (typeof key.d !== 'string') throw new TypeError(`${what} must be an RSA private JWK (with "d"); got a JWK without a private part`);
+    let obj: KeyObject;
+    try {
+      obj = createPrivateKey({ key: key as import('node:crypto').JsonWebKey, format: 'jwk' });
+    } catch {
+      throw new TypeError(`${what} is not a readable RSA private JWK`);
+    }
+    checkRsa(obj, what);
+    return { key: obj, kid: typeof key.kid === 'string' && key.kid !== '' ? key.kid : undefined, thumbprint: rsaThumbprint(obj) };
+  }
+  const obj = importRsaPrivateKey(key, what);
+  return { key: obj, kid: undefined, thumbprint: rsaThumbprint(obj) };
+}
+
+/** RFC 7638 JWK thumbprint (SHA-256, base64url) of an RSA key's public part. */
+export function rsaThumbprint(key: KeyObject): string {
+  const jwk = createPublicKey(key).export({ format: 'jwk' }) as { e: string; n: string };
+  // Required members only, in lexicographic order, no whitespace (RFC 7638 section 3.2).
+  const canonical = `{"e":"${jwk.e}","kty":"RSA","n":"${jwk.n}"}`;
+  return createHash('sha256').update(canonical).digest('base64url');
 }

@@ -1,10 +1,11 @@
 /**
  * IdClient: the protocol client of spec 4.7 (authorizationUrl, callback, userinfo).
  */
-import type { KeyObject } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
-import { importRsaPrivateKey } from '../keys.js';
+import { importRsaPrivateKeyOrJwk, type DecryptionKey } from '../keys.js';
+import { checkLogger, createLog, type Log } from '../log.js';
+import { logCallFailure, type Endpoint } from './call-log.js';
 import { generateNonce, isPkceString } from '../pkce.js';
 import { HttpClient } from './http.js';
 import { validateIdToken } from './id-token.js';
@@ -25,8 +26,8 @@ import { decryptUserinfo } from './userinfo-crypto.js';
 const TIME_CODES: ReadonlySet<string> = new Set(['id_token_expired', 'id_token_issued_in_future', 'id_token_not_yet_valid']);
 
 /**
- * The service origin used when `hostname` is not given. It is a placeholder: real deployments
- * set `hostname` to the origin of the service they are registered with.
+ * A placeholder origin, as in examples. `hostname` is required and this value is refused: set
+ * `hostname` to the origin of the service you are registered with.
  */
 export const DEFAULT_HOSTNAME = 'https://id.nd-id.example';
 /** Default timeout of each HTTP call to the service, in ms. */
@@ -55,7 +56,8 @@ export class IdClient {
   /** Expected `iss` of ID tokens: `{origin}/v2`. */
   readonly issuer: string;
   readonly #clientSecret: string;
-  readonly #privateKey: KeyObject;
+  readonly #privateKeys: readonly DecryptionKey[];
+  readonly #log: Log;
   readonly #redirectUri: string | undefined;
   readonly #clock: Clock;
   readonly #clockTolerance: number;
@@ -73,13 +75,14 @@ export class IdClient {
     }
     this.clientId = requireString(options.clientId, 'clientId');
     this.#clientSecret = requireString(options.clientSecret, 'clientSecret');
-    if (typeof options.privateKey !== 'string' || options.privateKey.trim() === '') {
-      throw new TypeError('IdClient: privateKey must be a non-empty PEM string (PKCS#1 or PKCS#8 RSA private key)');
-    }
-    this.#privateKey = importRsaPrivateKey(options.privateKey, 'IdClient: privateKey');
+    this.#privateKeys = importPrivateKeys(options.privateKey);
+    this.#log = createLog(checkLogger(options.logger, 'IdClient'), 'client');
     this.#redirectUri =
       options.redirectUri === undefined ? undefined : requireHttpUrl(options.redirectUri, 'IdClient: redirectUri');
-    this.origin = parseHostname(options.hostname ?? DEFAULT_HOSTNAME);
+    if (options.allowInsecureHttp !== undefined && typeof options.allowInsecureHttp !== 'boolean') {
+      throw new TypeError('IdClient: allowInsecureHttp must be true or false');
+    }
+    this.origin = parseHostname(options.hostname, options.allowInsecureHttp === true);
     this.issuer = `${this.origin}/v2`;
     this.#clock = optionalClock(options.clock);
     this.#clockTolerance = optionalNumber(options.clockTolerance, 'clockTolerance', DEFAULT_CLOCK_TOLERANCE_S, 0);
@@ -99,6 +102,7 @@ export class IdClient {
       clock: this.#clock,
       cooldown,
       maxAge,
+      log: this.#log,
     });
   }
 
@@ -162,7 +166,7 @@ export class IdClient {
     const redirectUri = this.#pickRedirectUri(params.redirectUri, 'callback');
 
     let serverDate: string | undefined;
-    const body = await this.#http.json({
+    const body = await this.#call('token', {
       onServerDate: (date) => {
         serverDate = date;
       },
@@ -225,7 +229,7 @@ export class IdClient {
         'The access token has characters a bearer token cannot have (RFC 6750); it was not sent to the userinfo endpoint.',
       );
     }
-    const body = await this.#http.json({
+    const body = await this.#call('userinfo', {
       method: 'GET',
       url: this.#userinfoUrl,
       what: 'userinfo endpoint',
@@ -250,12 +254,27 @@ export class IdClient {
     if (typeof info.key !== 'string') {
       throw new IdError('userinfo_malformed', 'The userinfo response has data but no key.');
     }
-    return { sub, data: await decryptUserinfo(this.#privateKey, info.key, entries) };
+    try {
+      return { sub, data: await decryptUserinfo(this.#privateKeys, info.key, entries) };
+    } catch (err) {
+      logCallFailure(this.#log, 'userinfo', err);
+      throw err;
+    }
   }
 
   /** Close idle keep-alive connections (the client stays usable). */
   close(): void {
     this.#http.close();
+  }
+
+  /** One call to the service; a server-side failure is logged before it is thrown. */
+  async #call(endpoint: Endpoint, req: Parameters<HttpClient['json']>[0]): Promise<unknown> {
+    try {
+      return await this.#http.json(req);
+    } catch (err) {
+      logCallFailure(this.#log, endpoint, err);
+      throw err;
+    }
   }
 
   #pickRedirectUri(given: string | undefined, fn: string): string {
@@ -291,8 +310,34 @@ function requireHttpUrl(value: unknown, name: string): string {
   return value;
 }
 
+/** The keys of the `privateKey` option, imported once. */
+function importPrivateKeys(value: unknown): DecryptionKey[] {
+  const list = Array.isArray(value) ? (value as unknown[]) : [value];
+  if (list.length === 0) {
+    throw new TypeError('IdClient: privateKey must be a PEM string or JWK, or a non-empty array of them');
+  }
+  return list.map((key, i) => {
+    const what = Array.isArray(value) ? `IdClient: privateKey[${i}]` : 'IdClient: privateKey';
+    if (typeof key === 'string' ? key.trim() === '' : typeof key !== 'object' || key === null) {
+      throw new TypeError(`${what} must be a non-empty PEM string (PKCS#1 or PKCS#8 RSA private key) or an RSA private JWK`);
+    }
+    return importRsaPrivateKeyOrJwk(key as string, what);
+  });
+}
+
+/** True for `localhost`, 127.0.0.0/8 and ::1 (as the URL parser writes them). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 /** `https://host[:port]` from `hostname`, which may end in one slash but has no path or query. */
-function parseHostname(value: unknown): string {
+function parseHostname(value: unknown, allowInsecureHttp: boolean): string {
+  if (value === undefined) {
+    throw new TypeError(
+      'IdClient: hostname is required: set it to the origin of the service you are registered with, like https://id.example',
+    );
+  }
   const fail = (): never => {
     throw new TypeError('IdClient: hostname must be the http(s) origin of the service, like https://id.example (no path or query)');
   };
@@ -308,6 +353,17 @@ function parseHostname(value: unknown): string {
     return fail();
   }
   if (value.includes('?') || value.includes('#')) return fail();
+  if (url.origin === DEFAULT_HOSTNAME) {
+    throw new TypeError(
+      `IdClient: hostname is the placeholder ${DEFAULT_HOSTNAME}; set it to the origin of the service you are registered with`,
+    );
+  }
+  if (url.protocol === 'http:' && !allowInsecureHttp && !isLoopbackHost(url.hostname)) {
+    throw new TypeError(
+      `IdClient: hostname ${url.origin} is plain http: on a host that is not loopback, so client secrets and tokens would ` +
+        'cross the network unencrypted; use the https: origin of the service (or, on a closed test network only, set allowInsecureHttp: true)',
+    );
+  }
   return url.origin;
 }
 

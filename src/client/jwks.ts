@@ -16,6 +16,8 @@ import { importJWK, type JWK } from 'jose';
 import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import type { HttpClient } from './http.js';
+import { LOG_EVENTS, type Log } from '../log.js';
+import { logCallFailure } from './call-log.js';
 import { MIN_RSA_BITS } from '../keys.js';
 
 /** A usable verification key and its id. */
@@ -33,6 +35,8 @@ export interface RemoteKeySetOptions {
   cooldown: number;
   /** Longest time a fetched key set is used, in ms; the next lookup after that refetches it. */
   maxAge: number;
+  /** Where fetches (`debug`) and failed fetches (`warn`) are logged. */
+  log?: Log;
 }
 
 /** Cached JWKS of one provider. */
@@ -42,6 +46,7 @@ export class RemoteKeySet {
   readonly #clock: Clock;
   readonly #cooldown: number;
   readonly #maxAge: number;
+  readonly #log: Log | undefined;
   #keys: CachedKey[] | undefined;
   /** Clock time at which {@link #keys} arrived. */
   #fetchedAt = 0;
@@ -55,6 +60,7 @@ export class RemoteKeySet {
     this.#clock = options.clock;
     this.#cooldown = options.cooldown;
     this.#maxAge = options.maxAge;
+    this.#log = options.log;
   }
 
   /** How many times the key set was requested from the provider. */
@@ -108,10 +114,14 @@ export class RemoteKeySet {
         this.#keys = keys;
         this.#fetchedAt = this.#clock();
         this.#inflight = undefined;
+        if (this.#log?.debugEnabled) {
+          this.#log.write('debug', { event: LOG_EVENTS.jwksFetched, keys: keys.length, refetch: isRefetch }, 'Fetched the key set of the service.');
+        }
         return keys;
       },
       (err: unknown) => {
         this.#inflight = undefined;
+        if (this.#log) logCallFailure(this.#log, 'jwks', err);
         throw err;
       },
     );

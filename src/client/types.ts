@@ -4,6 +4,8 @@
  */
 import type { Agent } from 'node:http';
 import type { Clock } from '../clock.js';
+import type { RsaPrivateJwk } from '../keys.js';
+import type { Logger } from '../log.js';
 
 /** Constructor options of IdClient (spec 4.7, plus tuning). */
 export interface IdClientOptions {
@@ -11,12 +13,29 @@ export interface IdClientOptions {
   clientId: string;
   /** Client secret issued at registration. Required. */
   clientSecret: string;
-  /** RSA private key from registration, PKCS#1 or PKCS#8 PEM. Literal `\n` escapes are accepted. Required. */
-  privateKey: string;
+  /**
+   * RSA private key from registration: PKCS#1 or PKCS#8 PEM (literal `\n` escapes are accepted)
+   * or a private JWK. Required. An array of keys while rotating: userinfo is decrypted with the
+   * key the JWE's `kid` names (by `kid` or RFC 7638 thumbprint), else with each in order.
+   */
+  privateKey: string | RsaPrivateJwk | ReadonlyArray<string | RsaPrivateJwk>;
   /** Registered callback URL. If absent, give it to authorizationUrl and callback. */
   redirectUri?: string;
-  /** The service's origin, e.g. `https://id.example`. Default {@link DEFAULT_HOSTNAME}. */
-  hostname?: string;
+  /**
+   * The service's origin, e.g. `https://id.example`. Required: the placeholder
+   * {@link DEFAULT_HOSTNAME} is refused. A plain `http:` origin is refused unless its host is
+   * loopback (`localhost`, `127.0.0.0/8`, `::1`) or `allowInsecureHttp` is true.
+   */
+  hostname: string;
+  /** Allow a plain `http:` hostname that is not loopback (a test network). Default false. */
+  allowInsecureHttp?: boolean;
+  /**
+   * Where the client logs: any logger with `debug`/`info`/`warn`/`error` (pino, console, Nest's
+   * Logger). Failed calls to the service at `warn` (`provider_call_failed`), key-set fetches at
+   * `debug` (`jwks_fetched`); redacted, never a secret or token. Default: `warn` to
+   * `console.error` (once per cause per minute), `debug` to `DEBUG=passport-nd-id:client`.
+   */
+  logger?: Logger;
   /** Timeout of each HTTP call to the service, in ms. Default 10 000. */
   timeout?: number;
   /** Largest response body accepted, in bytes. Default 1 MiB. */
@@ -25,7 +44,10 @@ export interface IdClientOptions {
   clockTolerance?: number;
   /** Clock, in ms since the epoch. Default `Date.now`. */
   clock?: Clock;
-  /** HTTP(S) agent to use (for a corporate proxy, custom CA, or pooling). Default: a keep-alive agent per client. */
+  /**
+   * HTTP(S) agent for every call (token, JWKS, userinfo): a corporate proxy agent, a custom CA,
+   * or pooling. Default: a keep-alive agent per client (see {@link proxyAgentFromEnv}).
+   */
   agent?: Agent;
   /** Shortest time between two JWKS refetches caused by an unknown `kid`, in ms. Default 60 000. */
   jwksCooldown?: number;

@@ -7,6 +7,7 @@
 import type { KeyObject } from 'node:crypto';
 import { compactDecrypt, decodeProtectedHeader, errors as joseErrors, importJWK, type JWK } from 'jose';
 import { IdError } from '../errors.js';
+import type { DecryptionKey } from '../keys.js';
 
 /** Key-management algorithms accepted for the block key JWE. */
 export const KEY_WRAP_ALGORITHMS: readonly string[] = ['RSA-OAEP-256', 'RSA-OAEP'];
@@ -47,11 +48,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  *   `userinfo_data_decrypt_failed` or `userinfo_malformed`. Messages name scopes, never values.
  */
 export async function decryptUserinfo(
-  privateKey: KeyObject,
+  privateKeys: readonly DecryptionKey[],
   key: string,
   data: Record<string, unknown>,
 ): Promise<Record<string, string>> {
-  const blockKey = await decryptBlockKey(privateKey, key);
+  const blockKey = await decryptBlockKey(privateKeys, key);
   const result: Record<string, string> = {};
   for (const [scope, value] of Object.entries(data)) {
     result[scope] = await decryptAttribute(blockKey, scope, value);
@@ -59,16 +60,45 @@ export async function decryptUserinfo(
   return result;
 }
 
-async function decryptBlockKey(privateKey: KeyObject, jwe: string): Promise<Uint8Array | KeyObject> {
-  let plaintext: Uint8Array;
+/**
+ * The keys to try for a block key JWE, in order: the one its `kid` names (by JWK `kid` or RFC 7638
+ * thumbprint) when there is one, else all of them in the order given.
+ */
+function candidates(privateKeys: readonly DecryptionKey[], jwe: string): readonly DecryptionKey[] {
+  if (privateKeys.length === 1) return privateKeys;
+  let kid: unknown;
   try {
-    ({ plaintext } = await compactDecrypt(jwe, privateKey, keyOptions));
-  } catch (err) {
-    refusal(err, jwe, KEY_WRAP_ALGORITHMS, 'The userinfo block key');
+    kid = decodeProtectedHeader(jwe).kid;
+  } catch {
+    return privateKeys;
+  }
+  if (typeof kid !== 'string') return privateKeys;
+  const named = privateKeys.find((k) => k.kid === kid) ?? privateKeys.find((k) => k.thumbprint === kid);
+  return named === undefined ? privateKeys : [named];
+}
+
+async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: string): Promise<Uint8Array | KeyObject> {
+  let plaintext: Uint8Array | undefined;
+  let lastError: unknown;
+  for (const { key } of candidates(privateKeys, jwe)) {
+    try {
+      ({ plaintext } = await compactDecrypt(jwe, key, keyOptions));
+      break;
+    } catch (err) {
+      lastError = err;
+      // A malformed JWE or a refused algorithm fails the same way with every key.
+      refusal(err, jwe, KEY_WRAP_ALGORITHMS, 'The userinfo block key');
+    }
+  }
+  if (plaintext === undefined) {
+    refusal(lastError, jwe, KEY_WRAP_ALGORITHMS, 'The userinfo block key');
     throw new IdError(
       'userinfo_key_decrypt_failed',
-      'The userinfo block key could not be decrypted with privateKey: either privateKey is not the key registered ' +
-        'with the provider (a wrong private key), or the key JWE was altered.',
+      privateKeys.length === 1
+        ? 'The userinfo block key could not be decrypted with privateKey: either privateKey is not the key registered ' +
+            'with the provider (a wrong private key), or the key JWE was altered.'
+        : `The userinfo block key could not be decrypted with any of the ${privateKeys.length} privateKey keys: none is ` +
+            'the key registered with the provider, or the key JWE was altered.',
     );
   }
   let jwk: JWK;

@@ -75,7 +75,7 @@ describe('IdClient login', () => {
 });
 
 describe('IdClient constructor', () => {
-  const base = { clientId: 'c', clientSecret: 's', privateKey: testKeyPair('rp').privateKeyPem };
+  const base = { clientId: 'c', clientSecret: 's', privateKey: testKeyPair('rp').privateKeyPem, hostname: 'https://id.example' };
 
   it.each([
     ['clientId', { clientId: undefined }, 'IdClient: clientId must be a non-empty string'],
@@ -98,10 +98,32 @@ describe('IdClient constructor', () => {
     expect(() => new IdClient({ ...base, ...(patch as object) } as never)).toThrow(message);
   });
 
-  it('defaults hostname to DEFAULT_HOSTNAME and derives the issuer {origin}/v2', () => {
-    const client = new IdClient(base);
-    expect(client.origin).toBe(DEFAULT_HOSTNAME);
-    expect(client.issuer).toBe(`${DEFAULT_HOSTNAME}/v2`);
+  it('requires hostname, saying to set it', () => {
+    const { hostname: _h, ...rest } = base;
+    expect(() => new IdClient(rest as never)).toThrow(/IdClient: hostname is required: set it to the origin of the service/);
+  });
+
+  it('refuses the placeholder DEFAULT_HOSTNAME, saying to set hostname', () => {
+    for (const hostname of [DEFAULT_HOSTNAME, `${DEFAULT_HOSTNAME}/`]) {
+      expect(() => new IdClient({ ...base, hostname })).toThrow(TypeError);
+      expect(() => new IdClient({ ...base, hostname })).toThrow(/placeholder .*set it to the origin of the service/);
+    }
+  });
+
+  it('refuses a plain http: origin that is not loopback, saying what to do', () => {
+    for (const hostname of ['http://id.example', 'http://10.0.0.5:8080', 'http://[fe80::1]', 'http://128.0.0.1', 'http://localhost.evil.example']) {
+      expect(() => new IdClient({ ...base, hostname })).toThrow(/plain http: .*use the https: origin .*allowInsecureHttp: true/);
+    }
+  });
+
+  it('accepts http: on loopback (localhost, 127.0.0.0/8, ::1) and elsewhere only with allowInsecureHttp: true', () => {
+    for (const hostname of ['http://localhost:3000', 'http://127.0.0.1:8080', 'http://127.1.2.3', 'http://[::1]:9000']) {
+      expect(new IdClient({ ...base, hostname }).origin).toBe(new URL(hostname).origin);
+    }
+    expect(new IdClient({ ...base, hostname: 'http://id.test.lan', allowInsecureHttp: true }).issuer).toBe('http://id.test.lan/v2');
+    expect(() => new IdClient({ ...base, hostname: 'http://id.test.lan', allowInsecureHttp: 'yes' } as never)).toThrow(
+      /allowInsecureHttp must be true or false/,
+    );
   });
 
   it('accepts a hostname with or without a trailing slash', () => {
@@ -181,7 +203,7 @@ describe('IdClient.authorizationUrl', () => {
   });
 
   it('refuses when no redirect URI is given anywhere', () => {
-    const bare = new IdClient({ clientId: 'c', clientSecret: 's', privateKey: testKeyPair('rp').privateKeyPem });
+    const bare = new IdClient({ clientId: 'c', clientSecret: 's', privateKey: testKeyPair('rp').privateKeyPem, hostname: 'https://id.example' });
     expect(() => bare.authorizationUrl({ codeChallenge })).toThrow(/redirectUri is required/);
   });
 });

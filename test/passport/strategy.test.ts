@@ -89,7 +89,7 @@ async function callbackFailingWith(err: IdError): Promise<Outcome> {
 
 describe('NdIdStrategy options', () => {
   const key = testKeyPair('rp');
-  const fields = { clientId: 'client', clientSecret: 'secret', privateKey: key.privateKeyPem, callbackURL: CALLBACK };
+  const fields = { clientId: 'client', clientSecret: 'secret', privateKey: key.privateKeyPem, callbackURL: CALLBACK, hostname: 'https://id.example' };
 
   it('is named "nd-id" and builds its own client from the registration fields', () => {
     const s = new NdIdStrategy(fields);
