@@ -158,7 +158,7 @@ export function importRsaPrivateKeyOrJwk(key: string | RsaPrivateJwk, what = 'pr
 
 /** RFC 7638 JWK thumbprint (SHA-256, base64url) of an RSA key's public part. */
 export function rsaThumbprint(key: KeyObject): string {
-  const jwk = createPublicKey(key).export({ format: 'jwk' }) as { e: string; n: string };
+  const jwk = (key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }) as { e: string; n: string };
   // Required members only, in lexicographic order, no whitespace (RFC 7638 section 3.2).
   const canonical = `{"e":"${jwk.e}","kty":"RSA","n":"${jwk.n}"}`;
   return createHash('sha256').update(canonical).digest('base64url');

@@ -7,6 +7,7 @@
  */
 import { IdError, type IdErrorCode } from '../errors.js';
 import { LOG_EVENTS, type Log } from '../log.js';
+import { knownOAuthError } from './oauth-error-codes.js';
 
 /** The endpoints of the service the client calls. */
 export type Endpoint = 'token' | 'userinfo' | 'jwks';
@@ -44,8 +45,7 @@ export function logCallFailure(log: Log, endpoint: Endpoint, err: unknown): void
   );
 }
 
-/** The `error` of an OAuth error body, when it is a plain short code; anything else is not repeated. */
+/** The `error` of an OAuth error body, when it is a registered code; anything else is not repeated. */
 function oauthErrorCode(cause: unknown): string | undefined {
-  const error = (cause as { error?: unknown } | null | undefined)?.error;
-  return typeof error === 'string' && /^[\w.-]{1,64}$/.test(error) ? error : undefined;
+  return knownOAuthError((cause as { error?: unknown } | null | undefined)?.error);
 }

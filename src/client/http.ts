@@ -6,6 +6,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { IdError, type IdErrorCode } from '../errors.js';
+import { knownOAuthError } from './oauth-error-codes.js';
 
 /** Options of {@link HttpClient}. */
 export interface HttpClientOptions {
@@ -247,7 +248,7 @@ function oauthError(body: Buffer): OAuthErrorBody | undefined {
   return typeof description === 'string' ? { error, error_description: description } : { error };
 }
 
-/** OAuth error codes are short ASCII words; anything else is not repeated in our message. */
+/** Registered OAuth error codes are repeated in our message; anything else (it could be an echoed secret) is not. */
 function safeErrorCode(code: string): string {
-  return /^[\w.-]{1,64}$/.test(code) ? code : 'unrecognised error code';
+  return knownOAuthError(code) ?? 'unrecognised error code';
 }

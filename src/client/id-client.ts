@@ -333,7 +333,7 @@ export function isLoopbackHost(hostname: string): boolean {
 
 /** `https://host[:port]` from `hostname`, which may end in one slash but has no path or query. */
 function parseHostname(value: unknown, allowInsecureHttp: boolean): string {
-  if (value === undefined) {
+  if (value === undefined || value === '') {
     throw new TypeError(
       'IdClient: hostname is required: set it to the origin of the service you are registered with, like https://id.example',
     );

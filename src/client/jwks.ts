@@ -115,7 +115,7 @@ export class RemoteKeySet {
         this.#fetchedAt = this.#clock();
         this.#inflight = undefined;
         if (this.#log?.debugEnabled) {
-          this.#log.write('debug', { event: LOG_EVENTS.jwksFetched, keys: keys.length, refetch: isRefetch }, 'Fetched the key set of the service.');
+          this.#log.write('debug', { event: LOG_EVENTS.jwksFetched, usableKeys: keys.length, refetch: isRefetch }, 'Fetched the key set of the service.');
         }
         return keys;
       },

@@ -255,6 +255,7 @@ export class NdIdStrategy extends passport.Strategy {
     } else {
       for (const field of ['clientId', 'clientSecret', 'privateKey'] as const) {
         const value: unknown = options[field];
+        if (field === 'privateKey' && typeof value === 'object' && value !== null) continue; // JWK or key list: IdClient checks it
         if (typeof value !== 'string' || value.trim() === '') {
           throw optionError(field, 'is required: give the value from your registration with the service (or a ready client).');
         }
@@ -276,7 +277,7 @@ export class NdIdStrategy extends passport.Strategy {
         logger: _logger,
         ...clientOptions
       } = options;
-      client = new IdClient({ ...clientOptions, redirectUri: callbackUrl, clock });
+      client = new IdClient({ ...clientOptions, redirectUri: callbackUrl, clock, ...(options.logger === undefined ? {} : { logger: options.logger }) });
     }
 
     this.flow = buildLoginFlow(

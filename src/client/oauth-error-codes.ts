@@ -1,0 +1,33 @@
+/**
+ * The OAuth 2.0 / OpenID Connect error codes a service may answer with (RFC 6749 5.2 and 4.1.2.1,
+ * RFC 6750 3.1, OIDC Core 3.1.2.6). Only these are repeated in messages and logs: any other value
+ * in a service's `error` field could be anything, an echoed secret included.
+ */
+const KNOWN: ReadonlySet<string> = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'access_denied',
+  'unsupported_response_type',
+  'server_error',
+  'temporarily_unavailable',
+  'invalid_token',
+  'insufficient_scope',
+  'interaction_required',
+  'login_required',
+  'account_selection_required',
+  'consent_required',
+  'invalid_request_uri',
+  'invalid_request_object',
+  'request_not_supported',
+  'request_uri_not_supported',
+  'registration_not_supported',
+]);
+
+/** `code` when it is a registered OAuth/OIDC error code, else undefined. */
+export function knownOAuthError(code: unknown): string | undefined {
+  return typeof code === 'string' && KNOWN.has(code) ? code : undefined;
+}
