@@ -34,6 +34,8 @@ export {
   DEFAULT_SCOPE,
 } from './client/id-client.js';
 export type { OAuthErrorBody } from './client/http.js';
+export { proxyAgentFromEnv, type ProxyAgentFromEnvOptions } from './client/proxy-agent.js';
+export type { RsaPrivateJwk } from './keys.js';
 export {
   NdIdStrategy,
   ND_ID_STRATEGY_NAME,

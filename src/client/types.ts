@@ -46,7 +46,7 @@ export interface IdClientOptions {
   clock?: Clock;
   /**
    * HTTP(S) agent for every call (token, JWKS, userinfo): a corporate proxy agent, a custom CA,
-   * or pooling. Default: a keep-alive agent per client (see {@link proxyAgentFromEnv}).
+   * or pooling. Default: a keep-alive agent per client. `proxyAgentFromEnv()` gives one that honours `HTTPS_PROXY`/`NO_PROXY`.
    */
   agent?: Agent;
   /** Shortest time between two JWKS refetches caused by an unknown `kid`, in ms. Default 60 000. */

@@ -201,9 +201,11 @@ describe('server-side failures are logged at error with the reference on the pag
         expect((await followCallback(browser, await approve(await startLogin(browser)))).status).toBe(500);
       }
       const lines = printed.mock.calls.map((c) => c.map(String).join(' ')).filter((l) => l.startsWith('passport-nd-id'));
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain('"code":"token_request_failed"');
-      expect(lines[0]).not.toContain('another-wrong-secret-98765');
+      // One line per cause: the client's failed call (warn) and the login's error.
+      expect(lines).toHaveLength(2);
+      expect(lines.find((l) => l.includes('provider_call_failed'))).toContain('"oauthError":"invalid_client"');
+      expect(lines.find((l) => l.includes('login_error'))).toContain('"code":"token_request_failed"');
+      expect(lines.join('\n')).not.toContain('another-wrong-secret-98765');
     } finally {
       printed.mockRestore();
     }

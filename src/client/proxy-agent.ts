@@ -1,0 +1,127 @@
+/**
+ * An `https.Agent` that reaches the service through an HTTP proxy's CONNECT tunnel, configured
+ * from `HTTPS_PROXY` and `NO_PROXY` (or their lower-case forms). Opt-in: pass it as IdClient's
+ * `agent`. It is small on purpose (CONNECT, then TLS to the service through the tunnel, with
+ * keep-alive) so the package needs no run-time proxy dependency; for other proxy kinds (SOCKS,
+ * PAC files) give `agent` a maintained proxy agent instead.
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { Duplex } from 'node:stream';
+import * as tls from 'node:tls';
+
+/** Options of {@link proxyAgentFromEnv}: those of `https.Agent` (e.g. `ca`), plus where to read the settings. */
+export interface ProxyAgentFromEnvOptions extends https.AgentOptions {
+  /** Environment to read `HTTPS_PROXY`/`NO_PROXY` from. Default `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Where the tunnel goes: the proxy, and the hosts that bypass it. */
+interface ProxySettings {
+  proxy: URL;
+  authorization: string | undefined;
+  noProxy: string[];
+}
+
+/**
+ * An agent for IdClient's `agent` option that honours `HTTPS_PROXY` (an `http://` proxy URL,
+ * credentials allowed) and `NO_PROXY` (comma-separated hosts or domain suffixes, optional
+ * `:port`, or `*`). Without `HTTPS_PROXY` it connects directly. For `https:` service origins.
+ * @throws TypeError when `HTTPS_PROXY` is not an `http://` URL.
+ */
+export function proxyAgentFromEnv(options: ProxyAgentFromEnvOptions = {}): https.Agent {
+  const { env = process.env, ...agentOptions } = options;
+  const raw = env['HTTPS_PROXY'] ?? env['https_proxy'];
+  const settings = raw === undefined || raw.trim() === '' ? undefined : parseSettings(raw, env['NO_PROXY'] ?? env['no_proxy'] ?? '');
+  return new TunnelAgent({ keepAlive: true, ...agentOptions }, settings);
+}
+
+function parseSettings(raw: string, noProxy: string): ProxySettings {
+  let proxy: URL;
+  try {
+    proxy = new URL(raw.trim());
+  } catch {
+    throw new TypeError('proxyAgentFromEnv: HTTPS_PROXY must be a URL like http://proxy.internal:3128');
+  }
+  if (proxy.protocol !== 'http:') {
+    throw new TypeError('proxyAgentFromEnv: HTTPS_PROXY must be an http:// proxy URL (the tunnel inside it is TLS to the service)');
+  }
+  const authorization =
+    proxy.username === ''
+      ? undefined
+      : `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`;
+  const entries = noProxy
+    .split(/[\s,]+/)
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== '');
+  return { proxy, authorization, noProxy: entries };
+}
+
+/** True when `host:port` is listed in NO_PROXY (exact host, a domain suffix, or `*`). */
+export function bypassesProxy(noProxy: readonly string[], host: string, port: number): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return noProxy.some((entry) => {
+    if (entry === '*') return true;
+    const m = /^(.*?)(?::(\d+))?$/.exec(entry);
+    const name = (m?.[1] ?? entry).replace(/^\[|\]$/g, '').replace(/^\*?\./, '.');
+    if (m?.[2] !== undefined && Number(m[2]) !== port) return false;
+    if (name.startsWith('.')) return h.endsWith(name) || h === name.slice(1);
+    return h === name || h.endsWith(`.${name}`);
+  });
+}
+
+type ConnectCallback = (err: Error | null, socket: Duplex) => void;
+
+class TunnelAgent extends https.Agent {
+  readonly #settings: ProxySettings | undefined;
+
+  constructor(options: https.AgentOptions, settings: ProxySettings | undefined) {
+    super(options);
+    this.#settings = settings;
+  }
+
+  override createConnection(options: https.RequestOptions & tls.ConnectionOptions, callback?: ConnectCallback): Duplex | undefined {
+    const settings = this.#settings;
+    const host = options.host ?? options.hostname ?? 'localhost';
+    const port = Number(options.port ?? 443);
+    if (settings === undefined || bypassesProxy(settings.noProxy, host, port)) {
+      return (https.Agent.prototype as unknown as { createConnection(o: unknown, cb?: ConnectCallback): Duplex }).createConnection.call(
+        this,
+        options,
+        callback,
+      );
+    }
+    const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    const headers: Record<string, string> = { Host: target };
+    if (settings.authorization !== undefined) headers['Proxy-Authorization'] = settings.authorization;
+    const connect = http.request({
+      host: settings.proxy.hostname.replace(/^\[|\]$/g, ''),
+      port: settings.proxy.port === '' ? 80 : Number(settings.proxy.port),
+      method: 'CONNECT',
+      path: target,
+      headers,
+      agent: false,
+    });
+    let done = false;
+    const fail = (message: string, code: string): void => {
+      if (done) return;
+      done = true;
+      callback?.(Object.assign(new Error(message), { code }), undefined as unknown as Duplex);
+    };
+    connect.once('connect', (res, socket, head) => {
+      if (res.statusCode !== 200) {
+        socket.destroy();
+        fail(`The proxy refused the tunnel (HTTP ${res.statusCode ?? 0}).`, 'EPROXYREFUSED');
+        return;
+      }
+      if (head.length > 0) socket.unshift(head);
+      const servername = options.servername ?? (/^[\d.]+$|:/.test(host) ? undefined : host);
+      const secure = tls.connect({ ...options, socket, ...(servername === undefined ? {} : { servername }) });
+      done = true;
+      callback?.(null, secure);
+    });
+    connect.once('error', (err: NodeJS.ErrnoException) => fail('The proxy could not be reached.', err.code ?? 'EPROXY'));
+    connect.end();
+    return undefined;
+  }
+}
