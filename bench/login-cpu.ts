@@ -52,6 +52,15 @@ async function main(): Promise<void> {
     redirectUri: REDIRECT_URI,
     hostname: origin,
   });
+  // A logger at level info, filtering by level as pino does: what a production app passes.
+  const logged = new IdClient({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    privateKey: privateKeyPem,
+    redirectUri: REDIRECT_URI,
+    hostname: origin,
+    logger: levelLogger('info'),
+  });
   const floor = new FloorClient(origin, rp.privateKey);
   const sgid = new SgidClient({
     clientId: CLIENT_ID,
@@ -79,6 +88,14 @@ async function main(): Promise<void> {
         return (await sgid.userinfo({ sub, accessToken })).data;
       },
     },
+    {
+      name: 'passport-nd-id IdClient, logger at info',
+      samples: [],
+      login: async () => {
+        const { sub, accessToken } = await logged.callback({ code: 'bench-code', nonce: NONCE, codeVerifier });
+        return (await logged.userinfo({ sub, accessToken })).data;
+      },
+    },
   ];
 
   const only = process.env.BENCH_ONLY;
@@ -98,10 +115,22 @@ async function main(): Promise<void> {
     }
   }
   ours.close();
+  logged.close();
   floor.close();
   stub.child.kill('SIGTERM');
 
   report(scenarios, jwksFetches, ours.jwksFetchCount);
+}
+
+/** A minimal leveled logger: calls below `level` return at once, the others write nowhere. */
+function levelLogger(level: 'debug' | 'info' | 'warn' | 'error') {
+  const rank = { debug: 20, info: 30, warn: 40, error: 50 };
+  const min = rank[level];
+  let written = 0;
+  const at = (l: keyof typeof rank) => (..._args: unknown[]) => {
+    if (rank[l] >= min) written += 1;
+  };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), written: () => written };
 }
 
 /** CPU time of the whole process per login, in µs, over ITERATIONS sequential logins. */
@@ -122,16 +151,17 @@ async function check(s: Scenario): Promise<void> {
 }
 
 function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourCount: number): void {
-  if (scenarios.length !== 3) {
+  if (scenarios.length !== 4) {
     for (const s of scenarios) process.stdout.write(`${s.name}: ${median(s.samples).toFixed(0)} µs CPU/login\n`);
     return;
   }
-  const [ours, floor, sgid] = scenarios as [Scenario, Scenario, Scenario];
+  const [ours, floor, sgid, logged] = scenarios as [Scenario, Scenario, Scenario, Scenario];
   // The three run back to back in each round, under the same load: compare them round by round.
   const paired = (a: Scenario, b: Scenario) => a.samples.map((x, i) => x / b.samples[i]!);
   const oursVsFloor = paired(ours, floor);
   const sgidVsOurs = paired(sgid, ours);
   const sgidVsFloor = paired(sgid, floor);
+  const loggedVsOurs = paired(logged, ours);
   const rows = scenarios.map((s) => [
     s.name,
     median(s.samples).toFixed(0),
@@ -153,10 +183,11 @@ function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourC
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map(line),
     '',
-    'Ratios are per round (the three clients run back to back in each round), then the median:',
+    'Ratios are per round (the clients run back to back in each round), then the median:',
     `ours / floor        ${range(oursVsFloor)}   target <= 1.40x  ${verdict(median(oursVsFloor) <= 1.4)}`,
     `sgid-client / ours  ${range(sgidVsOurs)}   target >= 2.50x  ${verdict(median(sgidVsOurs) >= 2.5)}`,
     `sgid-client / floor ${range(sgidVsFloor)}`,
+    `logger at info / no logger  ${range(loggedVsOurs)}   target <= 1.03x  ${verdict(median(loggedVsOurs) <= 1.03)}`,
     `JWKS fetches by IdClient over the whole run: ${ourCount} (target 1)  ${verdict(ourCount === 1)}`,
   ];
   process.stdout.write(out.join('\n') + '\n');
