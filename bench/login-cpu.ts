@@ -6,7 +6,8 @@
  * Scenarios run interleaved, round after round, so a burst of load from elsewhere on the machine
  * hits all of them alike. Environment: BENCH_ITERATIONS (default 400 logins per round),
  * BENCH_ROUNDS (default 7), BENCH_WARMUP (default 300), BENCH_ONLY (run only the scenarios whose name contains it, for
- * profiling with `node --cpu-prof --import tsx bench/login-cpu.ts`). Each scenario's figure is
+ * profiling with `node --cpu-prof --import tsx bench/login-cpu.ts`), BENCH_CONTROL=1 (the logger scenario
+ * without its logger: the same two clients, to see the noise between them). Each scenario's figure is
  * its median round.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     privateKey: privateKeyPem,
     redirectUri: REDIRECT_URI,
     hostname: origin,
-    logger: levelLogger('info'),
+    ...(process.env.BENCH_CONTROL ? {} : { logger: levelLogger('info') }),
   });
   const floor = new FloorClient(origin, rp.privateKey);
   const sgid = new SgidClient({
@@ -108,7 +109,10 @@ async function main(): Promise<void> {
     jwksFetches[s.name] = (await stubStats(origin))['/v2/.well-known/jwks.json'] ?? 0;
   }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const s of scenarios) {
+    // Each round starts with the next scenario, so none always follows the same one (the
+    // garbage one leaves is collected during the next).
+    const order = [...scenarios.slice(round % scenarios.length), ...scenarios.slice(0, round % scenarios.length)];
+    for (const s of order) {
       await stubCall(origin, '/stats/reset');
       s.samples.push(await measure(s.login));
       jwksFetches[s.name]! += (await stubStats(origin))['/v2/.well-known/jwks.json'] ?? 0;
@@ -183,7 +187,7 @@ function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourC
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map(line),
     '',
-    'Ratios are per round (the clients run back to back in each round), then the median:',
+    'Ratios are per round (the clients run back to back in each round, each round starting with the next), then the median:',
     `ours / floor        ${range(oursVsFloor)}   target <= 1.40x  ${verdict(median(oursVsFloor) <= 1.4)}`,
     `sgid-client / ours  ${range(sgidVsOurs)}   target >= 2.50x  ${verdict(median(sgidVsOurs) >= 2.5)}`,
     `sgid-client / floor ${range(sgidVsFloor)}`,

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import { decryptUserinfo } from '../../src/client/userinfo-crypto.js';
 import { IdError } from '../../src/errors.js';
+import { NdIdStrategy } from '../../src/passport/strategy.js';
 import { importRsaPrivateKeyOrJwk, rsaThumbprint, type RsaPrivateJwk } from '../../src/keys.js';
 import type { StartedProvider } from '../../src/provider/index.js';
 import { signIn } from '../faults/support.js';
@@ -77,6 +78,14 @@ describe('privateKey as a list', () => {
     expect(message).not.toContain('XXX');
     const { d: _d, ...publicOnly } = newJwk;
     expect(() => new IdClient({ ...base, privateKey: [publicOnly as RsaPrivateJwk] })).toThrow(/privateKey\[0\] must be an RSA private JWK/);
+  });
+});
+
+describe('NdIdStrategy with several keys', () => {
+  it('accepts a key list (PEM and JWK) and hands it to the client it builds; an empty list is refused', () => {
+    const fields = { hostname: 'https://id.example', clientId: 'c', clientSecret: 's', callbackURL: 'https://rp.example/cb' };
+    expect(() => new NdIdStrategy({ ...fields, privateKey: [oldKey.privateKeyPem, newJwk] })).not.toThrow();
+    expect(() => new NdIdStrategy({ ...fields, privateKey: [] })).toThrow(/privateKey must be a PEM string or JWK, or a non-empty array/);
   });
 });
 
