@@ -16,6 +16,7 @@ import type {
   UserinfoResult,
 } from '../client/types.js';
 import { systemClock, type Clock } from '../clock.js';
+import { knownOAuthError } from '../client/oauth-error-codes.js';
 import { IdError } from '../errors.js';
 import { checkLogger, createLog, LOG_EVENTS, newReference, type Log, type Logger } from '../log.js';
 import { classifyFailure } from './failure.js';
@@ -198,10 +199,10 @@ function providerError(query: Record<string, unknown>): IdError {
   });
 }
 
-/** The service's OAuth error code behind a refused call (`invalid_client`, `invalid_grant`, …), never its description. */
+/** The service's OAuth error code behind a refused call (`invalid_client`, …): registered codes only, never its description. */
 function oauthErrorOf(err: IdError): { oauthError?: string } {
-  const error: unknown = (err.cause as { error?: unknown } | null | undefined)?.error;
-  return typeof error === 'string' && /^[\x20-\x7e]{1,64}$/.test(error) ? { oauthError: error } : {};
+  const error = knownOAuthError((err.cause as { error?: unknown } | null | undefined)?.error);
+  return error === undefined ? {} : { oauthError: error };
 }
 
 /** Replay-store key of one login: a hash, so it is short and says nothing about the login. */

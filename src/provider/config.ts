@@ -4,9 +4,8 @@
  */
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
-import { importRsaPrivateKey, importRsaPublicKey } from '../keys.js';
+import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
 import { DEFAULT_PERSONAS, isIsoDate, isValidNric } from './personas.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
 import type { Persona, ProviderOptions } from './types.js';
@@ -35,12 +34,6 @@ export interface ResolvedClient {
   /** The client's public keys, oldest first; userinfo is encrypted to the last (newest). Replaced by `setClientKeys`. */
   publicKeys: readonly ClientKey[];
   name: string;
-}
-
-/** The RFC 7638 thumbprint (SHA-256, base64url) of an RSA public key. */
-export function rsaThumbprint(key: KeyObject): string {
-  const { e, n } = key.export({ format: 'jwk' });
-  return createHash('sha256').update(JSON.stringify({ e, kty: 'RSA', n })).digest('base64url');
 }
 
 /**

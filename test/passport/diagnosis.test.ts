@@ -272,3 +272,26 @@ describe('options that cannot work together fail at construction', () => {
     expect(res.text).toContain(String(seen[0]?.reference));
   });
 });
+
+describe('a service echoing a secret as its OAuth error code', () => {
+  it('never gets it into the log or the page: only registered OAuth error codes are repeated', async () => {
+    const echoed = 'token-like-secret-0123456789';
+    const { createServer } = await import('node:http');
+    const stub = createServer((_req, res) => {
+      res.writeHead(401, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: echoed, error_description: echoed }));
+    });
+    await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+    try {
+      const { rp, lines } = await rpWithLog({ hostname: `http://127.0.0.1:${(stub.address() as { port: number }).port}` });
+      const browser = rp.browser();
+      const authorize = await startLogin(browser);
+      const res = await browser.get(`/auth/callback?code=some-code&state=${authorize.searchParams.get('state')}`);
+      expect(res.status).toBe(401);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(JSON.stringify(lines)).not.toContain(echoed);
+      expect(res.text).not.toContain(echoed);
+    } finally {
+      stub.close();
+    }
+  });
+});

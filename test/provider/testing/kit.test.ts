@@ -20,7 +20,7 @@ import { NdIdStrategy } from '../../../src/passport/strategy.js';
 import { ndIdRouter } from '../../../src/passport/router.js';
 import { createTestProvider, DEFAULT_PERSONAS, type TestProvider } from '../../../src/provider/index.js';
 import { runCli } from '../../../src/provider/cli.js';
-import { rsaThumbprint } from '../../../src/provider/config.js';
+import { rsaThumbprint } from '../../../src/keys.js';
 
 const open: TestProvider[] = [];
 afterEach(async () => {
