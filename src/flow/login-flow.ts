@@ -158,8 +158,9 @@ export interface LoginFlow {
    * Completes a login from the callback's query (`code`, `state`, or `error`). Rejects with an
    * {@link IdError}; see `classifyFailure` for its status and sentence. When `session` has
    * `regenerate`, it is called after success and the other tabs' pending logins are carried over.
+   * `request` may be a function: it is then called only when the login fails, to diagnose it.
    */
-  complete(session: FlowSession, callbackQuery: Record<string, unknown>, request?: RequestFacts): Promise<CompleteResult>;
+  complete(session: FlowSession, callbackQuery: Record<string, unknown>, request?: RequestFacts | (() => RequestFacts)): Promise<CompleteResult>;
   /**
    * Reports a failed login: gives `err` a `reference` (and, when one can be worked out, a
    * `diagnosis`), logs it (server-side causes at `error`, the person's own outcomes at `debug`,
@@ -348,13 +349,18 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     return err;
   }
 
-  async function complete(session: FlowSession, query: Record<string, unknown>, request?: RequestFacts): Promise<CompleteResult> {
+  async function complete(
+    session: FlowSession,
+    query: Record<string, unknown>,
+    request?: RequestFacts | (() => RequestFacts),
+  ): Promise<CompleteResult> {
     const attempt: Attempt = {};
     try {
       return await redeem(session, query, attempt);
     } catch (err) {
       if (attempt.consumed === true && attempt.state !== undefined) ledger.settle(attempt.state, 'failed', clock());
-      throw report(err, request, attempt);
+      // Facts are only read to diagnose a failure: an adapter may pass a function so a successful login never gathers them.
+      throw report(err, typeof request === 'function' ? request() : request, attempt);
     }
   }
 

@@ -210,12 +210,17 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
     throw optionError('afterCallback', 'must be a function (req, user) returning the user, false to refuse, or a promise of either.');
   }
 
-  /** Captures the other tabs' pending logins of the registered strategy, to carry them across the session id change. */
+  /**
+   * Captures the other tabs' pending logins of the registered strategy, to carry them across the
+   * session id change; undefined when there are none to carry.
+   */
   function keepPendingLogins(req: Request): RestorePendingLogins | undefined {
     const strategy = strategyNamed(passport, strategyName);
     const session = sessionOf(req);
     if (strategy === undefined || session === undefined) return undefined;
-    return strategy.flow.keepPendingLogins(recordSession(session));
+    const record = recordSession(session);
+    if (record.get(strategy.sessionKey) === undefined) return undefined;
+    return strategy.flow.keepPendingLogins(record);
   }
 
   function retryHref(req: Request): string {
@@ -282,6 +287,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
     // Passport regenerates the session (new id, fresh data) in logIn. Other tabs' logins still
     // in progress belong to the same person; carry only those over.
     const restoreOtherTabs = keepPendingLogins(req);
+    const idBefore = (req as { sessionID?: unknown }).sessionID;
     req.logIn(user, (err: unknown) => {
       // logIn fails when the session store cannot regenerate or save the session (or, in a
       // broken setup, when serializeUser fails): either way the person cannot be signed in now.
@@ -300,6 +306,13 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
       restoreOtherTabs?.(recordSession(session));
       const strategy = strategyNamed(passport, strategyName);
       if (strategy !== undefined) wiring.cookieWillBeSaved(req, strategy.flow.log);
+      const redirect = (): void => res.redirect(safeReturnTo(info.returnTo) ?? successRedirect);
+      // Passport's logIn regenerates the session and saves it before calling back. Saving again
+      // is needed only when the session changed since: the other tabs' logins were carried over,
+      // or the session id did not change (a session without Passport's regenerate-and-save).
+      if (restoreOtherTabs === undefined && typeof idBefore === 'string' && (req as { sessionID?: unknown }).sessionID !== idBefore) {
+        return redirect();
+      }
       session.save((saveErr) => {
         if (saveErr) {
           return sendError(
@@ -309,7 +322,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): Router {
             next,
           );
         }
-        res.redirect(safeReturnTo(info.returnTo) ?? successRedirect);
+        redirect();
       });
     });
   }

@@ -365,7 +365,7 @@ export class NdIdStrategy extends passport.Strategy {
     let user: NdIdUser;
     let returnTo: string | undefined;
     try {
-      ({ user, returnTo } = await this.flow.complete(session, query, requestFacts(req, cookieName)));
+      ({ user, returnTo } = await this.flow.complete(session, query, () => requestFacts(req, cookieName)));
     } catch (err) {
       const failure = classifyFailure(err);
       if (failure.serverSide || !(err instanceof IdError)) {

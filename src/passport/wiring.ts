@@ -52,6 +52,17 @@ function pathOf(url: string): string | undefined {
 /** Checks that keep their findings, so each wiring problem is logged once per router. */
 export class WiringChecks {
   private readonly logged = new Set<string>();
+  /** The path of the last callback URL seen, parsed once rather than on every login. */
+  private lastRedirectUri: string | undefined;
+  private lastCallbackPath: string | undefined;
+
+  private callbackPathOf(redirectUri: string): string | undefined {
+    if (redirectUri !== this.lastRedirectUri) {
+      this.lastCallbackPath = pathOf(redirectUri);
+      this.lastRedirectUri = redirectUri;
+    }
+    return this.lastCallbackPath;
+  }
 
   private once(log: Log, code: string, message: string, details: Record<string, string>): void {
     if (this.logged.has(code)) return;
@@ -65,7 +76,7 @@ export class WiringChecks {
    */
   callbackRouteMatches(req: Request, strategy: NdIdStrategy, callbackRoute: string | false): boolean {
     if (callbackRoute === false) return true; // the app handles the callback itself
-    const expected = pathOf(strategy.flow.binding.redirectUri);
+    const expected = this.callbackPathOf(strategy.flow.binding.redirectUri);
     if (expected === undefined) return true;
     const actual = `${req.baseUrl}${callbackRoute}`;
     if (actual === expected) return true;

@@ -2,6 +2,7 @@
  * The whole sign-in through ndIdRouter, in a browser with a cookie jar, against the real
  * provider on loopback (autoApprove mode).
  */
+import { MemoryStore, type SessionData } from 'express-session';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   approve,
@@ -42,6 +43,35 @@ describe('signing in through the router', () => {
     const callback = await approve(await startLogin(browser, '/auth/login?returnTo=%2Faccount%3Ftab%3D2'));
     const res = await followCallback(browser, callback);
     expect(res.headers.location).toBe('/account?tab=2');
+  });
+
+  it('adds no session write of its own at sign-in, and one only to carry another tab\'s login', async () => {
+    class CountingStore extends MemoryStore {
+      writes = 0;
+      override set(sid: string, session: SessionData, cb?: (err?: unknown) => void): void {
+        this.writes++;
+        super.set(sid, session, cb);
+      }
+    }
+    const store = new CountingStore();
+    rp = await startRp({ sessionStore: store });
+    const browser = rp.browser();
+    const alone = await approve(await startLogin(browser));
+    let before = store.writes;
+    expect((await followCallback(browser, alone)).status).toBe(302);
+    // Passport's logIn saves the regenerated session; express-session saves it again as it answers.
+    expect(store.writes - before).toBe(2);
+    expect(await currentUser(browser)).not.toBeNull();
+
+    // A second tab's login still in progress is carried into the new session, which takes one more write.
+    const tabs = [await startLogin(browser), await startLogin(browser)];
+    const callbacks = [await approve(tabs[0]!), await approve(tabs[1]!)];
+    before = store.writes;
+    expect((await followCallback(browser, callbacks[0]!)).status).toBe(302);
+    expect(store.writes - before).toBe(3);
+    const second = await followCallback(browser, callbacks[1]!);
+    expect(second.status).toBe(302);
+    expect(second.headers.location).toBe('/');
   });
 
   it('gives the browser a new session id at login (no session fixation)', async () => {
