@@ -220,6 +220,7 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
   }
   const params = queryOf(req);
   const result = validateAuthorizeQuery(ctx, params);
+  ctx.audit.authorize(params.get('client_id') ?? undefined, result);
   if (!result.ok) {
     ctx.log('authorize', `refused: ${result.code}`);
     sendHtml(res, 400, renderErrorPage(result.code, result.message));

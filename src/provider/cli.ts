@@ -3,6 +3,7 @@
  * `nd-id-provider`: run the provider from a shell.
  *
  *   nd-id-provider --clients clients.json [--port 4000] [--host 127.0.0.1] [--auto-approve [PERSONA]] [--fault-control]
+ *                  [--audit-endpoint] [--audit-strict]
  *
  * The clients file is JSON: an array of clients, or `{ "clients": [...], "personas": [...] }`.
  * A client may give `publicKeyFile` (relative to the clients file) instead of `publicKey`.
@@ -13,6 +14,7 @@ import { dirname, resolve } from 'node:path';
 import { checkPersonas, resolveConfig } from './config.js';
 import { startProvider, type StartedProvider, type StartProviderOptions } from './index.js';
 import { DEFAULT_PERSONAS } from './personas.js';
+import { formatAuditTable } from './testing/audit.js';
 import type { Persona, ProviderClient } from './types.js';
 
 /** Port used when --port is not given. */
@@ -25,8 +27,11 @@ export interface CliIo {
   env: Record<string, string | undefined>;
 }
 
-/** What {@link runCli} ends with: an exit code, or a running provider. */
-export type CliOutcome = { exitCode: number } | { started: StartedProvider };
+/**
+ * What {@link runCli} ends with: an exit code, or a running provider and how to stop it (which
+ * prints the audit table and resolves to the exit code: 1 with `--audit-strict` and findings).
+ */
+export type CliOutcome = { exitCode: number } | { started: StartedProvider; stop(): Promise<number> };
 
 const HELP = `Usage: nd-id-provider --clients FILE [options]
 
@@ -47,6 +52,10 @@ Options:
   --fault-control           Serve POST/GET/DELETE /_provider/faults, to make the provider
                             misbehave on purpose from tests (latency, 500/503, resets, bad
                             bodies, bad ID tokens). Anyone who can reach the port can use it.
+  --audit-endpoint          Serve GET /_provider/audit: what each client did wrong (reused or
+                            missing state, nonce or PKCE challenge, codes redeemed twice, ...)
+  --audit-strict            Exit with status 1 when the audit has findings (for CI). The audit
+                            table is printed at exit in any case.
   --personas FILE           JSON file of the people to sign in as (an array of { "id",
                             "profile.name", "profile.nric_number", "profile.passport_expiry_date" })
   --list-personas           Print the people you can sign in as, then exit
@@ -67,12 +76,23 @@ interface ParsedArgs {
   signingKeyFile?: string;
   log: boolean;
   faultControl: boolean;
+  auditEndpoint: boolean;
+  auditStrict: boolean;
   listPersonas: boolean;
   help: boolean;
 }
 
 function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
-  const out: ParsedArgs = { port: DEFAULT_PORT, host: '127.0.0.1', log: false, faultControl: false, listPersonas: false, help: false };
+  const out: ParsedArgs = {
+    port: DEFAULT_PORT,
+    host: '127.0.0.1',
+    log: false,
+    faultControl: false,
+    auditEndpoint: false,
+    auditStrict: false,
+    listPersonas: false,
+    help: false,
+  };
   const valueOf = (i: number, flag: string): string | undefined => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--')) {
@@ -103,6 +123,12 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
         break;
       case '--fault-control':
         out.faultControl = true;
+        break;
+      case '--audit-endpoint':
+        out.auditEndpoint = true;
+        break;
+      case '--audit-strict':
+        out.auditStrict = true;
         break;
       case '--port': {
         const v = take();
@@ -252,6 +278,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     ...(subjectSecret !== undefined && subjectSecret !== '' ? { subjectSecret } : {}),
     ...(args.log ? { log: (line: string) => io.stderr(`nd-id-provider: ${line}\n`) } : {}),
     ...(args.faultControl ? { faultControl: true } : {}),
+    ...(args.auditEndpoint ? { auditEndpoint: true } : {}),
   };
   // Validate the whole configuration before listening, so every mistake is reported in one go.
   if (fromFile.clients !== undefined) {
@@ -285,7 +312,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     );
   }
   io.stdout(`nd-id-provider ready at ${started.baseUrl} (issuer ${started.provider.issuer})\n`);
-  return { started };
+  const stop = async (): Promise<number> => {
+    const findings = started.provider.audit();
+    await started.close();
+    io.stdout(formatAuditTable(findings));
+    return args.auditStrict && findings.length > 0 ? 1 : 0;
+  };
+  return { started, stop };
 }
 
 /* c8 ignore start */
@@ -302,8 +335,8 @@ if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.m
         return;
       }
       const stop = (): void => {
-        outcome.started.close().then(
-          () => process.exit(0),
+        outcome.stop().then(
+          (code) => process.exit(code),
           () => process.exit(1),
         );
       };

@@ -88,11 +88,13 @@ export interface ResolvedConfig {
   pollIntervalMs: number;
   log: ((line: string) => void) | undefined;
   faultControl: boolean;
+  auditEndpoint: boolean;
 }
 
 const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
   'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
+  'auditEndpoint',
 ]);
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name']);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
@@ -390,6 +392,8 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
 
   const faultControl = raw['faultControl'] ?? false;
   if (typeof faultControl !== 'boolean') mistakes.push('faultControl must be true or false');
+  const auditEndpoint = raw['auditEndpoint'] ?? false;
+  if (typeof auditEndpoint !== 'boolean') mistakes.push('auditEndpoint must be true or false');
 
   const maxPending = checkBound(raw, 'maxPending', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const maxPendingPerAddress = checkBound(raw, 'maxPendingPerAddress', DEFAULT_MAX_PENDING_PER_ADDRESS, 1_000_000, mistakes);
@@ -421,5 +425,6 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     pollIntervalMs,
     log,
     faultControl: faultControl === true,
+    auditEndpoint: auditEndpoint === true,
   };
 }

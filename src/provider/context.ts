@@ -6,6 +6,7 @@ import type { Request, Response } from 'express';
 import type { ResolvedConfig } from './config.js';
 import type { SigningKeys } from './crypto.js';
 import type { ProviderStores } from './store.js';
+import type { Audit } from './testing/audit.js';
 import type { ScriptedLogins } from './testing/approve-next.js';
 import type { PersonaDirectory } from './testing/persona-directory.js';
 import type { Persona, ProviderEndpoint } from './types.js';
@@ -19,6 +20,8 @@ export interface ProviderContext {
   log(endpoint: ProviderEndpoint, message: string): void;
   /** The people the provider can sign in as (changeable at run time). */
   personas: PersonaDirectory;
+  /** What the relying parties did wrong (see testing/audit.ts). */
+  audit: Audit;
   /** Answers queued by `approveNext`, taken by the authorization endpoint. */
   scripted: ScriptedLogins;
   /** The persona with this id, if any. */

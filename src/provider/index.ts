@@ -24,6 +24,8 @@ import { userinfoRoutes } from './userinfo.js';
 import { renderErrorPage } from './views/error-page.js';
 import { sendHtml } from './views/html.js';
 import { wellKnownRoutes } from './well-known.js';
+import { Audit } from './testing/audit.js';
+import { auditRouter } from './testing/audit-route.js';
 import { ScriptedLogins } from './testing/approve-next.js';
 import { setClientKeys } from './testing/client-keys.js';
 import { createTestProviderWith, type TestProvider, type TestProviderOptions } from './testing/create-test-provider.js';
@@ -58,6 +60,8 @@ export { DEFAULT_PERSONAS, isValidNric, nricCheckLetter } from './personas.js';
 export { DEFAULT_TTL } from './config.js';
 export { SCOPE_LABELS } from './views/mobile-page.js';
 export { SUPPORTED_SCOPES } from './scopes.js';
+export type { AuditCode, AuditFinding } from './testing/audit.js';
+export { AUDIT_MESSAGES, formatAuditTable } from './testing/audit.js';
 export type { ApproveNextOptions } from './testing/approve-next.js';
 export type { PersonaDirectory } from './testing/persona-directory.js';
 export type { ClientPublicKey } from './testing/client-keys.js';
@@ -106,6 +110,7 @@ export function createProvider(options: ProviderOptions): Provider {
     stores,
     personas,
     scripted,
+    audit: new Audit(config.clock, (id) => config.clients.has(id)),
     log: (endpoint, message) => config.log?.(`${endpoint}: ${message}`),
     persona: (id) => personas.get(id),
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
@@ -124,6 +129,7 @@ export function createProvider(options: ProviderOptions): Provider {
   const faults = new FaultController(ctx);
   for (const route of routes) mountRoute(app, route, ctx, faults);
   if (config.faultControl) app.use(faultControlRouter(faults));
+  if (config.auditEndpoint) app.use(auditRouter(ctx.audit));
 
   app.use((req: Request, res: Response) => {
     res.status(404).set('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'No such endpoint.' });
@@ -156,6 +162,7 @@ export function createProvider(options: ProviderOptions): Provider {
     rotateSigningKey: () => keys.rotate(),
     subjectFor: ctx.subjectFor,
     faults,
+    audit: (clientId) => ctx.audit.findings(clientId),
     close: () => {
       faults.close();
       scripted.clear();

@@ -98,6 +98,7 @@ function authenticateClient(ctx: ProviderContext, req: Request, body: Partial<Re
   const client = ctx.config.clients.get(clientId);
   const matches = secretsEqual(secret, client?.clientSecret ?? DUMMY_SECRET);
   if (!client || !matches) {
+    if (client) ctx.audit.flag(client.clientId, 'client_secret_wrong');
     ctx.log('token', 'refused: invalid_client');
     // Every 401 names a scheme (RFC 9110 15.5.2), whichever way the credentials came (RFC 6749 5.2).
     throw new TokenError(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="nd-id-provider"' });
@@ -150,6 +151,7 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
     throw new TokenError(400, 'invalid_grant', 'The authorization code is invalid, expired, or was issued to another client.');
   }
   if (record.used) {
+    ctx.audit.flag(client.clientId, 'code_redeemed_twice');
     for (const token of record.accessTokens) stores.accessTokens.delete(token);
     record.accessTokens = [];
     ctx.log('token', `refused for client ${client.clientId}: code replayed, its tokens revoked`);
@@ -164,6 +166,7 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
     throw new TokenError(400, 'invalid_grant', 'The redirect_uri differs from the one of the authorization request.');
   }
   if (!pkceMatches(body.code_verifier, record.codeChallenge)) {
+    ctx.audit.flag(client.clientId, 'token_request_without_verifier_match');
     throw new TokenError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
   }
   const persona = ctx.persona(record.personaId);

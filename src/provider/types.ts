@@ -6,6 +6,7 @@ import type { Express } from 'express';
 import type { webcrypto } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { FaultControl } from './faults.js';
+import type { AuditFinding } from './testing/audit.js';
 import type { ApproveNextOptions } from './testing/approve-next.js';
 import type { ClientPublicKey } from './testing/client-keys.js';
 import type { PersonaDirectory } from './testing/persona-directory.js';
@@ -108,6 +109,11 @@ export interface ProviderOptions {
    * reach the provider can make it fail while this is on: for tests and CI only.
    */
   faultControl?: boolean;
+  /**
+   * Serve the audit at `GET /_provider/audit` (optionally `?client_id=`): `{ findings: [...] }`,
+   * see {@link Provider.audit}. Off by default, and that path then answers 404.
+   */
+  auditEndpoint?: boolean;
 }
 
 /** The endpoints of the provider, as named for hooks and logs. */
@@ -148,6 +154,13 @@ export interface Provider {
   subjectFor(clientId: string, personaId: string): string;
   /** Make the provider misbehave on purpose, for tests: see {@link FaultControl}. */
   faults: FaultControl;
+  /**
+   * What the relying party did wrong so far (of `clientId`, or of every client): reused or missing
+   * state, nonce or PKCE challenge, codes redeemed twice, wrong secrets, unregistered redirect URIs,
+   * and ID tokens it did not check. Each finding has a stable `code`, a `message`, a `count` and
+   * `firstSeen`. Nothing the client sent is stored, only keyed hashes, capped per client.
+   */
+  audit(clientId?: string): AuditFinding[];
   /** Forget every pending authorization, code, access token and injected fault; end latency waits. */
   close(): void;
 }

@@ -67,6 +67,7 @@ async function userinfo(ctx: ProviderContext, req: Request, res: Response): Prom
     invalidToken(res, 'The access token is invalid, expired or revoked.');
     return;
   }
+  ctx.audit.userinfo(record.clientId, token ?? '');
   const client = ctx.config.clients.get(record.clientId);
   const persona = ctx.persona(record.personaId);
   if (!client || !persona) throw new Error('access token refers to an unknown client or persona');

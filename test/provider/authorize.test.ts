@@ -1,3 +1,4 @@
+import { Audit } from '../../src/provider/testing/audit.js';
 import { ScriptedLogins } from '../../src/provider/testing/approve-next.js';
 import { PersonaDirectory } from '../../src/provider/testing/persona-directory.js';
 import { createPrivateKey } from 'node:crypto';
@@ -181,6 +182,7 @@ describe('authorize: oversized requests and unknown parameters', () => {
         stores: createStores(config.clock, config),
         personas: PersonaDirectory.create(config.personas),
         scripted: new ScriptedLogins(PersonaDirectory.create(config.personas)),
+        audit: new Audit(config.clock, () => true),
         log: () => undefined,
         persona: () => undefined,
         subjectFor: () => 'sub',

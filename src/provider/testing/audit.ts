@@ -1,0 +1,191 @@
+/**
+ * The audit: what a relying party did wrong, as seen from the provider. Each finding has a stable
+ * code, a sentence, a count and the time it was first seen, per client.
+ *
+ * Nothing the client sent is kept: reuse is detected with keyed hashes (HMAC-SHA-256 under a key
+ * made per provider, truncated), never the state, nonce, challenge, code or token itself, and
+ * every set of hashes is capped, so memory stays bounded whatever a client does. Only registered
+ * clients get findings; a request naming an unregistered `client_id` is not attributed to anyone.
+ *
+ * Not observable, so not reported: whether the app decrypted userinfo in time, whether it checked
+ * the `sub` of userinfo against the ID token, or whether it kept tokens out of its logs.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+
+/** The stable code of an audit finding. */
+export type AuditCode =
+  | 'pkce_challenge_reused'
+  | 'state_missing'
+  | 'state_reused'
+  | 'state_weak'
+  | 'nonce_missing'
+  | 'nonce_reused'
+  | 'code_redeemed_twice'
+  | 'token_request_without_verifier_match'
+  | 'redirect_uri_not_registered'
+  | 'client_secret_wrong'
+  | 'id_token_not_checked';
+
+/** The sentence of each finding code. */
+export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
+  pkce_challenge_reused: 'The same code_challenge was sent in two authorization requests: make a fresh code_verifier per login.',
+  state_missing: 'An authorization request had no state: send an unguessable state and check it on the callback.',
+  state_reused: 'The same state was sent in two authorization requests: make a fresh state per login.',
+  state_weak: 'A state was shorter than 22 characters or not made of A-Z a-z 0-9 - . _ ~: use at least 128 random bits.',
+  nonce_missing: 'An authorization request had no nonce: send one and check it in the ID token.',
+  nonce_reused: 'The same nonce was sent in two authorization requests: make a fresh nonce per login.',
+  code_redeemed_twice: 'An authorization code was redeemed twice: redeem each code once (its tokens were revoked).',
+  token_request_without_verifier_match: 'A token request sent a code_verifier that does not match the code_challenge.',
+  redirect_uri_not_registered: 'An authorization request named a redirect_uri that is not registered for the client.',
+  client_secret_wrong: 'A token request authenticated with a wrong client secret.',
+  id_token_not_checked:
+    'Userinfo was called with the access token of an ID token the provider had made invalid on purpose: the app did not validate the ID token.',
+};
+
+/** One finding of the audit. */
+export interface AuditFinding {
+  /** The client it is about. */
+  clientId: string;
+  /** Stable code. */
+  code: AuditCode;
+  /** What went wrong and what to do. */
+  message: string;
+  /** How many times it was seen. */
+  count: number;
+  /** When it was first seen (ISO 8601). */
+  firstSeen: string;
+}
+
+/** What the audit needs to know of an authorization request (the validation result of authorize). */
+export type AuthorizeObservation =
+  | { ok: true; request: { clientId: string; state: string | undefined; nonce: string | undefined; codeChallenge: string } }
+  | { ok: false; code: string };
+
+/** Most hashes kept per client and kind (states, nonces, challenges); the oldest are forgotten first. */
+export const AUDIT_HASHES_PER_CLIENT = 1000;
+/** Most access tokens remembered as carrying a broken ID token. */
+const MAX_BROKEN_TOKENS = 1000;
+const STRONG_STATE = /^[A-Za-z0-9\-._~]{22,}$/;
+
+type HashKind = 'state' | 'nonce' | 'challenge';
+
+interface ClientAudit {
+  findings: Map<AuditCode, { count: number; firstSeen: number }>;
+  seen: Record<HashKind, Set<string>>;
+}
+
+/** A set capped at `max` entries, the oldest dropped first. True when `value` was already there. */
+function seenBefore(set: Set<string>, value: string, max: number): boolean {
+  if (set.has(value)) return true;
+  set.add(value);
+  if (set.size > max) set.delete(set.values().next().value as string);
+  return false;
+}
+
+/** The findings of a provider's clients. */
+export class Audit {
+  readonly #key = randomBytes(32);
+  readonly #clients = new Map<string, ClientAudit>();
+  readonly #broken = new Set<string>();
+
+  constructor(
+    private readonly clock: Clock,
+    /** True when the client id is registered. */
+    private readonly isRegistered: (clientId: string) => boolean,
+    private readonly maxHashes = AUDIT_HASHES_PER_CLIENT,
+  ) {}
+
+  #hash(kind: string, value: string): string {
+    return createHmac('sha256', this.#key).update(`${kind}\0${value}`).digest('base64url').slice(0, 22);
+  }
+
+  #client(clientId: string): ClientAudit | undefined {
+    if (!this.isRegistered(clientId)) return undefined;
+    let entry = this.#clients.get(clientId);
+    if (!entry) {
+      entry = { findings: new Map(), seen: { state: new Set(), nonce: new Set(), challenge: new Set() } };
+      this.#clients.set(clientId, entry);
+    }
+    return entry;
+  }
+
+  /** Count one occurrence of `code` for a registered client (others are ignored). */
+  flag(clientId: string, code: AuditCode): void {
+    const entry = this.#client(clientId);
+    if (!entry) return;
+    const finding = entry.findings.get(code);
+    if (finding) finding.count += 1;
+    else entry.findings.set(code, { count: 1, firstSeen: this.clock() });
+  }
+
+  #reused(entry: ClientAudit, kind: HashKind, value: string): boolean {
+    return seenBefore(entry.seen[kind], this.#hash(kind, value), this.maxHashes);
+  }
+
+  /** An authorization request, after validation: its client id as sent, and the outcome. */
+  authorize(clientId: string | undefined, result: AuthorizeObservation): void {
+    if (!result.ok) {
+      if (result.code === 'redirect_uri_mismatch' && clientId !== undefined) this.flag(clientId, 'redirect_uri_not_registered');
+      return;
+    }
+    const { request } = result;
+    const entry = this.#client(request.clientId);
+    if (!entry) return;
+    if (request.state === undefined) this.flag(request.clientId, 'state_missing');
+    else {
+      if (!STRONG_STATE.test(request.state)) this.flag(request.clientId, 'state_weak');
+      if (this.#reused(entry, 'state', request.state)) this.flag(request.clientId, 'state_reused');
+    }
+    if (request.nonce === undefined) this.flag(request.clientId, 'nonce_missing');
+    else if (this.#reused(entry, 'nonce', request.nonce)) this.flag(request.clientId, 'nonce_reused');
+    if (this.#reused(entry, 'challenge', request.codeChallenge)) this.flag(request.clientId, 'pkce_challenge_reused');
+  }
+
+  /** Remember that the ID token issued with this access token was made invalid on purpose. */
+  markBrokenIdToken(accessToken: string): void {
+    seenBefore(this.#broken, this.#hash('access_token', accessToken), MAX_BROKEN_TOKENS);
+  }
+
+  /** True when the access token was marked with {@link markBrokenIdToken}. */
+  isBroken(accessToken: string): boolean {
+    return this.#broken.has(this.#hash('access_token', accessToken));
+  }
+
+  /** A userinfo request with a valid access token of `clientId`. */
+  userinfo(clientId: string, accessToken: string): void {
+    if (this.isBroken(accessToken)) this.flag(clientId, 'id_token_not_checked');
+  }
+
+  /** The findings, of one client or of all, in a stable order (client, then code). */
+  findings(clientId?: string): AuditFinding[] {
+    const out: AuditFinding[] = [];
+    const ids = clientId === undefined ? [...this.#clients.keys()].sort() : [clientId];
+    for (const id of ids) {
+      const entry = this.#clients.get(id);
+      if (!entry) continue;
+      for (const code of Object.keys(AUDIT_MESSAGES) as AuditCode[]) {
+        const finding = entry.findings.get(code);
+        if (!finding) continue;
+        out.push({ clientId: id, code, message: AUDIT_MESSAGES[code], count: finding.count, firstSeen: new Date(finding.firstSeen).toISOString() });
+      }
+    }
+    return out;
+  }
+
+  /** Forget every finding and hash. */
+  clear(): void {
+    this.#clients.clear();
+    this.#broken.clear();
+  }
+}
+
+/** The findings as a plain-text table (one line per finding), or a line saying there are none. */
+export function formatAuditTable(findings: readonly AuditFinding[]): string {
+  if (findings.length === 0) return 'Audit: no findings.\n';
+  const rows = findings.map((f) => [f.clientId, f.code, String(f.count), f.firstSeen]);
+  const header = ['client', 'finding', 'count', 'first seen'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [`Audit: ${findings.length} finding${findings.length === 1 ? '' : 's'}`, line(header), ...rows.map(line)].join('\n') + '\n';
+}
