@@ -162,7 +162,11 @@ export function createLog(logger: Logger | undefined, namespace: string, options
     write(level, event, message) {
       const safe = redactEvent(event);
       const text = redactText(message);
-      if (debugOut.enabled) debugOut('%s %s %o', level, text, safe);
+      if (debugOut.enabled) {
+        // DEBUG=passport-nd-id* shows every event already; do not print warnings twice.
+        debugOut('%s %s %o', level, text, safe);
+        return;
+      }
       if (level !== 'warn' && level !== 'error') return;
       const cause = `${level} ${safe.event} ${String(safe.code ?? '')} ${String(safe.diagnosis ?? '')}`;
       const t = now();

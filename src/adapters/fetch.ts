@@ -5,6 +5,7 @@
  * The session is either a sealed cookie ({@link createCookieSession}) or one the app supplies.
  */
 import { IdError } from '../errors.js';
+import { isCrossSite } from '../flow/cross-site.js';
 import { classifyFailure } from '../flow/failure.js';
 import type { RequestFacts } from '../flow/diagnose.js';
 import { buildLoginFlow, type CompleteResult, type LoginFlow, type LoginFlowOptions, type LoginUser } from '../flow/login-flow.js';
@@ -208,6 +209,15 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   }
 
   async function logout(request: Request, redirectTo = '/'): Promise<Response> {
+    const h = request.headers;
+    if (isCrossSite({ fetchSite: h.get('sec-fetch-site') ?? undefined, origin: h.get('origin') ?? undefined, host: h.get('host') ?? new URL(request.url).host })) {
+      const html = renderFailurePage({
+        status: 403,
+        title: 'Sign-out refused',
+        message: 'This sign-out request came from another site, so it was refused. Use the sign-out button on this site.',
+      });
+      return new Response(html, { status: 403, headers: PAGE_HEADERS });
+    }
     const session = await sessionOf(request);
     const headers = new Headers();
     if (store !== undefined) (session as CookieFlowSession).destroy();

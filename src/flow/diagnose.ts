@@ -82,6 +82,8 @@ export interface CallbackEvidence {
   forwardedProto?: string | undefined;
   /** Host name (and port) of the callback request. */
   host: string;
+  /** Host (and port) of the registered callback URL this flow sends the service back to, when known. */
+  callbackHost?: string | undefined;
   /** Pending logins the session holds for this client and callback. */
   pendingForThisClient: number;
   /** Pending logins the session holds that were started for another client, issuer or callback URL. */
@@ -103,6 +105,14 @@ export interface CallbackEvidence {
 export type RequestFacts = Partial<
   Pick<CallbackEvidence, 'host' | 'secure' | 'forwardedProto' | 'cookieHeaderPresent' | 'sessionCookiePresent' | 'sessionNotInStore' | 'cookie'>
 >;
+
+/** A host as it may be shown: a well-formed host name or address with an optional port, else a placeholder (the Host header is the requester's text). */
+export function displayHost(host: string | undefined): string {
+  if (host !== undefined && /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/.test(host) && host.length <= 260) {
+    return host;
+  }
+  return 'an unrecognised host';
+}
 
 function seconds(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -137,10 +147,11 @@ function cookieNotBack(e: CallbackEvidence): Diagnosis {
     };
   }
   if (e.ledger !== undefined && e.ledger.host.toLowerCase() !== e.host.toLowerCase()) {
+    const callbackHost = e.callbackHost === undefined ? 'the host of the registered callback URL' : `${displayHost(e.callbackHost)}, the host of the registered callback URL`;
     return {
       code: 'host_mismatch',
-      cause: `The login started on ${e.ledger.host} but the callback arrived on ${e.host}; cookies are per host, so the session cookie was not sent.`,
-      fix: `Open the app on the host of the registered callback URL (${e.host}), or register a callback URL on the host people use.`,
+      cause: `The login started on ${displayHost(e.ledger.host)} but the callback arrived on ${displayHost(e.host)}; cookies are per host, so the session cookie was not sent.`,
+      fix: `Open the app on ${callbackHost}, or register a callback URL on the host people use.`,
     };
   }
   return {

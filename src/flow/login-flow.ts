@@ -261,6 +261,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
   });
   const redirectParam = redirectUri === undefined ? {} : { redirectUri };
   const log = createLog(checkLogger(options.logger, who), 'flow');
+  const callbackHost = binding.redirectUri === '' ? undefined : new URL(binding.redirectUri).host;
   const ledger = new LoginLedger();
 
   function begin(session: FlowSession, beginOptions: BeginOptions = {}): BeginResult {
@@ -318,6 +319,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
         secure: request.secure ?? false,
         forwardedProto: request.forwardedProto,
         host: request.host ?? '',
+        callbackHost,
         pendingForThisClient: attempt.pendingCount ?? 0,
         pendingForOtherClients: 0,
         stateBoundElsewhere: err.reason === 'binding_mismatch',

@@ -15,7 +15,11 @@ export interface ReplayStore {
 
 /** Options of {@link createMemoryReplayStore}. */
 export interface MemoryReplayStoreOptions {
-  /** Most keys remembered; past it, expired keys are dropped, then the oldest. Default 100 000. */
+  /**
+   * Most keys remembered; past it, expired keys are dropped, and when every key is still live the
+   * new login is refused (the store fails closed: forgetting a live key would let its replay
+   * through). Default 100 000.
+   */
   maxKeys?: number;
   /** Clock in ms since the epoch. Default `Date.now`. */
   clock?: () => number;
@@ -36,16 +40,13 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
   const clock = options.clock ?? Date.now;
   const used = new Map<string, number>(); // key → expires at; insertion order is age order.
 
-  function makeRoom(now: number): void {
+  /** Drops expired keys until there is room; true when there is. Live keys are never dropped. */
+  function makeRoom(now: number): boolean {
     for (const [key, expiresAt] of used) {
-      if (used.size < maxKeys) return;
+      if (used.size < maxKeys) return true;
       if (expiresAt <= now) used.delete(key);
     }
-    while (used.size >= maxKeys) {
-      const oldest = used.keys().next();
-      if (oldest.done === true) return;
-      used.delete(oldest.value);
-    }
+    return used.size < maxKeys;
   }
 
   return {
@@ -54,7 +55,9 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
       const expiresAt = used.get(key);
       if (expiresAt !== undefined && expiresAt > now) return Promise.resolve(false);
       used.delete(key);
-      if (used.size >= maxKeys) makeRoom(now);
+      if (used.size >= maxKeys && !makeRoom(now)) {
+        return Promise.reject(new Error(`The in-memory replay store is full (${maxKeys} live logins); refusing rather than forgetting one.`));
+      }
       used.set(key, now + Math.max(1, ttlMs));
       return Promise.resolve(true);
     },

@@ -6,6 +6,7 @@
 import defaultPassport from 'passport';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { IdError } from '../errors.js';
+import { isCrossSite } from '../flow/cross-site.js';
 import { classifyFailure } from '../flow/failure.js';
 import type { RestorePendingLogins } from '../flow/login-flow.js';
 import { safeReturnTo } from '../flow/return-to.js';
@@ -117,31 +118,9 @@ function checkUrl(value: unknown, option: string, fallback: string | undefined):
   return value;
 }
 
-/**
- * True when a state-changing request came from another site. A browser's `Sec-Fetch-Site`
- * (which pages cannot set) decides when present: only `same-origin` and `none` (typed or
- * bookmarked) pass, so a page sent with `Referrer-Policy: no-referrer`, whose own posts carry
- * `Origin: null`, can still log out. Without it, an `Origin` header must name this host.
- */
+/** True when a state-changing request came from another site (see {@link isCrossSite}). */
 export function isCrossSiteRequest(req: Request): boolean {
-  const fetchSite = req.get('sec-fetch-site');
-  if (fetchSite !== undefined) {
-    const site = fetchSite.trim().toLowerCase();
-    return site !== 'same-origin' && site !== 'none';
-  }
-  const origin = req.get('origin');
-  if (origin === undefined) return false;
-  let originUrl: URL;
-  let ownUrl: URL;
-  try {
-    originUrl = new URL(origin);
-    // Parsed with the Origin's scheme, so default ports compare equal (":443" and none).
-    ownUrl = new URL(`${originUrl.protocol}//${requestHost(req) ?? ''}`);
-  } catch {
-    return true; // "null", garbage, or no Host: not provably our own site.
-  }
-  if (originUrl.protocol !== 'https:' && originUrl.protocol !== 'http:') return true;
-  return originUrl.host.toLowerCase() !== ownUrl.host.toLowerCase();
+  return isCrossSite({ fetchSite: req.get('sec-fetch-site'), origin: req.get('origin'), host: requestHost(req) });
 }
 
 type SessionData = Record<string, unknown> & {

@@ -20,7 +20,7 @@ import { queryOf, singleParam } from './http.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
 import type { Persona } from './types.js';
-import { describeUserAgent, sourceAddress } from './user-agent.js';
+import { describeUserAgent, quotaKeyOf, sourceAddress } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
 import { escapeHtml, renderPage, scriptNonce, sendHtml } from './views/html.js';
 import { renderQrPage } from './views/qr-page.js';
@@ -259,7 +259,7 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
 
   const address = sourceAddress(req.socket.remoteAddress);
   const expiresAt = now + config.ttl.authorization * 1000;
-  if (stores.pendingByMobileId.isFull() || !stores.pendingQuota.tryAdd(address, expiresAt)) {
+  if (stores.pendingByMobileId.isFull() || !stores.pendingQuota.tryAdd(quotaKeyOf(address), expiresAt)) {
     ctx.log('authorize', 'refused: too many pending sign-ins');
     res.set('Retry-After', String(config.ttl.authorization));
     sendHtml(
@@ -425,7 +425,7 @@ function cancel(ctx: ProviderContext, req: Request, res: Response): void {
   }
   ctx.stores.pendingByPollId.delete(pending.pollId);
   ctx.stores.pendingByMobileId.delete(pending.mobileId);
-  ctx.stores.pendingQuota.release(pending.address, pending.expiresAt);
+  ctx.stores.pendingQuota.release(quotaKeyOf(pending.address), pending.expiresAt);
   ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
   res.set('Cache-Control', 'no-store');
   res.redirect(303, callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state }));

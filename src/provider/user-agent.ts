@@ -36,3 +36,17 @@ export function sourceAddress(remoteAddress: string | undefined): string {
   const address = remoteAddress ?? 'unknown';
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
+
+/**
+ * The key a source address counts against in the per-address quota: the address itself for
+ * IPv4, its /64 network for IPv6 (one subscriber usually holds a whole /64, so counting single
+ * IPv6 addresses would let one client take 2^64 quota places).
+ */
+export function quotaKeyOf(address: string): string {
+  if (!address.includes(':')) return address;
+  const [head = '', tail = ''] = address.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = address.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}

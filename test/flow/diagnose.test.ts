@@ -80,3 +80,57 @@ describe('LoginLedger', () => {
     expect(ledger.lookup('s4')?.outcome).toBe('pending');
   });
 });
+
+describe('the default log output', () => {
+  it('prints a server-side cause once per minute, and with DEBUG on prints it through debug only (not twice)', async () => {
+    const { createLog } = await import('../../src/log.js');
+    const createDebug = (await import('debug')).default;
+    const lines: string[] = [];
+    let now = 0;
+    const log = createLog(undefined, 'test-ns', { sink: (l) => lines.push(l), now: () => now });
+    log.write('error', { event: 'login_error', code: 'provider_unreachable' }, 'down');
+    log.write('error', { event: 'login_error', code: 'provider_unreachable' }, 'down');
+    now += 61_000;
+    log.write('error', { event: 'login_error', code: 'provider_unreachable' }, 'down');
+    expect(lines).toHaveLength(2);
+    const debugged: string[] = [];
+    const previous = createDebug.log;
+    createDebug.log = (...args: unknown[]) => void debugged.push(args.map(String).join(' '));
+    createDebug.enable('passport-nd-id*');
+    try {
+      const verbose = createLog(undefined, 'test-ns2', { sink: (l) => lines.push(l), now: () => now });
+      verbose.write('error', { event: 'login_error', code: 'jwks_invalid' }, 'bad keys');
+      expect(lines).toHaveLength(2);
+      expect(debugged.join('\n')).toContain('jwks_invalid');
+    } finally {
+      createDebug.disable();
+      createDebug.log = previous;
+    }
+  });
+});
+
+describe('the in-memory replay store', () => {
+  it('fails closed when full of live logins instead of forgetting one (which would let its replay through)', async () => {
+    const { createMemoryReplayStore } = await import('../../src/flow/replay-store.js');
+    let now = 0;
+    const store = createMemoryReplayStore({ maxKeys: 3, clock: () => now });
+    expect(await store.consume('victim', 1000)).toBe(true);
+    expect(await store.consume('a', 1000)).toBe(true);
+    expect(await store.consume('b', 1000)).toBe(true);
+    await expect(store.consume('c', 1000)).rejects.toThrow(/full/);
+    expect(await store.consume('victim', 1000)).toBe(false);
+    now += 2000; // every key has expired: room again
+    expect(await store.consume('c', 1000)).toBe(true);
+  });
+});
+
+describe("the provider's per-address quota key", () => {
+  it('is the address for IPv4 and the /64 network for IPv6', async () => {
+    const { quotaKeyOf } = await import('../../src/provider/user-agent.js');
+    expect(quotaKeyOf('203.0.113.7')).toBe('203.0.113.7');
+    expect(quotaKeyOf('2001:db8:0:1:aaaa::1')).toBe(quotaKeyOf('2001:0db8:0000:0001:ffff:1:2:3'));
+    expect(quotaKeyOf('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(quotaKeyOf('2001:db8:0:2::1')).not.toBe(quotaKeyOf('2001:db8:0:1::1'));
+    expect(quotaKeyOf('::1')).toBe('0:0:0:0::/64');
+  });
+});

@@ -56,10 +56,10 @@ export class Browser {
   constructor(readonly baseUrl: string) {}
 
   /** GET `path` (relative to the app, or an absolute URL of the app) with the jar's cookies. */
-  async get(path: string): Promise<Page> {
+  async get(path: string, headers: Record<string, string> = {}): Promise<Page> {
     const url = new URL(path, this.baseUrl);
     const cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(url, { redirect: 'manual', headers: cookie === '' ? {} : { cookie } });
+    const res = await fetch(url, { redirect: 'manual', headers: cookie === '' ? headers : { ...headers, cookie } });
     const setCookies = res.headers.getSetCookie();
     for (const line of setCookies) {
       const [pair = '', ...attrs] = line.split(';');

@@ -185,7 +185,11 @@ describe.each(['cookie', 'caller'] as const)('Hono with createFetchLogin (%s ses
     const browser = await newBrowser(rp, kind);
     await browser.get((await approve(await startLogin(browser, '/auth/login'))).href);
     expect(await me(browser)).not.toBeNull();
-    expect((await browser.get('/auth/logout')).location).toBe('/');
+    // A sign-out another site sends the browser to is refused; the person stays signed in.
+    expect((await browser.get('/auth/logout', { 'Sec-Fetch-Site': 'cross-site' })).status).toBe(403);
+    expect((await browser.get('/auth/logout', { Origin: 'https://evil.example' })).status).toBe(403);
+    expect(await me(browser)).not.toBeNull();
+    expect((await browser.get('/auth/logout', { 'Sec-Fetch-Site': 'same-origin' })).location).toBe('/');
     expect(await me(browser)).toBeNull();
   });
 

@@ -70,6 +70,18 @@ describe('diagnosis of failed callbacks, over real HTTP and cookies', () => {
     expect(String(diagnosed(lines).event.cause)).toContain(`localhost:${port}`);
   });
 
+  it('host_mismatch never repeats a Host header that is not a host (text planted by a requester)', async () => {
+    const { rp, lines } = await rpWithLog();
+    const planted = 'app.example. URGENT: call +1 555 0100 or go to https://evil.example/restore';
+    const started = await request(rp.baseUrl).get('/auth/login').set('Host', planted);
+    const state = new URL(started.headers.location as string).searchParams.get('state');
+    const res = await rp.browser().get(`/auth/callback?code=anything&state=${state}`);
+    expect(res.status).toBe(403);
+    expect(res.text).not.toContain('URGENT');
+    expect(JSON.stringify(lines)).not.toContain('URGENT');
+    expect(String(diagnosed(lines).event.cause)).toContain('an unrecognised host');
+  });
+
   it('cookie_samesite_strict: a SameSite=Strict session cookie does not come back from the service', async () => {
     const { rp, lines } = await rpWithLog({ sessionCookie: { sameSite: 'strict' } });
     const back = await approve(await startLogin(rp.browser()));
