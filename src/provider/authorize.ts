@@ -236,6 +236,7 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
     return;
   }
 
+  ctx.conformance.authorize(request.clientId);
   const scripted = ctx.scripted.take(request.clientId);
   if (scripted !== undefined) {
     answerAtOnce(ctx, res, request, scripted.deny ? undefined : scripted.persona, scripted.overrides, 'scripted');

@@ -89,12 +89,13 @@ export interface ResolvedConfig {
   log: ((line: string) => void) | undefined;
   faultControl: boolean;
   auditEndpoint: boolean;
+  conformance: boolean;
 }
 
 const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
   'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
-  'auditEndpoint',
+  'auditEndpoint', 'conformance',
 ]);
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name']);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
@@ -394,6 +395,8 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   if (typeof faultControl !== 'boolean') mistakes.push('faultControl must be true or false');
   const auditEndpoint = raw['auditEndpoint'] ?? false;
   if (typeof auditEndpoint !== 'boolean') mistakes.push('auditEndpoint must be true or false');
+  const conformance = raw['conformance'] ?? false;
+  if (typeof conformance !== 'boolean') mistakes.push('conformance must be true or false');
 
   const maxPending = checkBound(raw, 'maxPending', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const maxPendingPerAddress = checkBound(raw, 'maxPendingPerAddress', DEFAULT_MAX_PENDING_PER_ADDRESS, 1_000_000, mistakes);
@@ -426,5 +429,6 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     log,
     faultControl: faultControl === true,
     auditEndpoint: auditEndpoint === true,
+    conformance: conformance === true,
   };
 }

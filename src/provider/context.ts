@@ -7,6 +7,7 @@ import type { ResolvedConfig } from './config.js';
 import type { SigningKeys } from './crypto.js';
 import type { ProviderStores } from './store.js';
 import type { Audit } from './testing/audit.js';
+import type { Conformance } from './testing/conformance.js';
 import type { ScriptedLogins } from './testing/approve-next.js';
 import type { PersonaDirectory } from './testing/persona-directory.js';
 import type { Persona, ProviderEndpoint } from './types.js';
@@ -22,6 +23,8 @@ export interface ProviderContext {
   personas: PersonaDirectory;
   /** What the relying parties did wrong (see testing/audit.ts). */
   audit: Audit;
+  /** The offline conformance plan (see testing/conformance.ts). */
+  conformance: Conformance;
   /** Answers queued by `approveNext`, taken by the authorization endpoint. */
   scripted: ScriptedLogins;
   /** The persona with this id, if any. */

@@ -25,6 +25,7 @@ import { renderErrorPage } from './views/error-page.js';
 import { sendHtml } from './views/html.js';
 import { wellKnownRoutes } from './well-known.js';
 import { Audit } from './testing/audit.js';
+import { Conformance, conformanceRouter } from './testing/conformance.js';
 import { auditRouter } from './testing/audit-route.js';
 import { ScriptedLogins } from './testing/approve-next.js';
 import { setClientKeys } from './testing/client-keys.js';
@@ -62,6 +63,15 @@ export { SCOPE_LABELS } from './views/mobile-page.js';
 export { SUPPORTED_SCOPES } from './scopes.js';
 export type { AuditCode, AuditFinding } from './testing/audit.js';
 export { AUDIT_MESSAGES, formatAuditTable } from './testing/audit.js';
+export type {
+  ConformanceCaseResult,
+  ConformancePlan,
+  ConformanceResults,
+  ConformanceStatus,
+} from './testing/conformance.js';
+export { formatConformanceTable } from './testing/conformance.js';
+export type { ConformanceCase, ConformanceCaseId } from './testing/conformance-cases.js';
+export { CONFORMANCE_CASES } from './testing/conformance-cases.js';
 export type { ApproveNextOptions } from './testing/approve-next.js';
 export type { PersonaDirectory } from './testing/persona-directory.js';
 export type { ClientPublicKey } from './testing/client-keys.js';
@@ -104,13 +114,17 @@ export function createProvider(options: ProviderOptions): Provider {
   const keys = new SigningKeys(config.clock, config.ttl.signingKeyGrace * 1000, config.signingKey);
   const personas = PersonaDirectory.create(config.personas);
   const scripted = new ScriptedLogins(personas);
+  const audit = new Audit(config.clock, (id) => config.clients.has(id));
+  const conformance = new Conformance(keys, audit, () => [...config.clients.keys()]);
+  if (config.conformance) conformance.start();
   const ctx: ProviderContext = {
     config,
     keys,
     stores,
     personas,
     scripted,
-    audit: new Audit(config.clock, (id) => config.clients.has(id)),
+    audit,
+    conformance,
     log: (endpoint, message) => config.log?.(`${endpoint}: ${message}`),
     persona: (id) => personas.get(id),
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
@@ -130,6 +144,7 @@ export function createProvider(options: ProviderOptions): Provider {
   for (const route of routes) mountRoute(app, route, ctx, faults);
   if (config.faultControl) app.use(faultControlRouter(faults));
   if (config.auditEndpoint) app.use(auditRouter(ctx.audit));
+  if (config.conformance) app.use(conformanceRouter(conformance));
 
   app.use((req: Request, res: Response) => {
     res.status(404).set('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'No such endpoint.' });
@@ -163,6 +178,7 @@ export function createProvider(options: ProviderOptions): Provider {
     subjectFor: ctx.subjectFor,
     faults,
     audit: (clientId) => ctx.audit.findings(clientId),
+    conformance,
     close: () => {
       faults.close();
       scripted.clear();

@@ -179,7 +179,9 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
   if (record.maxAge !== undefined && iat > record.authTime + record.maxAge) {
     throw new TokenError(400, 'invalid_grant', 'The sign-in is older than the max_age of the authorization request; start again.');
   }
-  const idToken = await ctx.keys.sign(
+  const idToken = await ctx.conformance.signIdToken(
+    client.clientId,
+    accessToken,
     applyClaimOverrides(
       {
         iss: config.issuer,

@@ -7,6 +7,7 @@ import type { webcrypto } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { FaultControl } from './faults.js';
 import type { AuditFinding } from './testing/audit.js';
+import type { ConformancePlan } from './testing/conformance.js';
 import type { ApproveNextOptions } from './testing/approve-next.js';
 import type { ClientPublicKey } from './testing/client-keys.js';
 import type { PersonaDirectory } from './testing/persona-directory.js';
@@ -114,6 +115,12 @@ export interface ProviderOptions {
    * see {@link Provider.audit}. Off by default, and that path then answers 404.
    */
   auditEndpoint?: boolean;
+  /**
+   * Start the offline conformance plan for the first registered client at once (see
+   * {@link Provider.conformance}), and serve `GET /_provider/conformance` (results) and
+   * `POST /_provider/conformance/report` (`{ "caseId", "signedIn" }`). Off by default.
+   */
+  conformance?: boolean;
 }
 
 /** The endpoints of the provider, as named for hooks and logs. */
@@ -161,6 +168,11 @@ export interface Provider {
    * `firstSeen`. Nothing the client sent is stored, only keyed hashes, capped per client.
    */
   audit(clientId?: string): AuditFinding[];
+  /**
+   * The offline conformance plan: after `start()`, consecutive authorizations of the client each
+   * receive one hostile (or positive) case; `results()` says, per case, whether the app passed.
+   */
+  conformance: ConformancePlan;
   /** Forget every pending authorization, code, access token and injected fault; end latency waits. */
   close(): void;
 }

@@ -72,10 +72,12 @@ async function userinfo(ctx: ProviderContext, req: Request, res: Response): Prom
   const persona = ctx.persona(record.personaId);
   if (!client || !persona) throw new Error('access token refers to an unknown client or persona');
   const attributes = { ...attributesFor(persona, record.scopes), ...record.dataOverrides };
-  const { key, data } = await encryptUserinfo(client.publicKeys[client.publicKeys.length - 1]!, attributes);
+  const clientKey = client.publicKeys[client.publicKeys.length - 1]!;
+  const { key, data } = await encryptUserinfo(clientKey, attributes);
+  const answer = await ctx.conformance.userinfo(token ?? '', { sub: record.sub, key, data }, clientKey, attributes);
   ctx.log('userinfo', `served client ${client.clientId}`);
   res.status(200).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-  res.json({ sub: record.sub, key, data });
+  res.json(answer);
 }
 
 /** The routes of this file. */

@@ -1,4 +1,5 @@
 import { Audit } from '../../src/provider/testing/audit.js';
+import { Conformance } from '../../src/provider/testing/conformance.js';
 import { ScriptedLogins } from '../../src/provider/testing/approve-next.js';
 import { PersonaDirectory } from '../../src/provider/testing/persona-directory.js';
 import { createPrivateKey } from 'node:crypto';
@@ -183,6 +184,7 @@ describe('authorize: oversized requests and unknown parameters', () => {
         personas: PersonaDirectory.create(config.personas),
         scripted: new ScriptedLogins(PersonaDirectory.create(config.personas)),
         audit: new Audit(config.clock, () => true),
+        conformance: new Conformance(new SigningKeys(config.clock, 0), new Audit(config.clock, () => true), () => []),
         log: () => undefined,
         persona: () => undefined,
         subjectFor: () => 'sub',

@@ -1,0 +1,182 @@
+/**
+ * The cases of the offline conformance plan, and how the provider breaks its own output for each:
+ * the negative cases of the OpenID Foundation's relying-party tests and our own hostile ones, plus
+ * two positive ones (the baseline, and an unknown `kid` after a rotation).
+ *
+ * Signatures `jose` refuses to make on purpose (`alg: none`, HS256 keyed with the public key) are
+ * built by hand with node:crypto: hostile output, made only while a plan runs.
+ */
+import { createHmac, createPublicKey, publicEncrypt, randomBytes, createCipheriv, constants, type KeyObject } from 'node:crypto';
+import { CompactEncrypt, type JWTPayload } from 'jose';
+import type { SigningKeys } from '../crypto.js';
+
+/** Id of a conformance case. */
+export type ConformanceCaseId =
+  | 'baseline'
+  | 'rotated_kid'
+  | 'invalid_signature'
+  | 'alg_none'
+  | 'hs256_public_key'
+  | 'wrong_iss'
+  | 'wrong_aud'
+  | 'multiple_aud_without_azp'
+  | 'expired'
+  | 'iat_in_future'
+  | 'missing_sub'
+  | 'missing_iat'
+  | 'missing_exp'
+  | 'nonce_mismatch'
+  | 'nonce_missing'
+  | 'wrong_at_hash'
+  | 'userinfo_sub_mismatch'
+  | 'userinfo_tampered_jwe'
+  | 'userinfo_rsa1_5_key';
+
+/** One case of the plan. */
+export interface ConformanceCase {
+  id: ConformanceCaseId;
+  /** What the provider does. */
+  title: string;
+  /** Where the fault is: in the ID token (token response) or in the userinfo response. */
+  level: 'id_token' | 'userinfo';
+  /** What a correct app does: sign the person in (`accept`) or refuse the login (`reject`). */
+  expect: 'accept' | 'reject';
+}
+
+const idToken = (id: ConformanceCaseId, title: string, expect: 'accept' | 'reject' = 'reject'): ConformanceCase => ({
+  id,
+  title,
+  level: 'id_token',
+  expect,
+});
+const userinfo = (id: ConformanceCaseId, title: string): ConformanceCase => ({ id, title, level: 'userinfo', expect: 'reject' });
+
+/** The plan, in the order consecutive authorizations receive it. */
+export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
+  idToken('baseline', 'A correct login (positive baseline)', 'accept'),
+  idToken('invalid_signature', 'ID token with an RS256 signature that does not verify'),
+  idToken('alg_none', 'Unsigned ID token, alg "none"'),
+  idToken('hs256_public_key', 'ID token signed HS256 with the provider public key (PEM) as the secret'),
+  idToken('wrong_iss', 'ID token with another issuer'),
+  idToken('wrong_aud', 'ID token for another client (aud)'),
+  idToken('multiple_aud_without_azp', 'ID token with several audiences and no azp'),
+  idToken('expired', 'ID token that expired an hour ago'),
+  idToken('iat_in_future', 'ID token issued an hour in the future (iat)'),
+  idToken('missing_sub', 'ID token without sub'),
+  idToken('missing_iat', 'ID token without iat'),
+  idToken('missing_exp', 'ID token without exp'),
+  idToken('nonce_mismatch', 'ID token with another nonce'),
+  idToken('nonce_missing', 'ID token without the nonce that was sent'),
+  idToken('wrong_at_hash', 'ID token whose at_hash does not match the access token'),
+  userinfo('userinfo_sub_mismatch', 'Userinfo for another sub than the ID token'),
+  userinfo('userinfo_tampered_jwe', 'Userinfo attribute JWE with a changed authentication tag'),
+  userinfo('userinfo_rsa1_5_key', 'Userinfo block key encrypted with RSA1_5'),
+  // Last: a client that never refetches the key set would fail every later case for that reason alone.
+  idToken('rotated_kid', 'ID token signed with a new key after a rotation: unknown kid, in the JWKS (positive)', 'accept'),
+];
+
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** The provider's current signing key as SPKI PEM (what an attacker would take from the JWKS). */
+async function publicKeyPem(keys: SigningKeys): Promise<{ pem: string; kid: string }> {
+  const [jwk] = (await keys.jwks()).keys;
+  if (!jwk) throw new Error('no signing key');
+  const pem = createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString();
+  return { pem, kid: jwk.kid };
+}
+
+/** The ID token of a case, from the genuine claims. */
+export async function caseIdToken(id: ConformanceCaseId, claims: JWTPayload, keys: SigningKeys): Promise<string> {
+  const now = typeof claims.iat === 'number' ? claims.iat : Math.floor(Date.now() / 1000);
+  const life = typeof claims.exp === 'number' ? claims.exp - now : 600;
+  const without = (name: string): JWTPayload => Object.fromEntries(Object.entries(claims).filter(([k]) => k !== name));
+  switch (id) {
+    case 'rotated_kid':
+      await keys.rotate();
+      return keys.sign(claims);
+    case 'invalid_signature': {
+      const genuine = await keys.sign(claims);
+      const other = await keys.sign({ ...claims, jti: randomBytes(16).toString('base64url') });
+      return `${genuine.slice(0, genuine.lastIndexOf('.'))}.${other.slice(other.lastIndexOf('.') + 1)}`;
+    }
+    case 'alg_none':
+      return `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`;
+    case 'hs256_public_key': {
+      const { pem, kid } = await publicKeyPem(keys);
+      const input = `${b64({ alg: 'HS256', typ: 'JWT', kid })}.${b64(claims)}`;
+      return `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
+    }
+    case 'wrong_iss':
+      return keys.sign({ ...claims, iss: `${String(claims.iss)}/elsewhere` });
+    case 'wrong_aud':
+      return keys.sign({ ...claims, aud: 'another-relying-party' });
+    case 'multiple_aud_without_azp':
+      return keys.sign({ ...without('azp'), aud: [String(claims.aud), 'another-relying-party'] });
+    case 'expired':
+      return keys.sign({ ...claims, iat: now - 3600 - life, exp: now - 3600 });
+    case 'iat_in_future':
+      return keys.sign({ ...claims, iat: now + 3600, exp: now + 3600 + life });
+    case 'missing_sub':
+    case 'missing_iat':
+    case 'missing_exp':
+      return keys.sign(without(id.slice('missing_'.length)));
+    case 'nonce_mismatch':
+      return keys.sign({ ...claims, nonce: randomBytes(16).toString('base64url') });
+    case 'nonce_missing':
+      return keys.sign(without('nonce'));
+    case 'wrong_at_hash':
+      return keys.sign({ ...claims, at_hash: randomBytes(16).toString('base64url') });
+    default:
+      return keys.sign(claims);
+  }
+}
+
+/** The userinfo answer of a case, from the genuine one and the attributes it encrypts. */
+export async function caseUserinfo(
+  id: ConformanceCaseId,
+  answer: { sub: string; key: string; data: Record<string, string> },
+  clientKey: { kid: string; key: KeyObject },
+  attributes: Readonly<Record<string, string>>,
+): Promise<{ sub: string; key: string; data: Record<string, string> }> {
+  if (id === 'userinfo_sub_mismatch') return { ...answer, sub: randomBytes(32).toString('base64url') };
+  if (id === 'userinfo_tampered_jwe') {
+    const data = { ...answer.data };
+    const [name] = Object.keys(data);
+    if (name !== undefined) {
+      const parts = data[name]!.split('.');
+      const tag = Buffer.from(parts[4] ?? '', 'base64url');
+      tag[0] = (tag[0] ?? 0) ^ 0xff;
+      parts[4] = tag.toString('base64url');
+      data[name] = parts.join('.');
+    }
+    return { ...answer, data };
+  }
+  if (id === 'userinfo_rsa1_5_key') return { sub: answer.sub, ...(await rsa15Userinfo(clientKey, attributes)) };
+  return answer;
+}
+
+/**
+ * The attributes under a fresh block key whose JWE uses `alg: RSA1_5` (PKCS#1 v1.5 key transport,
+ * refused by careful clients for its padding-oracle history), built by hand. A client that
+ * accepts it reads the real attributes, so acceptance shows as a sign-in.
+ */
+async function rsa15Userinfo(
+  clientKey: { kid: string; key: KeyObject },
+  attributes: Readonly<Record<string, string>>,
+): Promise<{ key: string; data: Record<string, string> }> {
+  const blockKey = randomBytes(16);
+  const data: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes)) {
+    data[name] = await new CompactEncrypt(new TextEncoder().encode(value)).setProtectedHeader({ alg: 'dir', enc: 'A128GCM' }).encrypt(blockKey);
+  }
+  const cek = randomBytes(32);
+  const iv = randomBytes(12);
+  const header = b64({ alg: 'RSA1_5', enc: 'A256GCM', kid: clientKey.kid });
+  const cipher = createCipheriv('aes-256-gcm', cek, iv);
+  cipher.setAAD(Buffer.from(header, 'ascii'));
+  const blockJwk = { kty: 'oct', k: blockKey.toString('base64url'), alg: 'A128GCM' };
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify(blockJwk)), cipher.final()]);
+  const encryptedKey = publicEncrypt({ key: clientKey.key, padding: constants.RSA_PKCS1_PADDING }, cek);
+  const parts = [header, encryptedKey, iv, ciphertext, cipher.getAuthTag()];
+  return { key: parts.map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.'), data };
+}

@@ -1,0 +1,230 @@
+/**
+ * The offline conformance plan: while it runs, consecutive authorizations of one client each
+ * receive the next case of {@link CONFORMANCE_CASES}, and the provider decides from what the app
+ * does next whether it behaved:
+ *
+ * - an ID-token case the app must refuse **fails** as soon as userinfo is called with the access
+ *   token issued beside that ID token (or `report(id, true)`), and **passes** when the next
+ *   authorization arrives (or `finish()`, or `report(id, false)`) without that call;
+ * - a positive case **passes** on that userinfo call (or `report(id, true)`) and fails when the
+ *   next authorization arrives without it (or `report(id, false)`);
+ * - a userinfo case is decided only by a report of whether the browser ended signed in
+ *   (`report(id, signedIn)` or `POST /_provider/conformance/report`); without one it is
+ *   **inconclusive**;
+ * - a case whose code was never redeemed is **not_run**, as is every case the plan did not reach.
+ *
+ * Only a hash of each case's access token is kept.
+ */
+import { createHash } from 'node:crypto';
+import express, { type Router } from 'express';
+import type { JWTPayload } from 'jose';
+import type { KeyObject } from 'node:crypto';
+import type { SigningKeys } from '../crypto.js';
+import type { Audit } from './audit.js';
+import { caseIdToken, caseUserinfo, CONFORMANCE_CASES, type ConformanceCase, type ConformanceCaseId } from './conformance-cases.js';
+
+/** The outcome of one case. */
+export type ConformanceStatus = 'pass' | 'fail' | 'inconclusive' | 'not_run';
+
+/** One case and its outcome. */
+export interface ConformanceCaseResult extends ConformanceCase {
+  status: ConformanceStatus;
+  /** Why, in one sentence. */
+  reason: string;
+}
+
+/** The plan's results. */
+export interface ConformanceResults {
+  /** The client under test. */
+  clientId: string | undefined;
+  /** True while later authorizations still receive cases. */
+  running: boolean;
+  cases: ConformanceCaseResult[];
+  /** How many cases have each status. */
+  summary: Record<ConformanceStatus, number>;
+}
+
+/** Control of the plan: `provider.conformance`. */
+export interface ConformancePlan {
+  /** The cases, in order. */
+  readonly cases: readonly ConformanceCase[];
+  /** Start (or restart) the plan for `clientId` (default: the first registered client). */
+  start(options?: { clientId?: string }): void;
+  /** The case the latest authorization received, while the plan runs. */
+  current(): ConformanceCaseId | undefined;
+  /** What the app's test saw: did the browser end signed in after the login of `caseId`? */
+  report(caseId: ConformanceCaseId, signedIn: boolean): void;
+  /** Stop the plan, deciding the open case as if the next authorization had arrived. */
+  finish(): ConformanceResults;
+  /** Results so far. */
+  results(): ConformanceResults;
+}
+
+interface Run {
+  issued: boolean;
+  tokenHash?: string;
+  status?: ConformanceStatus;
+  reason?: string;
+}
+
+const hashOf = (token: string): string => createHash('sha256').update(token).digest('base64url');
+
+/** The plan of one provider, and the hooks the endpoints call. */
+export class Conformance implements ConformancePlan {
+  readonly cases = CONFORMANCE_CASES;
+  #clientId: string | undefined;
+  #index = -1;
+  #running = false;
+  #runs = new Map<ConformanceCaseId, Run>();
+  #byToken = new Map<string, ConformanceCaseId>();
+
+  constructor(
+    private readonly keys: SigningKeys,
+    private readonly audit: Audit,
+    private readonly clientIds: () => string[],
+  ) {}
+
+  start(options: { clientId?: string } = {}): void {
+    const clientId = options.clientId ?? this.clientIds()[0];
+    if (clientId === undefined || !this.clientIds().includes(clientId)) {
+      throw new TypeError(`conformance.start: clientId must be a registered client (${this.clientIds().join(', ')}).`);
+    }
+    this.#clientId = clientId;
+    this.#index = -1;
+    this.#running = true;
+    this.#runs = new Map();
+    this.#byToken = new Map();
+  }
+
+  current(): ConformanceCaseId | undefined {
+    return this.#running ? this.cases[this.#index]?.id : undefined;
+  }
+
+  report(caseId: ConformanceCaseId, signedIn: boolean): void {
+    const at = this.cases.findIndex((c) => c.id === caseId);
+    if (at === -1) throw new TypeError(`conformance.report: unknown case "${String(caseId).slice(0, 64)}".`);
+    if (typeof signedIn !== 'boolean') throw new TypeError('conformance.report: signedIn must be true or false.');
+    const run = this.#runs.get(caseId);
+    if (!run) throw new TypeError(`conformance.report: case "${caseId}" has not been run yet.`);
+    if (run.status === 'fail') return; // a userinfo call with a refused token stays a failure
+    const expected = this.cases[at]!.expect === 'accept';
+    run.status = signedIn === expected ? 'pass' : 'fail';
+    run.reason = signedIn ? 'Reported: the browser ended signed in.' : 'Reported: the browser did not end signed in.';
+  }
+
+  finish(): ConformanceResults {
+    if (this.#running) this.#settle();
+    this.#running = false;
+    return this.results();
+  }
+
+  results(): ConformanceResults {
+    const summary: Record<ConformanceStatus, number> = { pass: 0, fail: 0, inconclusive: 0, not_run: 0 };
+    const cases = this.cases.map((c, i): ConformanceCaseResult => {
+      const run = this.#runs.get(c.id);
+      let status: ConformanceStatus = run?.status ?? 'not_run';
+      let reason = run?.reason ?? 'The plan did not reach this case.';
+      if (run && run.status === undefined) {
+        status = 'inconclusive';
+        reason = i === this.#index && this.#running ? 'Open: waiting for the next authorization or a report.' : 'Not decided.';
+      }
+      summary[status] += 1;
+      return { ...c, status, reason };
+    });
+    return { clientId: this.#clientId, running: this.#running, cases, summary };
+  }
+
+  /** Decide the open case from what did not happen before the next authorization. */
+  #settle(): void {
+    const c = this.cases[this.#index];
+    const run = c ? this.#runs.get(c.id) : undefined;
+    if (!c || !run || run.status !== undefined) return;
+    if (!run.issued) {
+      run.status = 'not_run';
+      run.reason = 'The app did not redeem the code of this authorization.';
+    } else if (c.level === 'userinfo') {
+      run.status = 'inconclusive';
+      run.reason = 'Nobody reported whether the browser ended signed in.';
+    } else if (c.expect === 'reject') {
+      run.status = 'pass';
+      run.reason = 'The app did not call userinfo with this access token.';
+    } else {
+      run.status = 'fail';
+      run.reason = 'The app did not call userinfo after a valid ID token.';
+    }
+  }
+
+  /** Hook of the authorization endpoint: a request of `clientId` that will be answered with a code. */
+  authorize(clientId: string): void {
+    if (!this.#running || clientId !== this.#clientId) return;
+    this.#settle();
+    this.#index += 1;
+    const c = this.cases[this.#index];
+    if (c) this.#runs.set(c.id, { issued: false });
+    else this.#running = false;
+  }
+
+  /** Hook of the token endpoint: the ID token to send beside `accessToken` (the genuine one outside a case). */
+  async signIdToken(clientId: string, accessToken: string, claims: JWTPayload): Promise<string> {
+    const c = this.#running && clientId === this.#clientId ? this.cases[this.#index] : undefined;
+    const run = c ? this.#runs.get(c.id) : undefined;
+    if (!c || !run || run.issued) return this.keys.sign(claims);
+    run.issued = true;
+    run.tokenHash = hashOf(accessToken);
+    this.#byToken.set(run.tokenHash, c.id);
+    if (c.level === 'id_token' && c.expect === 'reject') this.audit.markBrokenIdToken(accessToken);
+    return c.level === 'id_token' ? caseIdToken(c.id, claims, this.keys) : this.keys.sign(claims);
+  }
+
+  /** Hook of the userinfo endpoint: records the call, and returns the answer to send. */
+  async userinfo(
+    accessToken: string,
+    answer: { sub: string; key: string; data: Record<string, string> },
+    clientKey: { kid: string; key: KeyObject },
+    attributes: Readonly<Record<string, string>>,
+  ): Promise<{ sub: string; key: string; data: Record<string, string> }> {
+    if (this.#byToken.size === 0) return answer;
+    const id = this.#byToken.get(hashOf(accessToken));
+    const c = this.cases.find((k) => k.id === id);
+    const run = id !== undefined ? this.#runs.get(id) : undefined;
+    if (!c || !run) return answer;
+    if (c.level === 'userinfo') return caseUserinfo(c.id, answer, clientKey, attributes);
+    if (run.status === undefined) {
+      run.status = c.expect === 'accept' ? 'pass' : 'fail';
+      run.reason = 'The app called userinfo with the access token issued beside this ID token.';
+    }
+    return answer;
+  }
+}
+
+/** `GET /_provider/conformance` (results) and `POST /_provider/conformance/report` ({ caseId, signedIn }). */
+export function conformanceRouter(plan: ConformancePlan): Router {
+  const router = express.Router();
+  router.get('/_provider/conformance', (_req, res) => {
+    res.set('Cache-Control', 'no-store').json(plan.results());
+  });
+  router.post('/_provider/conformance/report', express.json({ limit: 1024 }), (req, res) => {
+    const body = req.body as { caseId?: unknown; signedIn?: unknown } | undefined;
+    try {
+      plan.report(body?.caseId as ConformanceCaseId, body?.signedIn as boolean);
+      res.status(204).end();
+    } catch (err) {
+      const description = err instanceof TypeError ? err.message : 'The report could not be read.';
+      res.status(400).set('Cache-Control', 'no-store').json({ error: 'invalid_request', error_description: description });
+    }
+  });
+  return router;
+}
+
+/** The results as a plain-text table: one line per case, then the summary. */
+export function formatConformanceTable(results: ConformanceResults): string {
+  const rows = results.cases.map((c) => [c.id, c.expect, c.status.toUpperCase(), c.reason]);
+  const header = ['case', 'expect', 'result', 'why'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const s = results.summary;
+  return (
+    [`Conformance of ${results.clientId ?? '(no client)'}`, line(header), ...rows.map(line)].join('\n') +
+    `\n${s.pass} passed, ${s.fail} failed, ${s.inconclusive} inconclusive, ${s.not_run} not run\n`
+  );
+}

@@ -1,0 +1,167 @@
+/**
+ * The offline conformance plan against relying parties: our IdClient passes every case; an app
+ * that does not check the ID token fails the ID-token cases (and the audit says so); the official
+ * client's outcome is pinned case by case.
+ */
+import { SgidClient, generatePkcePair as sgidPkce } from '@opengovsg/sgid-client';
+import { decodeJwt } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { generatePkcePair, generateState, IdClient } from '../../src/index.js';
+import { createTestProvider, type ConformanceResults, type TestProvider } from '../../src/provider/index.js';
+import { formatConformanceTable } from '../../src/provider/testing/conformance.js';
+
+let kit: TestProvider | undefined;
+afterEach(async () => {
+  await kit?.close();
+  kit = undefined;
+});
+
+type Attempt = () => Promise<boolean>;
+
+/** One login through a browser-less authorize, then the app's own callback and userinfo. */
+function codeFrom(location: string | null): string {
+  return new URL(location ?? '').searchParams.get('code') ?? '';
+}
+
+function idClientAttempt(k: TestProvider): Attempt {
+  const app = new IdClient({ ...k.client, hostname: k.baseUrl });
+  return async () => {
+    const { codeVerifier, codeChallenge } = generatePkcePair();
+    const { url, nonce } = app.authorizationUrl({ state: generateState(), codeChallenge, scope: 'openid profile.name' });
+    const code = codeFrom((await fetch(url, { redirect: 'manual' })).headers.get('location'));
+    try {
+      const { sub, accessToken } = await app.callback({ code, codeVerifier, nonce });
+      return (await app.userinfo({ sub, accessToken })).data['profile.name'] !== undefined;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/** Run the whole plan: report only the userinfo-level cases; the provider decides the rest. */
+async function runPlan(k: TestProvider, attempt: Attempt): Promise<ConformanceResults> {
+  k.provider.conformance.start();
+  for (const c of k.provider.conformance.cases) {
+    const signedIn = await attempt();
+    expect(k.provider.conformance.current()).toBe(c.id);
+    if (c.level === 'userinfo') k.provider.conformance.report(c.id, signedIn);
+  }
+  return k.provider.conformance.finish();
+}
+
+const statuses = (r: ConformanceResults): Record<string, string> => Object.fromEntries(r.cases.map((c) => [c.id, c.status]));
+
+describe('conformance plan', () => {
+  it('our IdClient passes every case', async () => {
+    kit = await createTestProvider({ autoApprove: true });
+    const results = await runPlan(kit, idClientAttempt(kit));
+    expect(results.cases.filter((c) => c.status !== 'pass').map((c) => `${c.id}: ${c.status} (${c.reason})`)).toEqual([]);
+    expect(results.summary).toEqual({ pass: results.cases.length, fail: 0, inconclusive: 0, not_run: 0 });
+    expect(kit.provider.audit()).toEqual([]);
+    const table = formatConformanceTable(results);
+    expect(table).toMatch(/alg_none\s+reject\s+PASS/);
+    expect(table).toMatch(/19 passed, 0 failed, 0 inconclusive, 0 not run\n$/);
+  });
+
+  it('an app that decodes the ID token without checking it fails the ID-token cases, and the audit reports it', async () => {
+    kit = await createTestProvider({ autoApprove: true });
+    const k = kit;
+    const careless: Attempt = async () => {
+      const { codeVerifier, codeChallenge } = generatePkcePair();
+      const q = new URLSearchParams({
+        response_type: 'code',
+        client_id: k.client.clientId,
+        redirect_uri: k.client.redirectUri,
+        scope: 'openid',
+        state: generateState(),
+        nonce: generateState(),
+        code_challenge: codeChallenge,
+        code_challenge_method: 'S256',
+      });
+      const code = codeFrom((await fetch(`${k.baseUrl}/v2/oauth/authorize?${q.toString()}`, { redirect: 'manual' })).headers.get('location'));
+      const token = (await (
+        await fetch(`${k.baseUrl}/v2/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ ...k.client, client_id: k.client.clientId, client_secret: k.client.clientSecret, grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: k.client.redirectUri }),
+        })
+      ).json()) as { access_token: string; id_token: string };
+      decodeJwt(token.id_token); // read, never verified
+      const info = await fetch(`${k.baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${token.access_token}` } });
+      return info.status === 200;
+    };
+    const results = await runPlan(kit, careless);
+    const byStatus = statuses(results);
+    for (const c of results.cases) {
+      if (c.level === 'id_token') expect(byStatus[c.id], c.id).toBe(c.expect === 'accept' ? 'pass' : 'fail');
+      else expect(byStatus[c.id], c.id).toBe('fail'); // it reported signed in
+    }
+    const audit = kit.provider.audit(kit.client.clientId).find((f) => f.code === 'id_token_not_checked');
+    expect(audit?.count).toBe(results.cases.filter((c) => c.level === 'id_token' && c.expect === 'reject').length);
+  });
+
+  it('decides from what the app does next: not_run without redemption, inconclusive without a report, and refuses bad reports', async () => {
+    kit = await createTestProvider({ autoApprove: true, conformance: true });
+    const k = kit;
+    const authorizeOnly = async (): Promise<void> => {
+      const { codeChallenge } = generatePkcePair();
+      const app = new IdClient({ ...k.client, hostname: k.baseUrl });
+      await fetch(app.authorizationUrl({ state: generateState(), codeChallenge }).url, { redirect: 'manual' });
+    };
+    await authorizeOnly();
+    expect(k.provider.conformance.current()).toBe('baseline');
+    await authorizeOnly();
+    let r = k.provider.conformance.results();
+    expect(statuses(r)['baseline']).toBe('not_run');
+    expect(statuses(r)['invalid_signature']).toBe('inconclusive');
+    expect(statuses(r)['alg_none']).toBe('not_run');
+    expect(() => k.provider.conformance.report('alg_none', true)).toThrow(/has not been run yet/);
+    expect(() => k.provider.conformance.report('nope' as 'alg_none', true)).toThrow(/unknown case/);
+
+    // Over HTTP: the results, and a report from the app's test.
+    const res = await fetch(`${k.baseUrl}/_provider/conformance/report`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ caseId: 'invalid_signature', signedIn: true }),
+    });
+    expect(res.status).toBe(204);
+    const bad = await fetch(`${k.baseUrl}/_provider/conformance/report`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ caseId: 'invalid_signature', signedIn: 'yes' }),
+    });
+    expect(bad.status).toBe(400);
+    r = (await (await fetch(`${k.baseUrl}/_provider/conformance`)).json()) as ConformanceResults;
+    expect(statuses(r)['invalid_signature']).toBe('fail');
+    expect(r.running).toBe(true);
+  });
+
+  it('the official @opengovsg/sgid-client: pinned outcome per case', async () => {
+    kit = await createTestProvider({ autoApprove: true });
+    const k = kit;
+    const client = new SgidClient({ ...k.client, hostname: k.baseUrl });
+    const sgidErrors: string[] = [];
+    const attempt: Attempt = async () => {
+      const { codeVerifier, codeChallenge } = sgidPkce();
+      const { url, nonce } = client.authorizationUrl({ state: generateState(), scope: ['openid', 'profile.name'], codeChallenge });
+      const code = codeFrom((await fetch(url, { redirect: 'manual' })).headers.get('location'));
+      try {
+        const { sub, accessToken } = await client.callback({ code, nonce, codeVerifier });
+        return (await client.userinfo({ sub, accessToken })).data['profile.name'] !== undefined;
+      } catch (err) {
+        sgidErrors.push(err instanceof Error ? err.message : String(err));
+        return false;
+      }
+    };
+    sgidErrors.push('(baseline)');
+    const results = await runPlan(kit, attempt);
+    // It signs in and refuses the hostile cases but two: it accepts an ID token issued an hour in
+    // the future, and meets the rotated key as "no valid key found" (no key-set refetch on an
+    // unknown kid within its refresh interval).
+    const expected: Record<string, string> = Object.fromEntries(results.cases.map((c) => [c.id, 'pass']));
+    expected['iat_in_future'] = 'fail';
+    expected['rotated_kid'] = 'fail';
+    expect(statuses(results), formatConformanceTable(results)).toEqual(expected);
+    expect(sgidErrors.at(-1)).toMatch(/no valid key found in issuer's jwks_uri/);
+  });
+});
