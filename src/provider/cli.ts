@@ -3,7 +3,7 @@
  * `nd-id-provider`: run the provider from a shell.
  *
  *   nd-id-provider --clients clients.json [--port 4000] [--host 127.0.0.1] [--auto-approve [PERSONA]] [--fault-control]
- *                  [--audit-endpoint] [--audit-strict]
+ *                  [--audit-endpoint] [--audit-strict] [--conformance]
  *
  * The clients file is JSON: an array of clients, or `{ "clients": [...], "personas": [...] }`.
  * A client may give `publicKeyFile` (relative to the clients file) instead of `publicKey`.
@@ -15,6 +15,7 @@ import { checkPersonas, resolveConfig } from './config.js';
 import { startProvider, type StartedProvider, type StartProviderOptions } from './index.js';
 import { DEFAULT_PERSONAS } from './personas.js';
 import { formatAuditTable } from './testing/audit.js';
+import { formatConformanceTable } from './testing/conformance.js';
 import type { Persona, ProviderClient } from './types.js';
 
 /** Port used when --port is not given. */
@@ -54,6 +55,10 @@ Options:
                             bodies, bad ID tokens). Anyone who can reach the port can use it.
   --audit-endpoint          Serve GET /_provider/audit: what each client did wrong (reused or
                             missing state, nonce or PKCE challenge, codes redeemed twice, ...)
+  --conformance             Run the offline conformance plan on the first client: each of its
+                            next authorizations gets one hostile case (see the README). Results
+                            at GET /_provider/conformance, reports at POST
+                            /_provider/conformance/report; a table at exit, status 1 if a case failed
   --audit-strict            Exit with status 1 when the audit has findings (for CI). The audit
                             table is printed at exit in any case.
   --personas FILE           JSON file of the people to sign in as (an array of { "id",
@@ -78,6 +83,7 @@ interface ParsedArgs {
   faultControl: boolean;
   auditEndpoint: boolean;
   auditStrict: boolean;
+  conformance: boolean;
   listPersonas: boolean;
   help: boolean;
 }
@@ -90,6 +96,7 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     faultControl: false,
     auditEndpoint: false,
     auditStrict: false,
+    conformance: false,
     listPersonas: false,
     help: false,
   };
@@ -129,6 +136,9 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
         break;
       case '--audit-strict':
         out.auditStrict = true;
+        break;
+      case '--conformance':
+        out.conformance = true;
         break;
       case '--port': {
         const v = take();
@@ -279,6 +289,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     ...(args.log ? { log: (line: string) => io.stderr(`nd-id-provider: ${line}\n`) } : {}),
     ...(args.faultControl ? { faultControl: true } : {}),
     ...(args.auditEndpoint ? { auditEndpoint: true } : {}),
+    ...(args.conformance ? { conformance: true } : {}),
   };
   // Validate the whole configuration before listening, so every mistake is reported in one go.
   if (fromFile.clients !== undefined) {
@@ -314,9 +325,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   io.stdout(`nd-id-provider ready at ${started.baseUrl} (issuer ${started.provider.issuer})\n`);
   const stop = async (): Promise<number> => {
     const findings = started.provider.audit();
+    const plan = args.conformance ? started.provider.conformance.finish() : undefined;
     await started.close();
     io.stdout(formatAuditTable(findings));
-    return args.auditStrict && findings.length > 0 ? 1 : 0;
+    if (plan) io.stdout(formatConformanceTable(plan));
+    return (args.auditStrict && findings.length > 0) || (plan !== undefined && plan.summary.fail > 0) ? 1 : 0;
   };
   return { started, stop };
 }

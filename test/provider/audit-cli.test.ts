@@ -73,3 +73,22 @@ describe('nd-id-provider audit flags', () => {
     expect(out).toMatch(/demo\s+state_missing\s+1/);
   });
 });
+
+describe('nd-id-provider --conformance', () => {
+  it('gives the first authorization the baseline, prints the plan table at exit and exits 1 when a case failed', async () => {
+    const { outcome, out } = await run(['--conformance']);
+    const { baseUrl } = outcome.started;
+    expect(outcome.started.provider.conformance.current()).toBeUndefined();
+    await loginWithoutState(baseUrl);
+    expect(outcome.started.provider.conformance.current()).toBe('baseline');
+    const report = await fetch(`${baseUrl}/_provider/conformance/report`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ caseId: 'baseline', signedIn: false }),
+    });
+    expect(report.status).toBe(204);
+    expect(await outcome.stop()).toBe(1);
+    expect(out.join('')).toMatch(/baseline\s+accept\s+FAIL\s+Reported: the browser did not end signed in\./);
+    expect(out.join('')).toMatch(/0 passed, 1 failed, 0 inconclusive, 18 not run/);
+  });
+});
