@@ -4,11 +4,17 @@
  * client's outcome is pinned case by case.
  */
 import { SgidClient, generatePkcePair as sgidPkce } from '@opengovsg/sgid-client';
+import express from 'express';
+import session from 'express-session';
 import { decodeJwt } from 'jose';
+import passport from 'passport';
+import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generatePkcePair, generateState, IdClient } from '../../src/index.js';
 import { createTestProvider, type ConformanceResults, type TestProvider } from '../../src/provider/index.js';
 import { formatConformanceTable } from '../../src/provider/testing/conformance.js';
+import { ndIdRouter } from '../../src/passport/router.js';
+import { NdIdStrategy } from '../../src/passport/strategy.js';
 
 let kit: TestProvider | undefined;
 afterEach(async () => {
@@ -61,6 +67,30 @@ describe('conformance plan', () => {
     const table = formatConformanceTable(results);
     expect(table).toMatch(/alg_none\s+reject\s+PASS/);
     expect(table).toMatch(/19 passed, 0 failed, 0 inconclusive, 0 not run\n$/);
+  });
+
+  it('an Express app with NdIdStrategy and ndIdRouter passes every case, each login in a fresh browser', async () => {
+    kit = await createTestProvider({ autoApprove: true });
+    const k = kit;
+    const authenticator = new passport.Passport();
+    authenticator.serializeUser((u, done) => done(null, u));
+    authenticator.deserializeUser((u: Express.User, done) => done(null, u));
+    authenticator.use(new NdIdStrategy({ ...k.client, callbackURL: k.client.redirectUri, hostname: k.baseUrl }));
+    const app = express();
+    app.use(session({ secret: 'conformance-test', resave: false, saveUninitialized: false }));
+    app.use(authenticator.session());
+    app.use('/auth', ndIdRouter({ passport: authenticator, successRedirect: '/me' }));
+    app.get('/me', (req, res) => res.json({ name: (req.user as { data?: Record<string, string> } | undefined)?.data?.['profile.name'] ?? null }));
+    const attempt: Attempt = async () => {
+      const browser = request.agent(app);
+      const login = await browser.get('/auth/login');
+      const back = new URL((await fetch(login.headers.location as string, { redirect: 'manual' })).headers.get('location') ?? '');
+      await browser.get(back.pathname + back.search);
+      return ((await browser.get('/me')).body as { name: string | null }).name !== null;
+    };
+    const results = await runPlan(kit, attempt);
+    expect(results.cases.filter((c) => c.status !== 'pass').map((c) => `${c.id}: ${c.status}`)).toEqual([]);
+    expect(kit.provider.audit()).toEqual([]);
   });
 
   it('an app that decodes the ID token without checking it fails the ID-token cases, and the audit reports it', async () => {
