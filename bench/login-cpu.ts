@@ -10,17 +10,15 @@
  * without its logger: the same two clients, to see the noise between them). Each scenario's figure is
  * its median round.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { SgidClient } from '@opengovsg/sgid-client';
 import { IdClient } from '../src/client/id-client.js';
 import { generatePkcePair } from '../src/pkce.js';
 import { positiveInt } from '../scripts/env.js';
 import { FloorClient } from './floor.js';
+import { startStub } from './stub-process.js';
 import { BENCH_ATTRIBUTES } from './stub-server.js';
 
 const ITERATIONS = positiveInt('BENCH_ITERATIONS', 400);
@@ -42,7 +40,7 @@ interface Scenario {
 async function main(): Promise<void> {
   const rp = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const privateKeyPem = rp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-  const stub = await startStub(rp.publicKey.export({ format: 'pem', type: 'spki' }).toString());
+  const stub = await startStub(rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(), CLIENT_ID, NONCE);
   const { origin } = stub;
   const { codeVerifier } = generatePkcePair();
 
@@ -201,20 +199,6 @@ function median(xs: number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-async function startStub(rpPublicKeyPem: string): Promise<{ origin: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...process.execArgv, join(__dirname, 'stub-server.ts')], {
-    env: { ...process.env, BENCH_RP_PUBLIC_KEY: rpPublicKeyPem, BENCH_CLIENT_ID: CLIENT_ID, BENCH_NONCE: NONCE },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  process.on('exit', () => child.kill('SIGTERM'));
-  const lines = createInterface({ input: child.stdout! });
-  for await (const line of lines) {
-    const { origin } = JSON.parse(line) as { origin: string };
-    return { origin, child };
-  }
-  throw new Error('bench stub exited before listening');
 }
 
 function stubCall(origin: string, path: string): Promise<unknown> {

@@ -12,7 +12,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createClient } from 'redis';
 import { IdClient } from '../src/client/id-client.js';
@@ -22,6 +21,7 @@ import { createMemoryReplayStore } from '../src/flow/replay-store.js';
 import { recordSession } from '../src/flow/session.js';
 import { generatePkcePair } from '../src/pkce.js';
 import { positiveInt } from '../scripts/env.js';
+import { startStub } from './stub-process.js';
 import { BENCH_ATTRIBUTES } from './stub-server.js';
 
 const ITERATIONS = positiveInt('BENCH_ITERATIONS', 300);
@@ -53,7 +53,7 @@ function flowLogin(flow: LoginFlow): Login {
 
 async function main(): Promise<void> {
   const rp = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const stub = await startStub(rp.publicKey.export({ format: 'pem', type: 'spki' }).toString());
+  const stub = await startStub(rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(), CLIENT_ID, NONCE);
   const redis = await startRedis();
   const redisClient = createClient({ url: redis.url });
   redisClient.on('error', () => undefined);
@@ -159,18 +159,6 @@ function median(xs: number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-async function startStub(rpPublicKeyPem: string): Promise<{ origin: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...process.execArgv, join(__dirname, 'stub-server.ts')], {
-    env: { ...process.env, BENCH_RP_PUBLIC_KEY: rpPublicKeyPem, BENCH_CLIENT_ID: CLIENT_ID, BENCH_NONCE: NONCE },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  process.on('exit', () => child.kill('SIGTERM'));
-  for await (const line of createInterface({ input: child.stdout! })) {
-    return { origin: (JSON.parse(line) as { origin: string }).origin, child };
-  }
-  throw new Error('bench stub exited before listening');
 }
 
 /** A throwaway redis-server on a free loopback port, no persistence. */

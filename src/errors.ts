@@ -110,3 +110,34 @@ export const PROVIDER_DOWN_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode
 export function isProviderDown(err: unknown): err is IdError {
   return err instanceof IdError && PROVIDER_DOWN_CODES.has(err.code);
 }
+
+/**
+ * Failures caused by the app's own configuration, not the person: an unusable key set, a
+ * userinfo block key that the app's private key cannot decrypt (a key that is not the one
+ * registered with the service), routes mounted where the service cannot return.
+ */
+const APP_SIDE_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
+  'jwks_invalid',
+  'userinfo_key_decrypt_failed',
+  'userinfo_key_invalid',
+  'configuration_invalid',
+]);
+
+/** OAuth errors of a refused call that mean the app's own registration was refused (wrong secret, unknown client). */
+const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set(['invalid_client', 'unauthorized_client']);
+
+/**
+ * True when a failed login is not the person's doing and trying again will not help them: the
+ * service is down ({@link PROVIDER_DOWN_CODES}), the app is misconfigured (an unusable key set,
+ * a private key the service does not encrypt to, misplaced routes), the service refused the
+ * app's client credentials (`invalid_client` or `unauthorized_client`), or there is no working
+ * session (`session_missing`, `session_store_unavailable`). Anything that is not an
+ * {@link IdError} is server-side too. The one classification for logs, pages and statuses.
+ */
+export function isServerSideFailure(err: unknown): boolean {
+  if (!(err instanceof IdError)) return true;
+  if (PROVIDER_DOWN_CODES.has(err.code) || APP_SIDE_CODES.has(err.code)) return true;
+  if (err.code === 'session_missing' || err.code === 'session_store_unavailable') return true;
+  const oauthError: unknown = (err.cause as { error?: unknown } | null | undefined)?.error;
+  return typeof oauthError === 'string' && CLIENT_REFUSED_OAUTH_ERRORS.has(oauthError);
+}

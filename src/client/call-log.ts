@@ -5,33 +5,18 @@
  * (an expired or replayed code, an invalid token) are not logged here: the login's own event
  * says them.
  */
-import { IdError, type IdErrorCode } from '../errors.js';
+import { IdError, isServerSideFailure } from '../errors.js';
 import { LOG_EVENTS, type Log } from '../log.js';
 import { knownOAuthError } from './oauth-error-codes.js';
 
 /** The endpoints of the service the client calls. */
 export type Endpoint = 'token' | 'userinfo' | 'jwks';
 
-/** Codes that are always server-side: the service, the network, or our registration. */
-const SERVER_SIDE: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
-  'provider_unreachable',
-  'provider_timeout',
-  'provider_server_error',
-  'provider_invalid_response',
-  'provider_response_too_large',
-  'provider_redirect_refused',
-  'jwks_invalid',
-  'userinfo_key_decrypt_failed',
-]);
-
-/** OAuth error codes of a refused request that mean our client credentials are wrong. */
-const CREDENTIAL_ERRORS: ReadonlySet<string> = new Set(['invalid_client', 'unauthorized_client']);
-
 /** Logs `err` at `warn` when it is a server-side failure of a call to `endpoint`; otherwise nothing. */
 export function logCallFailure(log: Log, endpoint: Endpoint, err: unknown): void {
   if (!(err instanceof IdError)) return;
   const oauthError = oauthErrorCode(err.cause);
-  if (!SERVER_SIDE.has(err.code) && !(oauthError !== undefined && CREDENTIAL_ERRORS.has(oauthError))) return;
+  if (!isServerSideFailure(err)) return;
   log.write(
     'warn',
     {
