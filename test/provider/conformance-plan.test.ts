@@ -7,11 +7,14 @@ import { SgidClient, generatePkcePair as sgidPkce } from '@opengovsg/sgid-client
 import express from 'express';
 import session from 'express-session';
 import { decodeJwt } from 'jose';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import passport from 'passport';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generatePkcePair, generateState, IdClient } from '../../src/index.js';
 import { createTestProvider, type ConformanceResults, type TestProvider } from '../../src/provider/index.js';
+import { validateIdToken } from '../../src/client/id-token.js';
+import { IdError } from '../../src/errors.js';
 import { formatConformanceTable } from '../../src/provider/testing/conformance.js';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
@@ -69,6 +72,85 @@ describe('conformance plan', () => {
     expect(table).toMatch(/19 passed, 0 failed, 0 inconclusive, 0 not run\n$/);
   });
 
+  it('each hostile ID token is broken the way its case says, and the ID-token check refuses it with the matching code', async () => {
+    kit = await createTestProvider({ autoApprove: true });
+    const k = kit;
+    const seen: Record<string, { header: Record<string, unknown>; claims: Record<string, unknown>; error: string }> = {};
+    const keyFor = async (kid: string | undefined): Promise<KeyObject> => {
+      const { keys } = (await (await fetch(`${k.baseUrl}/v2/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string; kty: string; n: string; e: string }> };
+      const jwk = keys.find((key) => key.kid === kid);
+      if (!jwk) throw new IdError('id_token_key_not_found', 'no such kid');
+      return createPublicKey({ key: jwk, format: 'jwk' });
+    };
+    k.provider.conformance.start();
+    for (const c of k.provider.conformance.cases) {
+      const { codeVerifier, codeChallenge } = generatePkcePair();
+      const nonce = generateState();
+      const q = new URLSearchParams({
+        response_type: 'code',
+        client_id: k.client.clientId,
+        redirect_uri: k.client.redirectUri,
+        scope: 'openid',
+        state: generateState(),
+        nonce,
+        code_challenge: codeChallenge,
+        code_challenge_method: 'S256',
+      });
+      const code = codeFrom((await fetch(`${k.baseUrl}/v2/oauth/authorize?${q.toString()}`, { redirect: 'manual' })).headers.get('location'));
+      const tokens = (await (
+        await fetch(`${k.baseUrl}/v2/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_id: k.client.clientId, client_secret: k.client.clientSecret, grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: k.client.redirectUri }),
+        })
+      ).json()) as { access_token: string; id_token: string };
+      let error = '';
+      try {
+        await validateIdToken(tokens.id_token, { issuer: k.provider.issuer, clientId: k.client.clientId, nonce, accessToken: tokens.access_token, clockTolerance: 60, clock: Date.now, keyFor });
+      } catch (err) {
+        error = err instanceof IdError ? err.code : String(err);
+      }
+      const [h = '', p = ''] = tokens.id_token.split('.');
+      seen[c.id] = { header: JSON.parse(Buffer.from(h, 'base64url').toString()) as Record<string, unknown>, claims: decodeJwt(`e30.${p}.`) as Record<string, unknown>, error };
+    }
+    k.provider.conformance.finish();
+    const base = seen['baseline']!;
+    expect(seen['alg_none']!.header.alg).toBe('none');
+    expect(seen['hs256_public_key']!.header).toMatchObject({ alg: 'HS256', kid: base.header.kid });
+    expect(seen['invalid_signature']!.header).toMatchObject({ alg: 'RS256', kid: base.header.kid });
+    expect(seen['wrong_iss']!.claims.iss).toBe(`${k.provider.issuer}/elsewhere`);
+    expect(seen['wrong_aud']!.claims.aud).toBe('another-relying-party');
+    expect(seen['multiple_aud_without_azp']!.claims.aud).toEqual([k.client.clientId, 'another-relying-party']);
+    expect(seen['multiple_aud_without_azp']!.claims).not.toHaveProperty('azp');
+    expect(Number(seen['expired']!.claims.exp)).toBeLessThan(Date.now() / 1000 - 3000);
+    expect(Number(seen['iat_in_future']!.claims.iat)).toBeGreaterThan(Date.now() / 1000 + 3000);
+    for (const claim of ['sub', 'iat', 'exp']) expect(seen[`missing_${claim}`]!.claims).not.toHaveProperty(claim);
+    expect(seen['nonce_missing']!.claims).not.toHaveProperty('nonce');
+    expect(seen['rotated_kid']!.header.kid).not.toBe(base.header.kid);
+    // Each refused for its own reason; the userinfo cases carry a genuine ID token.
+    expect(Object.fromEntries(Object.entries(seen).map(([id, v]) => [id, v.error]))).toEqual({
+      baseline: '',
+      invalid_signature: 'id_token_signature_invalid',
+      alg_none: 'id_token_alg_not_allowed',
+      hs256_public_key: 'id_token_alg_not_allowed',
+      wrong_iss: 'id_token_iss_mismatch',
+      wrong_aud: 'id_token_aud_mismatch',
+      multiple_aud_without_azp: 'id_token_azp_mismatch',
+      expired: 'id_token_expired',
+      iat_in_future: 'id_token_issued_in_future',
+      missing_sub: 'id_token_claim_missing',
+      missing_iat: 'id_token_claim_missing',
+      missing_exp: 'id_token_claim_missing',
+      nonce_mismatch: 'nonce_mismatch',
+      nonce_missing: 'nonce_missing',
+      wrong_at_hash: 'at_hash_mismatch',
+      userinfo_sub_mismatch: '',
+      userinfo_tampered_jwe: '',
+      userinfo_rsa1_5_key: '',
+      rotated_kid: '',
+    });
+  });
+
   it('an Express app with NdIdStrategy and ndIdRouter passes every case, each login in a fresh browser', async () => {
     kit = await createTestProvider({ autoApprove: true });
     const k = kit;
@@ -113,7 +195,7 @@ describe('conformance plan', () => {
         await fetch(`${k.baseUrl}/v2/oauth/token`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ ...k.client, client_id: k.client.clientId, client_secret: k.client.clientSecret, grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: k.client.redirectUri }),
+          body: JSON.stringify({ client_id: k.client.clientId, client_secret: k.client.clientSecret, grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: k.client.redirectUri }),
         })
       ).json()) as { access_token: string; id_token: string };
       decodeJwt(token.id_token); // read, never verified
