@@ -4,7 +4,7 @@
  * `node:http` service doing the same cryptography per login with no checks at all. It reports its
  * port, then answers `cpu` messages with its process CPU time in microseconds.
  */
-import { createCipheriv, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes, sign, constants } from 'node:crypto';
+import { createCipheriv, createHash, createHmac, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes, sign, constants } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createProvider } from '../src/provider/index.js';
@@ -23,9 +23,15 @@ function b64(data: Buffer | string): string {
   return Buffer.from(data).toString('base64url');
 }
 
-/** The floor: authorize redirects with a code, token signs an ID token, userinfo encrypts: no validation of anything. */
+/**
+ * The floor: authorize redirects with a code, token signs an ID token, userinfo encrypts: no
+ * validation of anything, but the same cryptography per login as the provider: the pairwise
+ * `sub` (HMAC-SHA-256), `at_hash` (SHA-256), the RS256 signature, the RSA-OAEP-256 block key
+ * and one AES-GCM per attribute.
+ */
 function floorServer(start: Start): Server {
   const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  const subjectSecret = randomBytes(32);
   const rpKey = createPublicKey(start.publicKeyPem);
   const header = b64(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid: 'k1' }));
   const body = (req: IncomingMessage): Promise<string> =>
@@ -42,14 +48,17 @@ function floorServer(start: Start): Server {
     } else if (url.startsWith('/v2/oauth/token')) {
       await body(req);
       const now = Math.floor(Date.now() / 1000);
-      const payload = b64(JSON.stringify({ iss: 'floor', sub: 'sub-1', aud: start.clientId, nonce: 'n', iat: now, exp: now + 600, auth_time: now }));
+      const accessToken = b64(randomBytes(32));
+      const sub = createHmac('sha256', subjectSecret).update(`${start.clientId}\u0000ada`, 'utf8').digest('base64url');
+      const atHash = createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
+      const payload = b64(JSON.stringify({ iss: 'floor', sub, aud: start.clientId, nonce: 'n', iat: now, exp: now + 600, auth_time: now, at_hash: atHash }));
       const signature = sign('sha256', Buffer.from(`${header}.${payload}`), signingKey).toString('base64url');
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ access_token: b64(randomBytes(32)), id_token: `${header}.${payload}.${signature}`, token_type: 'Bearer', expires_in: 600 }));
+      res.end(JSON.stringify({ access_token: accessToken, id_token: `${header}.${payload}.${signature}`, token_type: 'Bearer', expires_in: 600 }));
     } else if (url.startsWith('/v2/oauth/userinfo')) {
       const blockKey = randomBytes(16);
       const cek = randomBytes(32);
-      const keyHeader = b64(JSON.stringify({ alg: 'RSA-OAEP-256', enc: 'A256GCM' }));
+      const keyHeader = b64(JSON.stringify({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid: 'client-key' }));
       const encryptedKey = publicEncrypt({ key: rpKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, cek);
       const gcm = (key: Buffer, protectedHeader: string, plaintext: string): string => {
         const iv = randomBytes(12);
