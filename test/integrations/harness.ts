@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
 import type { Logger } from '../../src/log.js';
 import { testKeyPair } from '../helpers/keys.js';
@@ -132,4 +132,75 @@ export function expectFailurePage(page: Page, status: number, sentence: RegExp):
   expect(page.text).toMatch(sentence);
   expect(page.text).not.toMatch(/Error:|statusCode/);
   expectNoSecrets(page.text);
+}
+
+/** The signed-in user the app's `/me` route reports, or null. */
+export async function me(browser: Browser): Promise<{ sub: string; data: Record<string, string> } | null> {
+  return (JSON.parse((await browser.get('/me')).text) as { user: { sub: string; data: Record<string, string> } | null }).user;
+}
+
+/** What {@link itKeepsTheSharedGuarantees} needs of a running app. */
+export interface GuaranteedApp {
+  /** Token-endpoint calls the provider received so far. */
+  tokenCalls(): number;
+  /** Everything the app logged so far, as text. */
+  log(): string;
+}
+
+/**
+ * The guarantees every adapter must keep (issue: "the same guarantees everywhere"), as tests of
+ * the app `app()` reached with browsers from `newBrowser()`: two tabs, replay, foreign state,
+ * same-site returnTo, and a log with no secret.
+ */
+export function itKeepsTheSharedGuarantees(app: () => GuaranteedApp, newBrowser: () => Promise<Browser>): void {
+  it('lets two tabs of one browser both complete', async () => {
+    const browser = await newBrowser();
+    const first = await approve(await startLogin(browser, '/auth/login?returnTo=/one'));
+    const second = await approve(await startLogin(browser, '/auth/login?returnTo=/two'));
+    expect((await browser.get(second.href)).location).toBe('/two');
+    expect((await browser.get(first.href)).location).toBe('/one');
+    expect((await me(browser))?.sub).toMatch(/\S/);
+  });
+
+  it('refuses a replayed callback, also with the cookie from before the login completed, before the token endpoint', async () => {
+    const browser = await newBrowser();
+    const callback = await approve(await startLogin(browser, '/auth/login'));
+    const before = browser.snapshot();
+    expect((await browser.get(callback.href)).status).toBe(302);
+    const calls = app().tokenCalls();
+    const replay = await browser.get(callback.href);
+    expectFailurePage(replay, 403, /not started in this browser, or was already used/);
+    expect(replay.text).toContain('href="/auth/login"');
+    browser.restore(before);
+    expectFailurePage(await browser.get(callback.href), 403, /not started in this browser, or was already used/);
+    expect(app().tokenCalls()).toBe(calls);
+  });
+
+  it('refuses a state started in another session, without calling the token endpoint', async () => {
+    const victim = await newBrowser();
+    const attacker = await newBrowser();
+    await startLogin(attacker, '/auth/login');
+    const callback = await approve(await startLogin(victim, '/auth/login'));
+    const calls = app().tokenCalls();
+    expectFailurePage(await attacker.get(callback.href), 403, /not started in this browser/);
+    expect(app().tokenCalls()).toBe(calls);
+    expect(await me(attacker)).toBeNull();
+  });
+
+  it('ignores a returnTo that leaves the site', async () => {
+    for (const evil of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', '/%2F%2Fevil.example']) {
+      const browser = await newBrowser();
+      const back = await approve(await startLogin(browser, `/auth/login?returnTo=${encodeURIComponent(evil)}`));
+      expect((await browser.get(back.href)).location).toBe('/');
+    }
+  });
+
+  it('writes no secret, code, cookie value or attribute to the log', async () => {
+    const browser = await newBrowser();
+    const callback = await approve(await startLogin(browser, '/auth/login'));
+    await browser.get(callback.href);
+    await browser.get(callback.href);
+    expect(app().log()).toMatch(/state_mismatch|Sign-in completed/);
+    expectNoSecrets(app().log(), [callback.searchParams.get('code') ?? '', callback.searchParams.get('state') ?? '', ...browser.jar.values()]);
+  });
 }
