@@ -1,12 +1,13 @@
 /**
- * Child process of `bench/login-http.ts`: three relying-party apps on loopback that sign people
- * in against the bench stub, each with express-session's memory store (the fetch one with its
+ * Child process of `bench/login-http.ts`: the relying-party app named by BENCH_APP (one process
+ * per app, so each one's garbage collection is counted against it alone), on loopback, signing
+ * people in against the bench stub with express-session's memory store (the fetch one with its
  * sealed cookie):
- * - `router`: passport + `ndIdRouter()` + `NdIdStrategy`;
+ * - `router`: `passport.session()` + `ndIdRouter()` + `NdIdStrategy`, set up as the README shows;
  * - `bare`: minimal hand-written Express routes over `IdClient` (state, PKCE, nonce in the
  *   session; check, redeem, userinfo, regenerate);
  * - `fetch`: `createFetchLogin()` with the cookie session, served by node:http.
- * `GET /__cpu` on any of them answers this process's CPU time in µs. Prints one JSON line with the ports.
+ * `GET /__cpu` answers this process's CPU time in µs. Prints one JSON line with the port.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -65,7 +66,6 @@ function routerApp(redirectUri: string): express.Express {
   const app = express();
   app.get('/__cpu', (_req, res) => void res.type('json').send(cpu()));
   app.use(sessionMiddleware());
-  app.use(authenticator.initialize());
   app.use(authenticator.session());
   app.use('/auth', ndIdRouter({ passport: authenticator }));
   return app;
@@ -141,21 +141,21 @@ function fetchHandler(redirectUri: string): (req: IncomingMessage, res: ServerRe
   };
 }
 
+const APPS: Record<string, (redirectUri: string) => (req: IncomingMessage, res: ServerResponse) => void> = {
+  router: routerApp,
+  bare: bareApp,
+  fetch: fetchHandler,
+};
+
 async function main(): Promise<void> {
-  const ports: Record<string, number> = {};
-  const apps: [string, (redirectUri: string) => (req: IncomingMessage, res: ServerResponse) => void][] = [
-    ['router', (r) => routerApp(r)],
-    ['bare', (r) => bareApp(r)],
-    ['fetch', fetchHandler],
-  ];
-  for (const [name, make] of apps) {
-    // The callback URL needs the port: listen first (port 0), then attach the app.
-    const server = createServer();
-    const port = await listen(server);
-    server.on('request', make(`http://127.0.0.1:${port}/auth/callback`));
-    ports[name] = port;
-  }
-  process.stdout.write(JSON.stringify(ports) + '\n');
+  const name = required('BENCH_APP');
+  const make = APPS[name];
+  if (make === undefined) throw new Error(`BENCH_APP must be one of ${Object.keys(APPS).join(', ')}`);
+  // The callback URL needs the port: listen first (port 0), then attach the app.
+  const server = createServer();
+  const port = await listen(server);
+  server.on('request', make(`http://127.0.0.1:${port}/auth/callback`));
+  process.stdout.write(JSON.stringify({ port }) + '\n');
 }
 
 void main();

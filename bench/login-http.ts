@@ -5,14 +5,16 @@
  * - `ndIdRouter()` with passport and express-session (memory store);
  * - minimal hand-written Express routes over `IdClient`, same session middleware (the baseline);
  * - `createFetchLogin()` with its sealed cookie session.
- * The three apps run in one child process (`bench/http-apps.ts`) against the bench stub in
- * another; this process only drives requests, so its own CPU is not counted. The authorize hop
- * is the service's work and is skipped: the stub accepts its fixed code.
+ * Each app runs in a child process of its own (`bench/http-apps.ts`, so garbage collection is
+ * counted against the app that caused it) against the bench stub in another; this process only
+ * drives requests, so its own CPU is not counted. The authorize hop is the service's work and is
+ * skipped: the stub accepts its fixed code.
  * Scenarios run interleaved, round after round; each figure is the median round, and ratios are
- * the median of per-round ratios. Environment: BENCH_HTTP_ITERATIONS (default 300 logins per
- * round), BENCH_HTTP_ROUNDS (7), BENCH_HTTP_WARMUP (200).
+ * the median of per-round ratios, with their interquartile range to show the machine's noise.
+ * Environment: BENCH_HTTP_ITERATIONS (default 150 logins per round), BENCH_HTTP_ROUNDS (21),
+ * BENCH_HTTP_WARMUP (1500 logins per app first, so every app is measured with its code fully optimised).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
@@ -20,9 +22,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { positiveInt } from '../scripts/env.js';
 
-const ITERATIONS = positiveInt('BENCH_HTTP_ITERATIONS', 300);
-const ROUNDS = positiveInt('BENCH_HTTP_ROUNDS', 7);
-const WARMUP = positiveInt('BENCH_HTTP_WARMUP', 200);
+const ITERATIONS = positiveInt('BENCH_HTTP_ITERATIONS', 150);
+const ROUNDS = positiveInt('BENCH_HTTP_ROUNDS', 21);
+const WARMUP = positiveInt('BENCH_HTTP_WARMUP', 1500);
 const CLIENT_ID = 'bench-client';
 const NONCE = 'bench-nonce-0123456789';
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -73,8 +75,17 @@ function median(xs: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-async function startChild(file: string, env: Record<string, string>): Promise<{ line: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...process.execArgv, join(__dirname, file)], {
+/**
+ * With two cores or more and `taskset` (util-linux) at hand, the measured apps run on the last
+ * core and this driver and the stub on the first, so they do not preempt each other mid-login;
+ * BENCH_HTTP_PIN=0 turns that off.
+ */
+const PIN_CORES = process.env.BENCH_HTTP_PIN !== '0' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+
+async function startChild(file: string, env: Record<string, string>, core?: number): Promise<{ line: string; child: ChildProcess }> {
+  const args = [...process.execArgv, join(__dirname, file)];
+  const pinned = PIN_CORES && core !== undefined;
+  const child = spawn(pinned ? 'taskset' : process.execPath, pinned ? ['-c', String(core), process.execPath, ...args] : args, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -84,25 +95,32 @@ async function startChild(file: string, env: Record<string, string>): Promise<{ 
 }
 
 async function main(): Promise<void> {
+  if (PIN_CORES) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
   const rp = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const stub = await startChild('stub-server.ts', {
     BENCH_RP_PUBLIC_KEY: rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
     BENCH_CLIENT_ID: CLIENT_ID,
     BENCH_NONCE: NONCE,
-  });
+  }, 0);
   const { origin } = JSON.parse(stub.line) as { origin: string };
-  const apps = await startChild('http-apps.ts', {
-    BENCH_ORIGIN: origin,
-    BENCH_RP_PRIVATE_KEY: rp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-    BENCH_CLIENT_ID: CLIENT_ID,
-    BENCH_NONCE: NONCE,
-  });
-  const ports = JSON.parse(apps.line) as Record<'router' | 'bare' | 'fetch', number>;
   const scenarios = [
     { key: 'bare', name: 'hand-written IdClient routes (express-session)', samples: [] as number[] },
     { key: 'router', name: 'ndIdRouter() + passport (express-session)', samples: [] as number[] },
     { key: 'fetch', name: 'createFetchLogin() (sealed cookie session)', samples: [] as number[] },
   ] as const;
+  const ports: Record<string, number> = {};
+  const apps: ChildProcess[] = [];
+  for (const s of scenarios) {
+    const app = await startChild('http-apps.ts', {
+      BENCH_APP: s.key,
+      BENCH_ORIGIN: origin,
+      BENCH_RP_PRIVATE_KEY: rp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      BENCH_CLIENT_ID: CLIENT_ID,
+      BENCH_NONCE: NONCE,
+    }, cpus().length - 1);
+    ports[s.key] = (JSON.parse(app.line) as { port: number }).port;
+    apps.push(app.child);
+  }
 
   for (const s of scenarios) for (let i = 0; i < WARMUP; i++) await login(ports[s.key]);
   for (let round = 0; round < ROUNDS; round++) {
@@ -114,16 +132,21 @@ async function main(): Promise<void> {
     }
   }
   const [bare, router, fetchLogin] = scenarios;
-  const ratio = (a: number[], b: number[]): number => median(a.map((x, i) => x / b[i]!));
+  const ratios = (a: number[], b: number[]): number[] => a.map((x, i) => x / b[i]!).sort((x, y) => x - y);
+  const ratio = (a: number[], b: number[]): string => {
+    const r = ratios(a, b);
+    const q = (f: number): string => r[Math.floor(f * (r.length - 1))]!.toFixed(2);
+    return `${median(r).toFixed(3)}x CPU (middle half of rounds ${q(0.25)}–${q(0.75)})`;
+  };
   const out = [
-    `Full login over HTTP, server CPU per login (median of ${ROUNDS} rounds × ${ITERATIONS} logins; ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}):`,
+    `Full login over HTTP, server CPU per login (median of ${ROUNDS} rounds × ${ITERATIONS} logins; ${cpus().length} cores${PIN_CORES ? ', apps pinned to the last' : ''}, load ${loadavg()[0]!.toFixed(2)}):`,
     ...scenarios.map((s) => `  ${s.name.padEnd(50)} ${median(s.samples).toFixed(0).padStart(6)} µs`),
-    `Router vs hand-written routes: ${ratio(router.samples, bare.samples).toFixed(3)}x CPU (target at most 1.15x).`,
-    `createFetchLogin vs hand-written routes: ${ratio(fetchLogin.samples, bare.samples).toFixed(3)}x CPU.`,
+    `Router vs hand-written routes: ${ratio(router.samples, bare.samples)}; target at most 1.15x.`,
+    `createFetchLogin vs hand-written routes: ${ratio(fetchLogin.samples, bare.samples)}.`,
   ];
   process.stdout.write(out.join('\n') + '\n');
   agent.destroy();
-  apps.child.kill('SIGTERM');
+  for (const app of apps) app.kill('SIGTERM');
   stub.child.kill('SIGTERM');
 }
 

@@ -160,14 +160,16 @@ export function createLog(logger: Logger | undefined, namespace: string, options
       return debugOut.enabled;
     },
     write(level, event, message) {
+      const enabled = debugOut.enabled;
+      // Without DEBUG, debug and info events go nowhere: skip redacting them.
+      if (!enabled && level !== 'warn' && level !== 'error') return;
       const safe = redactEvent(event);
       const text = redactText(message);
-      if (debugOut.enabled) {
+      if (enabled) {
         // DEBUG=passport-nd-id* shows every event already; do not print warnings twice.
         debugOut('%s %s %o', level, text, safe);
         return;
       }
-      if (level !== 'warn' && level !== 'error') return;
       const cause = `${level} ${safe.event} ${String(safe.code ?? '')} ${String(safe.diagnosis ?? '')}`;
       const t = now();
       const last = lastWritten.get(cause);

@@ -5,7 +5,7 @@
  * (the Passport strategy, the Express router, other frameworks) only translate requests and
  * outcomes.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type {
   AuthorizationUrlParams,
   AuthorizationUrlResult,
@@ -206,9 +206,12 @@ function oauthErrorOf(err: IdError): { oauthError?: string } {
   return error === undefined ? {} : { oauthError: error };
 }
 
-/** Replay-store key of one login: a hash, so it is short and says nothing about the login. */
-function replayKey(binding: LoginBinding, state: string): string {
-  return createHash('sha256').update(`${binding.issuer}\n${binding.clientId}\n${binding.redirectUri}\n${state}`).digest('base64url');
+/**
+ * The key of one login in the replay store and the ledger: a hash of its binding and state, so
+ * it is short and says nothing about the login. Computed once per begin and once per callback.
+ */
+function loginKey(binding: LoginBinding, state: string): string {
+  return hash('sha256', `${binding.issuer}\n${binding.clientId}\n${binding.redirectUri}\n${state}`, 'base64url');
 }
 
 /** Builds a flow; `who` names the caller in option errors. Adapters use it; apps call {@link createLoginFlow}. */
@@ -280,8 +283,8 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       ...(returnTo === undefined ? {} : { returnTo }),
     };
     const evicted = addPendingLogin(session, sessionKey, state, pending, { max: maxPendingLogins, ttl: loginTtl, now: pending.createdAt });
-    ledger.started(state, beginOptions.request?.host ?? '', pending.createdAt);
-    for (const old of evicted) ledger.settle(old, 'evicted', pending.createdAt);
+    ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt);
+    for (const old of evicted) ledger.settle(loginKey(binding, old), 'evicted', pending.createdAt);
     if (log.debugEnabled) log.write('debug', { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined }, 'Login started');
     return { redirectUrl: result.url, state };
   }
@@ -299,6 +302,8 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     pendingCount?: number;
     startedAt?: number;
     consumed?: boolean;
+    /** The login's key (see loginKey), once it was consumed. */
+    key?: string;
   }
 
   function report<E>(err: E, request: RequestFacts = {}, attempt: Attempt = {}): E {
@@ -323,7 +328,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
         pendingForThisClient: attempt.pendingCount ?? 0,
         pendingForOtherClients: 0,
         stateBoundElsewhere: err.reason === 'binding_mismatch',
-        ledger: attempt.state === undefined ? undefined : ledger.lookup(attempt.state),
+        ledger: attempt.state === undefined ? undefined : ledger.lookup(loginKey(binding, attempt.state)),
         loginTtl,
         now,
       });
@@ -360,7 +365,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     try {
       return await redeem(session, query, attempt);
     } catch (err) {
-      if (attempt.consumed === true && attempt.state !== undefined) ledger.settle(attempt.state, 'failed', clock());
+      if (attempt.consumed === true && attempt.key !== undefined) ledger.settle(attempt.key, 'failed', clock());
       // Facts are only read to diagnose a failure: an adapter may pass a function so a successful login never gathers them.
       throw report(err, typeof request === 'function' ? request() : request, attempt);
     }
@@ -387,15 +392,17 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       throw new IdError('login_expired', 'This sign-in took too long and has expired. Please start again.');
     }
     // 5. One redemption per login, also against concurrent replays that loaded the session before it was saved.
+    const key = loginKey(binding, state);
     let first: boolean;
     try {
-      first = await replayStore.consume(replayKey(binding, state), pending.createdAt + loginTtl - now + 1000);
+      first = await replayStore.consume(key, pending.createdAt + loginTtl - now + 1000);
     } catch (err) {
       throw new IdError('session_store_unavailable', 'The store of completed sign-ins could not be reached.', { cause: err });
     }
     if (!first) throw stateMismatch('already_redeemed');
     attempt.consumed = true;
-    ledger.settle(state, 'in_progress', now);
+    attempt.key = key;
+    ledger.settle(key, 'in_progress', now);
     // 6. The service sent an error instead of a code.
     if (query.error !== undefined) throw providerError(query);
     const code = firstString(query.code);
@@ -417,7 +424,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       restore(session);
     }
     const done = clock();
-    ledger.settle(state, 'completed', done);
+    ledger.settle(key, 'completed', done);
     log.write('info', { event: LOG_EVENTS.loginCompleted, ms: done - pending.createdAt }, 'Sign-in completed');
     return { user: { sub: info.sub, data, claims: tokens.claims }, ...(pending.returnTo === undefined ? {} : { returnTo: pending.returnTo }) };
   }

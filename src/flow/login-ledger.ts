@@ -4,20 +4,16 @@
  * redeemed 3 s ago", "started on localhost, came back on 127.0.0.1", "dropped by newer tabs").
  *
  * It never decides whether a login may complete (the session and the replay guard do) and it
- * is bounded: the oldest records go first. Keys are hashes of the states, so the ledger holds
- * no value that could be replayed.
+ * is bounded: the oldest records go first. The flow keys it by the hash it already computes
+ * for each login (see `loginKey` in login-flow.ts), so the ledger holds no value that could be
+ * replayed and costs no hashing of its own.
  */
-import { createHash } from 'node:crypto';
 import type { LedgerRecord } from './diagnose.js';
 
 /** Default number of logins remembered per process. */
 export const DEFAULT_LEDGER_SIZE = 10_000;
 
-function keyOf(state: string): string {
-  return createHash('sha256').update(state).digest('base64url').slice(0, 22);
-}
-
-/** A bounded record of started logins, keyed by (a hash of) their state. */
+/** A bounded record of started logins, keyed by a hash of their state. */
 export class LoginLedger {
   private readonly records = new Map<string, LedgerRecord>();
 
@@ -25,8 +21,7 @@ export class LoginLedger {
   constructor(private readonly maxSize: number = DEFAULT_LEDGER_SIZE) {}
 
   /** Records a login started on `host` at `now`. */
-  started(state: string, host: string, now: number): void {
-    const key = keyOf(state);
+  started(key: string, host: string, now: number): void {
     this.records.delete(key);
     this.records.set(key, { startedAt: now, host, outcome: 'pending', outcomeAt: now });
     if (this.records.size > this.maxSize) {
@@ -35,17 +30,17 @@ export class LoginLedger {
     }
   }
 
-  /** Records what became of a login this process started; unknown states are ignored. */
-  settle(state: string, outcome: LedgerRecord['outcome'], now: number): void {
-    const record = this.records.get(keyOf(state));
+  /** Records what became of a login this process started; unknown keys are ignored. */
+  settle(key: string, outcome: LedgerRecord['outcome'], now: number): void {
+    const record = this.records.get(key);
     if (record === undefined) return;
     record.outcome = outcome;
     record.outcomeAt = now;
   }
 
-  /** What this process remembers of `state`, if it started that login. */
-  lookup(state: string): LedgerRecord | undefined {
-    const record = this.records.get(keyOf(state));
+  /** What this process remembers of the login with `key`, if it started it. */
+  lookup(key: string): LedgerRecord | undefined {
+    const record = this.records.get(key);
     return record === undefined ? undefined : { ...record };
   }
 

@@ -60,25 +60,39 @@ function isPendingLogin(value: unknown): value is PendingLogin {
   );
 }
 
+/**
+ * How a pending login is stored: one entry of an array, its state inside. An object keyed by
+ * state would give every login a new property name, which JavaScript engines and JSON session
+ * stores handle far more slowly than a list of same-shaped entries.
+ */
+type StoredLogin = PendingLogin & { state: string };
+
 /** The valid entries stored under `key`, as a fresh map (anything malformed is left out). */
 function readMap(session: FlowSession, key: string): PendingLoginMap {
   const stored = session.get(key);
   const map: PendingLoginMap = new Map();
-  if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) return map;
-  for (const [state, login] of Object.entries(stored)) {
-    if (isPendingLogin(login)) map.set(state, { ...login });
+  if (Array.isArray(stored)) {
+    for (const entry of stored as unknown[]) {
+      if (!isPendingLogin(entry) || typeof (entry as Partial<StoredLogin>).state !== 'string') continue;
+      const { state, ...login } = entry as StoredLogin;
+      map.set(state, login);
+    }
+  } else if (typeof stored === 'object' && stored !== null) {
+    // The earlier format, an object keyed by state: still read, so logins in flight survive an upgrade.
+    for (const [state, login] of Object.entries(stored)) {
+      if (isPendingLogin(login)) map.set(state, { ...login });
+    }
   }
   return map;
 }
 
 /**
- * Stores `map` as a fresh plain JSON-friendly object through `set` (so cookie-held sessions
- * persist it), or deletes the key when empty. Never changes the stored object in place.
+ * Stores `map` as a fresh JSON-friendly array through `set` (so cookie-held sessions persist
+ * it), or deletes the key when empty. Never changes the stored value in place.
  */
 function writeMap(session: FlowSession, key: string, map: PendingLoginMap): void {
-  // Object.fromEntries defines own properties, so no key can reach the prototype.
   if (map.size === 0) session.delete(key);
-  else session.set(key, Object.fromEntries(map));
+  else session.set(key, Array.from(map, ([state, login]): StoredLogin => ({ state, ...login })));
 }
 
 /** True when `login` is older than `ttl` ms at `now`. */

@@ -35,6 +35,11 @@ class FakeClient implements LoginFlowClient {
   }
 }
 
+/** The states of the pending logins stored under a flow's session key (a list of entries). */
+function statesIn(stored: unknown): string[] {
+  return (stored as Array<{ state: string }>).map((entry) => entry.state);
+}
+
 function flowWith(client: FakeClient, extra: Partial<LoginFlowOptions> = {}) {
   return createLoginFlow({ client, redirectUri: CALLBACK, replayStore: createMemoryReplayStore(), ...extra });
 }
@@ -96,7 +101,7 @@ describe('createLoginFlow with a plain-object session', () => {
     expect(session.writes).toBe(2);
     await flow.complete(session, { code: 'c', state: tab1.state });
     expect(session.writes).toBe(3);
-    expect(Object.keys(session.get(flow.sessionKey) as object)).toEqual([tab2.state]);
+    expect(statesIn(session.get(flow.sessionKey))).toEqual([tab2.state]);
   });
 
   it('records why a state was refused, without calling the service', async () => {
@@ -177,6 +182,26 @@ describe('createLoginFlow with a plain-object session', () => {
     expect(Object.getPrototypeOf(u2.data)).toBe(Object.prototype);
   });
 
+  it('stores pending logins as a list of same-shaped entries, and still completes one stored in the earlier keyed form', async () => {
+    const flow = flowWith(new FakeClient());
+    const record: Record<string, unknown> = {};
+    const { state } = flow.begin(recordSession(record), { returnTo: '/a' });
+    const stored = record[flow.sessionKey] as Array<Record<string, unknown>>;
+    expect(stored).toHaveLength(1);
+    expect(Object.keys(stored[0]!)).toEqual(['state', 'codeVerifier', 'nonce', 'createdAt', 'scope', 'issuer', 'clientId', 'redirectUri', 'returnTo']);
+    expect(stored[0]!.state).toBe(state);
+
+    // A login started before the upgrade, kept as { [state]: login }, still completes once.
+    const { state: _s, ...login } = stored[0]!;
+    const legacy: Record<string, unknown> = { [flow.sessionKey]: { [state]: login } };
+    const { returnTo } = await flow.complete(recordSession(legacy), { code: 'c', state });
+    expect(returnTo).toBe('/a');
+    expect(legacy).toEqual({});
+    await expect(flow.complete(recordSession({ [flow.sessionKey]: { [state]: login } }), { code: 'c', state })).rejects.toMatchObject({
+      code: 'state_mismatch',
+    });
+  });
+
   it('regenerates a session that can, carrying the other tabs over', async () => {
     const flow = flowWith(new FakeClient());
     let record: Record<string, unknown> = {};
@@ -195,7 +220,7 @@ describe('createLoginFlow with a plain-object session', () => {
     const tab1 = flow.begin(session);
     const tab2 = flow.begin(session);
     await flow.complete(session, { code: 'c', state: tab1.state });
-    expect(Object.keys(record[flow.sessionKey] as object)).toEqual([tab2.state]);
+    expect(statesIn(record[flow.sessionKey])).toEqual([tab2.state]);
   });
 
   it('reports an expired login and the service\'s own error codes', async () => {

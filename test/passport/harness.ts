@@ -92,7 +92,6 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
       }),
     );
   }
-  app.use(authenticator.initialize());
   if (options.session !== false && options.passportSession !== false) app.use(authenticator.session());
 
   let callbackPath: string;

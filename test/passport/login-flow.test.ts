@@ -166,6 +166,26 @@ describe('signing in through the router', () => {
     expect((await followCallback(browser, callback)).status).toBe(302);
     expect((await browser.post('/id/logout')).status).toBe(404);
   });
+
+  it('matches its routes as Express does (any case, one trailing slash) and passes every other request on', async () => {
+    rp = await startRp();
+    const browser = rp.browser();
+    for (const path of ['/auth/login/', '/auth/LOGIN']) {
+      const res = await browser.get(path);
+      expect(res.status, path).toBe(302);
+      expect(new URL(res.headers.location as string).pathname).toBe('/v2/oauth/authorize');
+    }
+    // Not its routes, or not their methods: the app's own 404.
+    expect((await browser.get('/auth/login/extra')).status).toBe(404);
+    expect((await browser.post('/auth/login')).status).toBe(404);
+    expect((await browser.get('/auth/logout')).status).toBe(404);
+    expect((await browser.get('/auth')).status).toBe(404);
+    // Without passport.session() (so no req.logIn yet), a login still completes through passport.authenticate.
+    await rp.close();
+    rp = await startRp({ passportSession: false });
+    const other = rp.browser();
+    expect((await followCallback(other, await approve(await startLogin(other)))).status).toBe(302);
+  });
 });
 
 describe('the design card usage', () => {

@@ -149,13 +149,19 @@ describe('NdIdStrategy options', () => {
   });
 });
 
+/** The pending logins the strategy stored in `session` (a list of entries), by state. */
+function pendingIn(session: Record<string, unknown>): Record<string, { codeVerifier: string; nonce: string; returnTo?: string }> {
+  const stored = session['nd-id'] as Array<{ state: string; codeVerifier: string; nonce: string; returnTo?: string }>;
+  return Object.fromEntries(stored.map((entry) => [entry.state, entry]));
+}
+
 describe('NdIdStrategy starting a login', () => {
   it('redirects to the service with a fresh state and remembers the login in the session under that state', async () => {
     const client = new FakeClient();
     const session: Record<string, unknown> = {};
     const state = await start(strategyWith(client), session);
     expect(state.length).toBeGreaterThanOrEqual(22); // >= 128 bits in base64url
-    const stored = (session['nd-id'] as Record<string, { codeVerifier: string; nonce: string }>)[state];
+    const stored = pendingIn(session)[state]!;
     expect(stored.codeVerifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(stored.nonce.length).toBeGreaterThanOrEqual(22);
   });
@@ -177,9 +183,9 @@ describe('NdIdStrategy starting a login', () => {
     const s = strategyWith(new FakeClient());
     const good = await start(s, session, { returnTo: '/account?x=1' });
     const bad = await start(s, session, { returnTo: '//evil.example' });
-    const map = session['nd-id'] as Record<string, { returnTo?: string }>;
-    expect(map[good].returnTo).toBe('/account?x=1');
-    expect(map[bad].returnTo).toBeUndefined();
+    const map = pendingIn(session);
+    expect(map[good]!.returnTo).toBe('/account?x=1');
+    expect(map[bad]!.returnTo).toBeUndefined();
   });
 
   it('reports an error telling the developer to mount express-session when there is no session', async () => {
@@ -200,7 +206,7 @@ describe('NdIdStrategy starting a login', () => {
     await start(s, session);
     now += 1;
     await start(s, session);
-    expect(Object.keys(session['nd-id'] as object)).toHaveLength(2);
+    expect(Object.keys(pendingIn(session))).toHaveLength(2);
     const out = await run(s, fakeReq({ code: 'c', state: first }, session));
     expect(out).toMatchObject({ kind: 'fail', challenge: { code: 'state_mismatch' }, status: 403 });
   });
@@ -212,7 +218,7 @@ describe('NdIdStrategy completing a login', () => {
     const session: Record<string, unknown> = {};
     const s = strategyWith(client);
     const state = await start(s, session, { returnTo: '/next' });
-    const stored = (session['nd-id'] as Record<string, { codeVerifier: string; nonce: string }>)[state];
+    const stored = pendingIn(session)[state]!;
     const out = await run(s, fakeReq({ code: 'the-code', state }, session));
     expect(out).toEqual({
       kind: 'success',
