@@ -16,7 +16,7 @@ import { randomInt } from 'node:crypto';
 import { isPkceString, randomToken } from '../pkce.js';
 import type { ProviderContext, ProviderRoute } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
-import { queryOf, singleParam } from './http.js';
+import { queryOf, sendRedirect, singleParam } from './http.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
 import type { Persona } from './types.js';
@@ -25,6 +25,8 @@ import { renderErrorPage } from './views/error-page.js';
 import { escapeHtml, renderPage, scriptNonce, sendHtml } from './views/html.js';
 import { renderQrPage } from './views/qr-page.js';
 import { renderQrSvg } from './views/qr-svg.js';
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
 
 /** Path of the authorization endpoint. */
 export const AUTHORIZE_PATH = '/v2/oauth/authorize';
@@ -231,8 +233,7 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
   if (request.promptNone) {
     // No sign-in session is kept, so a login without interaction is never possible (OIDC Core 3.1.2.6).
     ctx.log('authorize', `prompt=none answered login_required for client ${request.clientId}`);
-    res.set('Cache-Control', 'no-store');
-    res.redirect(302, callbackUrl(request.redirectUri, { error: 'login_required', state: request.state }));
+    sendRedirect(res, 302, callbackUrl(request.redirectUri, { error: 'login_required', state: request.state }), NO_STORE);
     return;
   }
 
@@ -340,15 +341,15 @@ function answerAtOnce(
   overrides: LoginOverrides | undefined,
   how: string,
 ): void {
-  res.set('Cache-Control', 'no-store');
   if (persona === undefined) {
     ctx.log('authorize', `${how}: denied for client ${request.clientId}`);
-    res.redirect(302, callbackUrl(request.redirectUri, { error: 'access_denied', error_description: 'The person declined.', state: request.state }));
+    const denied = { error: 'access_denied', error_description: 'The person declined.', state: request.state };
+    sendRedirect(res, 302, callbackUrl(request.redirectUri, denied), NO_STORE);
     return;
   }
   const code = issueCode(ctx, request, persona, overrides);
   ctx.log('authorize', `${how} for client ${request.clientId}`);
-  res.redirect(302, callbackUrl(request.redirectUri, { code, state: request.state }));
+  sendRedirect(res, 302, callbackUrl(request.redirectUri, { code, state: request.state }), NO_STORE);
 }
 
 function pollIdOf(req: Request): string {

@@ -5,19 +5,17 @@
  * `max_age` after it is refused. Errors are RFC 6749 5.2 JSON; every 401 names the Basic scheme.
  */
 import { createHash } from 'node:crypto';
-import express, { type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import { epochSeconds } from '../clock.js';
 import { isPkceString, randomToken } from '../pkce.js';
 import type { ResolvedClient } from './config.js';
 import type { ProviderContext, ProviderRoute } from './context.js';
 import { accessTokenHash, secretsEqual } from './crypto.js';
-import { errorStatus, MAX_BODY_BYTES, MAX_FORM_PARAMETERS, runMiddleware, sendOAuthError } from './http.js';
+import { BodyError, MAX_BODY_BYTES, mediaType, parseForm, readBodyText, sendJson, sendOAuthError } from './http.js';
 
 /** Path of the token endpoint. */
 export const TOKEN_PATH = '/v2/oauth/token';
 
-const jsonParser = express.json({ limit: MAX_BODY_BYTES, strict: true });
-const formParser = express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, parameterLimit: MAX_FORM_PARAMETERS });
 const FIELDS = ['client_id', 'client_secret', 'code', 'grant_type', 'code_verifier', 'redirect_uri'] as const;
 type Field = (typeof FIELDS)[number];
 const FIELD_MAX_LENGTH = 4096;
@@ -35,20 +33,24 @@ class TokenError extends Error {
   }
 }
 
-async function readBody(req: Request, res: Response): Promise<Partial<Record<Field, string>>> {
-  const type = req.is(['application/json', 'application/x-www-form-urlencoded']);
+async function readBody(req: Request): Promise<Partial<Record<Field, string>>> {
+  const type = mediaType(req);
   const isJson = type === 'application/json';
-  const isForm = type === 'application/x-www-form-urlencoded';
-  if (!isJson && !isForm) {
+  if (!isJson && type !== 'application/x-www-form-urlencoded') {
     throw new TokenError(400, 'invalid_request', 'The body must be application/json or application/x-www-form-urlencoded.');
   }
+  let body: unknown;
   try {
-    await runMiddleware(isJson ? jsonParser : formParser, req, res);
+    const text = await readBodyText(req);
+    // undefined: a body parser of the app ahead of the provider read it already.
+    body = text === undefined ? req.body : isJson ? JSON.parse(text) : parseForm(text);
   } catch (err) {
-    if (errorStatus(err) === 413) throw new TokenError(413, 'invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.`);
+    if (err instanceof BodyError && err.status === 413) {
+      throw new TokenError(413, 'invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.`);
+    }
+    if (err instanceof BodyError) throw new TokenError(400, 'invalid_request', err.message);
     throw new TokenError(400, 'invalid_request', isJson ? 'The body is not valid JSON.' : 'The body could not be parsed.');
   }
-  const body: unknown = req.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new TokenError(400, 'invalid_request', 'The body must be an object of parameters.');
   }
@@ -130,7 +132,7 @@ function pkceMatches(verifier: string, challenge: string): boolean {
 
 async function exchange(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
   const { config, stores } = ctx;
-  const body = await readBody(req, res);
+  const body = await readBody(req);
   const client = authenticateClient(ctx, req, body);
 
   if (body.grant_type === undefined) throw new TokenError(400, 'invalid_request', 'The grant_type parameter is missing.');
@@ -210,8 +212,12 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
   );
   record.accessTokens.push(accessToken);
   ctx.log('token', `tokens issued to client ${client.clientId}`);
-  res.status(200).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-  res.json({ access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: config.ttl.accessToken });
+  sendJson(
+    res,
+    200,
+    { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: config.ttl.accessToken },
+    { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+  );
 }
 
 async function token(ctx: ProviderContext, req: Request, res: Response): Promise<void> {

@@ -8,10 +8,10 @@
  * with no credentials at all gets a bare `Bearer` challenge with no error code (RFC 6750 3.1); a
  * bad, expired or revoked token gets `error="invalid_token"`.
  */
-import express, { type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import type { ProviderContext, ProviderRoute } from './context.js';
 import { encryptUserinfo } from './crypto.js';
-import { MAX_BODY_BYTES, MAX_FORM_PARAMETERS, runMiddleware, sendOAuthError } from './http.js';
+import { mediaType, parseForm, readBodyText, sendJson, sendOAuthError } from './http.js';
 import { attributesFor } from './scopes.js';
 
 /** Path of the userinfo endpoint. */
@@ -19,7 +19,6 @@ export const USERINFO_PATH = '/v2/oauth/userinfo';
 
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-const formParser = express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, parameterLimit: MAX_FORM_PARAMETERS });
 
 function invalidToken(res: Response, description: string): void {
   sendOAuthError(res, 401, 'invalid_token', description, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
@@ -30,28 +29,30 @@ function invalidRequest(res: Response, description: string): void {
 }
 
 /** The access token of a POST form body: undefined when absent, null when unusable. */
-async function formToken(req: Request, res: Response): Promise<string | undefined | null> {
-  if (req.method !== 'POST' || !req.is('application/x-www-form-urlencoded')) return undefined;
+async function formToken(req: Request): Promise<string | undefined | null> {
+  if (req.method !== 'POST' || mediaType(req) !== 'application/x-www-form-urlencoded') return undefined;
+  let value: unknown;
   try {
-    await runMiddleware(formParser, req, res);
+    const text = await readBodyText(req);
+    // undefined: a body parser of the app ahead of the provider read it already.
+    value = text === undefined ? (req.body as Record<string, unknown> | undefined)?.['access_token'] : parseForm(text)['access_token'];
   } catch {
     return null;
   }
-  const value: unknown = (req.body as Record<string, unknown> | undefined)?.['access_token'];
   if (value === undefined || value === '') return undefined;
   return typeof value === 'string' && value.length <= 2048 && B64TOKEN.test(value) ? value : null;
 }
 
 async function userinfo(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
   const header = req.headers.authorization;
-  const inBody = await formToken(req, res);
+  const inBody = await formToken(req);
   const hasHeader = header !== undefined && header !== '';
   if (hasHeader && inBody !== undefined) {
     invalidRequest(res, 'Send the access token one way only: the Authorization header or the form body, not both.');
     return;
   }
   if (!hasHeader && inBody === undefined) {
-    res.status(401).set({ 'WWW-Authenticate': 'Bearer', 'Cache-Control': 'no-store', Pragma: 'no-cache' }).end();
+    res.writeHead(401, { 'WWW-Authenticate': 'Bearer', 'Cache-Control': 'no-store', Pragma: 'no-cache', 'Content-Length': '0' }).end();
     return;
   }
   let token: string | undefined;
@@ -76,8 +77,7 @@ async function userinfo(ctx: ProviderContext, req: Request, res: Response): Prom
   const { key, data } = await encryptUserinfo(clientKey, attributes);
   const answer = await ctx.conformance.userinfo(token ?? '', { sub: record.sub, key, data }, clientKey, attributes);
   ctx.log('userinfo', `served client ${client.clientId}`);
-  res.status(200).set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
-  res.json(answer);
+  sendJson(res, 200, answer, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
 }
 
 /** The routes of this file. */

@@ -44,6 +44,19 @@ describe('bounded stores', () => {
     expect(quota.count('203.0.113.7')).toBe(0);
     expect(quota.tryAdd('203.0.113.7', clock.now() + 10_000)).toBe(true);
   });
+
+  it('drops only the expired entries of an address that holds many, oldest first', () => {
+    const clock = manualClock();
+    const quota = new PendingQuota(clock.now, 10_000, 100);
+    const start = clock.now();
+    for (let i = 1; i <= 5_000; i++) expect(quota.tryAdd('192.0.2.9', start + i)).toBe(true);
+    clock.advance(1); // entries expiring at start+1 … start+1000 are now over
+    expect(quota.count('192.0.2.9')).toBe(4_000);
+    quota.release('192.0.2.9', start + 4_000);
+    expect(quota.count('192.0.2.9')).toBe(3_999);
+    clock.advance(4);
+    expect(quota.count('192.0.2.9')).toBe(0);
+  });
 });
 
 async function openQr(started: StartedProvider): Promise<{ status: number; payload: string; html: string }> {

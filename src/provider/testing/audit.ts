@@ -149,6 +149,7 @@ export class Audit {
 
   /** True when the access token was marked with {@link markBrokenIdToken}. */
   isBroken(accessToken: string): boolean {
+    if (this.#broken.size === 0) return false; // the usual case: no hash to compute
     return this.#broken.has(this.#hash('access_token', accessToken));
   }
 
