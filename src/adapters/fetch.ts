@@ -12,7 +12,7 @@ import { buildLoginFlow, type CompleteResult, type LoginFlow, type LoginFlowOpti
 import { optionError } from '../flow/options.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { isFlowSession, type FlowSession } from '../flow/session.js';
-import { renderFailurePage } from '../passport/failure-page.js';
+import { FAILURE_PAGE_HEADERS, renderFailurePage } from '../flow/failure-page.js';
 import { readCookie, type CookieFlowSession, type CookieSessionStore } from './cookie-session.js';
 
 /** A session the app supplies per request (it persists it itself), e.g. over its own store. */
@@ -58,14 +58,6 @@ export interface FetchLogin {
   /** Signs out (the cookie session is cleared) and redirects to `redirectTo` (a same-site path, default `'/'`). */
   logout(request: Request, redirectTo?: string): Promise<Response>;
 }
-
-const PAGE_HEADERS: Record<string, string> = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-};
 
 function isCookieStore(value: unknown): value is CookieSessionStore {
   return (
@@ -153,7 +145,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       ...(idError?.reference === undefined ? {} : { reference: idError.reference }),
       ...(diagnosis === undefined ? {} : { developer: { code: diagnosis.code, cause: diagnosis.cause, fix: diagnosis.fix } }),
     });
-    return new Response(html, { status: failure.status, headers: PAGE_HEADERS });
+    return new Response(html, { status: failure.status, headers: FAILURE_PAGE_HEADERS });
   }
 
   async function login(request: Request): Promise<Response> {
@@ -216,7 +208,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
         title: 'Sign-out refused',
         message: 'This sign-out request came from another site, so it was refused. Use the sign-out button on this site.',
       });
-      return new Response(html, { status: 403, headers: PAGE_HEADERS });
+      return new Response(html, { status: 403, headers: FAILURE_PAGE_HEADERS });
     }
     const session = await sessionOf(request);
     const headers = new Headers();

@@ -10,7 +10,7 @@
 import { classifyFailure } from '../flow/failure.js';
 import type { LoginFlow } from '../flow/login-flow.js';
 import { recordSession } from '../flow/session.js';
-import { renderFailurePage } from '../passport/failure-page.js';
+import { renderFailurePage } from '../flow/failure-page.js';
 
 /** What a failed `nd-id` authentication passes to the guard as `info`. */
 interface FailureInfo {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { escapeHtml } from '../../src/html.js';
-import { renderFailurePage } from '../../src/passport/failure-page.js';
+import { renderFailurePage } from '../../src/flow/failure-page.js';
 
 describe('failure page', () => {
   it('shows the message escaped, so markup in it is shown as text', () => {
