@@ -466,7 +466,10 @@ export class FaultController implements FaultControl {
         if (captured === undefined) return;
         const body = captured.value;
         if (isRecord(body) && typeof body['id_token'] === 'string') {
-          res.json({ ...body, id_token: await this.#reissue(fault.kind, body['id_token']) });
+          const idToken = await this.#reissue(fault.kind, body['id_token']);
+          // An app that then calls userinfo with this access token never checked the ID token.
+          if (typeof body['access_token'] === 'string') this.#ctx.audit.markBrokenIdToken(body['access_token']);
+          res.json({ ...body, id_token: idToken });
         } else {
           res.json(body);
         }

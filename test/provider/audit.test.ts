@@ -122,6 +122,26 @@ describe('provider.audit()', () => {
   });
 });
 
+describe('ID-token faults feed the audit', () => {
+  it.each(['bad_signature', 'unknown_key', 'expired_id_token', 'wrong_audience'] as const)(
+    'flags id_token_not_checked when userinfo is called with the access token of a %s ID token, and not for a sound one',
+    async (kind) => {
+      const { provider, baseUrl } = await start();
+      const redeem = async (): Promise<string> => {
+        const { verifier, challenge } = pkce();
+        const res = await postToken(baseUrl, tokenBody(await authorizeCode(baseUrl, challenge, fresh()), verifier));
+        return ((await res.json()) as { access_token: string }).access_token;
+      };
+      const userinfo = (token: string) => fetch(`${baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${token}` } });
+      expect((await userinfo(await redeem())).status).toBe(200);
+      expect(codes(provider.audit())).toEqual({});
+      provider.faults.inject({ kind }, { endpoint: 'token', times: 1 });
+      expect((await userinfo(await redeem())).status).toBe(200);
+      expect(codes(provider.audit())).toEqual({ id_token_not_checked: 1 });
+    },
+  );
+});
+
 describe('GET /_provider/audit', () => {
   it('answers 404 unless auditEndpoint is on', async () => {
     const { baseUrl } = await start();
