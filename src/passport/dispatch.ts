@@ -11,6 +11,7 @@ export type StrategyOutcome = (err: unknown, user?: Express.User | false | null,
 
 /** Runs `strategy` for one request as passport.authenticate(name, options, callback) does for one strategy. */
 export function runStrategy(
+  passport: object,
   strategy: NdIdStrategy,
   req: Request,
   res: Response,
@@ -30,13 +31,16 @@ export function runStrategy(
     res.end();
   };
   run.pass = () => next();
+  // As passport.authenticate does: req.logIn then serializes with this Passport instance.
+  const sessionManager = (passport as { _sm?: unknown })._sm;
+  if (sessionManager !== undefined) (req as { _sessionManager?: unknown })._sessionManager = sessionManager;
   run.authenticate(req, options);
 }
 
 /** Matches a request path to a route as Express does by default: case-insensitive, one trailing slash allowed. */
 export function routeMatcher(route: string | false): (path: string) => boolean {
   if (route === false) return () => false;
-  const lower = route.toLowerCase();
+  const lower = route.length > 1 && route.endsWith('/') ? route.slice(0, -1).toLowerCase() : route.toLowerCase();
   const slashed = lower.endsWith('/') ? lower : `${lower}/`;
   return (path) => {
     if (path === route) return true;

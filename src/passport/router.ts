@@ -337,7 +337,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       logIn(req, res, next, user, successInfo).catch(next);
     };
     if (strategy !== undefined && typeof req.logIn === 'function') {
-      runStrategy(strategy, req, res, next, authOptions, outcome);
+      runStrategy(passport, strategy, req, res, next, authOptions, outcome);
       return;
     }
     const handler = passport.authenticate(strategyName, authOptions, outcome) as (req: Request, res: Response, next: NextFunction) => void;

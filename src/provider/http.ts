@@ -60,12 +60,13 @@ export function mediaType(req: Request): string {
 
 /**
  * The body of a request as UTF-8 text, at most `limit` bytes (413 beyond). Refuses a compressed
- * body and a charset other than UTF-8 with 400. A body another middleware already parsed
- * (`req._body`, as body parsers mark it) is not read again: undefined is returned and the caller
- * uses `req.body`.
+ * body and a charset other than UTF-8 with 400. A body another middleware already read is not
+ * read again: undefined is returned and the caller uses `req.body`.
  */
 export function readBodyText(req: Request, limit: number = MAX_BODY_BYTES): Promise<string | undefined> {
-  if ((req as { _body?: unknown })._body === true) return Promise.resolve(undefined);
+  // Read already: by a body parser ahead of the provider (Express 4's marks `_body`; Express 5's
+  // leaves the stream ended). Waiting for 'end' again would never answer.
+  if ((req as { _body?: unknown })._body === true || req.readableEnded) return Promise.resolve(undefined);
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
     return Promise.reject(new BodyError(400, 'A compressed body is not accepted: send it without Content-Encoding.'));

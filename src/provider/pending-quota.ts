@@ -26,7 +26,14 @@ export class PendingQuota {
   tryAdd(address: string, expiresAt: number): boolean {
     const live = this.live(address);
     if (live.length >= this.perAddress) return false;
-    live.push(expiresAt);
+    if (live.length === 0 || expiresAt >= live[live.length - 1]!) {
+      live.push(expiresAt);
+    } else {
+      // The clock stepped back: keep the list in expiry order, so the front is still the oldest.
+      let at = live.length;
+      while (at > 0 && live[at - 1]! > expiresAt) at -= 1;
+      live.splice(at, 0, expiresAt);
+    }
     this.byAddress.set(address, live);
     if (this.byAddress.size > this.sweepAbove) this.sweep();
     return true;
@@ -47,9 +54,9 @@ export class PendingQuota {
   }
 
   /**
-   * The live entries of `address`. Every entry lives the same pending lifetime, so expiry times
-   * are added in order and the expired ones are always at the front: dropping them is cheap even
-   * when an address holds thousands (a load test allowed to).
+   * The live entries of `address`, kept in expiry order (every entry lives the same pending
+   * lifetime, so they nearly always arrive in order): the expired ones are at the front, and
+   * dropping them is cheap even when an address holds thousands (a load test allowed to).
    */
   private live(address: string): number[] {
     const all = this.byAddress.get(address);

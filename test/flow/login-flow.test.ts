@@ -188,7 +188,7 @@ describe('createLoginFlow with a plain-object session', () => {
     const { state } = flow.begin(recordSession(record), { returnTo: '/a' });
     const stored = record[flow.sessionKey] as Array<Record<string, unknown>>;
     expect(stored).toHaveLength(1);
-    expect(Object.keys(stored[0]!)).toEqual(['state', 'codeVerifier', 'nonce', 'createdAt', 'scope', 'issuer', 'clientId', 'redirectUri', 'returnTo']);
+    expect(Object.keys(stored[0]!)).toEqual(['codeVerifier', 'nonce', 'createdAt', 'scope', 'issuer', 'clientId', 'redirectUri', 'returnTo', 'state']);
     expect(stored[0]!.state).toBe(state);
 
     // A login started before the upgrade, kept as { [state]: login }, still completes once.

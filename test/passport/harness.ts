@@ -52,6 +52,8 @@ export interface RpOptions {
   sessionCookie?: session.CookieOptions;
   /** Mount passport.session(). Default true. */
   passportSession?: boolean;
+  /** Mount the session() of this other Passport instance instead of the router's own. */
+  sessionPassport?: passport.Authenticator;
   /** The app's own error handler, mounted last. Default: none (Express's). */
   errorHandler?: ErrorRequestHandler;
 }
@@ -92,7 +94,7 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
       }),
     );
   }
-  if (options.session !== false && options.passportSession !== false) app.use(authenticator.session());
+  if (options.session !== false && options.passportSession !== false) app.use((options.sessionPassport ?? authenticator).session());
 
   let callbackPath: string;
   if (options.designCard) {

@@ -3,6 +3,7 @@
  * provider on loopback (autoApprove mode).
  */
 import { MemoryStore, type SessionData } from 'express-session';
+import passport from 'passport';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   approve,
@@ -180,6 +181,20 @@ describe('signing in through the router', () => {
     expect((await browser.post('/auth/login')).status).toBe(404);
     expect((await browser.get('/auth/logout')).status).toBe(404);
     expect((await browser.get('/auth')).status).toBe(404);
+    // A route written with a trailing slash matches without one, as in Express.
+    await rp.close();
+    rp = await startRp({ router: { routes: { login: '/start/' } } });
+    expect((await rp.browser().get('/auth/start')).status).toBe(302);
+    // The router signs in with its own Passport instance's serializer, even when the app mounted
+    // another instance's session() ahead of it (as passport.authenticate does).
+    await rp.close();
+    const appPassport = new passport.Passport();
+    appPassport.serializeUser((_user, done) => done(null, { via: 'the app instance' }));
+    appPassport.deserializeUser((user: Express.User, done) => done(null, user));
+    rp = await startRp({ sessionPassport: appPassport });
+    const mixed = rp.browser();
+    expect((await followCallback(mixed, await approve(await startLogin(mixed)))).status).toBe(302);
+    expect(await currentUser(mixed)).toMatchObject({ sub: expect.any(String) });
     // Without passport.session() (so no req.logIn yet), a login still completes through passport.authenticate.
     await rp.close();
     rp = await startRp({ passportSession: false });

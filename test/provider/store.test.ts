@@ -57,6 +57,19 @@ describe('bounded stores', () => {
     clock.advance(4);
     expect(quota.count('192.0.2.9')).toBe(0);
   });
+
+  it('keeps entries in expiry order when the clock steps back, so an expired one never hides behind a live one', () => {
+    const clock = manualClock();
+    const quota = new PendingQuota(clock.now, 3, 100);
+    const start = clock.now();
+    expect(quota.tryAdd('192.0.2.10', start + 5_000)).toBe(true);
+    expect(quota.tryAdd('192.0.2.10', start + 1_000)).toBe(true); // added after a step back
+    expect(quota.tryAdd('192.0.2.10', start + 9_000)).toBe(true);
+    clock.advance(2); // start+1000 is over: one place is free again
+    expect(quota.count('192.0.2.10')).toBe(2);
+    expect(quota.tryAdd('192.0.2.10', clock.now() + 10_000)).toBe(true);
+    expect(quota.tryAdd('192.0.2.10', clock.now() + 10_000)).toBe(false);
+  });
 });
 
 async function openQr(started: StartedProvider): Promise<{ status: number; payload: string; html: string }> {

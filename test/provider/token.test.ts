@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StartedProvider } from '../../src/provider/index.js';
+import { createProvider, type StartedProvider } from '../../src/provider/index.js';
 import {
   authorizeCode,
   manualClock,
   OTHER_CLIENT,
   pkce,
   postToken,
+  providerOptions,
   startTestProvider,
   TEST_CLIENT,
   tokenBody,
@@ -239,5 +243,41 @@ describe('token endpoint: the code (400 invalid_grant)', () => {
     const body = await expectOAuthError(await postToken(base, tokenBody(code, wrong)), 400, 'invalid_grant');
     expect(body.error_description).toMatch(/code_verifier/);
     await expectOAuthError(await postToken(base, tokenBody(code, verifier)), 400, 'invalid_grant');
+  });
+});
+
+describe('token and userinfo behind the app\'s own body parsers', () => {
+  it('answers a JSON and a form token request, and a form userinfo request, whose bodies an express.json()/express.urlencoded() ahead of it already read', async () => {
+    const app = express();
+    app.use(express.json());
+    app.use(express.urlencoded({ extended: false }));
+    const server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const provider = createProvider({ ...providerOptions({ autoApprove: true }), baseUrl: origin });
+    app.use(provider.app);
+    try {
+      const redeem = async (asForm: boolean): Promise<string> => {
+        const { verifier, challenge } = pkce();
+        const body = tokenBody(await authorizeCode(origin, challenge), verifier) as Record<string, string>;
+        const res = asForm
+          ? await fetch(`${origin}/v2/oauth/token`, { method: 'POST', body: new URLSearchParams(body), signal: AbortSignal.timeout(5000) })
+          : await postToken(origin, body);
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { access_token: string }).access_token;
+      };
+      await redeem(false);
+      const token = await redeem(true);
+      const info = await fetch(`${origin}/v2/oauth/userinfo`, {
+        method: 'POST',
+        body: new URLSearchParams({ access_token: token }),
+        signal: AbortSignal.timeout(5000),
+      });
+      expect(info.status).toBe(200);
+      expect(((await info.json()) as { sub: string }).sub).toBe(provider.subjectFor(TEST_CLIENT.clientId, 'ada'));
+    } finally {
+      provider.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
