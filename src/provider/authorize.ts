@@ -204,8 +204,9 @@ export function startAgainUrl(baseUrl: string, request: ValidRequest): string {
 
 /** Length of the raw query string of a request (0 without one). */
 function queryLength(req: Request): number {
-  const q = req.originalUrl.indexOf('?');
-  return q === -1 ? 0 : req.originalUrl.length - q - 1;
+  const url = req.originalUrl ?? req.url;
+  const q = url.indexOf('?');
+  return q === -1 ? 0 : url.length - q - 1;
 }
 
 async function authorize(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
@@ -263,7 +264,7 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
   const expiresAt = now + config.ttl.authorization * 1000;
   if (stores.pendingByMobileId.isFull() || !stores.pendingQuota.tryAdd(quotaKeyOf(address), expiresAt)) {
     ctx.log('authorize', 'refused: too many pending sign-ins');
-    res.set('Retry-After', String(config.ttl.authorization));
+    res.setHeader('Retry-After', String(config.ttl.authorization));
     sendHtml(
       res,
       429,

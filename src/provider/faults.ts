@@ -381,6 +381,11 @@ export class FaultController implements FaultControl {
     this.#entries = [];
   }
 
+  /** True when no fault is injected at all: no request can be bent. */
+  get idle(): boolean {
+    return this.#entries.length === 0;
+  }
+
   active(): ActiveFault[] {
     this.#prune(this.#clock());
     return this.#entries.map(snapshot);

@@ -14,7 +14,8 @@ export const MAX_FORM_PARAMETERS = 32;
 
 /** The query string of a request, parsed without any framework conversion (duplicates kept). */
 export function queryOf(req: Request): URLSearchParams {
-  const url = req.originalUrl;
+  // originalUrl under Express; the plain url when the provider answers before Express (index.ts).
+  const url = req.originalUrl ?? req.url;
   const q = url.indexOf('?');
   return new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
 }
