@@ -11,8 +11,8 @@
  *   and a flood of forged `kid`s cannot turn into a flood of requests.
  * - Every caller waiting at the same moment shares one request.
  */
-import type { KeyObject } from 'node:crypto';
-import { importJWK, type JWK } from 'jose';
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
 import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import type { HttpClient } from './http.js';
@@ -173,7 +173,7 @@ async function usableKey(entry: unknown): Promise<CachedKey | undefined> {
   if (jwk.kid !== undefined && typeof jwk.kid !== 'string') return undefined;
   let key: KeyObject;
   try {
-    key = (await importJWK({ kty: 'RSA', n: jwk.n, e: jwk.e }, 'RS256')) as KeyObject;
+    key = createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' });
   } catch {
     return undefined;
   }

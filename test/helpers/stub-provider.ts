@@ -11,7 +11,7 @@
  * It records every request (`stub.requests`) and counts JWKS fetches (`stub.jwksFetches`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createHash, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { constants, createCipheriv, createHash, generateKeyPairSync, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { CompactEncrypt, SignJWT, exportJWK, type JWK } from 'jose';
 import { testKeyPair } from './keys.js';
@@ -280,9 +280,12 @@ export async function encryptUserinfo(
   const size = spec.dataAlg === 'dir' ? CEK_BYTES[spec.dataEnc] : CEK_BYTES[spec.dataAlg];
   const secret = randomBytes(size ?? 16);
   const blockJwk = { kty: 'oct', k: secret.toString('base64url') };
-  const key = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(blockJwk)))
-    .setProtectedHeader({ alg: spec.keyAlg, enc: spec.keyEnc, ...spec.keyHeader })
-    .encrypt(recipient);
+  const plaintext = new TextEncoder().encode(JSON.stringify(blockJwk));
+  const header = { alg: spec.keyAlg, enc: spec.keyEnc, ...spec.keyHeader };
+  const key =
+    spec.keyAlg === 'RSA1_5'
+      ? rsa15Jwe(header, plaintext, recipient)
+      : await new CompactEncrypt(plaintext).setProtectedHeader(header).encrypt(recipient);
   const data: Record<string, string> = {};
   for (const [scope, value] of Object.entries(spec.data)) {
     data[scope] = await new CompactEncrypt(new TextEncoder().encode(value))
@@ -290,6 +293,22 @@ export async function encryptUserinfo(
       .encrypt(secret);
   }
   return { sub: spec.sub ?? defaultSub, key, data };
+}
+
+/**
+ * A compact JWE with `alg: RSA1_5` and `enc: A256GCM`, built by hand: jose 6 no longer writes
+ * PKCS#1 v1.5 key transport, and the fuzz needs real ones to show they are refused.
+ */
+function rsa15Jwe(header: Record<string, unknown>, plaintext: Uint8Array, recipient: KeyObject): string {
+  if (header.enc !== 'A256GCM') throw new Error('rsa15Jwe: only enc A256GCM is written by hand');
+  const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
+  const cek = randomBytes(32);
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', cek, iv);
+  cipher.setAAD(Buffer.from(protectedHeader, 'ascii'));
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  const encryptedKey = publicEncrypt({ key: recipient, padding: constants.RSA_PKCS1_PADDING }, cek);
+  return [protectedHeader, ...[encryptedKey, iv, ciphertext, cipher.getAuthTag()].map((b) => b.toString('base64url'))].join('.');
 }
 
 /** Import the RP private key of a stub (for tests that need the KeyObject). */
