@@ -36,6 +36,8 @@ export interface FetchGuardHooks {
   commit(session: FlowSession, request: Request, headers: Headers): void;
   /** Ends the session: a cookie session is destroyed, an app-supplied one loses the person. */
   end(session: FlowSession): void;
+  /** Reports `err` (logged with a reference) and answers its failure page. */
+  failurePage(err: IdError): Response;
 }
 
 /** Returns `response` with `headers`' cookies added (copied into a new response when its headers are immutable). */
@@ -77,7 +79,7 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
     try {
       result = await policy.check(session);
     } catch (err) {
-      throw new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err });
+      return hooks.failurePage(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err }));
     }
     if (!result.signedIn) {
       if (result.ended !== undefined) {

@@ -263,7 +263,15 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     }
   }
 
-  const guards = createFetchGuards({ policy, userKey, loginPath: loginPath ?? DEFAULT_LOGIN_PATH, sessionOf, commit, end });
+  const guards = createFetchGuards({
+    policy,
+    userKey,
+    loginPath: loginPath ?? DEFAULT_LOGIN_PATH,
+    sessionOf,
+    commit,
+    end,
+    failurePage: (err) => failurePage(flow.report(err)),
+  });
 
   return { flow, login, callback, user, logout, requireSignIn: guards.requireSignIn, requireRecentSignIn: guards.requireRecentSignIn };
 }

@@ -53,8 +53,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+function listen(server: Server, port = 0): Promise<string> {
+  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 }
 
 async function closeServer(server: Server): Promise<void> {
@@ -67,8 +67,10 @@ export interface TestAppOptions {
   policy?: Omit<SessionPolicyOptions, 'clock'>;
   /** A provider already running (several app instances share it); its clock is the apps' clock. */
   provider?: StartedProvider;
-  /** The redirect URI to register when this call starts the provider. */
+  /** The express-session store. Default: a new CountingStore. */
   store?: CountingStore;
+  /** Port to listen on. Default: any free one. */
+  port?: number;
 }
 
 /** Starts a provider (autoApprove) whose client's callback is `callback`. */
@@ -85,7 +87,7 @@ export async function startTestProvider(callbacks: string[]): Promise<StartedPro
  */
 export async function startExpressApp(options: TestAppOptions = {}): Promise<TestApp & { store: CountingStore }> {
   const server = createServer();
-  const baseUrl = await listen(server);
+  const baseUrl = await listen(server, options.port);
   const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`]));
   const clock = provider.provider.clock;
   const sessions = createSessionPolicy({ ...options.policy, clock });
@@ -159,7 +161,7 @@ function serveFetch(handler: (request: Request) => Promise<Response>): (req: Inc
  */
 export async function startFetchApp(options: TestAppOptions = {}): Promise<TestApp & { auth: FetchLogin }> {
   const server = createServer();
-  const baseUrl = await listen(server);
+  const baseUrl = await listen(server, options.port);
   const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`]));
   const clock = provider.provider.clock;
   const sessions = createSessionPolicy({ ...options.policy, clock });
