@@ -150,3 +150,5 @@ export {
 export { createRedisSignOutStore, DEFAULT_REDIS_SIGN_OUT_PREFIX, type RedisSignOutStoreOptions } from './flow/redis-sign-out-store.js';
 export { DEFAULT_LOGIN_PATH, wantsJson, type AccessOptions, type AccessAnswer, type AccessRefusalReason } from './flow/access.js';
 export { requireSignIn, requireRecentSignIn, type RequireSignInOptions } from './passport/require-sign-in.js';
+export { ndIdSignInGuard, type NdIdSignInGuard, type NdIdSignInGuardOptions, type NdIdExecutionContext } from './adapters/nest-guard.js';
+export type { SignedInHandler, SignedInRequest } from './adapters/fetch-guard.js';

@@ -136,9 +136,19 @@ function isRecord(value: unknown): value is SignInRecord {
   );
 }
 
+/** Most person keys remembered, so a busy person's key is not hashed on every request. */
+const PERSON_KEY_CACHE = 1000;
+const personKeys = new Map<string, string>();
+
 /** The store key of a person: a hash, so the store never holds the `sub` itself. */
 function personKey(sub: string): string {
-  return hash('sha256', `nd-id sign-out\n${sub}`, 'base64url');
+  let key = personKeys.get(sub);
+  if (key === undefined) {
+    key = hash('sha256', `nd-id sign-out\n${sub}`, 'base64url');
+    if (personKeys.size >= PERSON_KEY_CACHE) personKeys.clear();
+    personKeys.set(sub, key);
+  }
+  return key;
 }
 
 const END_MESSAGES: Record<SessionEndReason, string> = {
