@@ -8,41 +8,15 @@
  * BENCH_ROUTE_WARMUP (5000).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { positiveInt } from '../scripts/env.js';
+import { benchAgent as agent, get, median } from './http-get.js';
 
 const ITERATIONS = positiveInt('BENCH_ROUTE_ITERATIONS', 2000);
 const ROUNDS = positiveInt('BENCH_ROUTE_ROUNDS', 21);
 const WARMUP = positiveInt('BENCH_ROUTE_WARMUP', 5000);
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-
-function get(port: number, path: string, cookie?: string): Promise<{ status: number; body: string; cookies: string[] }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent, headers: cookie === undefined ? {} : { cookie } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          body: Buffer.concat(chunks).toString('utf8'),
-          cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0] ?? ''),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 async function startApp(guard: boolean): Promise<{ port: number; child: ChildProcess }> {
   const child = spawn(process.execPath, [...process.execArgv, join(__dirname, 'protected-apps.ts')], {

@@ -3,58 +3,23 @@
  * a user would import it (`passport-nd-id`), and the guide names every option default and log
  * event the code has.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOG_EVENTS } from '../src/log.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSION_AGE_MS } from '../src/flow/session-policy.js';
+import { extractSnippets, typeCheckSnippets, writeSnippets } from './helpers/snippets.js';
 
 const root = join(__dirname, '..');
 const guide = readFileSync(join(root, 'docs', 'sessions.md'), 'utf8');
 const workDir = join(root, '.tmp', `docs-sessions-${process.pid}`);
-
-function extractSnippets(markdown: string): Array<{ line: number; code: string }> {
-  const snippets: Array<{ line: number; code: string }> = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i]!.trim() !== '```ts') continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && lines[i]!.trim() !== '```'; i++) body.push(lines[i]!);
-    snippets.push({ line: start + 1, code: `${body.join('\n')}\n` });
-  }
-  return snippets;
-}
 
 const snippets = extractSnippets(guide);
 
 beforeAll(() => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
-  mkdirSync(workDir, { recursive: true });
-  for (const snippet of snippets) writeFileSync(join(workDir, `sessions-line-${snippet.line}.mts`), snippet.code);
-  writeFileSync(
-    join(workDir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2023', 'DOM'],
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        strict: true,
-        experimentalDecorators: true,
-        emitDecoratorMetadata: true,
-        esModuleInterop: true,
-        skipLibCheck: true,
-        isolatedModules: true,
-        types: ['node'],
-        noEmit: true,
-      },
-      include: ['*.mts'],
-    }),
-  );
+  writeSnippets(workDir, 'sessions', snippets, ['ES2023', 'DOM']);
 });
 
 afterAll(() => {
@@ -82,11 +47,7 @@ describe('docs/sessions.md', () => {
   });
 
   it('every TypeScript snippet type-checks against the published package', async () => {
-    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = await promisify(execFile)(process.execPath, [tsc, '-p', workDir], { cwd: root }).then(
-      () => '',
-      (err: { stdout?: string }) => err.stdout ?? String(err),
-    );
+    const result = await typeCheckSnippets(root, workDir);
     expect(result.replace(/sessions-line-(\d+)\.mts/g, 'docs/sessions.md snippet at line $1')).toBe('');
   }, 120_000);
 });

@@ -2,25 +2,11 @@
  * After sign-in with the Express router, over real HTTP and real cookies against the provider
  * with its movable clock: protected routes, session lifetimes, step-up and sign-out.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { Browser, CountingStore, OTHER_PERSONA, recordingLogger, startExpressApp } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { Browser, OTHER_PERSONA, MINUTE, appsUnderTest, recordingLogger, startExpressApp } from './harness.js';
 
-type App = Awaited<ReturnType<typeof startExpressApp>>;
-let app: App | undefined;
-afterEach(async () => {
-  await app?.close();
-  app = undefined;
-});
-
-const MINUTE = 60 * 1000;
-
-async function signedIn(options: Parameters<typeof startExpressApp>[0] = {}): Promise<{ app: App; browser: Browser }> {
-  app = await startExpressApp(options);
-  const browser = new Browser(app.baseUrl);
-  const res = await browser.signIn();
-  expect(res.status).toBe(302);
-  return { app, browser };
-}
+const apps = appsUnderTest(startExpressApp);
+const { signedIn } = apps;
 
 async function sidOf(browser: Browser): Promise<string> {
   return ((await (await browser.request('/sid')).json()) as { sid: string }).sid;
@@ -28,14 +14,14 @@ async function sidOf(browser: Browser): Promise<string> {
 
 describe('requireSignIn (Express)', () => {
   it('sends a page request to the login route with returnTo of the current URL', async () => {
-    app = await startExpressApp();
+    const app = await apps.start();
     const res = await new Browser(app.baseUrl).request('/account?tab=2', { headers: { accept: 'text/html' } });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/auth/login?returnTo=%2Faccount%3Ftab%3D2');
   });
 
   it('answers an API request 401 JSON with a WWW-Authenticate challenge and no redirect', async () => {
-    app = await startExpressApp();
+    const app = await apps.start();
     const browser = new Browser(app.baseUrl);
     const byAccept = await browser.request('/account', { headers: { accept: 'application/json' } });
     expect(byAccept.status).toBe(401);
@@ -47,11 +33,11 @@ describe('requireSignIn (Express)', () => {
   });
 
   it('lets a signed-in person through, with authTime and the sign-in time on the user and the record', async () => {
-    const { browser } = await signedIn();
+    const { app, browser } = await signedIn();
     const res = await browser.request('/account');
     expect(res.status).toBe(200);
     const body = (await res.json()) as { user: Record<string, unknown>; signIn: Record<string, unknown> };
-    const now = app!.provider.provider.clock();
+    const now = app.provider.provider.clock();
     expect(body.user.authTime).toEqual(expect.any(Number));
     expect(Math.abs((body.user.authTime as number) - now)).toBeLessThan(2000);
     expect(body.user.signedInAt).toEqual(body.signIn.signedInAt);
@@ -59,7 +45,7 @@ describe('requireSignIn (Express)', () => {
   });
 
   it('does not take a returnTo that leaves the site', async () => {
-    app = await startExpressApp();
+    const app = await apps.start();
     const res = await new Browser(app.baseUrl).request('//evil.example/account');
     // Express routes "//evil.example/account" nowhere: the guard never sees it; a safe path is kept verbatim.
     expect(res.headers.get('location') ?? '').not.toContain('evil.example');

@@ -2,30 +2,16 @@
  * After sign-in with the fetch-standard handlers and their sealed cookie session, over real HTTP
  * and real cookies against the provider with its movable clock.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { Browser, OTHER_PERSONA, recordingLogger, startFetchApp } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { Browser, OTHER_PERSONA, MINUTE, appsUnderTest, recordingLogger, startFetchApp } from './harness.js';
 
-type App = Awaited<ReturnType<typeof startFetchApp>>;
-let app: App | undefined;
-afterEach(async () => {
-  await app?.close();
-  app = undefined;
-});
-
-const MINUTE = 60 * 1000;
+const apps = appsUnderTest(startFetchApp);
+const { signedIn } = apps;
 const COOKIE = 'nd-id.session';
-
-async function signedIn(options: Parameters<typeof startFetchApp>[0] = {}): Promise<{ app: App; browser: Browser }> {
-  app = await startFetchApp(options);
-  const browser = new Browser(app.baseUrl);
-  const res = await browser.signIn();
-  expect(res.status).toBe(302);
-  return { app, browser };
-}
 
 describe('requireSignIn (fetch)', () => {
   it('redirects a page request to the login route with returnTo, and answers an API request 401 JSON', async () => {
-    app = await startFetchApp();
+    const app = await apps.start();
     const browser = new Browser(app.baseUrl);
     const page = await browser.request('/account?tab=2', { headers: { accept: 'text/html' } });
     expect(page.status).toBe(303);

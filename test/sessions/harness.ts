@@ -17,6 +17,7 @@ import { createSessionPolicy, type SessionPolicy, type SessionPolicyOptions } fr
 import { createFetchLogin, type FetchLogin } from '../../src/adapters/fetch.js';
 import { createCookieSession } from '../../src/adapters/cookie-session.js';
 import type { Logger } from '../../src/log.js';
+import { afterEach, expect } from 'vitest';
 import { testKeyPair } from '../helpers/keys.js';
 
 export const CLIENT_ID = 'sessions-rp';
@@ -244,3 +245,31 @@ export class Browser {
     return this.request(callback);
   }
 }
+
+/**
+ * The app of each test, closed after it: `start(options)` starts one, `signedIn(options)` starts
+ * one and signs a browser in through it. Call at the top of a test file.
+ */
+export function appsUnderTest<A extends TestApp>(start: (options?: TestAppOptions) => Promise<A>) {
+  let current: A | undefined;
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return {
+    async start(options: TestAppOptions = {}): Promise<A> {
+      current = await start(options);
+      return current;
+    },
+    async signedIn(options: TestAppOptions = {}): Promise<{ app: A; browser: Browser }> {
+      const app = (current = await start(options));
+      const browser = new Browser(app.baseUrl);
+      const res = await browser.signIn();
+      expect(res.status).toBe(302);
+      return { app, browser };
+    },
+  };
+}
+
+/** One minute, in ms. */
+export const MINUTE = 60 * 1000;
