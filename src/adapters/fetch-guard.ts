@@ -28,9 +28,13 @@ export type SignedInHandler = (signedIn: SignedInRequest) => Response | Promise<
 
 /** What the guards need from `createFetchLogin`. */
 export interface FetchGuardHooks {
+  /** The session rules. */
   policy: SessionPolicy;
+  /** Session key of the signed-in person. */
   userKey: string;
+  /** Path of the login route. */
   loginPath: string;
+  /** The request's session. */
   sessionOf(request: Request): Promise<FlowSession>;
   /** Adds the session's Set-Cookie (when it changed) to `headers`. */
   commit(session: FlowSession, request: Request, headers: Headers): void;
