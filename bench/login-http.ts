@@ -16,45 +16,17 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { positiveInt } from '../scripts/env.js';
+import { benchAgent as agent, get, median } from './http-get.js';
 
 const ITERATIONS = positiveInt('BENCH_HTTP_ITERATIONS', 150);
 const ROUNDS = positiveInt('BENCH_HTTP_ROUNDS', 21);
 const WARMUP = positiveInt('BENCH_HTTP_WARMUP', 1500);
 const CLIENT_ID = 'bench-client';
 const NONCE = 'bench-nonce-0123456789';
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-
-interface Answer {
-  status: number;
-  location: string;
-  cookies: string[];
-  body: string;
-}
-
-function get(port: number, path: string, cookie?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent, headers: cookie === undefined ? {} : { cookie } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          location: String(res.headers.location ?? ''),
-          cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0] ?? ''),
-          body: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /** One login through the app on `port`; throws unless it ends signed in (302 to `/`). */
 async function login(port: number): Promise<void> {
@@ -67,12 +39,6 @@ async function login(port: number): Promise<void> {
 
 async function serverCpu(port: number): Promise<number> {
   return (JSON.parse((await get(port, '/__cpu')).body) as { us: number }).us;
-}
-
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**

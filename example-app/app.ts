@@ -9,8 +9,10 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler } 
 import session from 'express-session';
 import passport from 'passport';
 import {
+  createSessionPolicy,
   DEFAULT_LOGIN_TTL_MS,
   IdError,
+  requireSignIn,
   isProviderDown,
   NdIdStrategy,
   ndIdRouter,
@@ -61,6 +63,8 @@ export interface ExampleAppConfig {
   loginTtlMs?: number;
   /** How long a signed-in session lasts without being used again, in ms. Default {@link SESSION_MAX_AGE_MS} (8 hours). */
   sessionMaxAgeMs?: number;
+  /** Clock of the sign-in rules (lifetimes), in ms since the epoch. Default `Date.now`. */
+  clock?: () => number;
   /** Bound, sweep interval and clock of the in-memory store (used without `redisUrl` and `store`). */
   memoryStore?: MemoryStoreSettings;
   /** Receives operational log lines (never secrets or personal data). Default: stderr. */
@@ -136,6 +140,12 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   const sessions: SessionStore = config.store
     ? { kind: 'custom', store: config.store, isAvailable: () => true, ready: Promise.resolve(), close: async () => undefined }
     : createSessionStore(config.redisUrl, log, config.memoryStore);
+  // The library's defaults: 12 hours from sign-in, 30 minutes idle; with Redis, signing a person
+  // out everywhere reaches every instance.
+  const signInRules = createSessionPolicy({
+    ...(sessions.signOutStore === undefined ? {} : { signOutStore: sessions.signOutStore }),
+    ...(config.clock === undefined ? {} : { clock: config.clock }),
+  });
   const authenticator = new passport.Passport();
   authenticator.use(
     new NdIdStrategy(
@@ -216,6 +226,7 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
       successRedirect: ROUTES.profile,
       logoutRedirect: '/',
       sessionCookieName: sessionCookieName(secure),
+      sessions: signInRules,
       // Server-side problems (service down, session store down) go to this app's error handler.
       errorPage: false,
     }),
@@ -224,14 +235,11 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   app.get('/', (req, res) => {
     sendHtml(res, 200, homePage(req.user as ProfileUser | undefined));
   });
-  app.get(ROUTES.profile, (req, res) => {
-    const user = req.user as ProfileUser | undefined;
-    if (!user) {
-      res.redirect(303, `${ROUTES.login}?returnTo=${encodeURIComponent(ROUTES.profile)}`);
-      return;
-    }
-    sendHtml(res, 200, profilePage(user));
-  });
+  app.get(
+    ROUTES.profile,
+    requireSignIn({ sessions: signInRules, loginPath: ROUTES.login, sessionCookieName: sessionCookieName(secure) }),
+    (req, res) => sendHtml(res, 200, profilePage(req.user as ProfileUser)),
+  );
   app.get('/favicon.ico', (_req, res) => {
     res.status(204).set('Cache-Control', 'public, max-age=86400').end();
   });

@@ -10,7 +10,7 @@
 import { RedisStore } from 'connect-redis';
 import session from 'express-session';
 import { createClient } from 'redis';
-import { createRedisReplayStore, type ReplayStore } from 'passport-nd-id';
+import { createRedisReplayStore, createRedisSignOutStore, type ReplayStore, type SignOutStore } from 'passport-nd-id';
 import { BoundedMemoryStore, type BoundedMemoryStoreOptions } from './memory-store.js';
 
 /** Longest wait between two reconnection attempts to Redis, in ms. */
@@ -32,6 +32,8 @@ export interface SessionStore {
   close(): Promise<void>;
   /** With Redis: where completed logins are remembered, so instances never both redeem one callback. */
   replayStore?: ReplayStore;
+  /** Where "signed out everywhere" times are shared between instances (Redis only). */
+  signOutStore?: SignOutStore;
 }
 
 /** Settings of the in-memory store, used when no Redis URL is given. */
@@ -100,6 +102,7 @@ export function createSessionStore(
     kind: 'redis',
     store: new RedisStore({ client, prefix: 'example-app:sess:' }),
     replayStore: createRedisReplayStore(client, { prefix: 'example-app:used:' }),
+    signOutStore: createRedisSignOutStore(client, { prefix: 'example-app:signed-out:' }),
     isAvailable: () => available && client.isReady,
     ready,
     close: async () => {

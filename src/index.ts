@@ -125,3 +125,30 @@ export {
   type NdIdGuardResultOptions,
   type NdIdLogInRequest,
 } from './adapters/nest.js';
+export {
+  createSessionPolicy,
+  defaultSessionPolicy,
+  signOutEverywhere,
+  DEFAULT_MAX_SESSION_AGE_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_TOUCH_INTERVAL_MS,
+  DEFAULT_SIGN_IN_KEY,
+  STEP_UP_TOLERANCE_MS,
+  type SessionPolicy,
+  type SessionPolicyOptions,
+  type SignInRecord,
+  type SessionCheck,
+  type SessionEndReason,
+  type StepUpOutcome,
+} from './flow/session-policy.js';
+export {
+  createMemorySignOutStore,
+  DEFAULT_SIGN_OUT_STORE_MAX_ENTRIES,
+  type SignOutStore,
+  type MemorySignOutStoreOptions,
+} from './flow/sign-out-store.js';
+export { createRedisSignOutStore, DEFAULT_REDIS_SIGN_OUT_PREFIX, type RedisSignOutStoreOptions } from './flow/redis-sign-out-store.js';
+export { DEFAULT_LOGIN_PATH, wantsJson, type AccessOptions, type AccessAnswer, type AccessRefusalReason } from './flow/access.js';
+export { requireSignIn, requireRecentSignIn, type RequireSignInOptions } from './passport/require-sign-in.js';
+export { ndIdSignInGuard, type NdIdSignInGuard, type NdIdSignInGuardOptions, type NdIdExecutionContext } from './adapters/nest-guard.js';
+export type { SignedInHandler, SignedInRequest } from './adapters/fetch-guard.js';

@@ -59,6 +59,16 @@ export const LOG_EVENTS = {
   jwksFetched: 'jwks_fetched',
   /** A call to the service failed (warn; the login's own event follows). */
   providerCallFailed: 'provider_call_failed',
+  /** A signed-in session was ended by a limit, with a `reason`: `max_session_age`, `idle_timeout`, `signed_out_everywhere`, `other_person` (info). */
+  sessionEnded: 'session_ended',
+  /** A person signed out (info). */
+  signedOut: 'signed_out',
+  /** Every session of one person was ended, at their next request (info; the person is not named). */
+  signedOutEverywhere: 'signed_out_everywhere',
+  /** A sensitive action asked for a recent sign-in and a new login started with `max_age` (debug). */
+  stepUpStarted: 'step_up_started',
+  /** A re-authentication came back too old (`reason: not_recent`) or from a different person (`other_person`) (info). */
+  stepUpRefused: 'step_up_refused',
 } as const;
 
 /** Longest string value kept in a log event. */

@@ -3,42 +3,19 @@
  * would import it (`passport-nd-id`, `passport-nd-id/provider`), and the complete Express example
  * is run against the provider and signs a person in.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_PERSONAS, startProvider } from 'passport-nd-id/provider';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { testKeyPair } from './helpers/keys.js';
 import { freePort } from './helpers/redis.js';
+import { extractSnippets, typeCheckSnippets, writeSnippets, type Snippet } from './helpers/snippets.js';
 
 const root = join(__dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const workDir = join(root, '.tmp', `readme-snippets-${process.pid}`);
-
-interface Snippet {
-  /** 1-based line of the opening fence, for messages. */
-  line: number;
-  code: string;
-  /** Marked `<!-- readme-test: run -->`: the test runs it, not only type-checks it. */
-  run: boolean;
-}
-
-function extractSnippets(markdown: string): Snippet[] {
-  const snippets: Snippet[] = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i]!.trim() !== '```ts') continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && lines[i]!.trim() !== '```'; i++) body.push(lines[i]!);
-    const before = lines.slice(Math.max(0, start - 2), start).join('\n');
-    snippets.push({ line: start + 1, code: `${body.join('\n')}\n`, run: before.includes('<!-- readme-test: run -->') });
-  }
-  return snippets;
-}
 
 const snippets = extractSnippets(readme);
 const fileOf = (snippet: Snippet): string => join(workDir, `readme-line-${snippet.line}.mts`);
@@ -46,29 +23,7 @@ const fileOf = (snippet: Snippet): string => join(workDir, `readme-line-${snippe
 beforeAll(() => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
-  mkdirSync(workDir, { recursive: true });
-  for (const snippet of snippets) writeFileSync(fileOf(snippet), snippet.code);
-  writeFileSync(
-    join(workDir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2023'],
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        strict: true,
-        // The NestJS recipe uses Nest's (legacy) decorators, as Nest apps compile them.
-        experimentalDecorators: true,
-        emitDecoratorMetadata: true,
-        esModuleInterop: true,
-        skipLibCheck: true,
-        isolatedModules: true,
-        types: ['node'],
-        noEmit: true,
-      },
-      include: ['*.mts'],
-    }),
-  );
+  writeSnippets(workDir, 'readme', snippets);
 });
 
 afterAll(() => {
@@ -96,11 +51,7 @@ describe('README', () => {
   });
 
   it('every TypeScript snippet type-checks against the published package', async () => {
-    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = await promisify(execFile)(process.execPath, [tsc, '-p', workDir], { cwd: root }).then(
-      () => '',
-      (err: { stdout?: string }) => err.stdout ?? String(err),
-    );
+    const result = await typeCheckSnippets(root, workDir);
     // Map temp file names back to README lines in the failure message.
     expect(result.replace(/readme-line-(\d+)\.mts/g, 'README.md snippet at line $1')).toBe('');
   });

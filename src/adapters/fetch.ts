@@ -14,6 +14,11 @@ import { safeReturnTo } from '../flow/return-to.js';
 import { isFlowSession, type FlowSession } from '../flow/session.js';
 import { FAILURE_PAGE_HEADERS, renderFailurePage } from '../flow/failure-page.js';
 import { readCookie, type CookieFlowSession, type CookieSessionStore } from './cookie-session.js';
+import { DEFAULT_LOGIN_PATH, stepUpMaxAge, type AccessOptions } from '../flow/access.js';
+import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
+import { createFetchGuards, type SignedInHandler } from './fetch-guard.js';
+
+export type { SignedInHandler, SignedInRequest } from './fetch-guard.js';
 
 /** A session the app supplies per request (it persists it itself), e.g. over its own store. */
 export type FetchSessionProvider = (request: Request) => FlowSession | Promise<FlowSession>;
@@ -24,6 +29,10 @@ export interface FetchSessionUser {
   sub: string;
   /** The requested attributes. */
   data: Record<string, string>;
+  /** When the person authenticated on the phone (`auth_time`), in ms since the epoch, when the token said. */
+  authTime?: number;
+  /** When this sign-in completed, in ms since the epoch. */
+  signedInAt?: number;
 }
 
 /** Options of {@link createFetchLogin}. */
@@ -43,6 +52,8 @@ export interface FetchLoginOptions extends LoginFlowOptions {
   loginPath?: string;
   /** Show the diagnosis for the developer on failure pages. Default: when `NODE_ENV` is not `'production'`. */
   showDiagnosis?: boolean;
+  /** The rules of signed-in sessions (lifetimes, sign-out everywhere), from `createSessionPolicy`. Default: the defaults. */
+  sessions?: SessionPolicy;
 }
 
 /** The handler pair and a few helpers. */
@@ -57,6 +68,14 @@ export interface FetchLogin {
   user(request: Request): Promise<unknown>;
   /** Signs out (the cookie session is cleared) and redirects to `redirectTo` (a same-site path, default `'/'`). */
   logout(request: Request, redirectTo?: string): Promise<Response>;
+  /**
+   * Runs `handler` for a signed-in person and answers its response; otherwise a redirect to the
+   * login route (`loginPath`, default `/auth/login`) with `returnTo`, or 401 JSON for an API
+   * request (by `Accept`, or `api: true`). Ends sessions past `maxSessionAge` or `idleTimeout`.
+   */
+  requireSignIn(request: Request, handler: SignedInHandler, options?: AccessOptions): Promise<Response>;
+  /** As {@link requireSignIn}, and the person must have authenticated within `seconds`, else a step-up login (`max_age`) starts. */
+  requireRecentSignIn(request: Request, seconds: number, handler: SignedInHandler, options?: AccessOptions): Promise<Response>;
 }
 
 function isCookieStore(value: unknown): value is CookieSessionStore {
@@ -92,13 +111,19 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   if (safeReturnTo(successRedirect) === undefined) throw optionError(who, 'successRedirect', 'must be a same-site path, like "/account".');
   const userKey = options.userKey ?? 'user';
   if (typeof userKey !== 'string' || userKey === '') throw optionError(who, 'userKey', 'must be a non-empty string, like "user".');
-  const toSessionUser = options.toSessionUser ?? ((user: LoginUser): FetchSessionUser => ({ sub: user.sub, data: user.data }));
+  const toSessionUser =
+    options.toSessionUser ??
+    ((user: LoginUser): FetchSessionUser => ({ sub: user.sub, data: user.data, ...(user.authTime === undefined ? {} : { authTime: user.authTime }), signedInAt: user.signedInAt }));
   if (typeof toSessionUser !== 'function') throw optionError(who, 'toSessionUser', 'must be a function (user) => value to keep.');
   const loginPath = options.loginPath === undefined ? undefined : safeReturnTo(options.loginPath);
   if (options.loginPath !== undefined && loginPath === undefined) throw optionError(who, 'loginPath', 'must be a same-site path, like "/auth/login".');
   const showDiagnosis = options.showDiagnosis ?? process.env.NODE_ENV !== 'production';
   const flow = buildLoginFlow(options, who);
   if (flow.sessionKey === userKey) throw optionError(who, 'userKey', `must differ from the flow's sessionKey ("${flow.sessionKey}").`);
+  const policy = options.sessions ?? defaultSessionPolicy();
+  if (typeof policy !== 'object' || policy === null || typeof policy.check !== 'function') {
+    throw optionError(who, 'sessions', 'must be createSessionPolicy({ ... }).');
+  }
 
   async function sessionOf(request: Request): Promise<FlowSession> {
     if (store !== undefined) return store.load(request);
@@ -153,7 +178,12 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       const session = await sessionOf(request);
       const url = new URL(request.url);
       const returnTo = url.searchParams.get('returnTo') ?? undefined;
-      const { redirectUrl } = flow.begin(session, { ...(returnTo === undefined ? {} : { returnTo }), request: facts(request) });
+      const maxAge = stepUpMaxAge(url.searchParams.get('maxAge'));
+      const { redirectUrl } = flow.begin(session, {
+        ...(returnTo === undefined ? {} : { returnTo }),
+        ...(maxAge === undefined ? {} : { maxAge }),
+        request: facts(request),
+      });
       const headers = new Headers();
       commit(session, request, headers);
       return redirect(redirectUrl, headers);
@@ -173,6 +203,9 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     const query = Object.fromEntries(new URL(request.url).searchParams);
     let result: CompleteResult;
     const headers = new Headers();
+    // Read before complete regenerates the session: a step-up is judged against them.
+    const prior = policy.read(session);
+    const priorUser = session.get(userKey);
     try {
       result = await flow.complete(session, query, requestFacts);
     } catch (err) {
@@ -187,7 +220,10 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       return response;
     }
     try {
+      const refused = guards.afterLogin(session, request, result, prior, priorUser, loginPath ?? DEFAULT_LOGIN_PATH);
+      if (refused !== undefined) return refused;
       session.set(userKey, toSessionUser(result.user));
+      policy.start(session, result.user);
       commit(session, request, headers);
     } catch (err) {
       return failurePage(flow.report(err instanceof IdError ? err : new IdError('session_store_unavailable', 'The session could not be saved.', { cause: err }), requestFacts));
@@ -212,11 +248,30 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     }
     const session = await sessionOf(request);
     const headers = new Headers();
-    if (store !== undefined) (session as CookieFlowSession).destroy();
-    else session.delete(userKey);
+    end(session);
+    policy.signedOut();
     commit(session, request, headers);
     return redirect(safeReturnTo(redirectTo) ?? '/', headers);
   }
 
-  return { flow, login, callback, user, logout };
+  /** Ends the session: a cookie session is destroyed; an app-supplied one loses the person and the sign-in record. */
+  function end(session: FlowSession): void {
+    if (store !== undefined) (session as CookieFlowSession).destroy();
+    else {
+      session.delete(userKey);
+      session.delete(policy.recordKey);
+    }
+  }
+
+  const guards = createFetchGuards({
+    policy,
+    userKey,
+    loginPath: loginPath ?? DEFAULT_LOGIN_PATH,
+    sessionOf,
+    commit,
+    end,
+    failurePage: (err) => failurePage(flow.report(err)),
+  });
+
+  return { flow, login, callback, user, logout, requireSignIn: guards.requireSignIn, requireRecentSignIn: guards.requireRecentSignIn };
 }

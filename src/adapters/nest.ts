@@ -11,6 +11,8 @@ import { classifyFailure } from '../flow/failure.js';
 import type { LoginFlow } from '../flow/login-flow.js';
 import { recordSession } from '../flow/session.js';
 import { renderFailurePage } from '../flow/failure-page.js';
+import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
+import { LOG_EVENTS } from '../log.js';
 
 /** What a failed `nd-id` authentication passes to the guard as `info`. */
 interface FailureInfo {
@@ -106,6 +108,8 @@ export function ndIdGuardResult<U>(err: unknown, user: U | false | null | undefi
 export interface NdIdLogInRequest {
   /** The session (express-session's `req.session`); replaced by Passport at sign-in. */
   session?: unknown;
+  /** What the strategy passed on at success (`@nestjs/passport` sets it): the sign-in to record. */
+  authInfo?: unknown;
   /** Passport's `req.logIn(user, options, callback)` (typed loosely so Passport's overloads fit). */
   logIn(user: never, options: never, callback: (err?: unknown) => void): void;
 }
@@ -115,13 +119,42 @@ export interface NdIdLogInRequest {
  * the other tabs' pending logins of `strategy` over to the new session. Call it from the guard
  * after `super.canActivate` on the callback route, in place of `super.logIn(request)`.
  */
-export async function ndIdLogIn(request: NdIdLogInRequest, user: unknown, strategy: { readonly flow: LoginFlow }): Promise<void> {
+export async function ndIdLogIn(
+  request: NdIdLogInRequest,
+  user: unknown,
+  strategy: { readonly flow: LoginFlow },
+  sessions: SessionPolicy = defaultSessionPolicy(),
+): Promise<void> {
   const before = request.session;
+  const signIn = (request.authInfo as { signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number } } | undefined)?.signIn;
+  if (signIn?.maxAge !== undefined && typeof before === 'object' && before !== null) {
+    const outcome = sessions.stepUpOutcome(sessions.read(recordSession(before as Record<string, unknown>)), signIn, signIn.maxAge);
+    if (outcome !== 'ok') {
+      sessions.log.write('info', { event: LOG_EVENTS.stepUpRefused, reason: outcome }, 'A re-authentication was refused');
+      if (outcome === 'other_person') {
+        sessions.ended('other_person');
+        const destroy = (before as { destroy?: (cb: (err?: unknown) => void) => void }).destroy;
+        if (typeof destroy === 'function') await new Promise<void>((resolve) => destroy.call(before, () => resolve()));
+      }
+      throw new NdIdLoginFailure(
+        403,
+        outcome === 'not_recent'
+          ? 'This action needs a fresh confirmation in the app, and the sign-in that came back was an earlier one. Try again.'
+          : 'A different person confirmed the sign-in, so this session was ended. Sign in again.',
+        outcome === 'not_recent' ? 'step_up_not_recent' : 'step_up_other_person',
+      );
+    }
+  }
   const restore = typeof before === 'object' && before !== null ? strategy.flow.keepPendingLogins(recordSession(before as Record<string, unknown>)) : undefined;
   await new Promise<void>((resolve, reject) => {
     const logIn = request.logIn as unknown as (user: unknown, options: object, callback: (err?: unknown) => void) => void;
     logIn.call(request, user, {}, (err?: unknown) => (err === undefined || err === null ? resolve() : reject(err instanceof Error ? err : new Error('Sign-in could not be saved.'))));
   });
   const after = request.session;
-  if (restore !== undefined && typeof after === 'object' && after !== null) restore(recordSession(after as Record<string, unknown>));
+  if (typeof after === 'object' && after !== null) {
+    const record = recordSession(after as Record<string, unknown>);
+    restore?.(record);
+    // express-session saves the regenerated session as it answers.
+    if (signIn !== undefined) sessions.start(record, signIn);
+  }
 }

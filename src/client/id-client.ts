@@ -133,6 +133,9 @@ export class IdClient {
     else if (params.nonce === null) nonce = undefined;
     else nonce = requireString(params.nonce, 'nonce', 'authorizationUrl');
     const state = params.state === undefined ? undefined : requireString(params.state, 'state', 'authorizationUrl');
+    if (params.maxAge !== undefined && (!Number.isInteger(params.maxAge) || params.maxAge < 0)) {
+      throw new TypeError('authorizationUrl: maxAge must be a whole number of seconds, 0 or more');
+    }
 
     const query: [string, string][] = [
       ['response_type', 'code'],
@@ -144,6 +147,7 @@ export class IdClient {
     ];
     if (state !== undefined) query.push(['state', state]);
     if (nonce !== undefined) query.push(['nonce', nonce]);
+    if (params.maxAge !== undefined) query.push(['max_age', String(params.maxAge)]);
     const search = query.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
     const url = `${this.issuer}/oauth/authorize?${search}`;
     return nonce === undefined ? { url } : { url, nonce };

@@ -70,6 +70,8 @@ export interface AuthorizationUrlParams {
   redirectUri?: string;
   /** S256 challenge of the code verifier. Required. */
   codeChallenge: string;
+  /** `max_age` (OpenID Connect): the longest time in seconds since the person last authenticated; the ID token then carries `auth_time`. */
+  maxAge?: number;
 }
 
 /** Output of {@link IdClient.authorizationUrl}. */

@@ -100,6 +100,11 @@ export interface BeginOptions {
   scope?: string | string[];
   /** What the adapter knows of the request (its host), to explain a callback that comes back elsewhere. */
   request?: RequestFacts;
+  /**
+   * Step-up: ask the service for a sign-in at most this many seconds old (`max_age`); the ID
+   * token then carries `auth_time`, and {@link CompleteResult.maxAge} says it was asked.
+   */
+  maxAge?: number;
 }
 
 /** What {@link LoginFlow.begin} gives back. */
@@ -118,6 +123,10 @@ export interface LoginUser {
   data: Record<string, string>;
   /** The validated ID token claims. */
   claims: IdTokenClaims;
+  /** When the person authenticated on the phone (the ID token's `auth_time`), in ms since the epoch; absent when the token has none. */
+  authTime?: number;
+  /** When this sign-in completed (the session started), in ms since the epoch. */
+  signedInAt: number;
 }
 
 /** What {@link LoginFlow.complete} resolves to. */
@@ -126,6 +135,8 @@ export interface CompleteResult {
   user: LoginUser;
   /** The safe return path given when the login started, if any. */
   returnTo?: string;
+  /** The `max_age` this login was started with (a step-up), in seconds. */
+  maxAge?: number;
 }
 
 /**
@@ -272,7 +283,8 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     const { codeVerifier, codeChallenge } = generatePkcePair();
     const state = generateState();
     const nonce = generateNonce();
-    const result = flowClient.authorizationUrl({ state, scope, nonce, codeChallenge, ...redirectParam });
+    const maxAge = beginOptions.maxAge === undefined ? undefined : checkInteger(beginOptions.maxAge, 0, 1e9, who, 'maxAge', 'must be a whole number of seconds (the step-up window), like 300.');
+    const result = flowClient.authorizationUrl({ state, scope, nonce, codeChallenge, ...redirectParam, ...(maxAge === undefined ? {} : { maxAge }) });
     const returnTo = safeReturnTo(beginOptions.returnTo);
     const pending: PendingLogin = {
       codeVerifier,
@@ -281,6 +293,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       scope: scopeList(scope).join(' '),
       ...binding,
       ...(returnTo === undefined ? {} : { returnTo }),
+      ...(maxAge === undefined ? {} : { maxAge }),
     };
     const evicted = addPendingLogin(session, sessionKey, state, pending, { max: maxPendingLogins, ttl: loginTtl, now: pending.createdAt });
     ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt);
@@ -426,7 +439,12 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     const done = clock();
     ledger.settle(key, 'completed', done);
     log.write('info', { event: LOG_EVENTS.loginCompleted, ms: done - pending.createdAt }, 'Sign-in completed');
-    return { user: { sub: info.sub, data, claims: tokens.claims }, ...(pending.returnTo === undefined ? {} : { returnTo: pending.returnTo }) };
+    const authTime = typeof tokens.claims.auth_time === 'number' && Number.isFinite(tokens.claims.auth_time) ? tokens.claims.auth_time * 1000 : undefined;
+    return {
+      user: { sub: info.sub, data, claims: tokens.claims, ...(authTime === undefined ? {} : { authTime }), signedInAt: done },
+      ...(pending.returnTo === undefined ? {} : { returnTo: pending.returnTo }),
+      ...(pending.maxAge === undefined ? {} : { maxAge: pending.maxAge }),
+    };
   }
 
   return {

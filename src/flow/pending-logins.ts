@@ -29,6 +29,8 @@ export interface PendingLogin extends Partial<LoginBinding> {
   createdAt: number;
   /** The scopes requested, space-separated. */
   scope?: string;
+  /** `max_age` sent with this login (a step-up), in seconds. */
+  maxAge?: number;
 }
 
 /** Limits applied when a pending login is added. */
@@ -56,7 +58,8 @@ function isPendingLogin(value: unknown): value is PendingLogin {
     typeof v.nonce === 'string' &&
     typeof v.createdAt === 'number' &&
     Number.isFinite(v.createdAt) &&
-    OPTIONAL_STRINGS.every((k) => v[k] === undefined || typeof v[k] === 'string')
+    OPTIONAL_STRINGS.every((k) => v[k] === undefined || typeof v[k] === 'string') &&
+    (v.maxAge === undefined || (typeof v.maxAge === 'number' && Number.isInteger(v.maxAge) && v.maxAge >= 0))
   );
 }
 

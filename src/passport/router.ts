@@ -16,6 +16,11 @@ import { sendFailurePage, type FailurePage } from './failure-page.js';
 import { requestFacts } from './request-facts.js';
 import { requestHost } from './request-host.js';
 import { checkStrategiesApart, strategyNamed, WiringChecks } from './wiring.js';
+import { stepUpMaxAge, stepUpRefusedPage } from '../flow/access.js';
+import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
+import { LOG_EVENTS } from '../log.js';
+import { destroySession } from './require-sign-in.js';
+import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
 import {
   ND_ID_STRATEGY_NAME,
   NdIdStrategy,
@@ -92,6 +97,11 @@ export interface NdIdRouterOptions {
    * the response, and must answer. Cannot be combined with `failureRedirect` or `errorPage`.
    */
   renderFailure?: (failure: NdIdFailureView, req: Request, res: Response) => void;
+  /**
+   * The rules of signed-in sessions (lifetimes, sign-out everywhere): give the same
+   * `createSessionPolicy({ ... })` to the router and to `requireSignIn`. Default: the defaults.
+   */
+  sessions?: SessionPolicy;
 }
 
 /** Default paths of the routes. */
@@ -184,6 +194,10 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     throw optionError('renderFailure', 'and errorPage cannot both be given: renderFailure renders the server-side failures too. Keep one.');
   }
   checkStrategiesApart(passport);
+  const sessions = options.sessions ?? defaultSessionPolicy();
+  if (typeof sessions !== 'object' || sessions === null || typeof sessions.start !== 'function') {
+    throw optionError('sessions', 'must be createSessionPolicy({ ... }), the same one given to requireSignIn.');
+  }
   const wiring = new WiringChecks();
   const afterCallback = options.afterCallback;
   if (afterCallback !== undefined && typeof afterCallback !== 'function') {
@@ -254,7 +268,28 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     });
   }
 
+  /** A step-up login that cannot be accepted: the action stays refused; a different person ends the session. */
+  function refuseStepUp(req: Request, res: Response, next: NextFunction, info: NdIdSuccessInfo): boolean {
+    const signIn = info.signIn;
+    if (signIn?.maxAge === undefined) return false;
+    const session = sessionOf(req);
+    const prior = session === undefined ? undefined : sessions.read(recordSession(session));
+    const outcome = sessions.stepUpOutcome(prior, signIn, signIn.maxAge);
+    if (outcome === 'ok') return false;
+    sessions.log.write('info', { event: LOG_EVENTS.stepUpRefused, reason: outcome }, 'A re-authentication was refused');
+    const send = (): void => {
+      res.status(403).set(FAILURE_PAGE_HEADERS).send(stepUpRefusedPage(outcome, outcome === 'other_person' ? retryHref(req) : safeReturnTo(info.returnTo) ?? successRedirect));
+    };
+    if (outcome === 'not_recent') send();
+    else {
+      sessions.ended('other_person');
+      destroySession(req, res, sessionCookieName, (err) => (err ? next(err) : send()));
+    }
+    return true;
+  }
+
   async function logIn(req: Request, res: Response, next: NextFunction, accepted: Express.User, info: NdIdSuccessInfo): Promise<void> {
+    if (refuseStepUp(req, res, next, info)) return;
     let user: Express.User = accepted;
     if (afterCallback !== undefined) {
       const result = await afterCallback(req, accepted);
@@ -283,7 +318,10 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       }
       const session = sessionOf(req);
       if (session === undefined) return sendError(new IdError('session_missing', 'The session disappeared during sign-in.'), req, res, next);
-      restoreOtherTabs?.(recordSession(session));
+      const record = recordSession(session);
+      restoreOtherTabs?.(record);
+      // Saved with the session (express-session saves a regenerated session as it answers).
+      if (info.signIn !== undefined) sessions.start(record, info.signIn);
       const strategy = strategyNamed(passport, strategyName);
       if (strategy !== undefined) wiring.cookieWillBeSaved(req, strategy.flow.log);
       const redirect = (): void => res.redirect(safeReturnTo(info.returnTo) ?? successRedirect);
@@ -326,7 +364,12 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       }
     }
     const returnTo = safeReturnTo(req.query.returnTo);
-    const authOptions: NdIdAuthenticateOptions = { sessionCookieName, ...(returnTo === undefined ? {} : { returnTo }) };
+    const maxAge = stepUpMaxAge(req.query.maxAge);
+    const authOptions: NdIdAuthenticateOptions = {
+      sessionCookieName,
+      ...(returnTo === undefined ? {} : { returnTo }),
+      ...(maxAge === undefined ? {} : { maxAge }),
+    };
     const outcome = (err: unknown, user?: Express.User | false | null, info?: unknown, status?: unknown): void => {
       if (err) return sendError(err, req, res, next);
       if (!user) {
@@ -366,6 +409,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
         res.redirect(303, logoutRedirect);
         return;
       }
+      sessions.signedOut();
       const cookie = session.cookie ?? {};
       session.destroy((err) => {
         if (err) return next(err);

@@ -45,7 +45,7 @@ export type NdIdClientLike = LoginFlowClient;
 export type NdIdUser = LoginUser;
 
 /** `req.user` when no verify callback is given. */
-export type NdIdDefaultUser = Pick<NdIdUser, 'sub' | 'data'>;
+export type NdIdDefaultUser = Pick<NdIdUser, 'sub' | 'data'> & Partial<Pick<NdIdUser, 'authTime' | 'signedInAt'>>;
 
 /** The challenge passed to Passport's `fail`: a stable code and a sentence for the user. */
 export interface NdIdFailure extends NdIdInfo {
@@ -112,12 +112,16 @@ export interface NdIdAuthenticateOptions extends AuthenticateOptions {
   scope?: string | string[];
   /** Name of the session cookie, for diagnoses of failed callbacks (the router passes its `sessionCookieName`). Default `'connect.sid'`. */
   sessionCookieName?: string;
+  /** Step-up: ask for a sign-in at most this many seconds old (`max_age`). */
+  maxAge?: number;
 }
 
 /** What `success` passes on as `info` (it becomes `req.authInfo` with plain `passport.authenticate`). */
 export interface NdIdSuccessInfo {
   /** The sanitized return path given when the login started, if any. */
   returnTo?: string;
+  /** The completed sign-in, for the session record: who, when, when authenticated, and the step-up `maxAge` it was started with. */
+  signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number };
 }
 
 
@@ -350,6 +354,7 @@ export class NdIdStrategy extends passport.Strategy {
       ({ redirectUrl } = this.flow.begin(session, {
         ...(options.returnTo === undefined ? {} : { returnTo: options.returnTo }),
         ...(options.scope === undefined ? {} : { scope: options.scope }),
+        ...(options.maxAge === undefined ? {} : { maxAge: options.maxAge }),
         request: { host: hostOf(req) },
       }));
     } catch (err) {
@@ -364,8 +369,9 @@ export class NdIdStrategy extends passport.Strategy {
 
     let user: NdIdUser;
     let returnTo: string | undefined;
+    let maxAge: number | undefined;
     try {
-      ({ user, returnTo } = await this.flow.complete(session, query, () => requestFacts(req, cookieName)));
+      ({ user, returnTo, maxAge } = await this.flow.complete(session, query, () => requestFacts(req, cookieName)));
     } catch (err) {
       const failure = classifyFailure(err);
       if (failure.serverSide || !(err instanceof IdError)) {
@@ -379,6 +385,8 @@ export class NdIdStrategy extends passport.Strategy {
       outcome = await runVerify(this.verify, this.passReqToCallback ? [req, user] : [user], this.verifyTimeout, {
         sub: user.sub,
         data: user.data,
+        ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
+        signedInAt: user.signedInAt,
       } satisfies NdIdDefaultUser);
     } catch (err) {
       return this.error(err instanceof Error ? err : new Error('The verify callback failed with a value that is not an Error.'));
@@ -390,7 +398,13 @@ export class NdIdStrategy extends passport.Strategy {
         typeof info === 'string' ? info : typeof details.message === 'string' ? details.message : 'Your account may not sign in here.';
       return this.fail({ ...details, message, code: 'user_refused' } satisfies NdIdFailure, 401);
     }
-    const successInfo: NdIdSuccessInfo = returnTo === undefined ? {} : { returnTo };
+    const signIn: NonNullable<NdIdSuccessInfo['signIn']> = {
+      sub: user.sub,
+      signedInAt: user.signedInAt,
+      ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
+      ...(maxAge === undefined ? {} : { maxAge }),
+    };
+    const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
     this.success(outcome.user, successInfo);
   }
 }

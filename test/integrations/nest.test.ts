@@ -15,6 +15,7 @@ import session from 'express-session';
 import passport from 'passport';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NdIdLoginFailure, ndIdGuardResult, ndIdLogIn } from '../../src/adapters/nest.js';
+import { ndIdSignInGuard } from '../../src/adapters/nest-guard.js';
 import { NdIdStrategy, type NdIdDefaultUser } from '../../src/passport/strategy.js';
 import type { StartedProvider } from '../../src/provider/index.js';
 import {
@@ -112,6 +113,9 @@ async function startNestRp(): Promise<NestRp> {
     marker(req: Request): { marker: unknown } {
       return { marker: (req.session as unknown as Record<string, unknown>).marker ?? null };
     }
+    account(req: Request): { signedInAt: number | undefined } {
+      return { signedInAt: req.signIn?.signedInAt };
+    }
   }
   const proto = AuthController.prototype;
   decorateMethod(proto, 'login', [Get('auth/login'), UseGuards(NdIdGuard)]);
@@ -127,6 +131,8 @@ async function startNestRp(): Promise<NestRp> {
   decorateMethod(proto, 'mark', [Get('mark')]);
   Req()(proto, 'marker', 0);
   decorateMethod(proto, 'marker', [Get('marker')]);
+  Req()(proto, 'account', 0);
+  decorateMethod(proto, 'account', [Get('account'), UseGuards(ndIdSignInGuard())]);
   Reflect.decorate([Controller()], AuthController);
 
   class AppModule {}
@@ -188,6 +194,17 @@ describe('NestJS with @nestjs/passport and express-session', () => {
     const browser = new Browser(rp.baseUrl);
     const state = (await startLogin(browser, '/auth/login')).searchParams.get('state') ?? '';
     expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}`), 401, /cancelled or refused/);
+  });
+
+  it('guards a route with ndIdSignInGuard: a stranger is sent to sign in with returnTo, a signed-in person passes', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const refused = await browser.get('/account');
+    expect(refused.status).toBe(303);
+    expect(refused.location).toBe('/auth/login?returnTo=%2Faccount');
+    await browser.get((await approve(await startLogin(browser, '/auth/login'))).href);
+    const passed = await browser.get('/account');
+    expect(passed.status).toBe(200);
+    expect(JSON.parse(passed.text)).toEqual({ signedInAt: expect.any(Number) });
   });
 
   it('signs out', async () => {

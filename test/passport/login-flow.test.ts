@@ -35,6 +35,8 @@ describe('signing in through the router', () => {
     expect(user).toEqual({
       sub: expect.any(String),
       data: { 'profile.name': PERSONA['profile.name'], 'profile.nric_number': PERSONA['profile.nric_number'] },
+      authTime: expect.any(Number),
+      signedInAt: expect.any(Number),
     });
   });
 

@@ -222,8 +222,8 @@ describe('NdIdStrategy completing a login', () => {
     const out = await run(s, fakeReq({ code: 'the-code', state }, session));
     expect(out).toEqual({
       kind: 'success',
-      user: { sub: 'sub-1', data: { 'profile.name': 'Tan Ah Kow' } },
-      info: { returnTo: '/next' },
+      user: { sub: 'sub-1', data: { 'profile.name': 'Tan Ah Kow' }, signedInAt: expect.any(Number) },
+      info: { returnTo: '/next', signIn: { sub: 'sub-1', signedInAt: expect.any(Number) } },
     });
     expect(client.lastCallback).toEqual({
       code: 'the-code',
@@ -372,7 +372,7 @@ describe('NdIdStrategy verify callback', () => {
       done(null, { id: 7 });
     });
     expect(await complete(s)).toMatchObject({ kind: 'success', user: { id: 7 } });
-    expect(seen).toEqual({ sub: 'sub-1', data: { 'profile.name': 'Tan Ah Kow' }, claims: CLAIMS });
+    expect(seen).toEqual({ sub: 'sub-1', data: { 'profile.name': 'Tan Ah Kow' }, claims: CLAIMS, signedInAt: expect.any(Number) });
   });
 
   it('an async verify returning the user is supported', async () => {

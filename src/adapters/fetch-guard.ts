@@ -1,0 +1,150 @@
+/**
+ * The fetch-standard guards (`requireSignIn`, `requireRecentSignIn` of `createFetchLogin`) and
+ * the after-sign-in steps of its callback: they take a `Request`, and answer the handler's
+ * `Response` for a signed-in person, or a redirect to the login route (pages), or 401 JSON (APIs).
+ * The session is reached through the hooks `createFetchLogin` gives, so a sealed cookie session
+ * and an app-supplied one work alike.
+ */
+import { IdError } from '../errors.js';
+import { checkAccessOptions, refuseAccess, refusalReason, stepUpRefusedPage, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
+import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
+import type { CompleteResult } from '../flow/login-flow.js';
+import type { SessionPolicy, SignInRecord } from '../flow/session-policy.js';
+import type { FlowSession } from '../flow/session.js';
+import { LOG_EVENTS } from '../log.js';
+
+/** What a guarded handler receives. */
+export interface SignedInRequest {
+  /** The request. */
+  request: Request;
+  /** The signed-in person as kept in the session (`toSessionUser`; default `{ sub, data, authTime, signedInAt }`). */
+  user: unknown;
+  /** The session's sign-in record. */
+  signIn: SignInRecord;
+}
+
+/** A handler behind a guard. */
+export type SignedInHandler = (signedIn: SignedInRequest) => Response | Promise<Response>;
+
+/** What the guards need from `createFetchLogin`. */
+export interface FetchGuardHooks {
+  /** The session rules. */
+  policy: SessionPolicy;
+  /** Session key of the signed-in person. */
+  userKey: string;
+  /** Path of the login route. */
+  loginPath: string;
+  /** The request's session. */
+  sessionOf(request: Request): Promise<FlowSession>;
+  /** Adds the session's Set-Cookie (when it changed) to `headers`. */
+  commit(session: FlowSession, request: Request, headers: Headers): void;
+  /** Ends the session: a cookie session is destroyed, an app-supplied one loses the person. */
+  end(session: FlowSession): void;
+  /** Reports `err` (logged with a reference) and answers its failure page. */
+  failurePage(err: IdError): Response;
+}
+
+/** Returns `response` with `headers`' cookies added (copied into a new response when its headers are immutable). */
+function withCookies(response: Response, headers: Headers): Response {
+  const cookies = headers.getSetCookie();
+  if (cookies.length === 0) return response;
+  try {
+    for (const cookie of cookies) response.headers.append('set-cookie', cookie);
+    return response;
+  } catch {
+    const copy = new Response(response.body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    for (const cookie of cookies) copy.headers.append('set-cookie', cookie);
+    return copy;
+  }
+}
+
+/** The guards over `hooks`. */
+export function createFetchGuards(hooks: FetchGuardHooks) {
+  const { policy } = hooks;
+
+  function answer(request: Request, access: AccessOptions & { loginPath: string }, reason: AccessRefusalReason, headers: Headers, maxAge?: number): Response {
+    const refusal = refuseAccess(access, { url: pathAndQuery(request), accept: request.headers.get('accept') }, reason, maxAge);
+    headers.set('cache-control', 'no-store');
+    if (refusal.kind === 'redirect') {
+      headers.set('location', refusal.location);
+      return new Response(null, { status: 303, headers });
+    }
+    headers.set('www-authenticate', refusal.wwwAuthenticate);
+    headers.set('content-type', 'application/json');
+    return new Response(JSON.stringify(refusal.body), { status: refusal.status, headers });
+  }
+
+  async function guard(request: Request, seconds: number | undefined, handler: SignedInHandler, options: AccessOptions | undefined, who: string): Promise<Response> {
+    if (typeof handler !== 'function') throw new TypeError(`${who}: handler must be a function ({ user, signIn }) => Response.`);
+    const access = checkAccessOptions({ loginPath: hooks.loginPath, ...options }, who);
+    const session = await hooks.sessionOf(request);
+    const headers = new Headers();
+    let result;
+    try {
+      result = await policy.check(session);
+    } catch (err) {
+      return hooks.failurePage(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err }));
+    }
+    if (!result.signedIn) {
+      if (result.ended !== undefined) {
+        policy.ended(result.ended);
+        hooks.end(session);
+        hooks.commit(session, request, headers);
+      }
+      return answer(request, access, refusalReason(result.ended), headers, seconds);
+    }
+    const user = session.get(hooks.userKey);
+    if (user === undefined) return answer(request, access, 'sign_in_required', headers, seconds);
+    if (seconds !== undefined && !policy.isRecent(result.record, seconds)) {
+      if (policy.log.debugEnabled) policy.log.write('debug', { event: LOG_EVENTS.stepUpStarted, maxAge: seconds }, 'A recent sign-in is needed');
+      return answer(request, access, 'recent_sign_in_required', headers, seconds);
+    }
+    if (result.touched) hooks.commit(session, request, headers);
+    return withCookies(await handler({ request, user, signIn: result.record }), headers);
+  }
+
+  return {
+    /**
+     * Runs `handler` for a signed-in person; otherwise answers a redirect to the login route
+     * (pages) or 401 JSON (APIs, by `Accept` or `api: true`). Ends sessions past their lifetime.
+     */
+    requireSignIn(request: Request, handler: SignedInHandler, options?: AccessOptions): Promise<Response> {
+      return guard(request, undefined, handler, options, 'requireSignIn');
+    },
+    /** As `requireSignIn`, and the person must have authenticated within `seconds`; else a step-up login starts. */
+    requireRecentSignIn(request: Request, seconds: number, handler: SignedInHandler, options?: AccessOptions): Promise<Response> {
+      if (!Number.isInteger(seconds) || seconds < 0 || seconds > 1e9) {
+        throw new TypeError('requireRecentSignIn: seconds must be a whole number of seconds, like 300 (5 minutes).');
+      }
+      return guard(request, seconds, handler, options, 'requireRecentSignIn');
+    },
+    /**
+     * After a completed login: judges a step-up against the session it was for. Returns the
+     * refusal page, or undefined when the sign-in may proceed. `prior` is the record read
+     * before the login completed (and the session was regenerated); `priorUser` the person kept then.
+     */
+    afterLogin(session: FlowSession, request: Request, result: CompleteResult, prior: SignInRecord | undefined, priorUser: unknown, retryHref: string): Response | undefined {
+      if (result.maxAge === undefined) return undefined;
+      const outcome = policy.stepUpOutcome(prior, result.user, result.maxAge);
+      if (outcome === 'ok') return undefined;
+      policy.log.write('info', { event: LOG_EVENTS.stepUpRefused, reason: outcome }, 'A re-authentication was refused');
+      const headers = new Headers(FAILURE_PAGE_HEADERS);
+      if (outcome === 'other_person') {
+        policy.ended('other_person');
+        hooks.end(session);
+      } else if (prior !== undefined && priorUser !== undefined) {
+        // The person stays signed in as before (a cookie session was regenerated: put them back).
+        session.set(hooks.userKey, priorUser);
+        session.set(policy.recordKey, prior);
+      }
+      hooks.commit(session, request, headers);
+      return new Response(stepUpRefusedPage(outcome, outcome === 'other_person' ? hooks.loginPath : result.returnTo ?? '/'), { status: 403, headers });
+    },
+  };
+}
+
+/** The path and query of `request`, as the return path after sign-in. */
+function pathAndQuery(request: Request): string {
+  const url = new URL(request.url);
+  return `${url.pathname}${url.search}`;
+}

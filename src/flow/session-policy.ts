@@ -1,0 +1,277 @@
+/**
+ * After sign-in: what makes a signed-in session still valid. At sign-in a small record is kept in
+ * the session (who, when the session started, when the person authenticated, when the session
+ * was last seen); on each protected request {@link SessionPolicy.check} ends it when its absolute
+ * lifetime (`maxSessionAge`) or its idle timeout (`idleTimeout`) has passed, or when the person
+ * was signed out everywhere after it started. Framework-neutral: it works on a {@link FlowSession};
+ * the Express, fetch and NestJS guards only translate the answer.
+ */
+import { hash } from 'node:crypto';
+import { systemClock, type Clock } from '../clock.js';
+import { checkLogger, createLog, LOG_EVENTS, type Log, type Logger } from '../log.js';
+import { optionError } from './options.js';
+import type { FlowSession } from './session.js';
+import { processSignOutStore, type SignOutStore } from './sign-out-store.js';
+
+/**
+ * Default absolute lifetime of a signed-in session: 12 hours, in ms. NIST SP 800-63B requires
+ * re-authentication at least every 12 hours at AAL3 (and at AAL2 in its 2017 edition), whatever
+ * the activity: a working day, after which the person confirms again on their phone.
+ */
+export const DEFAULT_MAX_SESSION_AGE_MS = 12 * 60 * 60 * 1000;
+/**
+ * Default idle timeout: 30 minutes, in ms. SP 800-63B (2017) AAL2 ends a session after 30
+ * minutes of inactivity (its 2025 edition allows an hour at AAL2 and advises 15 minutes at
+ * AAL3): long enough to read a letter or fill a form, short enough for a shared or lost device.
+ */
+export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
+/** Default shortest time between two writes of "last seen": 1 minute, in ms (at most one session write per minute per person). */
+export const DEFAULT_TOUCH_INTERVAL_MS = 60 * 1000;
+/** Session key of the sign-in record. */
+export const DEFAULT_SIGN_IN_KEY = 'nd-id.signin';
+/** Slack for `auth_time` against this server's clock in step-up checks: 10 s, in ms (auth_time counts whole seconds). */
+export const STEP_UP_TOLERANCE_MS = 10 * 1000;
+/**
+ * How long "signed out everywhere" is remembered when `maxSessionAge` is off: 400 days, in ms,
+ * the longest a browser keeps a cookie.
+ */
+export const SIGN_OUT_RETENTION_WITHOUT_MAX_AGE_MS = 400 * 24 * 60 * 60 * 1000;
+
+/** What the session keeps about the sign-in; times in ms since the epoch. */
+export interface SignInRecord {
+  /** The person's identifier for this client. */
+  sub: string;
+  /** When this session's sign-in completed. */
+  signedInAt: number;
+  /** When the person last authenticated on the phone (the ID token's `auth_time`), when the token said. */
+  authTime?: number;
+  /** When the session was last seen by a protected route (written at most once per `touchInterval`). */
+  seenAt: number;
+}
+
+/** Why a session was ended by the library. */
+export type SessionEndReason = 'max_session_age' | 'idle_timeout' | 'signed_out_everywhere' | 'other_person';
+
+/** The answer of {@link SessionPolicy.check}. */
+export type SessionCheck =
+  | { signedIn: true; record: SignInRecord; touched: boolean }
+  | { signedIn: false; ended?: SessionEndReason };
+
+/** How a completed step-up login compares with the session it was for. */
+export type StepUpOutcome = 'ok' | 'not_recent' | 'other_person';
+
+/** Options of {@link createSessionPolicy}. */
+export interface SessionPolicyOptions {
+  /** Absolute lifetime from sign-in, **in ms**, or `false` for none. Default 12 hours. */
+  maxSessionAge?: number | false;
+  /** Idle timeout, **in ms**, rolling on each protected request, or `false` for none. Default 30 minutes. */
+  idleTimeout?: number | false;
+  /** Shortest time between two writes of "last seen", in ms. Default 1 minute (and never more than a tenth of `idleTimeout`). */
+  touchInterval?: number;
+  /** Where "signed out everywhere" times live: memory (default, this process) or `createRedisSignOutStore(redis)`. */
+  signOutStore?: SignOutStore;
+  /** Session key of the sign-in record. Default `'nd-id.signin'`. */
+  recordKey?: string;
+  /** Clock in ms since the epoch. Default `Date.now`. */
+  clock?: Clock;
+  /** Where to log (pino, console, Nest's Logger). Default as for the login flow. */
+  logger?: Logger;
+}
+
+/** The rules of signed-in sessions, shared by the router, the guards and `signOutEverywhere`. */
+export interface SessionPolicy {
+  /** Absolute lifetime in ms, or false. */
+  readonly maxSessionAge: number | false;
+  /** Idle timeout in ms, or false. */
+  readonly idleTimeout: number | false;
+  /** Shortest time between two "last seen" writes, in ms. */
+  readonly touchInterval: number;
+  /** Session key of the sign-in record. */
+  readonly recordKey: string;
+  /** The clock. */
+  readonly clock: Clock;
+  /** The policy's log. */
+  readonly log: Log;
+  /** Keeps the record of a sign-in that just completed in `session`, and returns it. */
+  start(session: FlowSession, user: { sub: string; authTime?: number; signedInAt?: number }): SignInRecord;
+  /** The record kept in `session`, when there is a well-formed one. */
+  read(session: FlowSession): SignInRecord | undefined;
+  /**
+   * Whether `session` is signed in now. Ends nothing itself: on `ended`, the adapter destroys the
+   * session and calls {@link ended}. Writes "last seen" when it is due (at most once per interval).
+   * One read of the sign-out store. Rejects when that store fails.
+   */
+  check(session: FlowSession): Promise<SessionCheck>;
+  /** True when the person authenticated within the last `seconds` (with {@link STEP_UP_TOLERANCE_MS} of slack). */
+  isRecent(record: SignInRecord, seconds: number): boolean;
+  /** Judges a completed login that asked for `maxAge` against the record of the session it was for. */
+  stepUpOutcome(prior: SignInRecord | undefined, user: { sub: string; authTime?: number }, maxAge: number): StepUpOutcome;
+  /** Logs that a session was ended by `reason` (no personal data). */
+  ended(reason: SessionEndReason): void;
+  /** Logs a sign-out by the person. */
+  signedOut(): void;
+  /** Ends, at their next request on every instance sharing the sign-out store, every session of `sub` started until now. */
+  signOutEverywhere(sub: string): Promise<void>;
+}
+
+function checkDuration(value: unknown, option: string, example: string): number | false {
+  if (value === false) return false;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1000) {
+    throw optionError('createSessionPolicy', option, `is in milliseconds (at least 1000) or false to turn it off; got ${String(value)} (${example}).`);
+  }
+  return value;
+}
+
+function isRecord(value: unknown): value is SignInRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.sub === 'string' &&
+    v.sub !== '' &&
+    typeof v.signedInAt === 'number' &&
+    Number.isFinite(v.signedInAt) &&
+    typeof v.seenAt === 'number' &&
+    Number.isFinite(v.seenAt) &&
+    (v.authTime === undefined || (typeof v.authTime === 'number' && Number.isFinite(v.authTime)))
+  );
+}
+
+/** Most person keys remembered, so a busy person's key is not hashed on every request. */
+const PERSON_KEY_CACHE = 1000;
+const personKeys = new Map<string, string>();
+
+/** The store key of a person: a hash, so the store never holds the `sub` itself. */
+function personKey(sub: string): string {
+  let key = personKeys.get(sub);
+  if (key === undefined) {
+    key = hash('sha256', `nd-id sign-out\n${sub}`, 'base64url');
+    if (personKeys.size >= PERSON_KEY_CACHE) personKeys.clear();
+    personKeys.set(sub, key);
+  }
+  return key;
+}
+
+const END_MESSAGES: Record<SessionEndReason, string> = {
+  max_session_age: 'Session ended: its maximum age (maxSessionAge) passed',
+  idle_timeout: 'Session ended: idle for longer than idleTimeout',
+  signed_out_everywhere: 'Session ended: the person was signed out everywhere after it started',
+  other_person: 'Session ended: a different person completed the re-authentication',
+};
+
+/**
+ * Creates the rules of signed-in sessions.
+ *
+ * ```ts
+ * const sessions = createSessionPolicy({ maxSessionAge: 8 * 60 * 60 * 1000, idleTimeout: 15 * 60 * 1000 });
+ * app.use('/auth', ndIdRouter({ sessions }));
+ * app.get('/account', requireSignIn({ sessions }), showAccount);
+ * ```
+ * @throws TypeError naming the option when an option is wrong.
+ */
+export function createSessionPolicy(options: SessionPolicyOptions = {}): SessionPolicy {
+  const who = 'createSessionPolicy';
+  if (typeof options !== 'object' || options === null) throw optionError(who, 'options', 'must be an object (or left out).');
+  const maxSessionAge = checkDuration(options.maxSessionAge ?? DEFAULT_MAX_SESSION_AGE_MS, 'maxSessionAge', '12 hours is 43200000');
+  const idleTimeout = checkDuration(options.idleTimeout ?? DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeout', '30 minutes is 1800000');
+  const touchOption = options.touchInterval ?? Math.min(DEFAULT_TOUCH_INTERVAL_MS, idleTimeout === false ? DEFAULT_TOUCH_INTERVAL_MS : Math.floor(idleTimeout / 10));
+  if (typeof touchOption !== 'number' || !Number.isFinite(touchOption) || touchOption < 0) {
+    throw optionError(who, 'touchInterval', 'is in milliseconds and must be 0 or more (1 minute is 60000).');
+  }
+  if (idleTimeout !== false && touchOption >= idleTimeout) {
+    throw optionError(who, 'touchInterval', `must be shorter than idleTimeout (${idleTimeout} ms), or an active person would time out.`);
+  }
+  const touchInterval = touchOption;
+  const signOutStore = options.signOutStore ?? processSignOutStore;
+  if (
+    typeof signOutStore !== 'object' ||
+    signOutStore === null ||
+    typeof signOutStore.signOutBefore !== 'function' ||
+    typeof signOutStore.signedOutBefore !== 'function'
+  ) {
+    throw optionError(who, 'signOutStore', 'must have signOutBefore and signedOutBefore methods (see createRedisSignOutStore).');
+  }
+  const recordKey = options.recordKey ?? DEFAULT_SIGN_IN_KEY;
+  if (typeof recordKey !== 'string' || recordKey === '' || recordKey === 'passport' || recordKey === 'cookie') {
+    throw optionError(who, 'recordKey', 'must be a non-empty string no other code uses in the session (not "passport" or "cookie").');
+  }
+  if (options.clock !== undefined && typeof options.clock !== 'function') {
+    throw optionError(who, 'clock', 'must be a function returning the time in ms since the epoch.');
+  }
+  const clock = options.clock ?? systemClock;
+  const log = createLog(checkLogger(options.logger, who), 'sessions');
+  const retention = maxSessionAge === false ? SIGN_OUT_RETENTION_WITHOUT_MAX_AGE_MS : maxSessionAge;
+
+  function read(session: FlowSession): SignInRecord | undefined {
+    const value = session.get(recordKey);
+    return isRecord(value) ? value : undefined;
+  }
+
+  return {
+    maxSessionAge,
+    idleTimeout,
+    touchInterval,
+    recordKey,
+    clock,
+    log,
+    read,
+    start(session, user) {
+      const at = user.signedInAt ?? clock();
+      const record: SignInRecord = { sub: user.sub, signedInAt: at, ...(user.authTime === undefined ? {} : { authTime: user.authTime }), seenAt: at };
+      session.set(recordKey, record);
+      return record;
+    },
+    async check(session) {
+      const record = read(session);
+      if (record === undefined) return { signedIn: false };
+      const now = clock();
+      if (maxSessionAge !== false && now - record.signedInAt >= maxSessionAge) return { signedIn: false, ended: 'max_session_age' };
+      if (idleTimeout !== false && now - record.seenAt >= idleTimeout) return { signedIn: false, ended: 'idle_timeout' };
+      const before = await signOutStore.signedOutBefore(personKey(record.sub));
+      if (before !== undefined && record.signedInAt <= before) return { signedIn: false, ended: 'signed_out_everywhere' };
+      if (idleTimeout !== false && now - record.seenAt >= touchInterval) {
+        const touched = { ...record, seenAt: now };
+        session.set(recordKey, touched);
+        return { signedIn: true, record: touched, touched: true };
+      }
+      return { signedIn: true, record, touched: false };
+    },
+    isRecent(record, seconds) {
+      return record.authTime !== undefined && clock() - record.authTime <= seconds * 1000 + STEP_UP_TOLERANCE_MS;
+    },
+    stepUpOutcome(prior, user, maxAge) {
+      if (prior !== undefined && prior.sub !== user.sub) return 'other_person';
+      if (user.authTime === undefined || clock() - user.authTime > maxAge * 1000 + STEP_UP_TOLERANCE_MS) return 'not_recent';
+      return 'ok';
+    },
+    ended(reason) {
+      log.write('info', { event: LOG_EVENTS.sessionEnded, reason }, END_MESSAGES[reason]);
+    },
+    signedOut() {
+      log.write('info', { event: LOG_EVENTS.signedOut }, 'Signed out');
+    },
+    async signOutEverywhere(sub) {
+      if (typeof sub !== 'string' || sub === '') throw new TypeError('signOutEverywhere: sub must be the person\'s identifier (user.sub).');
+      await signOutStore.signOutBefore(personKey(sub), clock(), retention);
+      log.write('info', { event: LOG_EVENTS.signedOutEverywhere }, 'Every session of one person will end at its next request');
+    },
+  };
+}
+
+let defaultPolicy: SessionPolicy | undefined;
+
+/** The policy used wherever none is given: the defaults, this process's sign-out store, the system clock. */
+export function defaultSessionPolicy(): SessionPolicy {
+  return (defaultPolicy ??= createSessionPolicy());
+}
+
+/**
+ * Ends every session of `sub` at its next request, on every instance sharing the policy's
+ * sign-out store (e.g. after the person reports their phone stolen).
+ *
+ * ```ts
+ * await signOutEverywhere(user.sub, sessions);
+ * ```
+ */
+export function signOutEverywhere(sub: string, policy: SessionPolicy = defaultSessionPolicy()): Promise<void> {
+  return policy.signOutEverywhere(sub);
+}

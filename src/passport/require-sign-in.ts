@@ -1,0 +1,125 @@
+/**
+ * Express guards for routes that need a signed-in person: `requireSignIn()` and
+ * `requireRecentSignIn(seconds)`. They read the sign-in record `ndIdRouter()` keeps in the
+ * session, end sessions whose lifetime passed (destroyed in the store, cookie cleared), and
+ * answer a page request with a redirect to the login route and an API request with 401 JSON.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { IdError } from '../errors.js';
+import { checkAccessOptions, refuseAccess, refusalReason, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
+import { LOG_EVENTS } from '../log.js';
+import { defaultSessionPolicy, type SessionPolicy, type SignInRecord } from '../flow/session-policy.js';
+import { recordSession } from '../flow/session.js';
+
+/** Options of {@link requireSignIn} and {@link requireRecentSignIn}. */
+export interface RequireSignInOptions extends AccessOptions {
+  /** The session rules; give the same one to `ndIdRouter({ sessions })`. Default: the defaults (12 h, 30 min idle). */
+  sessions?: SessionPolicy;
+  /** Name of the session cookie to clear when a session is ended. Default `'connect.sid'`. */
+  sessionCookieName?: string;
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** Set by `requireSignIn()`: the sign-in record of this session (who, when signed in, when authenticated). */
+      signIn?: SignInRecord;
+    }
+  }
+}
+
+type ExpressSession = Record<string, unknown> & {
+  cookie?: { path?: string; domain?: string };
+  destroy(cb: (err?: unknown) => void): void;
+};
+
+function sessionOf(req: Request): ExpressSession | undefined {
+  const session: unknown = (req as { session?: unknown }).session;
+  return typeof session === 'object' && session !== null ? (session as ExpressSession) : undefined;
+}
+
+/** Destroys the session in its store and clears its cookie. */
+export function destroySession(req: Request, res: Response, cookieName: string, done: (err?: unknown) => void): void {
+  const session = sessionOf(req);
+  if (session === undefined) return done();
+  const cookie = session.cookie ?? {};
+  session.destroy((err) => {
+    if (err) return done(new IdError('session_store_unavailable', 'The session could not be ended in its store.', { cause: err }));
+    res.clearCookie(cookieName, { path: cookie.path ?? '/', ...(cookie.domain === undefined ? {} : { domain: cookie.domain }) });
+    done();
+  });
+}
+
+function guard(options: RequireSignInOptions | undefined, seconds: number | undefined, who: string): RequestHandler {
+  const access = checkAccessOptions(options, who);
+  const policy = options?.sessions ?? defaultSessionPolicy();
+  if (typeof policy !== 'object' || policy === null || typeof policy.check !== 'function') {
+    throw new TypeError(`${who}: sessions must be createSessionPolicy({ ... }), the same one given to ndIdRouter.`);
+  }
+  const cookieName = options?.sessionCookieName ?? 'connect.sid';
+  if (typeof cookieName !== 'string' || cookieName === '') throw new TypeError(`${who}: sessionCookieName must be the session cookie's name (default "connect.sid").`);
+
+  function refuse(req: Request, res: Response, reason: AccessRefusalReason, maxAge?: number): void {
+    const answer = refuseAccess(access, { url: req.originalUrl, accept: req.get('accept') }, reason, maxAge);
+    res.set('Cache-Control', 'no-store');
+    if (answer.kind === 'redirect') return res.redirect(303, answer.location);
+    res.status(answer.status).set('WWW-Authenticate', answer.wwwAuthenticate).json(answer.body);
+  }
+
+  return function requireSignInGuard(req: Request, res: Response, next: NextFunction): void {
+    const session = sessionOf(req);
+    if (session === undefined) {
+      return next(new IdError('session_missing', `${who} needs a session: mount express-session (app.use(session({ ... }))) before it.`));
+    }
+    policy.check(recordSession(session)).then(
+      (result) => {
+        // A record without a Passport user (logged out with req.logout, or passport.session() missing) is not a sign-in.
+        const passportSaysNo = typeof req.isAuthenticated === 'function' && !req.isAuthenticated();
+        if (result.signedIn && !passportSaysNo) {
+          if (seconds !== undefined && !policy.isRecent(result.record, seconds)) {
+            if (policy.log.debugEnabled) policy.log.write('debug', { event: LOG_EVENTS.stepUpStarted, maxAge: seconds }, 'A recent sign-in is needed');
+            return refuse(req, res, 'recent_sign_in_required', seconds);
+          }
+          req.signIn = result.record;
+          return next();
+        }
+        const ended = result.signedIn ? undefined : result.ended;
+        if (ended === undefined) return refuse(req, res, 'sign_in_required', seconds);
+        policy.ended(ended);
+        destroySession(req, res, cookieName, (err) => (err ? next(err) : refuse(req, res, refusalReason(ended), seconds)));
+      },
+      (err: unknown) => next(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err })),
+    );
+  };
+}
+
+/**
+ * Lets signed-in requests through (with `req.signIn` set); ends sessions past their lifetime;
+ * sends a page request to the login route with `returnTo` of the current URL, and answers an API
+ * request (by `Accept`, or `api: true`) with 401 JSON and a `WWW-Authenticate` challenge.
+ *
+ * ```ts
+ * app.get('/account', requireSignIn(), (req, res) => res.send(`Hello ${req.user.sub}`));
+ * ```
+ * @throws TypeError naming the option when an option is wrong.
+ */
+export function requireSignIn(options?: RequireSignInOptions): RequestHandler {
+  return guard(options, undefined, 'requireSignIn');
+}
+
+/**
+ * As {@link requireSignIn}, and the person must have authenticated within the last `seconds`;
+ * otherwise a new login starts with `max_age=seconds` (step-up) and comes back here.
+ *
+ * ```ts
+ * app.post('/transfer', requireRecentSignIn(300), transfer);
+ * ```
+ * @throws TypeError when `seconds` is not a whole number of seconds, or an option is wrong.
+ */
+export function requireRecentSignIn(seconds: number, options?: RequireSignInOptions): RequestHandler {
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > 1e9) {
+    throw new TypeError('requireRecentSignIn: seconds must be a whole number of seconds, like 300 (5 minutes).');
+  }
+  return guard(options, seconds, 'requireRecentSignIn');
+}

@@ -1,0 +1,93 @@
+/**
+ * signOutEverywhere across two app instances sharing a real redis-server (loopback, free port):
+ * a person signed in on each instance is signed out of both at their next request, and a
+ * protected request reads the shared store once.
+ */
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createRedisSignOutStore } from '../../src/flow/redis-sign-out-store.js';
+import type { RedisCommandClient } from '../../src/flow/redis-replay-store.js';
+import type { StartedProvider } from '../../src/provider/index.js';
+import { freePort, startRedis, type TestRedis } from '../helpers/redis.js';
+import { Browser, OTHER_PERSONA, startExpressApp, startFetchApp, startTestProvider } from './harness.js';
+
+let redis: TestRedis;
+let client: ReturnType<typeof createClient>;
+let provider: StartedProvider;
+const apps: Array<{ close(): Promise<void> }> = [];
+/** Commands our sign-out store sent, by name. */
+const commands: string[] = [];
+let counting: RedisCommandClient;
+let ports: number[];
+
+beforeAll(async () => {
+  const problem = inject('systemPackagesProblem');
+  if (problem) throw new Error(problem);
+  redis = await startRedis();
+  client = createClient({ url: redis.url });
+  await client.connect();
+  counting = {
+    sendCommand: (args: string[]) => {
+      commands.push(args[0]!);
+      return client.sendCommand(args);
+    },
+  };
+  ports = [await freePort(), await freePort(), await freePort(), await freePort()];
+  provider = await startTestProvider(ports.map((p) => `http://127.0.0.1:${p}/auth/callback`));
+});
+
+afterAll(async () => {
+  for (const app of apps) await app.close();
+  await provider?.close();
+  await client?.quit();
+  await redis?.close();
+});
+
+describe('signOutEverywhere with Redis', () => {
+  it('ends the sessions of one person on every instance at their next request, and no one else\'s', async () => {
+    const policy = { signOutStore: createRedisSignOutStore(counting) };
+    const a = await startExpressApp({ provider, port: ports[0]!, policy });
+    const b = await startExpressApp({ provider, port: ports[1]!, policy });
+    const c = await startFetchApp({ provider, port: ports[2]!, policy });
+    apps.push(a, b, c);
+    const onA = new Browser(a.baseUrl);
+    const onB = new Browser(b.baseUrl);
+    const onC = new Browser(c.baseUrl);
+    const someoneElse = new Browser(b.baseUrl);
+    for (const browser of [onA, onB, onC]) expect((await browser.signIn()).status).toBe(302);
+    provider.provider.approveNext({ persona: OTHER_PERSONA.id });
+    expect((await someoneElse.signIn()).status).toBe(302);
+    for (const browser of [onA, onB, onC, someoneElse]) expect((await browser.request('/account')).status).toBe(200);
+
+    // One read of the shared store per protected request, and no write.
+    commands.length = 0;
+    expect((await onB.request('/account')).status).toBe(200);
+    expect(commands).toEqual(['GET']);
+
+    const sub = ((await (await onA.request('/account')).json()) as { user: { sub: string } }).user.sub;
+    await a.sessions.signOutEverywhere(sub); // asked on instance A only
+    expect(await client.keys('nd-id:signed-out:*')).toHaveLength(1);
+    expect((await client.keys('nd-id:signed-out:*'))[0]).not.toContain(sub);
+    for (const browser of [onA, onB, onC]) {
+      const res = await browser.request('/account');
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe('/auth/login?returnTo=%2Faccount');
+    }
+    expect((await someoneElse.request('/account')).status).toBe(200);
+    // Signing in again afterwards, on another instance, works.
+    provider.provider.advanceClock(1000);
+    expect((await onB.signIn()).status).toBe(302);
+    expect((await onB.request('/account')).status).toBe(200);
+  });
+
+  it('refuses the request (503) rather than letting it through when Redis cannot be read', async () => {
+    const failing: RedisCommandClient = { sendCommand: () => Promise.reject(new Error('connection refused')) };
+    const app = await startFetchApp({ provider, port: ports[3]!, policy: { signOutStore: createRedisSignOutStore(failing) } });
+    apps.push(app);
+    const browser = new Browser(app.baseUrl);
+    expect((await browser.signIn()).status).toBe(302);
+    const res = await browser.request('/account');
+    expect(res.status).toBe(503);
+    expect(await res.text()).not.toContain('connection refused');
+  });
+});
