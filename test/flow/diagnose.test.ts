@@ -67,6 +67,16 @@ describe('diagnoseCallback picks the most likely cause from the evidence', () =>
 });
 
 describe('LoginLedger', () => {
+  it('keeps no more of the Host header than a bounded, well-formed host (a 15 KB Host is not retained)', () => {
+    const ledger = new LoginLedger(3);
+    ledger.started('big', `${'x'.repeat(15 * 1024)}.example`, 1);
+    ledger.started('odd', 'app.example!<b>', 1);
+    ledger.started('ok', 'App.Example:8443', 1);
+    expect(ledger.lookup('big')?.host).toBe('');
+    expect(ledger.lookup('odd')?.host).toBe('');
+    expect(ledger.lookup('ok')?.host).toBe('App.Example:8443');
+  });
+
   it('remembers started logins by state, records outcomes, and stays bounded', () => {
     const ledger = new LoginLedger(3);
     ledger.started('s1', 'localhost:3000', 1);
