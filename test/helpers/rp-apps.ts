@@ -24,8 +24,11 @@ export type AdapterName = (typeof ADAPTERS)[number];
 
 /** Settings of an app under test. */
 export interface RpAppSettings {
-  /** The service's origin (a provider on loopback, or any loopback origin when the test never redeems a code). */
-  hostname: string;
+  /**
+   * The service's origin (any loopback origin when the test never redeems a code), or a function
+   * that starts a provider registered for the app's callback URL and gives its origin.
+   */
+  hostname: string | ((callbackUrl: string) => Promise<string>);
   clientId: string;
   clientSecret: string;
   /** Replay store of the flow. Default: the process's own. */
@@ -61,7 +64,11 @@ async function listenThen(handler: (req: IncomingMessage, res: ServerResponse) =
   return { server, baseUrl: await listen(server) };
 }
 
-function client(settings: RpAppSettings, callbackUrl: string): IdClient {
+function origin(settings: RpAppSettings, callbackUrl: string): Promise<string> {
+  return typeof settings.hostname === 'string' ? Promise.resolve(settings.hostname) : settings.hostname(callbackUrl);
+}
+
+function client(settings: RpAppSettings & { hostname: string }, callbackUrl: string): IdClient {
   return new IdClient({
     clientId: settings.clientId,
     clientSecret: settings.clientSecret,
@@ -84,12 +91,13 @@ async function startRouterApp(settings: RpAppSettings): Promise<RpApp> {
   });
   const { server, baseUrl } = await listenThen(app);
   const callbackUrl = `${baseUrl}/auth/callback`;
+  const hostname = await origin(settings, callbackUrl);
   authenticator.use(
     new NdIdStrategy({
       clientId: settings.clientId,
       clientSecret: settings.clientSecret,
       privateKey: RP_APP_KEYS.privateKeyPem,
-      hostname: settings.hostname,
+      hostname,
       callbackURL: callbackUrl,
       ...(settings.replayStore === undefined ? {} : { replayStore: settings.replayStore }),
     }),
@@ -138,8 +146,9 @@ async function startFetchApp(settings: RpAppSettings): Promise<RpApp> {
   const { server, baseUrl } = await listenThen(fetchBridge(route, () => base));
   base = baseUrl;
   const callbackUrl = `${baseUrl}/auth/callback`;
+  const hostname = await origin(settings, callbackUrl);
   auth = createFetchLogin({
-    client: client(settings, callbackUrl),
+    client: client({ ...settings, hostname }, callbackUrl),
     session: createCookieSession({ secret: 'rp-apps-cookie-secret-0123456789abcdef' }),
     loginPath: '/auth/login',
     ...(settings.replayStore === undefined ? {} : { replayStore: settings.replayStore }),
