@@ -189,10 +189,10 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     try {
       session.set(userKey, toSessionUser(result.user));
       commit(session, request, headers);
+      return redirect(safeReturnTo(result.returnTo) ?? successRedirect, headers);
     } catch (err) {
       return failurePage(flow.report(err instanceof IdError ? err : new IdError('session_store_unavailable', 'The session could not be saved.', { cause: err }), requestFacts));
     }
-    return redirect(result.returnTo ?? successRedirect, headers);
   }
 
   async function user(request: Request): Promise<unknown> {

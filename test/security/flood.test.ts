@@ -9,49 +9,30 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryReplayStore, type ReplayStore } from '../../src/flow/replay-store.js';
-import type { StartedProvider } from '../../src/provider/index.js';
-import { approve, Browser, CLIENT_ID, CLIENT_SECRET, me, startIntegrationProvider, startLogin } from '../integrations/harness.js';
-import { ADAPTERS, startRpApp, type RpApp } from '../helpers/rp-apps.js';
+import { Browser, startLogin } from '../integrations/harness.js';
+import { ADAPTERS } from '../helpers/rp-apps.js';
+import { signIn, startAppWithProvider, type AppWithProvider } from './support.js';
 
 const MAX_KEYS = 8;
 const FLOOD = 3 * MAX_KEYS;
 
-async function signIn(browser: Browser): Promise<void> {
-  const callback = await approve(await startLogin(browser, '/auth/login'));
-  const done = await browser.get(callback.href);
-  expect(done.status).toBe(302);
-  expect((await me(browser))?.sub).toMatch(/\S/);
-  // Still one redemption per login.
-  expect((await new Browser(browser.baseUrl).get(callback.href)).status).toBe(403);
-}
-
 describe.each(ADAPTERS)('%s: flooding the maps request traffic can grow', (adapter) => {
-  let app: RpApp;
-  let provider: StartedProvider;
-  let replayStore: ReplayStore;
+  let rp: AppWithProvider;
   let consumed = 0;
+  const app = { get baseUrl(): string { return rp.app.baseUrl; } };
 
   beforeAll(async () => {
     const store = createMemoryReplayStore({ maxKeys: MAX_KEYS });
-    replayStore = {
+    const replayStore: ReplayStore = {
       consume: (key, ttl) => {
         consumed++;
         return store.consume(key, ttl);
       },
     };
-    app = await startRpApp(adapter, {
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      replayStore,
-      hostname: async (callbackUrl) => {
-        provider = (await startIntegrationProvider(callbackUrl)).provider;
-        return provider.baseUrl;
-      },
-    });
+    rp = await startAppWithProvider(adapter, replayStore);
   });
   afterAll(async () => {
-    await app.close();
-    await provider.close();
+    await rp.close();
   });
 
   it('cancelled logins (login + callback with error) spend no replay key, and a real sign-in still succeeds', async () => {
