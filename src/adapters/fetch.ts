@@ -5,7 +5,7 @@
  * The session is either a sealed cookie ({@link createCookieSession}) or one the app supplies.
  */
 import { IdError } from '../errors.js';
-import { isCrossSite } from '../flow/cross-site.js';
+import { crossSiteRefusal, signOutRefusedPage } from '../flow/cross-site.js';
 import { classifyFailure } from '../flow/failure.js';
 import type { RequestFacts } from '../flow/diagnose.js';
 import { buildLoginFlow, type CompleteResult, type LoginFlow, type LoginFlowOptions, type LoginUser } from '../flow/login-flow.js';
@@ -55,7 +55,11 @@ export interface FetchLogin {
   callback(request: Request): Promise<Response>;
   /** The signed-in person kept in the request's session, or `undefined`. */
   user(request: Request): Promise<unknown>;
-  /** Signs out (the cookie session is cleared) and redirects to `redirectTo` (a same-site path, default `'/'`). */
+  /**
+   * Signs out (the cookie session is cleared) and redirects to `redirectTo` (a same-site path,
+   * default `'/'`). Route it as POST: a POST is refused only when it comes from another site; a
+   * GET is also refused (403, `signout_fetch_metadata_missing`) without `Sec-Fetch-Site`.
+   */
   logout(request: Request, redirectTo?: string): Promise<Response>;
 }
 
@@ -202,13 +206,14 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
 
   async function logout(request: Request, redirectTo = '/'): Promise<Response> {
     const h = request.headers;
-    if (isCrossSite({ fetchSite: h.get('sec-fetch-site') ?? undefined, origin: h.get('origin') ?? undefined, host: h.get('host') ?? new URL(request.url).host })) {
-      const html = renderFailurePage({
-        status: 403,
-        title: 'Sign-out refused',
-        message: 'This sign-out request came from another site, so it was refused. Use the sign-out button on this site.',
-      });
-      return new Response(html, { status: 403, headers: FAILURE_PAGE_HEADERS });
+    const refusal = crossSiteRefusal({
+      fetchSite: h.get('sec-fetch-site') ?? undefined,
+      origin: h.get('origin') ?? undefined,
+      host: h.get('host') ?? new URL(request.url).host,
+      method: request.method,
+    });
+    if (refusal !== undefined) {
+      return new Response(renderFailurePage(signOutRefusedPage(refusal, showDiagnosis)), { status: 403, headers: FAILURE_PAGE_HEADERS });
     }
     const session = await sessionOf(request);
     const headers = new Headers();
