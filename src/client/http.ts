@@ -140,6 +140,8 @@ export class HttpClient {
       method: req.method,
       headers,
       agent: this.#agentFor(url),
+      // Read by agents that open connections of their own (the proxy tunnel bounds its CONNECT by it).
+      timeout: this.#timeout,
     };
     const maxBytes = this.#maxBytes;
     const timeout = this.#timeout;
