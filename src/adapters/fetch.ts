@@ -114,9 +114,9 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   }
 
   /** Adds the session cookie (when the store is ours and the session changed) to `headers`. */
-  function commit(session: FlowSession, request: Request, headers: Headers): void {
+  async function commit(session: FlowSession, request: Request, headers: Headers): Promise<void> {
     if (store === undefined) return;
-    const cookie = store.commit(session as CookieFlowSession, request);
+    const cookie = await store.commit(session as CookieFlowSession, request);
     if (cookie !== undefined) headers.append('set-cookie', cookie);
   }
 
@@ -159,7 +159,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       const returnTo = url.searchParams.get('returnTo') ?? undefined;
       const { redirectUrl } = flow.begin(session, { ...(returnTo === undefined ? {} : { returnTo }), request: facts(request) });
       const headers = new Headers();
-      commit(session, request, headers);
+      await commit(session, request, headers);
       return redirect(redirectUrl, headers);
     } catch (err) {
       return failurePage(flow.report(err, facts(request)));
@@ -182,7 +182,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     } catch (err) {
       // The pending login was taken out: write that back, so the same state is not found again.
       try {
-        commit(session, request, headers);
+        await commit(session, request, headers);
       } catch {
         // A session too large to write fails the same way below; the failure page is what matters.
       }
@@ -192,7 +192,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     }
     try {
       session.set(userKey, toSessionUser(result.user));
-      commit(session, request, headers);
+      await commit(session, request, headers);
       return redirect(safeReturnTo(result.returnTo) ?? successRedirect, headers);
     } catch (err) {
       return failurePage(flow.report(err instanceof IdError ? err : new IdError('session_store_unavailable', 'The session could not be saved.', { cause: err }), requestFacts));
@@ -219,7 +219,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     const headers = new Headers();
     if (store !== undefined) (session as CookieFlowSession).destroy();
     else session.delete(userKey);
-    commit(session, request, headers);
+    await commit(session, request, headers);
     return redirect(safeReturnTo(redirectTo) ?? '/', headers);
   }
 
