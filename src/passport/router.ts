@@ -120,7 +120,7 @@ function checkUrl(value: unknown, option: string, fallback: string | undefined):
 }
 
 /** Why a state-changing request is not provably from this site, or `undefined` (see {@link crossSiteRefusal}). */
-export function crossSiteRefusalOf(req: Request): CrossSiteRefusal | undefined {
+function crossSiteRefusalOf(req: Request): CrossSiteRefusal | undefined {
   return crossSiteRefusal({ fetchSite: req.get('sec-fetch-site'), origin: req.get('origin'), host: requestHost(req), method: req.method });
 }
 
