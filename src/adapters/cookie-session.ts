@@ -1,11 +1,14 @@
 /**
  * A session held in one sealed cookie, for fetch-standard handlers (`Request`/`Response`) that
- * have no session middleware: AES-256-GCM with a key derived from the app's secret, an expiry
- * sealed inside, and a bounded size. The browser holds it, so an old copy can always be sent
+ * have no session middleware: a compact JWE (`dir` + `A256GCM`, through jose) whose key is
+ * derived from the app's secret and the cookie's name, with the key's `kid` (rotation) and the
+ * cookie's name in the protected header, an `exp` inside, and a bounded size. Two stores sharing
+ * a secret under different cookie names cannot open each other's cookies. The browser holds it, so an old copy can always be sent
  * again: the login flow's replay store (one redemption per login) is what refuses a replayed
  * callback, not the cookie.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { EncryptJWT, jwtDecrypt, type JWTDecryptGetKey } from 'jose';
 import { IdError } from '../errors.js';
 import type { FlowSession } from '../flow/session.js';
 
@@ -53,56 +56,43 @@ export interface CookieFlowSession extends FlowSession {
 export interface CookieSessionStore {
   /** The cookie's name. */
   readonly cookieName: string;
-  /** The session carried by `request`'s cookie; a fresh empty one when there is none or it cannot be opened or has expired. */
-  load(request: Request): CookieFlowSession;
+  /**
+   * The session carried by `request`'s cookie; a fresh empty one when there is none, or it
+   * cannot be opened (another secret, another cookie name, altered, an older format) or has expired.
+   */
+  load(request: Request): Promise<CookieFlowSession>;
   /**
    * The `Set-Cookie` header value for `session`, or `undefined` when nothing changed.
    * @throws IdError `session_store_unavailable` when the sealed data exceeds {@link MAX_COOKIE_SESSION_BYTES}.
    */
-  commit(session: CookieFlowSession, request: Request): string | undefined;
+  commit(session: CookieFlowSession, request: Request): Promise<string | undefined>;
 }
 
+/** The protected header parameter naming the cookie a seal belongs to. */
+const COOKIE_HEADER_PARAMETER = 'cookie';
+
+interface SealKey {
+  kid: string;
+  key: Uint8Array;
+}
+
+/** The key of `secret` for the cookie `cookieName` (HKDF, the name in the info), and its `kid` (a hash of the key, not of the secret). */
+function deriveKey(secret: string, cookieName: string): SealKey {
+  const key = new Uint8Array(hkdfSync('sha256', secret, 'passport-nd-id', `cookie-session dir+A256GCM ${cookieName}`, 32));
+  return { kid: createHash('sha256').update(key).digest('base64url').slice(0, 16), key };
+}
+
+/** What is sealed: the session id, the data, and (as `exp`) when it ends. */
 interface Sealed {
-  /** Session id. */
-  i: string;
-  /** Expires at, ms since the epoch. */
-  e: number;
-  /** Data. */
-  d: Record<string, unknown>;
-}
-
-function deriveKey(secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, 'passport-nd-id', 'cookie-session aes-256-gcm', 32));
-}
-
-function seal(key: Buffer, value: Sealed): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url');
-}
-
-function open(keys: readonly Buffer[], text: string): unknown {
-  if (text.length > MAX_COOKIE_SESSION_BYTES * 2 || !/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
-  const raw = Buffer.from(text, 'base64url');
-  if (raw.length < 12 + 16 + 2) return undefined;
-  for (const key of keys) {
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
-      decipher.setAuthTag(raw.subarray(raw.length - 16));
-      const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
-      return JSON.parse(plain.toString('utf8')) as unknown;
-    } catch {
-      // Not sealed with this key (or altered): try the next one.
-    }
-  }
-  return undefined;
+  sid: string;
+  data: Record<string, unknown>;
+  exp: number;
 }
 
 function isSealed(value: unknown): value is Sealed {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
-  return typeof v.i === 'string' && typeof v.e === 'number' && typeof v.d === 'object' && v.d !== null && !Array.isArray(v.d);
+  return typeof v.sid === 'string' && typeof v.exp === 'number' && typeof v.data === 'object' && v.data !== null && !Array.isArray(v.data);
 }
 
 /** The value of cookie `name` in a `Cookie` header, or undefined. */
@@ -120,7 +110,8 @@ function newId(): string {
 }
 
 /**
- * Creates a store of sessions sealed in a cookie (AES-256-GCM, HttpOnly, SameSite=Lax).
+ * Creates a store of sessions sealed in a cookie (a compact JWE, `dir` + `A256GCM`; HttpOnly,
+ * SameSite=Lax). With several secrets the first seals and any opens (rotation, by `kid`).
  *
  * ```ts
  * const sessions = createCookieSession({ secret: process.env.SESSION_SECRET! });
@@ -158,7 +149,30 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
     throw new TypeError(`${who}: secure must be true or false (default: true on https).`);
   }
   const clock = options.clock ?? Date.now;
-  const keys = secrets.map(deriveKey);
+  const keys = secrets.map((secret) => deriveKey(secret, cookieName));
+  const sealKey = keys[0] as SealKey;
+  const keyFor: JWTDecryptGetKey = (header) => {
+    if (header[COOKIE_HEADER_PARAMETER] !== cookieName) throw new Error('sealed for another cookie');
+    const found = keys.find((k) => k.kid === header.kid);
+    if (found === undefined) throw new Error('sealed with an unknown key');
+    return found.key;
+  };
+
+  /** The sealed value of the cookie, opened and checked, or undefined. Bounded before any parsing. */
+  async function open(text: string): Promise<Sealed | undefined> {
+    if (text.length > MAX_COOKIE_SESSION_BYTES || !/^[A-Za-z0-9_.-]+$/.test(text)) return undefined;
+    try {
+      const { payload } = await jwtDecrypt(text, keyFor, {
+        keyManagementAlgorithms: ['dir'],
+        contentEncryptionAlgorithms: ['A256GCM'],
+        requiredClaims: ['exp'],
+        currentDate: new Date(clock()),
+      });
+      return isSealed(payload) ? payload : undefined;
+    } catch {
+      return undefined; // another secret or cookie, altered, expired, or an older format
+    }
+  }
 
   interface State {
     id: string;
@@ -215,21 +229,23 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
 
   return {
     cookieName,
-    load(request) {
+    async load(request) {
       const text = readCookie(request.headers.get('cookie'), cookieName);
-      const opened = text === undefined ? undefined : open(keys, text);
-      const now = clock();
-      if (isSealed(opened) && opened.e > now) {
-        return sessionOver({ id: opened.i, data: opened.d, expiresAt: opened.e, changed: false, destroyed: false });
+      const opened = text === undefined ? undefined : await open(text);
+      if (opened !== undefined) {
+        return sessionOver({ id: opened.sid, data: opened.data, expiresAt: opened.exp * 1000, changed: false, destroyed: false });
       }
-      return sessionOver({ id: newId(), data: {}, expiresAt: now + maxAge, changed: false, destroyed: false });
+      return sessionOver({ id: newId(), data: {}, expiresAt: clock() + maxAge, changed: false, destroyed: false });
     },
-    commit(session, request) {
+    async commit(session, request) {
       const state = states.get(session);
       if (state === undefined) throw new TypeError(`${who}: commit takes a session returned by load() of the same store.`);
       if (!state.changed) return undefined;
       if (state.destroyed || Object.keys(state.data).length === 0) return `${cookieName}=${attributes(request, 0)}`;
-      const value = seal(keys[0] as Buffer, { i: state.id, e: state.expiresAt, d: state.data });
+      const value = await new EncryptJWT({ sid: state.id, data: state.data })
+        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: sealKey.kid, [COOKIE_HEADER_PARAMETER]: cookieName })
+        .setExpirationTime(Math.floor(state.expiresAt / 1000))
+        .encrypt(sealKey.key);
       if (value.length + cookieName.length + 1 > MAX_COOKIE_SESSION_BYTES) {
         throw new IdError(
           'session_store_unavailable',

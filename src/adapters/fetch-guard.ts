@@ -37,7 +37,7 @@ export interface FetchGuardHooks {
   /** The request's session. */
   sessionOf(request: Request): Promise<FlowSession>;
   /** Adds the session's Set-Cookie (when it changed) to `headers`. */
-  commit(session: FlowSession, request: Request, headers: Headers): void;
+  commit(session: FlowSession, request: Request, headers: Headers): Promise<void>;
   /** Ends the session: a cookie session is destroyed, an app-supplied one loses the person. */
   end(session: FlowSession): void;
   /** Reports `err` (logged with a reference) and answers its failure page. */
@@ -89,7 +89,7 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
       if (result.ended !== undefined) {
         policy.ended(result.ended);
         hooks.end(session);
-        hooks.commit(session, request, headers);
+        await hooks.commit(session, request, headers);
       }
       return answer(request, access, refusalReason(result.ended), headers, seconds);
     }
@@ -99,7 +99,7 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
       if (policy.log.debugEnabled) policy.log.write('debug', { event: LOG_EVENTS.stepUpStarted, maxAge: seconds }, 'A recent sign-in is needed');
       return answer(request, access, 'recent_sign_in_required', headers, seconds);
     }
-    if (result.touched) hooks.commit(session, request, headers);
+    if (result.touched) await hooks.commit(session, request, headers);
     return withCookies(await handler({ request, user, signIn: result.record }), headers);
   }
 
@@ -123,7 +123,14 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
      * refusal page, or undefined when the sign-in may proceed. `prior` is the record read
      * before the login completed (and the session was regenerated); `priorUser` the person kept then.
      */
-    afterLogin(session: FlowSession, request: Request, result: CompleteResult, prior: SignInRecord | undefined, priorUser: unknown, retryHref: string): Response | undefined {
+    async afterLogin(
+      session: FlowSession,
+      request: Request,
+      result: CompleteResult,
+      prior: SignInRecord | undefined,
+      priorUser: unknown,
+      retryHref: string,
+    ): Promise<Response | undefined> {
       if (result.maxAge === undefined) return undefined;
       const outcome = policy.stepUpOutcome(prior, result.user, result.maxAge);
       if (outcome === 'ok') return undefined;
@@ -137,7 +144,7 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
         session.set(hooks.userKey, priorUser);
         session.set(policy.recordKey, prior);
       }
-      hooks.commit(session, request, headers);
+      await hooks.commit(session, request, headers);
       return new Response(stepUpRefusedPage(outcome, outcome === 'other_person' ? hooks.loginPath : result.returnTo ?? '/'), { status: 403, headers });
     },
   };

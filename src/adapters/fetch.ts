@@ -5,7 +5,7 @@
  * The session is either a sealed cookie ({@link createCookieSession}) or one the app supplies.
  */
 import { IdError } from '../errors.js';
-import { isCrossSite } from '../flow/cross-site.js';
+import { crossSiteRefusal, signOutRefusedPage } from '../flow/cross-site.js';
 import { classifyFailure } from '../flow/failure.js';
 import type { RequestFacts } from '../flow/diagnose.js';
 import { buildLoginFlow, type CompleteResult, type LoginFlow, type LoginFlowOptions, type LoginUser } from '../flow/login-flow.js';
@@ -66,7 +66,11 @@ export interface FetchLogin {
   callback(request: Request): Promise<Response>;
   /** The signed-in person kept in the request's session, or `undefined`. */
   user(request: Request): Promise<unknown>;
-  /** Signs out (the cookie session is cleared) and redirects to `redirectTo` (a same-site path, default `'/'`). */
+  /**
+   * Signs out (the cookie session is cleared) and redirects to `redirectTo` (a same-site path,
+   * default `'/'`). Route it as POST: a POST is refused only when it comes from another site; a
+   * GET is also refused (403, `signout_fetch_metadata_missing`) without `Sec-Fetch-Site`.
+   */
   logout(request: Request, redirectTo?: string): Promise<Response>;
   /**
    * Runs `handler` for a signed-in person and answers its response; otherwise a redirect to the
@@ -135,9 +139,9 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   }
 
   /** Adds the session cookie (when the store is ours and the session changed) to `headers`. */
-  function commit(session: FlowSession, request: Request, headers: Headers): void {
+  async function commit(session: FlowSession, request: Request, headers: Headers): Promise<void> {
     if (store === undefined) return;
-    const cookie = store.commit(session as CookieFlowSession, request);
+    const cookie = await store.commit(session as CookieFlowSession, request);
     if (cookie !== undefined) headers.append('set-cookie', cookie);
   }
 
@@ -185,7 +189,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
         request: facts(request),
       });
       const headers = new Headers();
-      commit(session, request, headers);
+      await commit(session, request, headers);
       return redirect(redirectUrl, headers);
     } catch (err) {
       return failurePage(flow.report(err, facts(request)));
@@ -211,7 +215,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     } catch (err) {
       // The pending login was taken out: write that back, so the same state is not found again.
       try {
-        commit(session, request, headers);
+        await commit(session, request, headers);
       } catch {
         // A session too large to write fails the same way below; the failure page is what matters.
       }
@@ -220,15 +224,15 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       return response;
     }
     try {
-      const refused = guards.afterLogin(session, request, result, prior, priorUser, loginPath ?? DEFAULT_LOGIN_PATH);
+      const refused = await guards.afterLogin(session, request, result, prior, priorUser, loginPath ?? DEFAULT_LOGIN_PATH);
       if (refused !== undefined) return refused;
       session.set(userKey, toSessionUser(result.user));
       policy.start(session, result.user);
-      commit(session, request, headers);
+      await commit(session, request, headers);
+      return redirect(safeReturnTo(result.returnTo) ?? successRedirect, headers);
     } catch (err) {
       return failurePage(flow.report(err instanceof IdError ? err : new IdError('session_store_unavailable', 'The session could not be saved.', { cause: err }), requestFacts));
     }
-    return redirect(result.returnTo ?? successRedirect, headers);
   }
 
   async function user(request: Request): Promise<unknown> {
@@ -238,19 +242,20 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
 
   async function logout(request: Request, redirectTo = '/'): Promise<Response> {
     const h = request.headers;
-    if (isCrossSite({ fetchSite: h.get('sec-fetch-site') ?? undefined, origin: h.get('origin') ?? undefined, host: h.get('host') ?? new URL(request.url).host })) {
-      const html = renderFailurePage({
-        status: 403,
-        title: 'Sign-out refused',
-        message: 'This sign-out request came from another site, so it was refused. Use the sign-out button on this site.',
-      });
-      return new Response(html, { status: 403, headers: FAILURE_PAGE_HEADERS });
+    const refusal = crossSiteRefusal({
+      fetchSite: h.get('sec-fetch-site') ?? undefined,
+      origin: h.get('origin') ?? undefined,
+      host: h.get('host') ?? new URL(request.url).host,
+      method: request.method,
+    });
+    if (refusal !== undefined) {
+      return new Response(renderFailurePage(signOutRefusedPage(refusal, showDiagnosis)), { status: 403, headers: FAILURE_PAGE_HEADERS });
     }
     const session = await sessionOf(request);
     const headers = new Headers();
     end(session);
     policy.signedOut();
-    commit(session, request, headers);
+    await commit(session, request, headers);
     return redirect(safeReturnTo(redirectTo) ?? '/', headers);
   }
 

@@ -140,6 +140,9 @@ export class HttpClient {
       method: req.method,
       headers,
       agent: this.#agentFor(url),
+      // An app's own agent (the proxy tunnel) bounds the connections it opens by this; our own
+      // agents need no socket timeout, the timer below covers the whole exchange.
+      ...(this.#agent === undefined ? {} : { timeout: this.#timeout }),
     };
     const maxBytes = this.#maxBytes;
     const timeout = this.#timeout;

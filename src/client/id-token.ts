@@ -11,6 +11,7 @@ import { hash, verify, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
+import { MIN_RSA_BITS } from '../keys.js';
 import type { IdTokenClaims } from './types.js';
 
 /** The only ID-token signature algorithm accepted. */
@@ -100,6 +101,10 @@ async function verifySignature(
   expect: IdTokenExpectations,
 ): Promise<JWTPayload> {
   const key = await expect.keyFor(header.kid);
+  // As jose does for RS256: a key under 2048 bits is refused whatever the key set gave.
+  if (key.asymmetricKeyType !== 'rsa' || (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) {
+    throw new IdError('id_token_signature_invalid', `The ID token's key is not an RSA key of at least ${MIN_RSA_BITS} bits.`);
+  }
   const lastDot = token.lastIndexOf('.');
   const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
   const signature = Buffer.from(token.slice(lastDot + 1), 'base64url');

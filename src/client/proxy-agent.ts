@@ -72,6 +72,14 @@ export function bypassesProxy(noProxy: readonly string[], host: string, port: nu
 
 type ConnectCallback = (err: Error | null, socket: Duplex) => void;
 
+/** Time a proxy has to open the tunnel when neither the request nor the agent sets a timeout: 30 s. */
+export const DEFAULT_TUNNEL_TIMEOUT_MS = 30_000;
+const TUNNEL_GRACE_MS = 50;
+
+function positive(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
 class TunnelAgent extends https.Agent {
   readonly #settings: ProxySettings | undefined;
 
@@ -106,9 +114,19 @@ class TunnelAgent extends https.Agent {
     const fail = (message: string, code: string): void => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       callback?.(Object.assign(new Error(message), { code }), undefined as unknown as Duplex);
     };
+    // A proxy that accepts and never answers must not keep the socket once the request gave up:
+    // the CONNECT gets the request's own timeout (IdClient's `timeout`), else the agent's, plus a
+    // short grace so the request reports its own timeout first and the tunnel closes just after.
+    const limit = (positive(options.timeout) ?? positive(this.options.timeout) ?? DEFAULT_TUNNEL_TIMEOUT_MS) + TUNNEL_GRACE_MS;
+    const timer = setTimeout(() => {
+      fail(`The proxy did not open the tunnel within ${limit} ms.`, 'EPROXYTIMEOUT');
+      connect.destroy();
+    }, limit);
     connect.once('connect', (res, socket, head) => {
+      clearTimeout(timer);
       if (res.statusCode !== 200) {
         socket.destroy();
         fail(`The proxy refused the tunnel (HTTP ${res.statusCode ?? 0}).`, 'EPROXYREFUSED');

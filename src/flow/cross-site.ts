@@ -3,8 +3,15 @@
  * for every adapter. A browser's `Sec-Fetch-Site` (which pages cannot set) decides when present:
  * only `same-origin` and `none` (typed or bookmarked) pass, so a page sent with
  * `Referrer-Policy: no-referrer`, whose own posts carry `Origin: null`, can still sign out.
- * Without it, an `Origin` header must name this host.
+ *
+ * Without it, the method matters. Every browser sends `Origin` on a POST from another site, so
+ * a POST without `Sec-Fetch-Site` passes only when its `Origin` names this host, or when it has
+ * no `Origin` at all (not a browser acting for another site: curl, a test client). A GET (or any
+ * other method) carries no `Origin` on a cross-site navigation, and browsers without fetch
+ * metadata (Safari before 16.4) send neither header then: a GET passes only with
+ * `Sec-Fetch-Site: same-origin` or `none`. Offer sign-out as a POST form to reach everyone.
  */
+import type { FailurePage } from './failure-page.js';
 
 /** The headers that decide, as the request carried them. */
 export interface CrossSiteHeaders {
@@ -14,15 +21,25 @@ export interface CrossSiteHeaders {
   origin?: string | undefined;
   /** This app's host (with port) as the request reached it. */
   host: string | undefined;
+  /** The request method. Default `'POST'`; any other method needs `Sec-Fetch-Site`. */
+  method?: string | undefined;
 }
 
-/** True when the request is not provably from this site. */
-export function isCrossSite(headers: CrossSiteHeaders): boolean {
+/**
+ * Why a sign-out was refused: `signout_cross_site` (the browser said, or the `Origin` shows, it
+ * came from another site) or `signout_fetch_metadata_missing` (a GET without `Sec-Fetch-Site`,
+ * which cannot be told apart from a cross-site link).
+ */
+export type CrossSiteRefusal = 'signout_cross_site' | 'signout_fetch_metadata_missing';
+
+/** Why the request is not provably from this site, or `undefined` when it is. */
+export function crossSiteRefusal(headers: CrossSiteHeaders): CrossSiteRefusal | undefined {
   if (headers.fetchSite !== undefined) {
     const site = headers.fetchSite.trim().toLowerCase();
-    return site !== 'same-origin' && site !== 'none';
+    return site === 'same-origin' || site === 'none' ? undefined : 'signout_cross_site';
   }
-  if (headers.origin === undefined) return false;
+  if ((headers.method ?? 'POST').toUpperCase() !== 'POST') return 'signout_fetch_metadata_missing';
+  if (headers.origin === undefined) return undefined;
   let originUrl: URL;
   let ownUrl: URL;
   try {
@@ -30,8 +47,34 @@ export function isCrossSite(headers: CrossSiteHeaders): boolean {
     // Parsed with the Origin's scheme, so default ports compare equal (":443" and none).
     ownUrl = new URL(`${originUrl.protocol}//${headers.host ?? ''}`);
   } catch {
-    return true; // "null", garbage, or no Host: not provably our own site.
+    return 'signout_cross_site'; // "null", garbage, or no Host: not provably our own site.
   }
-  if (originUrl.protocol !== 'https:' && originUrl.protocol !== 'http:') return true;
-  return originUrl.host.toLowerCase() !== ownUrl.host.toLowerCase();
+  if (originUrl.protocol !== 'https:' && originUrl.protocol !== 'http:') return 'signout_cross_site';
+  return originUrl.host.toLowerCase() === ownUrl.host.toLowerCase() ? undefined : 'signout_cross_site';
+}
+
+/** True when the request is not provably from this site (see {@link crossSiteRefusal}). */
+export function isCrossSite(headers: CrossSiteHeaders): boolean {
+  return crossSiteRefusal(headers) !== undefined;
+}
+
+const FIXES: Readonly<Record<CrossSiteRefusal, { cause: string; fix: string }>> = {
+  signout_cross_site: {
+    cause: 'The sign-out request came from another site (Sec-Fetch-Site or Origin said so), so it was refused.',
+    fix: 'Sign out with a form on this site: <form method="post" action="…/logout">.',
+  },
+  signout_fetch_metadata_missing: {
+    cause: 'A sign-out by GET came without Sec-Fetch-Site, so it cannot be told apart from a link on another site (older browsers send no fetch metadata).',
+    fix: 'Sign out with a POST form on this site; a GET sign-out works only in browsers that send Sec-Fetch-Site.',
+  },
+};
+
+/** The 403 page of a refused sign-out; the developer box (cause, fix, code) only when `developer` is true. */
+export function signOutRefusedPage(refusal: CrossSiteRefusal, developer: boolean): FailurePage {
+  return {
+    status: 403,
+    title: 'Sign-out refused',
+    message: 'This sign-out request came from another site, or could not be shown to come from this one, so it was refused. Use the sign-out button on this site.',
+    ...(developer ? { developer: { code: refusal, ...FIXES[refusal] } } : {}),
+  };
 }

@@ -7,6 +7,7 @@
  * flags only, never a cookie value or a state) and this module reasons over it, so every
  * framework gets the same diagnosis.
  */
+import { displayHost, wellFormedHost } from './display-host.js';
 
 /** Stable codes of the diagnoses; each has a row in the README's Troubleshooting table. */
 export const DIAGNOSIS_CODES = [
@@ -48,7 +49,7 @@ export interface Diagnosis {
 export interface LedgerRecord {
   /** When the login started, ms since the epoch. */
   startedAt: number;
-  /** Host name (and port) the login was started on. */
+  /** Host name (and port) the login was started on, when well-formed (see `wellFormedHost`), else `''`. */
   host: string;
   /** What became of it so far. */
   outcome: 'pending' | 'in_progress' | 'completed' | 'failed' | 'evicted';
@@ -106,14 +107,6 @@ export type RequestFacts = Partial<
   Pick<CallbackEvidence, 'host' | 'secure' | 'forwardedProto' | 'cookieHeaderPresent' | 'sessionCookiePresent' | 'sessionNotInStore' | 'cookie'>
 >;
 
-/** A host as it may be shown: a well-formed host name or address with an optional port, else a placeholder (the Host header is the requester's text). */
-export function displayHost(host: string | undefined): string {
-  if (host !== undefined && /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}\.?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/.test(host) && host.length <= 260) {
-    return host;
-  }
-  return 'an unrecognised host';
-}
-
 function seconds(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   return s < 120 ? `${s} s` : `${Math.round(s / 60)} min`;
@@ -146,7 +139,7 @@ function cookieNotBack(e: CallbackEvidence): Diagnosis {
       fix: "Serve the app over https, or use cookie.secure: 'auto' so the cookie is secure exactly when the request is.",
     };
   }
-  if (e.ledger !== undefined && e.ledger.host.toLowerCase() !== e.host.toLowerCase()) {
+  if (e.ledger !== undefined && e.ledger.host.toLowerCase() !== (wellFormedHost(e.host) ?? '').toLowerCase()) {
     const callbackHost = e.callbackHost === undefined ? 'the host of the registered callback URL' : `${displayHost(e.callbackHost)}, the host of the registered callback URL`;
     return {
       code: 'host_mismatch',

@@ -404,8 +404,15 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     if (isExpired(pending, loginTtl, now)) {
       throw new IdError('login_expired', 'This sign-in took too long and has expired. Please start again.');
     }
-    // 5. One redemption per login, also against concurrent replays that loaded the session before it was saved.
     const key = loginKey(binding, state);
+    // 5. The service sent an error instead of a code: the pending login is gone from the session
+    // already, and no code will be redeemed, so no replay key is spent (strangers could otherwise
+    // fill the replay store with cancelled logins of their own).
+    if (query.error !== undefined) {
+      ledger.settle(key, 'failed', now);
+      throw providerError(query);
+    }
+    // 6. One redemption per login, also against concurrent replays that loaded the session before it was saved.
     let first: boolean;
     try {
       first = await replayStore.consume(key, pending.createdAt + loginTtl - now + 1000);
@@ -416,8 +423,6 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     attempt.consumed = true;
     attempt.key = key;
     ledger.settle(key, 'in_progress', now);
-    // 6. The service sent an error instead of a code.
-    if (query.error !== undefined) throw providerError(query);
     const code = firstString(query.code);
     if (code === undefined || code === '') {
       throw new IdError('provider_error', 'The identity service sent back no usable authorization code.');

@@ -9,6 +9,7 @@
  * replayed and costs no hashing of its own.
  */
 import type { LedgerRecord } from './diagnose.js';
+import { wellFormedHost } from './display-host.js';
 
 /** Default number of logins remembered per process. */
 export const DEFAULT_LEDGER_SIZE = 10_000;
@@ -20,10 +21,14 @@ export class LoginLedger {
   /** @param maxSize most records kept; the oldest are dropped first. */
   constructor(private readonly maxSize: number = DEFAULT_LEDGER_SIZE) {}
 
-  /** Records a login started on `host` at `now`. */
+  /**
+   * Records a login started on `host` at `now`. Only a well-formed host of bounded length is
+   * kept (the Host header is the requester's text, up to the server's header limit); any other
+   * is kept as `''`.
+   */
   started(key: string, host: string, now: number): void {
     this.records.delete(key);
-    this.records.set(key, { startedAt: now, host, outcome: 'pending', outcomeAt: now });
+    this.records.set(key, { startedAt: now, host: wellFormedHost(host) ?? '', outcome: 'pending', outcomeAt: now });
     if (this.records.size > this.maxSize) {
       const oldest = this.records.keys().next().value;
       if (oldest !== undefined) this.records.delete(oldest);

@@ -16,9 +16,10 @@ export interface ReplayStore {
 /** Options of {@link createMemoryReplayStore}. */
 export interface MemoryReplayStoreOptions {
   /**
-   * Most keys remembered; past it, expired keys are dropped, and when every key is still live the
-   * new login is refused (the store fails closed: forgetting a live key would let its replay
-   * through). Default 100 000.
+   * Most keys remembered. When full, the oldest keys are forgotten first (expired or not), so a
+   * full store never refuses a sign-in. Forgetting a key is safe: a replay of that callback still
+   * meets the service's single-use authorization code at the token endpoint, and only callbacks
+   * whose pending login is still in a session can reach this store at all. Default 100 000.
    */
   maxKeys?: number;
   /** Clock in ms since the epoch. Default `Date.now`. */
@@ -31,6 +32,9 @@ export const DEFAULT_REPLAY_STORE_MAX_KEYS = 100_000;
 /**
  * A {@link ReplayStore} in this process's memory: refuses replays within one process. Use a
  * shared store (see `createRedisReplayStore`) when several instances serve the same app.
+ *
+ * Bound and eviction: at most `maxKeys` keys; a new key past the bound drops the oldest one
+ * (insertion order is age order). It never refuses a login because strangers filled it.
  */
 export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}): ReplayStore {
   const maxKeys = options.maxKeys ?? DEFAULT_REPLAY_STORE_MAX_KEYS;
@@ -40,23 +44,16 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
   const clock = options.clock ?? Date.now;
   const used = new Map<string, number>(); // key → expires at; insertion order is age order.
 
-  /** Drops expired keys until there is room; true when there is. Live keys are never dropped. */
-  function makeRoom(now: number): boolean {
-    for (const [key, expiresAt] of used) {
-      if (used.size < maxKeys) return true;
-      if (expiresAt <= now) used.delete(key);
-    }
-    return used.size < maxKeys;
-  }
-
   return {
     consume(key: string, ttlMs: number): Promise<boolean> {
       const now = clock();
       const expiresAt = used.get(key);
       if (expiresAt !== undefined && expiresAt > now) return Promise.resolve(false);
       used.delete(key);
-      if (used.size >= maxKeys && !makeRoom(now)) {
-        return Promise.reject(new Error(`The in-memory replay store is full (${maxKeys} live logins); refusing rather than forgetting one.`));
+      // Oldest first: expired keys go before live ones whenever keys share one lifetime.
+      for (const oldest of used.keys()) {
+        if (used.size < maxKeys) break;
+        used.delete(oldest);
       }
       used.set(key, now + Math.max(1, ttlMs));
       return Promise.resolve(true);

@@ -18,7 +18,8 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
  * single `/` and contains no `//`, no `/\` (or `\/`, or any backslash), no scheme and no control
  * characters. So `/account?tab=1#top` is kept, while `//evil.example`, `/\evil.example`,
  * `https://evil.example`, `javascript:alert(1)`, `account` and `/%0a/evil` style inputs that
- * decode to control characters are refused.
+ * decode to control characters are refused. What is returned is percent-encoded ASCII, ready
+ * for a `Location` header.
  */
 export function safeReturnTo(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
@@ -38,5 +39,8 @@ export function safeReturnTo(value: unknown): string | undefined {
     return undefined;
   }
   if (resolved.origin !== 'http://same-site.invalid') return undefined;
-  return value;
+  // The URL serializer percent-encodes what a Location header cannot carry (`/中文` becomes
+  // `/%E4%B8%AD%E6%96%87`) and leaves existing escapes alone.
+  const path = `${resolved.pathname}${resolved.search}${resolved.hash}`;
+  return path.startsWith('/') && !path.startsWith('//') && path.length <= MAX_RETURN_TO_LENGTH * 9 ? path : undefined;
 }

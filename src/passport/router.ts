@@ -6,7 +6,7 @@
 import defaultPassport from 'passport';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
-import { isCrossSite } from '../flow/cross-site.js';
+import { crossSiteRefusal, signOutRefusedPage, type CrossSiteRefusal } from '../flow/cross-site.js';
 import { classifyFailure } from '../flow/failure.js';
 import type { RestorePendingLogins } from '../flow/login-flow.js';
 import { safeReturnTo } from '../flow/return-to.js';
@@ -129,9 +129,14 @@ function checkUrl(value: unknown, option: string, fallback: string | undefined):
   return value;
 }
 
-/** True when a state-changing request came from another site (see {@link isCrossSite}). */
+/** Why a state-changing request is not provably from this site, or `undefined` (see {@link crossSiteRefusal}). */
+function crossSiteRefusalOf(req: Request): CrossSiteRefusal | undefined {
+  return crossSiteRefusal({ fetchSite: req.get('sec-fetch-site'), origin: req.get('origin'), host: requestHost(req), method: req.method });
+}
+
+/** True when a state-changing request came from another site (see {@link crossSiteRefusal}). */
 export function isCrossSiteRequest(req: Request): boolean {
-  return isCrossSite({ fetchSite: req.get('sec-fetch-site'), origin: req.get('origin'), host: requestHost(req) });
+  return crossSiteRefusalOf(req) !== undefined;
 }
 
 type SessionData = Record<string, unknown> & {
@@ -388,13 +393,8 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   }
 
   function logoutRoute(req: Request, res: Response, next: NextFunction): void {
-    if (isCrossSiteRequest(req)) {
-      return sendFailurePage(res, {
-        status: 403,
-        title: 'Sign-out refused',
-        message: 'This sign-out request came from another site, so it was refused. Use the sign-out button on this site.',
-      });
-    }
+    const refusal = crossSiteRefusalOf(req);
+    if (refusal !== undefined) return sendFailurePage(res, signOutRefusedPage(refusal, process.env.NODE_ENV !== 'production'));
     if (sessionOf(req) === undefined) {
       return sendError(
         new IdError('session_missing', 'Sign-out needs a session: mount express-session (app.use(session({ ... }))) before ndIdRouter().'),

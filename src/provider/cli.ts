@@ -155,7 +155,12 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
       }
       case '--base-url': {
         const v = take();
-        if (v !== undefined) out.baseUrl = v.replace(/\/+$/, '');
+        if (v !== undefined) {
+          // Trailing slashes dropped by a scan from the end (the expression /\/+$/ is quadratic on many slashes).
+          let end = v.length;
+          while (end > 0 && v[end - 1] === '/') end--;
+          out.baseUrl = v.slice(0, end);
+        }
         break;
       }
       case '--clients': {

@@ -67,6 +67,16 @@ describe('diagnoseCallback picks the most likely cause from the evidence', () =>
 });
 
 describe('LoginLedger', () => {
+  it('keeps no more of the Host header than a bounded, well-formed host (a 15 KB Host is not retained)', () => {
+    const ledger = new LoginLedger(3);
+    ledger.started('big', `${'x'.repeat(15 * 1024)}.example`, 1);
+    ledger.started('odd', 'app.example!<b>', 1);
+    ledger.started('ok', 'App.Example:8443', 1);
+    expect(ledger.lookup('big')?.host).toBe('');
+    expect(ledger.lookup('odd')?.host).toBe('');
+    expect(ledger.lookup('ok')?.host).toBe('App.Example:8443');
+  });
+
   it('remembers started logins by state, records outcomes, and stays bounded', () => {
     const ledger = new LoginLedger(3);
     ledger.started('s1', 'localhost:3000', 1);
@@ -110,17 +120,17 @@ describe('the default log output', () => {
 });
 
 describe('the in-memory replay store', () => {
-  it('fails closed when full of live logins instead of forgetting one (which would let its replay through)', async () => {
+  it('never refuses a new login when full: it forgets the oldest key', async () => {
     const { createMemoryReplayStore } = await import('../../src/flow/replay-store.js');
-    let now = 0;
-    const store = createMemoryReplayStore({ maxKeys: 3, clock: () => now });
-    expect(await store.consume('victim', 1000)).toBe(true);
+    const store = createMemoryReplayStore({ maxKeys: 3, clock: () => 0 });
+    expect(await store.consume('oldest', 1000)).toBe(true);
     expect(await store.consume('a', 1000)).toBe(true);
     expect(await store.consume('b', 1000)).toBe(true);
-    await expect(store.consume('c', 1000)).rejects.toThrow(/full/);
-    expect(await store.consume('victim', 1000)).toBe(false);
-    now += 2000; // every key has expired: room again
     expect(await store.consume('c', 1000)).toBe(true);
+    expect(await store.consume('b', 1000)).toBe(false);
+    expect(await store.consume('c', 1000)).toBe(false);
+    // Forgotten: its replay is left to the service's single-use code.
+    expect(await store.consume('oldest', 1000)).toBe(true);
   });
 });
 

@@ -47,3 +47,15 @@ describe('safeReturnTo', () => {
     expect(safeReturnTo(value)).toBeUndefined();
   });
 });
+
+describe('safeReturnTo percent-encodes what a Location header cannot carry', () => {
+  it.each([
+    ['/中文', '/%E4%B8%AD%E6%96%87'],
+    ['/a b?x=é', '/a%20b?x=%C3%A9'],
+    ['/already%20encoded', '/already%20encoded'],
+    ['/account?tab=1#top', '/account?tab=1#top'],
+  ])('%s becomes %s, and stays so when checked again', (input, output) => {
+    expect(safeReturnTo(input)).toBe(output);
+    expect(safeReturnTo(output)).toBe(output);
+  });
+});

@@ -56,10 +56,15 @@ export class Browser {
   constructor(readonly baseUrl: string) {}
 
   /** GET `path` (relative to the app, or an absolute URL of the app) with the jar's cookies. */
-  async get(path: string, headers: Record<string, string> = {}): Promise<Page> {
+  get(path: string, headers: Record<string, string> = {}): Promise<Page> {
+    return this.send('GET', path, headers);
+  }
+
+  /** Sends a bodiless `method` request to `path` with the jar's cookies, and keeps the cookies it sets. */
+  async send(method: string, path: string, headers: Record<string, string> = {}): Promise<Page> {
     const url = new URL(path, this.baseUrl);
     const cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(url, { redirect: 'manual', headers: cookie === '' ? headers : { ...headers, cookie } });
+    const res = await fetch(url, { method, redirect: 'manual', headers: cookie === '' ? headers : { ...headers, cookie } });
     const setCookies = res.headers.getSetCookie();
     for (const line of setCookies) {
       const [pair = '', ...attrs] = line.split(';');
