@@ -18,7 +18,6 @@ import { requestHost } from './request-host.js';
 import { checkStrategiesApart, strategyNamed, WiringChecks } from './wiring.js';
 import {
   ND_ID_STRATEGY_NAME,
-  NdIdStrategy,
   type NdIdAuthenticateOptions,
   type NdIdFailure,
   type NdIdInfo,

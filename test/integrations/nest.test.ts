@@ -24,7 +24,6 @@ import {
   CLIENT_SECRET,
   closeServer,
   expectFailurePage,
-  expectNoSecrets,
   listenOnLoopback,
   PERSONA,
   recordingLogger,
