@@ -19,7 +19,9 @@ const root = repoRoot;
 const readme = readDoc('README.md');
 const workDir = join(root, '.tmp', `readme-snippets-${process.pid}`);
 
-const snippets = docSnippets('ts');
+// Snippets marked `file` are files of a multi-file app (Next.js), run together by
+// test/consumers/recipes-fresh.test.ts rather than type-checked one by one here.
+const snippets = docSnippets('ts').filter((s) => s.kind !== 'file');
 const fileOf = (snippet: DocSnippet): string => join(workDir, `${snippet.id}.mts`);
 
 beforeAll(() => {

@@ -1,15 +1,16 @@
 /**
- * Every recipe runs as written, as a newcomer would run it: for the README's Express app and the
- * Hono, Fastify and NestJS guides, a fresh folder (`npm init -y`, so `"type": "commonjs"`), the
- * guide's install lines exactly (from the npm registry, but the packed tarball for this package),
- * the guide's tsconfig.json when it gives one, the guide's app as `app.ts`, started with
- * `tsx app.ts` and the guide's environment variables. A person signs in through the app against
+ * Every recipe runs as written, as a newcomer would run it: for the README's Express app, the
+ * Hono, Fastify and NestJS guides and the Next.js route handlers, a fresh folder (`npm init -y`,
+ * so `"type": "commonjs"`), the guide's npm lines exactly (from the npm registry, but the packed
+ * tarball for this package), the guide's tsconfig.json when it gives one, the guide's app as
+ * `app.ts` started with `tsx app.ts` (or its files, started with `next dev`) and the guide's
+ * environment variables. A person signs in through the app against
  * the provider, and a replay of the callback with the cookies from before it is refused.
  * The folders share npm's cache and are installed concurrently.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,7 +24,7 @@ import { approve, Browser } from '../integrations/harness.js';
 
 const root = join(__dirname, '..', '..');
 
-/** The `npm install` lines of the first ```sh block after `heading` in `file`. */
+/** The `npm` lines (`npm install`, `npm pkg set`) of the first ```sh block after `heading` in `file`. */
 function installLines(file: string, heading: string): string[][] {
   const text = readDoc(file);
   const at = text.indexOf(`\n${heading}\n`);
@@ -32,7 +33,7 @@ function installLines(file: string, heading: string): string[][] {
   const block = text.slice(open + 6, text.indexOf('\n```', open + 6));
   return block
     .split('\n')
-    .filter((line) => line.startsWith('npm install '))
+    .filter((line) => line.startsWith('npm '))
     .map((line) => line.split(/\s+/));
 }
 
@@ -45,23 +46,43 @@ interface Recipe {
   name: string;
   guide: string;
   install: string[][];
-  app: string;
+  /** The files to write: `app.ts`, or the guide's files by their marked paths. */
+  files: Record<string, string>;
   tsconfig: string | undefined;
-  /** Where the app shows the signed-in person, and how to read the name from it. */
+  /** Where the app shows the signed-in person. */
   mePath: string;
+  /** How to start it (relative to the folder's node_modules/.bin), and what it prints when ready. */
+  start: { bin: string; args: (port: number) => string[]; ready: (port: number) => string };
 }
+
+const TSX = { bin: 'tsx', args: () => ['app.ts'], ready: (port: number) => `Listening on http://localhost:${port}` };
 
 const recipe = (name: string, guide: string, heading: string, kind: string, mePath: string): Recipe => {
   const app = docSnippets('ts').find((s) => (s.file === guide || (kind === 'run' && s.file === 'README.md')) && s.kind === kind);
   if (!app) throw new Error(`${guide} has no snippet marked ${kind}`);
-  return { name, guide, install: installLines(guide, heading), app: app.code, tsconfig: tsconfigOf(guide), mePath };
+  return { name, guide, install: installLines(guide, heading), files: { 'app.ts': app.code }, tsconfig: tsconfigOf(guide), mePath, start: TSX };
 };
+
+const nextFiles = Object.fromEntries(
+  docSnippets('ts')
+    .filter((s) => s.file === 'docs/fetch.md' && s.kind === 'file')
+    .map((s) => [s.args.path!, s.code]),
+);
 
 const RECIPES: Recipe[] = [
   recipe('Express (README)', 'docs/express.md', '## Install and configure', 'run', '/'),
   recipe('Hono', 'docs/fetch.md', '## Install and configure', 'recipe', '/'),
   recipe('Fastify', 'docs/fastify.md', '## Install and configure', 'recipe', '/'),
   recipe('NestJS', 'docs/nestjs.md', '## Install and configure', 'recipe', '/auth/me'),
+  {
+    name: 'Next.js route handlers',
+    guide: 'docs/fetch.md',
+    install: installLines('docs/fetch.md', '## Next.js route handlers (App Router)'),
+    files: nextFiles,
+    tsconfig: undefined,
+    mePath: '/me',
+    start: { bin: 'next', args: (port) => ['dev', '-p', String(port), '-H', '127.0.0.1'], ready: () => 'Ready in' },
+  },
 ];
 
 const run = promisify(execFile);
@@ -79,12 +100,16 @@ beforeAll(async () => {
       folders.set(r.name, dir);
       try {
         await run('npm', ['init', '-y'], { cwd: dir });
-        for (const [npm, install, ...rest] of r.install) {
+        for (const [npm, command, ...rest] of r.install) {
           const args = rest.map((word) => (word === 'passport-nd-id' ? tarball : word));
-          await run(npm!, [install!, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...args], { cwd: dir, timeout: 480_000 });
+          const quiet = command === 'install' ? ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'] : [];
+          await run(npm!, [command!, ...quiet, ...args], { cwd: dir, timeout: 480_000 });
         }
         if (r.tsconfig !== undefined) writeFileSync(join(dir, 'tsconfig.json'), r.tsconfig);
-        writeFileSync(join(dir, 'app.ts'), r.app);
+        for (const [path, code] of Object.entries(r.files)) {
+          mkdirSync(dirname(join(dir, path)), { recursive: true });
+          writeFileSync(join(dir, path), code);
+        }
       } catch (err) {
         installProblems.set(r.name, String((err as { stderr?: string }).stderr || err));
       }
@@ -111,13 +136,13 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
     await provider?.close();
   });
 
-  it('installs with exactly the guide\'s install line, into a CommonJS folder', () => {
+  it("installs with exactly the guide's npm lines, in a fresh npm init -y folder", () => {
     expect(installProblems.get(r.name)).toBeUndefined();
-    expect(r.install.length).toBeGreaterThan(0);
-    expect(r.install[0]).toContain('passport-nd-id');
+    expect(r.install.flat()).toContain('passport-nd-id');
+    expect(Object.keys(r.files).length).toBeGreaterThan(0);
   });
 
-  it('runs with tsx, signs a person in through the provider, and refuses a replayed callback', async () => {
+  it('runs, signs a person in through the provider, and refuses a replayed callback', async () => {
     const dir = folders.get(r.name)!;
     const port = await freePort();
     const callback = `http://127.0.0.1:${port}/auth/callback`;
@@ -128,7 +153,7 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
       clients: [{ clientId: 'recipe-app', clientSecret, redirectUris: [callback], publicKey: keys.publicKeyPem }],
       autoApprove: persona.id,
     });
-    child = spawn(join(dir, 'node_modules', '.bin', 'tsx'), ['app.ts'], {
+    child = spawn(join(dir, 'node_modules', '.bin', r.start.bin), r.start.args(port), {
       cwd: dir,
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -140,12 +165,13 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
         ND_ID_PRIVATE_KEY: keys.privateKeyPem,
         ND_ID_REDIRECT_URI: callback,
         SESSION_SECRET: randomBytes(32).toString('hex'),
+        NEXT_TELEMETRY_DISABLED: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    while (!output.includes(`Listening on http://localhost:${port}`)) {
+    while (!output.includes(r.start.ready(port))) {
       // Stack lines left out: they name files of the scratch folder that the reporter would try to map.
       if (child.exitCode !== null) throw new Error(`The ${r.name} recipe exited:\n${output.replace(/^\s+at .*\n?/gm, '')}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -165,5 +191,5 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
     const replay = new Browser(`http://127.0.0.1:${port}`);
     for (const [name, value] of before) replay.jar.set(name, value);
     expect((await replay.get(callbackUrl.href)).status).toBe(403);
-  }, 120_000);
+  }, 240_000);
 });

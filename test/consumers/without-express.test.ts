@@ -64,8 +64,8 @@ const auth = createFetchLogin({
 
 /** The packed provider, started by the app itself, and one login against it. */
 const PROVIDER_APP = `
-const { IdClient, generatePkcePair } = require('passport-nd-id');
 const { createTestProvider } = require('passport-nd-id/provider');
+const { IdClient, generatePkcePair } = require('passport-nd-id');
 (async () => {
   const { provider, baseUrl, client, close } = await createTestProvider({ autoApprove: true });
   const app = new IdClient({ ...client, hostname: baseUrl });
