@@ -8,7 +8,7 @@
  * pages work again as soon as Redis is back.
  */
 import { RedisStore } from 'connect-redis';
-import session from 'express-session';
+import type session from 'express-session';
 import { createClient } from 'redis';
 import { createRedisReplayStore, createRedisSignOutStore, type ReplayStore, type SignOutStore } from 'passport-nd-id';
 import { BoundedMemoryStore, type BoundedMemoryStoreOptions } from './memory-store.js';

@@ -1,6 +1,7 @@
 // Builds the package: TypeScript to CommonJS in dist/cjs, then a thin ESM entry per public
-// subpath in dist/esm that re-exports the CommonJS build. One implementation is loaded whether
-// a consumer uses import or require(), so `instanceof IdError` holds across both.
+// subpath in dist/esm that re-exports the CommonJS build, with ESM declarations (.d.mts) beside
+// it so that TypeScript reads the import condition's types as ESM. One implementation is loaded
+// whether a consumer uses import or require(), so `instanceof IdError` holds across both.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,6 +32,11 @@ for (const [cjs, esm] of entries) {
     `import cjs from '${spec.startsWith('.') ? spec : './' + spec}';\n` +
       `export const { ${names.join(', ')} } = cjs;\n` +
       'export default cjs;\n',
+  );
+  const dtsSpec = spec.startsWith('.') ? spec : './' + spec;
+  writeFileSync(
+    esmPath.replace(/\.mjs$/, '.d.mts'),
+    `export * from '${dtsSpec}';\n` + `import * as cjs from '${dtsSpec}';\n` + 'export default cjs;\n',
   );
 }
 const cli = join(root, 'dist/cjs/provider/cli.js');

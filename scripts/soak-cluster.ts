@@ -4,6 +4,7 @@
  * of them as one public origin, and figures from Redis.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+// biome-ignore lint/correctness/noUnusedImports: Agent is used (new Agent below); the rule misreads it here
 import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';

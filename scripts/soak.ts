@@ -213,7 +213,7 @@ export async function runSoak(): Promise<void> {
     // Each failure belongs to the last fault that began before it ended.
     const windowEnd = faults[i + 1]?.at ?? Infinity;
     const hit = faulted.filter((o) => o.result !== 'ok' && o.end >= fault.at && o.end < windowEnd);
-    hit.forEach((o) => attributed.add(o));
+    for (const o of hit) attributed.add(o);
     const lastFailure = Math.max(fault.at, ...hit.map((o) => o.end));
     const firstOkAfter = faulted.filter((o) => o.result === 'ok' && o.start >= fault.back).reduce((m, o) => Math.min(m, o.end), Infinity);
     faultRows.push(

@@ -185,14 +185,14 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
 
   function sessionOver(state: State): CookieFlowSession {
     const session: CookieFlowSession = {
-      get: (key) => (Object.prototype.hasOwnProperty.call(state.data, key) ? state.data[key] : undefined),
+      get: (key) => (Object.hasOwn(state.data, key) ? state.data[key] : undefined),
       set: (key, value) => {
         // JSON round trip: the sealed copy is what the next request sees, and no key reaches a prototype.
         state.data = { ...state.data, [key]: JSON.parse(JSON.stringify(value)) as unknown };
         state.changed = true;
       },
       delete: (key) => {
-        if (!Object.prototype.hasOwnProperty.call(state.data, key)) return;
+        if (!Object.hasOwn(state.data, key)) return;
         const next = { ...state.data };
         delete next[key];
         state.data = next;

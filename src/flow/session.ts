@@ -32,7 +32,7 @@ export function recordSession(record: Record<string, unknown>): FlowSession {
     throw new TypeError('recordSession: record must be the session object, like req.session.');
   }
   return {
-    get: (key) => (Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined),
+    get: (key) => (Object.hasOwn(record, key) ? record[key] : undefined),
     set: (key, value) => {
       record[key] = value;
     },

@@ -23,7 +23,6 @@ import { destroySession } from './require-sign-in.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
 import {
   ND_ID_STRATEGY_NAME,
-  NdIdStrategy,
   type NdIdAuthenticateOptions,
   type NdIdFailure,
   type NdIdInfo,

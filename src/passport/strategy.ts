@@ -26,7 +26,7 @@ import type { Logger } from '../log.js';
 import { hostOf, requestFacts } from './request-facts.js';
 import { runVerify, type NdIdInfo, type NdIdVerify, type NdIdVerifyWithRequest, type VerifyOutcome } from './verify.js';
 
-export type { NdIdInfo, NdIdVerify, NdIdVerifyDone, NdIdVerifyWithRequest } from './verify.js';
+export type { NdIdInfo, NdIdVerify, NdIdVerifyAnswer, NdIdVerifyDone, NdIdVerifyWithRequest } from './verify.js';
 
 export { DEFAULT_SESSION_KEY, DEFAULT_MAX_PENDING_LOGINS, DEFAULT_LOGIN_TTL_MS } from '../flow/login-flow.js';
 
@@ -96,13 +96,19 @@ export interface NdIdStrategyReadyClient {
   client: NdIdClientLike;
 }
 
+/**
+ * The registered callback URL, required by the types when the strategy builds its client from
+ * the fields (as `callbackURL`, or its alias `redirectUri`).
+ */
+export type NdIdStrategyCallbackUrl = { callbackURL: string; redirectUri?: string } | { redirectUri: string; callbackURL?: string };
+
 /** Options of {@link NdIdStrategy} when the verify callback does not take the request. */
 export type NdIdStrategyOptions = NdIdStrategyBaseOptions &
-  (NdIdStrategyClientFields | NdIdStrategyReadyClient) & { passReqToCallback?: false };
+  ((NdIdStrategyClientFields & NdIdStrategyCallbackUrl) | NdIdStrategyReadyClient) & { passReqToCallback?: false };
 
 /** Options of {@link NdIdStrategy} when the verify callback takes the request first. */
 export type NdIdStrategyOptionsWithRequest = NdIdStrategyBaseOptions &
-  (NdIdStrategyClientFields | NdIdStrategyReadyClient) & { passReqToCallback: true };
+  ((NdIdStrategyClientFields & NdIdStrategyCallbackUrl) | NdIdStrategyReadyClient) & { passReqToCallback: true };
 
 /** Per-call options: `passport.authenticate('nd-id', { returnTo, scope })`. */
 export interface NdIdAuthenticateOptions extends AuthenticateOptions {
@@ -172,7 +178,23 @@ function methodSession(session: object): FlowSession | undefined {
  * The Passport strategy for the national digital identity service.
  *
  * ```ts
- * passport.use(new NdIdStrategy({ clientId, clientSecret, privateKey, callbackURL }, async (user) => findOrCreate(user)));
+ * import passport from 'passport';
+ * import { NdIdStrategy, type NdIdUser } from 'passport-nd-id';
+ *
+ * declare function findOrCreate(user: NdIdUser): Promise<Express.User>;
+ *
+ * passport.use(
+ *   new NdIdStrategy(
+ *     {
+ *       hostname: 'https://id.example',
+ *       clientId: 'my-app',
+ *       clientSecret: process.env.ND_ID_CLIENT_SECRET ?? '',
+ *       privateKey: process.env.ND_ID_PRIVATE_KEY ?? '',
+ *       callbackURL: 'https://app.example/auth/callback',
+ *     },
+ *     async (user) => findOrCreate(user),
+ *   ),
+ * );
  * ```
  *
  * Outcomes: a started login redirects; a completed one calls `success(user, { returnTo })`;

@@ -25,14 +25,18 @@ export type NdIdVerifyDone = (err: unknown, user?: Express.User | false | null, 
  * `undefined` leaves the answer to `done`; a verify that does neither within `verifyTimeout`
  * ends the login with an error.
  */
-export type NdIdVerify =
-  | ((user: NdIdUser, done: NdIdVerifyDone) => void)
-  | ((user: NdIdUser) => Promise<Express.User | false | null>);
+export type NdIdVerify = (user: NdIdUser, done: NdIdVerifyDone) => NdIdVerifyAnswer;
 
 /** Verify callback with the request first, used when `passReqToCallback` is true. Answers as {@link NdIdVerify}. */
-export type NdIdVerifyWithRequest =
-  | ((req: Request, user: NdIdUser, done: NdIdVerifyDone) => void)
-  | ((req: Request, user: NdIdUser) => Promise<Express.User | false | null>);
+export type NdIdVerifyWithRequest = (req: Request, user: NdIdUser, done: NdIdVerifyDone) => NdIdVerifyAnswer;
+
+/**
+ * What a verify callback returns: nothing (it calls `done`), or a promise of the user (`false`
+ * or `null` refuses; `undefined` leaves the answer to `done`). One signature rather than a
+ * union of two, so that TypeScript types an inline `async (user) => ...` from it.
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: `async (user, done) => { done(null, user); }` returns Promise<void>
+export type NdIdVerifyAnswer = void | Promise<Express.User | false | null | undefined | void>;
 
 /** What the verify callback answered: a user, or `false` with optional details. */
 export type VerifyOutcome = { user: Express.User | false; info?: NdIdInfo | string };

@@ -400,7 +400,7 @@ export const MISMATCH_MESSAGE =
 /** The QR code of a pending authorization, as SVG; only while it waits for an answer. */
 function qrImage(ctx: ProviderContext, req: Request, res: Response): void {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
-  if (!pending || pending.status !== 'pending') {
+  if (pending?.status !== 'pending') {
     res.status(404).set('Cache-Control', 'no-store').end();
     return;
   }

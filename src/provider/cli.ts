@@ -100,7 +100,7 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     listPersonas: false,
     help: false,
   };
-  const valueOf = (i: number, flag: string): string | undefined => {
+  const valueAfter = (i: number, flag: string): string | undefined => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--')) {
       mistakes.push(`${flag} needs a value`);
@@ -113,7 +113,7 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     const take = (): string | undefined => {
       if (inline !== undefined) return inline;
-      const v = valueOf(i, flag);
+      const v = valueAfter(i, flag);
       if (v !== undefined) i += 1;
       return v;
     };

@@ -131,7 +131,7 @@ export function parseForm(text: string, maxParameters: number = MAX_FORM_PARAMET
  * response itself; the body then goes to it instead.
  */
 export function sendJson(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (Object.prototype.hasOwnProperty.call(res, 'json')) {
+  if (Object.hasOwn(res, 'json')) {
     res.status(status).set(headers);
     res.json(body);
     return;

@@ -181,7 +181,7 @@ export function createProvider(options: ProviderOptions): Provider {
   if (config.auditEndpoint) app.use(auditRouter(ctx.audit));
   if (config.conformance) app.use(conformanceRouter(conformance));
 
-  app.use((req: Request, res: Response) => {
+  app.use((_req: Request, res: Response) => {
     res.status(404).set('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'No such endpoint.' });
   });
   // Errors raised before a handler runs (for example a malformed path escape): no stack, ever.

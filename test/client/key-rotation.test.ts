@@ -8,7 +8,7 @@ import { CompactEncrypt, exportJWK, generateSecret } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import { decryptUserinfo } from '../../src/client/userinfo-crypto.js';
-import { IdError } from '../../src/errors.js';
+import type { IdError } from '../../src/errors.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
 import { importRsaPrivateKeyOrJwk, rsaThumbprint, type RsaPrivateJwk } from '../../src/keys.js';
 import type { StartedProvider } from '../../src/provider/index.js';

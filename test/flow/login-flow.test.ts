@@ -169,7 +169,7 @@ describe('createLoginFlow with a plain-object session', () => {
     const { state } = flow.begin(session);
     const { user } = await flow.complete(session, { code: 'c', state });
     expect(Object.keys(user.data)).toEqual(['profile.name']);
-    expect(user.data.hasOwnProperty('profile.name')).toBe(true);
+    expect(Object.hasOwn(user.data, 'profile.name')).toBe(true);
     expect(Object.getPrototypeOf(user.data)).toBe(Object.prototype);
     expect('profile.passport_expiry_date' in user.data).toBe(false);
 

@@ -12,7 +12,7 @@
  */
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import fc from 'fast-check';
-import { CompactEncrypt, CompactSign, exportJWK, SignJWT } from 'jose';
+import { CompactEncrypt, CompactSign, exportJWK, } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import { IdError } from '../../src/errors.js';

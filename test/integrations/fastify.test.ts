@@ -19,7 +19,6 @@ import {
   CLIENT_ID,
   CLIENT_SECRET,
   expectFailurePage,
-  expectNoSecrets,
   PERSONA,
   recordingLogger,
   RP_KEYS,
@@ -49,6 +48,7 @@ async function startFastifyRp(plugin: Plugin): Promise<FastifyRp> {
     await app.register(fastifySecureSession, { key: randomBytes(32), cookie: { path: '/', httpOnly: true, sameSite: 'lax' } });
   }
   // The strategy is built once the app's port (and so its callback URL) is known.
+  // biome-ignore lint/style/useConst: assigned below, once the port is known
   let strategy: NdIdStrategy | undefined;
   const sessionKey = `nd-id:${CLIENT_ID}`;
   // clearSessionIgnoreFields keeps the other tabs' pending logins across the session regeneration at sign-in.

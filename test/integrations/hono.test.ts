@@ -18,7 +18,6 @@ import {
   CLIENT_SECRET,
   closeServer,
   expectFailurePage,
-  expectNoSecrets,
   listenOnLoopback,
   PERSONA,
   recordingLogger,

@@ -25,7 +25,6 @@ import {
   CLIENT_SECRET,
   closeServer,
   expectFailurePage,
-  expectNoSecrets,
   listenOnLoopback,
   PERSONA,
   recordingLogger,

@@ -1,37 +1,27 @@
 /**
- * The README's framework recipes (Hono, Fastify, NestJS) run as written, against the built
+ * The guides' framework recipes (marked `<!-- readme-test: recipe mePath=... -->` in docs/:
+ * Hono, Fastify, NestJS) run as written, against the built
  * package, and sign a person in through the provider: each is started as its own process with
  * the configuration in its environment, and a browser walks login → service → callback.
  * (test/readme.test.ts type-checks them.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/redis.js';
+import { docSnippets } from '../helpers/doc-snippets.js';
 import { approve, Browser } from './harness.js';
 
 const root = join(__dirname, '..', '..');
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const workDir = join(root, '.tmp', `readme-recipes-${process.pid}`);
 
-/** The first ```ts snippet under the heading that starts with `heading`. */
-function recipe(heading: string): string {
-  const at = readme.indexOf(`\n## ${heading}`);
-  if (at < 0) throw new Error(`README has no section "${heading}"`);
-  const open = readme.indexOf('\n```ts\n', at);
-  const close = readme.indexOf('\n```\n', open + 6);
-  return readme.slice(open + 7, close + 1);
-}
-
-const RECIPES = [
-  { heading: 'Fetch-standard handlers', mePath: '/' },
-  { heading: 'Fastify (@fastify/passport)', mePath: '/' },
-  { heading: 'NestJS (@nestjs/passport)', mePath: '/auth/me' },
-] as const;
+const RECIPES = docSnippets('ts')
+  .filter((snippet) => snippet.kind === 'recipe')
+  .map((snippet) => ({ heading: `${snippet.file}:${snippet.line}`, id: snippet.id, code: snippet.code, mePath: snippet.args.mePath ?? '/' }));
 
 beforeAll(() => {
   const problem = inject('buildProblem');
@@ -45,7 +35,11 @@ afterAll(() => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
-describe.each(RECIPES)('README recipe: $heading', ({ heading, mePath }) => {
+it('the Hono, Fastify and NestJS guides each have a recipe', () => {
+  expect(RECIPES.map((r) => r.heading.replace(/:\d+$/, '')).sort()).toEqual(['docs/fastify.md', 'docs/fetch.md', 'docs/nestjs.md']);
+});
+
+describe.each(RECIPES)('recipe at $heading', ({ heading, id, code, mePath }) => {
   let provider: StartedProvider | undefined;
   let child: ChildProcess | undefined;
   let output = '';
@@ -60,8 +54,8 @@ describe.each(RECIPES)('README recipe: $heading', ({ heading, mePath }) => {
   });
 
   it('runs and signs a person in', async () => {
-    const file = join(workDir, `${heading.replace(/\W+/g, '-')}.mts`);
-    writeFileSync(file, recipe(heading));
+    const file = join(workDir, `${id}.mts`);
+    writeFileSync(file, code);
     const port = await freePort();
     const callback = `http://127.0.0.1:${port}/auth/callback`;
     const keys = testKeyPair('readme');

@@ -205,7 +205,7 @@ describe('the app sees only the attributes it asked for', () => {
     const { data } = seen[0]!;
     expect(data).toEqual({ 'profile.name': 'TAN AH KOW' });
     expect(Object.keys(data)).toEqual(['profile.name']);
-    expect(data.hasOwnProperty('profile.nric_number')).toBe(false);
+    expect(Object.hasOwn(data, 'profile.nric_number')).toBe(false);
     expect(data.constructor).toBe(Object);
   });
 });

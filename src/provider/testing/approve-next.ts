@@ -9,7 +9,7 @@ import { SUPPORTED_SCOPES } from '../scopes.js';
 import type { Persona } from '../types.js';
 import type { PersonaDirectory } from './persona-directory.js';
 
-/** What {@link ScriptedLogins.enqueue} takes: the answer to one authorization request. */
+/** What `provider.approveNext()` takes: the answer to one authorization request. */
 export interface ApproveNextOptions {
   /** Who approves: a persona id, or a full persona (added to the provider's personas). Default: the first persona. */
   persona?: string | Persona;

@@ -209,7 +209,7 @@ describe('an app written with the strategy, tested with nothing but createTestPr
     return a;
   }
 
-  async function signIn(t: TestProvider, a: express.Express) {
+  async function signIn(_t: TestProvider, a: express.Express) {
     const browser = request.agent(a);
     const login = await browser.get('/auth/login');
     const back = new URL((await fetch(login.headers.location as string, { redirect: 'manual' })).headers.get('location')!);

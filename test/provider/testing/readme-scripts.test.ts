@@ -1,24 +1,18 @@
 /**
- * The README's test-kit snippets (marked `<!-- readme-test: script -->`) are run as written,
+ * The documentation's test-kit snippets (marked `<!-- readme-test: script -->`) are run as written,
  * against the built package, each in its own process; their `assert`s are the checks.
  * (test/readme.test.ts type-checks them.)
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { docSnippets } from '../../helpers/doc-snippets.js';
 
 const root = join(__dirname, '..', '..', '..');
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const workDir = join(root, '.tmp', `readme-scripts-${process.pid}`);
-const MARK = '<!-- readme-test: script -->\n```ts\n';
-
-const scripts: Array<{ line: number; code: string }> = [];
-for (let at = readme.indexOf(MARK); at !== -1; at = readme.indexOf(MARK, at + 1)) {
-  const start = at + MARK.length;
-  scripts.push({ line: readme.slice(0, start).split('\n').length, code: readme.slice(start, readme.indexOf('\n```\n', start) + 1) });
-}
+const scripts = docSnippets('ts').filter((snippet) => snippet.kind === 'script');
 
 beforeAll(() => {
   const problem = inject('buildProblem');
@@ -30,13 +24,13 @@ afterAll(() => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
-describe('README test-kit snippets', () => {
+describe('test-kit snippets of the documentation', () => {
   it('there are some', () => {
     expect(scripts.length).toBeGreaterThanOrEqual(2);
   });
 
-  it.each(scripts)('the snippet at README line $line runs and its assertions hold', async ({ line, code }) => {
-    const file = join(workDir, `readme-line-${line}.mts`);
+  it.each(scripts)('the snippet at $file line $line runs and its assertions hold', async ({ id, code }) => {
+    const file = join(workDir, `${id}.mts`);
     writeFileSync(file, code);
     const tsx = join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs');
     const result = await promisify(execFile)(process.execPath, ['--import', tsx, file], { cwd: root, timeout: 60_000 }).then(

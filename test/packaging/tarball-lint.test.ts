@@ -1,0 +1,70 @@
+/**
+ * The packed tarball is clean under `publint --strict` and `@arethetypeswrong/cli` (every entry
+ * resolves with the right module kind under node10, node16 from CommonJS and from ESM, and
+ * bundler), and ships its LICENSE and CHANGELOG.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { publint } from 'publint';
+import { formatMessage } from 'publint/utils';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { packTarball } from '../helpers/pack.js';
+
+const root = join(__dirname, '..', '..');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string; peerDependenciesMeta?: Record<string, { optional?: boolean }> };
+let tarball = '';
+
+beforeAll(() => {
+  const problem = inject('buildProblem');
+  if (problem) throw new Error(problem);
+  tarball = packTarball(root);
+});
+
+afterAll(() => {
+  if (tarball) rmSync(dirname(tarball), { recursive: true, force: true });
+});
+
+describe('the packed tarball', () => {
+  it('has no publint finding in strict mode', async () => {
+    const buffer = readFileSync(tarball);
+    const { messages, pkg: packed } = await publint({
+      pack: { tarball: buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) },
+      strict: true,
+      level: 'suggestion',
+    });
+    expect(messages.map((m) => `${m.type}: ${formatMessage(m, packed) ?? m.code}`)).toEqual([]);
+  });
+
+  it('has no @arethetypeswrong problem under node10, node16 (CJS and ESM) and bundler', async () => {
+    const cli = join(root, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js');
+    expect(existsSync(cli)).toBe(true);
+    const result = await promisify(execFile)(process.execPath, [cli, tarball, '--format', 'json'], { timeout: 120_000 }).then(
+      ({ stdout }) => stdout,
+      (err: { stdout?: string }) => err.stdout ?? String(err),
+    );
+    const report = JSON.parse(result) as { analysis: { problems: unknown[]; entrypoints: Record<string, { resolutions: Record<string, { resolution?: { fileName: string } }> }> } };
+    expect(report.analysis.problems).toEqual([]);
+    const provider = report.analysis.entrypoints['./provider']!.resolutions;
+    expect(provider.node10?.resolution?.fileName).toMatch(/provider\/index\.d\.ts$/);
+    expect(provider['node16-esm']?.resolution?.fileName).toMatch(/provider\/index\.d\.mts$/);
+  }, 120_000);
+
+  it('ships an MIT LICENSE matching package.json, and a Keep a Changelog CHANGELOG.md', async () => {
+    const { stdout } = await promisify(execFile)('tar', ['-tzf', tarball]);
+    const files = stdout.split('\n');
+    expect(files).toContain('package/LICENSE');
+    expect(files).toContain('package/CHANGELOG.md');
+    expect(pkg.license).toBe('MIT');
+    expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n/);
+    const changelog = readFileSync(join(root, 'CHANGELOG.md'), 'utf8');
+    expect(changelog).toContain('keepachangelog.com');
+    expect(changelog).toMatch(/^## \[Unreleased\]$/m);
+    expect(changelog).toMatch(/jose 6/);
+  });
+
+  it('makes express and passport optional peers', () => {
+    expect(pkg.peerDependenciesMeta).toEqual({ express: { optional: true }, passport: { optional: true } });
+  });
+});
