@@ -9,7 +9,7 @@ import { IdError } from '../errors.js';
 import { checkAccessOptions, refuseAccess, refusalReason, stepUpRefusedPage, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
 import type { CompleteResult } from '../flow/login-flow.js';
-import type { SessionPolicy, SignInRecord } from '../flow/session-policy.js';
+import type { SessionCheck, SessionPolicy, SignInRecord } from '../flow/session-policy.js';
 import type { FlowSession } from '../flow/session.js';
 import { LOG_EVENTS } from '../log.js';
 
@@ -79,7 +79,7 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
     const access = checkAccessOptions({ loginPath: hooks.loginPath, ...options }, who);
     const session = await hooks.sessionOf(request);
     const headers = new Headers();
-    let result;
+    let result: SessionCheck;
     try {
       result = await policy.check(session);
     } catch (err) {
@@ -129,7 +129,6 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
       result: CompleteResult,
       prior: SignInRecord | undefined,
       priorUser: unknown,
-      retryHref: string,
     ): Promise<Response | undefined> {
       if (result.maxAge === undefined) return undefined;
       const outcome = policy.stepUpOutcome(prior, result.user, result.maxAge);

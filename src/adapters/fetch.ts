@@ -224,7 +224,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       return response;
     }
     try {
-      const refused = await guards.afterLogin(session, request, result, prior, priorUser, loginPath ?? DEFAULT_LOGIN_PATH);
+      const refused = await guards.afterLogin(session, request, result, prior, priorUser);
       if (refused !== undefined) return refused;
       session.set(userKey, toSessionUser(result.user));
       policy.start(session, result.user);
