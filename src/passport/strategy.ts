@@ -5,7 +5,6 @@
  * login in the session and turns outcomes into Passport's success, fail and error.
  */
 import type { AuthenticateOptions } from 'passport';
-import passport from 'passport';
 import type { Request } from 'express';
 import { DEFAULT_CLOCK_TOLERANCE_S, IdClient } from '../client/id-client.js';
 import type { IdClientOptions } from '../client/types.js';
@@ -24,6 +23,7 @@ import type { ReplayStore } from '../flow/replay-store.js';
 import { recordSession, type FlowSession } from '../flow/session.js';
 import type { Logger } from '../log.js';
 import { hostOf, requestFacts } from './request-facts.js';
+import { PassportStrategyBase } from './strategy-base.js';
 import { runVerify, type NdIdInfo, type NdIdVerify, type NdIdVerifyWithRequest, type VerifyOutcome } from './verify.js';
 
 export type { NdIdInfo, NdIdVerify, NdIdVerifyDone, NdIdVerifyWithRequest } from './verify.js';
@@ -104,8 +104,16 @@ export type NdIdStrategyOptions = NdIdStrategyBaseOptions &
 export type NdIdStrategyOptionsWithRequest = NdIdStrategyBaseOptions &
   (NdIdStrategyClientFields | NdIdStrategyReadyClient) & { passReqToCallback: true };
 
+/**
+ * Key of the check `ndIdRouter()` passes in its authenticate options: called with the strategy
+ * Passport runs, before the login starts or completes; an error it returns ends the request with `error`.
+ */
+export const ROUTER_CHECK: unique symbol = Symbol('nd-id router check');
+
 /** Per-call options: `passport.authenticate('nd-id', { returnTo, scope })`. */
 export interface NdIdAuthenticateOptions extends AuthenticateOptions {
+  /** Set by `ndIdRouter()` only (see {@link ROUTER_CHECK}). */
+  [ROUTER_CHECK]?: (strategy: NdIdStrategy) => Error | undefined;
   /** Same-site path to return to after login; anything unsafe is ignored. */
   returnTo?: string;
   /** Scopes for this login only. */
@@ -182,7 +190,7 @@ function methodSession(session: object): FlowSession | undefined {
  * so logins still in progress in other tabs of the same browser must be started again;
  * `ndIdRouter()` carries them over.
  */
-export class NdIdStrategy extends passport.Strategy {
+export class NdIdStrategy extends PassportStrategyBase {
   /** The name Passport knows the strategy by: `'nd-id'` (or the name given to `passport.use(name, strategy)`). */
   override name: string = ND_ID_STRATEGY_NAME;
   /** Session key under which pending logins are kept. */
@@ -317,6 +325,8 @@ export class NdIdStrategy extends passport.Strategy {
    * Per-call options: `returnTo` and `scope`.
    */
   override authenticate(req: Request, options: NdIdAuthenticateOptions = {}): void {
+    const refused = options[ROUTER_CHECK]?.(this);
+    if (refused !== undefined) return this.error(refused);
     const query = (req.query ?? {}) as Record<string, unknown>;
     if (query.code !== undefined || query.error !== undefined) {
       // completeLogin reports through success/fail/error; a throw from one of those (a bug in a

@@ -255,8 +255,9 @@ describe('options that cannot work together fail at construction', () => {
     expect(() => ndIdRouter({ renderFailure: render, errorPage: false })).toThrow(/renderFailure and errorPage/);
   });
 
-  it('two strategies sharing a sessionKey with different callbacks is a TypeError naming both', async () => {
+  it('two strategies sharing a sessionKey with different callbacks: the second login is refused with a box naming both', async () => {
     const passport = (await import('passport')).default;
+    const express = (await import('express')).default;
     const { NdIdStrategy } = await import('../../src/passport/strategy.js');
     const { ndIdRouter } = await import('../../src/passport/router.js');
     const { testKeyPair } = await import('../helpers/keys.js');
@@ -264,7 +265,15 @@ describe('options that cannot work together fail at construction', () => {
     const common = { clientId: 'c', clientSecret: 's', privateKey: testKeyPair('rp').privateKeyPem, hostname: 'http://127.0.0.1:9', sessionKey: 'shared' };
     authenticator.use('nd-id', new NdIdStrategy({ ...common, callbackURL: 'http://127.0.0.1:3000/a/callback' }));
     authenticator.use('nd-id-b', new NdIdStrategy({ ...common, callbackURL: 'http://127.0.0.1:3000/b/callback' }));
-    expect(() => ndIdRouter({ passport: authenticator })).toThrow(/"nd-id" and "nd-id-b" share sessionKey "shared"/);
+    const app = express();
+    app.use(session({ secret: 'clash-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.use('/a', ndIdRouter({ passport: authenticator }));
+    app.use('/b', ndIdRouter({ passport: authenticator, strategyName: 'nd-id-b' }));
+    expect((await request(app).get('/a/login')).status).toBe(302);
+    const refused = await request(app).get('/b/login');
+    expect(refused.status).toBe(500);
+    expect(refused.text).toContain('session_key_shared');
+    expect(refused.text).toMatch(/&quot;nd-id&quot; and &quot;nd-id-b&quot; share sessionKey &quot;shared&quot;|"nd-id" and "nd-id-b" share sessionKey "shared"/);
   });
 
   it('renderFailure receives what to show and brands the page', async () => {
