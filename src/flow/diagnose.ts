@@ -29,6 +29,12 @@ export const DIAGNOSIS_CODES = [
   'session_cookie_not_saved',
   'callback_route_mismatch',
   'session_middleware_missing',
+  'session_key_shared',
+  'pending_login_lost_at_sign_in',
+  'client_secret_refused',
+  'id_token_expired',
+  'id_token_not_yet_valid',
+  'private_key_mismatch',
 ] as const;
 
 /** One of {@link DIAGNOSIS_CODES}. */
@@ -270,12 +276,36 @@ export function diagnoseExpired(tookMs: number, loginTtl: number): Diagnosis {
   };
 }
 
+/** The service's `Date` header counts whole seconds: a measured skew may be off by up to this much. */
+const DATE_HEADER_PRECISION_MS = 1000;
+
 /**
  * Diagnosis of an ID token refused for its time claims, from the difference between this
- * machine's clock and the service's `Date` header (`skewMs` = our clock − theirs).
+ * machine's clock and the service's `Date` header (`skewMs` = our clock − theirs), judged
+ * against `clockTolerance`: when the clocks agree within it, the token itself was out of its
+ * time window (`refusal`: `id_token_expired` for an expired one), and that is the diagnosis.
  */
-export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: number | undefined): Diagnosis {
+export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: number | undefined, refusal?: string): Diagnosis {
   const tolerance = clockToleranceS === undefined ? 'clockTolerance' : `clockTolerance (${clockToleranceS} s)`;
+  if (
+    skewMs !== undefined &&
+    Number.isFinite(skewMs) &&
+    clockToleranceS !== undefined &&
+    Math.abs(skewMs) <= clockToleranceS * 1000 + DATE_HEADER_PRECISION_MS
+  ) {
+    const agree = `This machine's clock agrees with the identity service's within ${tolerance}`;
+    return refusal === 'id_token_expired'
+      ? {
+          code: 'id_token_expired',
+          cause: `${agree}, so the clocks are not the cause: the ID token had already expired (exp beyond ${tolerance}) when it was checked.`,
+          fix: 'Nothing to change in clockTolerance. The person should start again; if it keeps happening, the service issues tokens that expire too soon or the code exchange is delayed (look for slow calls to the token endpoint).',
+        }
+      : {
+          code: 'id_token_not_yet_valid',
+          cause: `${agree}, so the clocks are not the cause: the ID token's iat or nbf is further in the future than ${tolerance} allows.`,
+          fix: 'Nothing to change in clockTolerance: the service issued a token dated in the future. The person should start again; report it to the service if it persists.',
+        };
+  }
   if (skewMs === undefined || !Number.isFinite(skewMs)) {
     return {
       code: 'clock_skew',
@@ -290,4 +320,28 @@ export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: n
     cause: `This machine's clock is about ${s} s ${direction} the identity service's (measured against its Date header), beyond ${tolerance}.`,
     fix: `Synchronise this machine's clock (NTP); if that is not possible, raise ${tolerance} above ${s} s.`,
   };
+}
+
+/**
+ * Diagnosis of a server-side failure caused by the app's own credentials, naming the option to
+ * check: the service refused the client's credentials at the token endpoint (`invalid_client`,
+ * `unauthorized_client`), or the userinfo key could not be decrypted with `privateKey`.
+ * Undefined for any other failure.
+ */
+export function diagnoseCredentials(code: string, oauthError: string | undefined): Diagnosis | undefined {
+  if (code === 'token_request_failed' && (oauthError === 'invalid_client' || oauthError === 'unauthorized_client')) {
+    return {
+      code: 'client_secret_refused',
+      cause: `The identity service refused this app's client credentials at the token endpoint (${oauthError}): clientSecret (or clientId) is not the one registered for this client.`,
+      fix: 'Check the clientSecret option (and clientId) against your registration with the service; with the local provider, against its clients.json.',
+    };
+  }
+  if (code === 'userinfo_key_decrypt_failed') {
+    return {
+      code: 'private_key_mismatch',
+      cause: "The person's attributes could not be decrypted: privateKey is not the private key whose public key is registered for this client.",
+      fix: 'Check the privateKey option: it must be the private half of the public key registered with the service (with the local provider, the publicKey in its clients.json).',
+    };
+  }
+  return undefined;
 }

@@ -20,7 +20,7 @@ import { knownOAuthError } from '../client/oauth-error-codes.js';
 import { IdError } from '../errors.js';
 import { checkLogger, createLog, LOG_EVENTS, newReference, type Log, type Logger } from '../log.js';
 import { classifyFailure } from './failure.js';
-import { diagnoseCallback, diagnoseClockSkew, diagnoseExpired, SESSION_MIDDLEWARE_MISSING, type RequestFacts } from './diagnose.js';
+import { diagnoseCallback, diagnoseClockSkew, diagnoseCredentials, diagnoseExpired, SESSION_MIDDLEWARE_MISSING, type RequestFacts } from './diagnose.js';
 import { LoginLedger } from './login-ledger.js';
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
 import { requestedAttributes, scopeList } from './attributes.js';
@@ -337,7 +337,10 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     } else if (err.code === 'login_expired' && attempt.startedAt !== undefined) {
       err.diagnosis = diagnoseExpired(now - attempt.startedAt, loginTtl);
     } else if (err.code === 'id_token_expired' || err.code === 'id_token_issued_in_future' || err.code === 'id_token_not_yet_valid') {
-      err.diagnosis = diagnoseClockSkew(err.clockSkewMs, options.clockTolerance);
+      err.diagnosis = diagnoseClockSkew(err.clockSkewMs, options.clockTolerance, err.code);
+    } else {
+      const credentials = diagnoseCredentials(err.code, oauthErrorOf(err).oauthError);
+      if (credentials !== undefined) err.diagnosis = credentials;
     }
     const failure = classifyFailure(err);
     const event = {

@@ -168,6 +168,18 @@ describe('diagnosis of failed callbacks, over real HTTP and cookies', () => {
     expect(String(line.event.fix)).toContain('clockTolerance (60 s)');
   });
 
+  it('id_token_expired, not clock_skew: a token that expired a minute ago while the clocks agree', async () => {
+    const { rp, lines } = await rpWithLog();
+    const browser = rp.browser();
+    rp.provider.provider.approveNext({ claims: { exp: -60 } });
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expect(res.status).toBe(401);
+    const line = diagnosed(lines);
+    expectExplained(res, line, 'id_token_expired');
+    expect(String(line.event.cause)).not.toMatch(/ahead|behind|beyond clockTolerance \(60 s\)\./);
+    expect(String(line.event.fix)).not.toMatch(/raise clockTolerance/);
+  });
+
   it('callback_without_state: a callback link without state', async () => {
     const { rp, lines } = await rpWithLog();
     const res = await rp.browser().get('/auth/callback?code=abc');
@@ -198,9 +210,29 @@ describe('server-side failures are logged at error with the reference on the pag
     const line = lines.find((l) => l.level === 'error');
     expect(line?.event).toMatchObject({ event: 'login_error', code: 'token_request_failed', oauthError: 'invalid_client' });
     expect(res.text).toContain(`<code>${String(line?.event.reference)}</code>`);
+    // Outside production the developer box names the option to check, and so does the log.
+    expect(res.text).toContain('For the developer');
+    expect(res.text).toContain('<code>client_secret_refused</code>');
+    expect(res.text).toContain('clientSecret');
+    expect(line?.event).toMatchObject({ diagnosis: 'client_secret_refused' });
+    expect(String(line?.event.fix)).toContain('clientSecret');
     const all = JSON.stringify(lines);
     expect(all).not.toContain('a-wrong-secret-value-123456');
     expect(all).not.toContain(CLIENT_SECRET);
+  });
+
+  it('a private key that does not match the registered one: 500 page whose developer box names privateKey, as the log does', async () => {
+    const { testKeyPair } = await import('../helpers/keys.js');
+    const { rp, lines } = await rpWithLog({ privateKey: testKeyPair('not-registered').privateKeyPem });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expectSafePage(res, 500);
+    const line = lines.find((l) => l.level === 'error' && l.event.event === 'login_error');
+    expect(line?.event).toMatchObject({ code: 'userinfo_key_decrypt_failed', diagnosis: 'private_key_mismatch' });
+    expect(String(line?.event.fix)).toContain('privateKey');
+    expect(res.text).toContain('For the developer');
+    expect(res.text).toContain('<code>private_key_mismatch</code>');
+    expect(res.text).toContain('privateKey');
   });
 
   it('with no logger, a server-side failure reaches console.error once per cause per minute', async () => {
