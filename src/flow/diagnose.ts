@@ -60,6 +60,8 @@ export interface LedgerRecord {
   outcome: 'pending' | 'in_progress' | 'completed' | 'failed' | 'evicted';
   /** When the outcome was recorded, ms since the epoch. */
   outcomeAt: number;
+  /** The sanitized same-site path the login was to return to, if any. */
+  returnTo?: string;
 }
 
 /** The session cookie's settings, as the session middleware was configured. */
@@ -329,10 +331,11 @@ export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: n
  * Undefined for any other failure.
  */
 export function diagnoseCredentials(code: string, oauthError: string | undefined): Diagnosis | undefined {
+  // The OAuth error code is in the log's own oauthError field; the page does not repeat it.
   if (code === 'token_request_failed' && (oauthError === 'invalid_client' || oauthError === 'unauthorized_client')) {
     return {
       code: 'client_secret_refused',
-      cause: `The identity service refused this app's client credentials at the token endpoint (${oauthError}): clientSecret (or clientId) is not the one registered for this client.`,
+      cause: "The identity service refused this app's client credentials at the token endpoint: clientSecret (or clientId) is not the one registered for this client.",
       fix: 'Check the clientSecret option (and clientId) against your registration with the service; with the local provider, against its clients.json.',
     };
   }

@@ -30,6 +30,7 @@ import {
   countPendingLogins,
   isBoundTo,
   isExpired,
+  MAX_STATE_LENGTH,
   takePendingLogin,
   type LoginBinding,
   type PendingLogin,
@@ -175,6 +176,12 @@ export interface LoginFlow {
    * regenerates the session at sign-in: call before, and call the result with the new session after.
    */
   keepPendingLogins(session: FlowSession): RestorePendingLogins;
+  /**
+   * What this process remembers of a login it completed, by the callback's `state`: where it was
+   * to return to. Undefined when this process did not complete a login with that state. For
+   * adapters that send a signed-in person who replays a callback (back button) on their way.
+   */
+  completedLogin(state: unknown): { returnTo?: string } | undefined;
 }
 
 const STATE_MISMATCH_MESSAGE = 'This sign-in was not started in this browser, or was already used. Please start again.';
@@ -283,7 +290,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       ...(returnTo === undefined ? {} : { returnTo }),
     };
     const evicted = addPendingLogin(session, sessionKey, state, pending, { max: maxPendingLogins, ttl: loginTtl, now: pending.createdAt });
-    ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt);
+    ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt, returnTo);
     for (const old of evicted) ledger.settle(loginKey(binding, old), 'evicted', pending.createdAt);
     if (log.debugEnabled) log.write('debug', { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined }, 'Login started');
     return { redirectUrl: result.url, state };
@@ -441,6 +448,12 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     begin,
     complete,
     keepPendingLogins,
+    completedLogin(state) {
+      if (typeof state !== 'string' || state === '' || state.length > MAX_STATE_LENGTH) return undefined;
+      const record = ledger.lookup(loginKey(binding, state));
+      if (record?.outcome !== 'completed') return undefined;
+      return record.returnTo === undefined ? {} : { returnTo: record.returnTo };
+    },
     report: (err, request) => report(err, request),
   };
 }

@@ -20,10 +20,10 @@ export class LoginLedger {
   /** @param maxSize most records kept; the oldest are dropped first. */
   constructor(private readonly maxSize: number = DEFAULT_LEDGER_SIZE) {}
 
-  /** Records a login started on `host` at `now`. */
-  started(key: string, host: string, now: number): void {
+  /** Records a login started on `host` at `now`, to return to `returnTo`. */
+  started(key: string, host: string, now: number, returnTo?: string): void {
     this.records.delete(key);
-    this.records.set(key, { startedAt: now, host, outcome: 'pending', outcomeAt: now });
+    this.records.set(key, { startedAt: now, host, outcome: 'pending', outcomeAt: now, ...(returnTo === undefined ? {} : { returnTo }) });
     if (this.records.size > this.maxSize) {
       const oldest = this.records.keys().next().value;
       if (oldest !== undefined) this.records.delete(oldest);

@@ -351,6 +351,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     const returnTo = safeReturnTo(req.query.returnTo);
     const authOptions: NdIdAuthenticateOptions = {
       sessionCookieName,
+      successRedirect,
       ...(returnTo === undefined ? {} : { returnTo }),
       [ROUTER_CHECK]: (ran: NdIdStrategy) => {
         strategy = ran;

@@ -20,6 +20,7 @@ import {
 } from '../flow/login-flow.js';
 import { checkAbsoluteUrl as checkUrl, checkMilliseconds, optionError as flowOptionError } from '../flow/options.js';
 import type { ReplayStore } from '../flow/replay-store.js';
+import { safeReturnTo } from '../flow/return-to.js';
 import { recordSession, type FlowSession } from '../flow/session.js';
 import type { Logger } from '../log.js';
 import { hostOf, requestFacts } from './request-facts.js';
@@ -147,6 +148,13 @@ function optionError(option: string, what: string): TypeError {
   return flowOptionError('NdIdStrategy', option, what);
 }
 
+
+/** Whether the request carries a signed-in person (Passport's `req.isAuthenticated()`, or a `req.user`). */
+function isSignedIn(req: Request): boolean {
+  const check = (req as { isAuthenticated?: unknown }).isAuthenticated;
+  if (typeof check === 'function') return (check as () => unknown).call(req) === true;
+  return (req as { user?: unknown }).user != null;
+}
 
 /** A session object with its own `get(key)` and `set(key, value)` methods (Fastify's session plugins). */
 interface MethodSessionLike {
@@ -331,7 +339,7 @@ export class NdIdStrategy extends PassportStrategyBase {
     if (query.code !== undefined || query.error !== undefined) {
       // completeLogin reports through success/fail/error; a throw from one of those (a bug in a
       // later handler) must still reach Express rather than become an unhandled rejection.
-      this.completeLogin(req, query, options.sessionCookieName).catch((err: unknown) => {
+      this.completeLogin(req, query, options).catch((err: unknown) => {
         this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
       });
     } else {
@@ -368,7 +376,8 @@ export class NdIdStrategy extends PassportStrategyBase {
     this.redirect(redirectUrl);
   }
 
-  private async completeLogin(req: Request, query: Record<string, unknown>, cookieName: string | undefined): Promise<void> {
+  private async completeLogin(req: Request, query: Record<string, unknown>, options: NdIdAuthenticateOptions): Promise<void> {
+    const cookieName = options.sessionCookieName;
     const session = this.sessionOf(req);
     if (session === undefined) return this.error(this.flow.report(this.sessionMissing(), requestFacts(req, cookieName)));
 
@@ -380,6 +389,12 @@ export class NdIdStrategy extends PassportStrategyBase {
       const failure = classifyFailure(err);
       if (failure.serverSide || !(err instanceof IdError)) {
         return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
+      }
+      // A person already signed in who replays a callback (the back button) is sent on their way,
+      // not shown a failure: nothing was signed in, and their session is left as it is.
+      if (err.code === 'state_mismatch' && isSignedIn(req)) {
+        const done = this.flow.completedLogin(query.state);
+        return this.redirect(safeReturnTo(done?.returnTo) ?? options.successRedirect ?? '/');
       }
       return this.fail(failureOf(err, failure.message), failure.status);
     }

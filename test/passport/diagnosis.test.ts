@@ -118,13 +118,46 @@ describe('diagnosis of failed callbacks, over real HTTP and cookies', () => {
     expectExplained(res, diagnosed(lines), 'session_not_in_store');
   });
 
-  it('state_already_used: a replayed callback after a completed sign-in', async () => {
-    const { rp, lines } = await rpWithLog();
+  it('state_already_used: a replayed callback after a completed sign-in, in a session that is not signed in', async () => {
+    // Without passport.session() the request carries no user, so the replay is refused and explained.
+    const { rp, lines } = await rpWithLog({ passportSession: false });
     const browser = rp.browser();
     const back = await approve(await startLogin(browser));
     expect((await followCallback(browser, back)).status).toBe(302);
     const res = await followCallback(browser, back);
     expectExplained(res, diagnosed(lines), 'state_already_used');
+    expect(rp.tokenCalls()).toBe(1);
+  });
+
+  it('a person still signed in who replays the callback (back button) is sent on to their returnTo, not shown a failure', async () => {
+    const { rp, lines } = await rpWithLog();
+    const browser = rp.browser();
+    const back = await approve(await startLogin(browser, '/auth/login?returnTo=%2Faccount'));
+    expect((await followCallback(browser, back)).headers.location).toBe('/account');
+    const replay = await followCallback(browser, back);
+    expect(replay.status).toBe(302);
+    expect(replay.headers.location).toBe('/account');
+    expect(replay.headers['cache-control']).toBe('no-store');
+    expect(rp.tokenCalls()).toBe(1);
+    expect((await browser.get('/me')).status).toBe(200);
+    // Still explained in the log, for whoever wonders why the service was not called.
+    expect(diagnosed(lines).event.diagnosis).toBe('state_already_used');
+    // Without a returnTo, the router's successRedirect.
+    const other = await approve(await startLogin(browser));
+    expect((await followCallback(browser, other)).headers.location).toBe('/');
+    expect((await followCallback(browser, other)).headers.location).toBe('/');
+  });
+
+  it('a signed-in person given someone else’s callback is sent on, and stays who they were', async () => {
+    const { rp } = await rpWithLog();
+    const victim = rp.browser();
+    await followCallback(victim, await approve(await startLogin(victim)));
+    const before = (await victim.get('/me')).body as { user: { sub: string } };
+    const attacker = rp.browser();
+    const planted = await approve(await startLogin(attacker));
+    const res = await followCallback(victim, planted);
+    expect(res.status).toBe(302);
+    expect(((await victim.get('/me')).body as { user: { sub: string } }).user.sub).toBe(before.user.sub);
     expect(rp.tokenCalls()).toBe(1);
   });
 
