@@ -62,6 +62,8 @@ export interface LedgerRecord {
   outcomeAt: number;
   /** The sanitized same-site path the login was to return to, if any. */
   returnTo?: string;
+  /** When another login of the same session completed while this one was pending (a sign-in in another tab). */
+  siblingSignedInAt?: number;
 }
 
 /** The session cookie's settings, as the session middleware was configured. */
@@ -102,6 +104,8 @@ export interface CallbackEvidence {
   ledger?: LedgerRecord | undefined;
   /** The login lifetime in ms. */
   loginTtl: number;
+  /** The session key pending logins are kept under, to name it in a fix. */
+  sessionKey?: string | undefined;
   /** Now, ms since the epoch. */
   now: number;
 }
@@ -171,6 +175,18 @@ function cookieNotBack(e: CallbackEvidence): Diagnosis {
   };
 }
 
+/** A tab's pending login dropped when a sign-in in another tab regenerated the session without carrying it over. */
+function lostAtSignIn(e: CallbackEvidence, signedInAt: number): Diagnosis {
+  const key = e.sessionKey === undefined ? 'the strategy\'s sessionKey' : `'${e.sessionKey}'`;
+  return {
+    code: 'pending_login_lost_at_sign_in',
+    cause: `This login was still in progress when another tab of the same browser signed in ${seconds(e.now - signedInAt)} ago; the session was regenerated at that sign-in without carrying the other tabs' pending logins over, so this one was lost.`,
+    fix:
+      `Carry them over at sign-in (ndIdRouter() does): @fastify/passport: new Authenticator({ clearSessionIgnoreFields: [${key}] }); ` +
+      'passport.authenticate() or @nestjs/passport: keepSessionInfo: true.',
+  };
+}
+
 function fromLedger(e: CallbackEvidence, record: LedgerRecord): Diagnosis | undefined {
   const ago = seconds(e.now - record.outcomeAt);
   switch (record.outcome) {
@@ -225,6 +241,9 @@ export function diagnoseCallback(e: CallbackEvidence): Diagnosis {
       fix: 'Give each strategy its own callback route and registered callback URL, and send each login back to the route of the strategy that started it.',
     };
   }
+  // Checked before the cookie: an adapter that does not know the session cookie's name cannot tell whether it came back.
+  const lostAt = e.ledger?.outcome === 'pending' ? e.ledger.siblingSignedInAt : undefined;
+  if (lostAt !== undefined && e.cookieHeaderPresent && e.pendingForThisClient === 0) return lostAtSignIn(e, lostAt);
   if (e.sessionCookiePresent === false) return cookieNotBack(e);
   if (e.sessionNotInStore === true) {
     return {

@@ -31,6 +31,7 @@ import {
   isBoundTo,
   isExpired,
   MAX_STATE_LENGTH,
+  pendingStates,
   takePendingLogin,
   type LoginBinding,
   type PendingLogin,
@@ -337,6 +338,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
         stateBoundElsewhere: err.reason === 'binding_mismatch',
         ledger: attempt.state === undefined ? undefined : ledger.lookup(loginKey(binding, attempt.state)),
         loginTtl,
+        sessionKey,
         now,
       });
     } else if (err.code === 'session_missing') {
@@ -428,6 +430,11 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       log.write('debug', { event: LOG_EVENTS.attributesDropped, attributes: dropped }, 'Attributes that were not requested were dropped');
     }
 
+    if (pendingCount > 1) {
+      // Other tabs are still signing in: should a session regeneration drop them, their callbacks can say why.
+      const at = clock();
+      for (const other of pendingStates(session, sessionKey)) ledger.siblingSignedIn(loginKey(binding, other), at);
+    }
     if (session.regenerate !== undefined) {
       const restore = keepPendingLogins(session);
       await session.regenerate();

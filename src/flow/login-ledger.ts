@@ -38,6 +38,12 @@ export class LoginLedger {
     record.outcomeAt = now;
   }
 
+  /** Records that another login of the same session completed (a sign-in) while the login with `key` was pending. */
+  siblingSignedIn(key: string, now: number): void {
+    const record = this.records.get(key);
+    if (record?.outcome === 'pending') record.siblingSignedInAt = now;
+  }
+
   /** What this process remembers of the login with `key`, if it started it. */
   lookup(key: string): LedgerRecord | undefined {
     const record = this.records.get(key);

@@ -190,6 +190,14 @@ describe('NestJS with @nestjs/passport and express-session', () => {
     expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}`), 401, /cancelled or refused/);
   });
 
+  it('answers a callback with an unknown state with the 403 failure page, not Nest’s generic 401', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const page = await browser.get('/auth/callback?code=some-code&state=a-state-this-app-never-issued-0000');
+    expectFailurePage(page, 403, /not started in this browser/);
+    expect(page.text).toContain('href="/auth/login"');
+    expect(page.text).not.toContain('Unauthorized');
+  });
+
   it('signs out', async () => {
     const browser = new Browser(rp.baseUrl);
     await browser.get((await approve(await startLogin(browser, '/auth/login'))).href);
