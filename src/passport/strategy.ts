@@ -195,8 +195,13 @@ function methodSession(session: object): FlowSession | undefined {
  * or `unauthorized_client`) is an `error`.
  *
  * With plain `passport.authenticate('nd-id')`, Passport's `req.logIn` starts a fresh session,
- * so logins still in progress in other tabs of the same browser must be started again;
- * `ndIdRouter()` carries them over.
+ * so logins still in progress in other tabs of the same browser would be lost: `ndIdRouter()`
+ * carries them over; elsewhere pass `keepSessionInfo: true` (Passport, `@nestjs/passport`) or
+ * `clearSessionIgnoreFields: [strategy.sessionKey]` (`@fastify/passport`). A lost tab's callback
+ * is logged at `warn` as `pending_login_lost_at_sign_in`, naming the option.
+ *
+ * A person already signed in who replays a callback (the back button) is redirected to where
+ * that login was to return, or to the `successRedirect` option, rather than failed.
  */
 export class NdIdStrategy extends PassportStrategyBase {
   /** The name Passport knows the strategy by: `'nd-id'` (or the name given to `passport.use(name, strategy)`). */
