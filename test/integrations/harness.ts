@@ -155,7 +155,10 @@ export interface GuaranteedApp {
 export function itKeepsTheSharedGuarantees(
   app: () => GuaranteedApp,
   newBrowser: () => Promise<Browser>,
-  options: { signedInReplay?: 'sent on' | 'refused' } = {},
+  options: {
+    /** The app keeps one session id across sign-in (its own session, not regenerated): the cookie from before is then signed in too. */
+    sessionKeptAtSignIn?: boolean;
+  } = {},
 ): void {
   it('lets two tabs of one browser both complete', async () => {
     const browser = await newBrowser();
@@ -173,16 +176,19 @@ export function itKeepsTheSharedGuarantees(
     expect((await browser.get(callback.href)).status).toBe(302);
     const calls = app().tokenCalls();
     const replay = await browser.get(callback.href);
-    if (options.signedInReplay === 'refused') {
-      expectFailurePage(replay, 403, /not started in this browser, or was already used/);
-      expect(replay.text).toContain('href="/auth/login"');
-    } else {
-      // Still signed in (the back button): sent on, not shown a failure.
-      expect(replay.status).toBe(302);
-      expect(replay.location).toBe('/');
-    }
+    // Still signed in (the back button): sent on, not shown a failure.
+    expect(replay.status).toBe(302);
+    expect(replay.location).toBe('/');
+    const stranger = await newBrowser();
+    const refused = await stranger.get(callback.href);
+    expectFailurePage(refused, 403, /not started in this browser, or was already used/);
+    expect(refused.text).toContain('href="/auth/login"');
     browser.restore(before);
-    expectFailurePage(await browser.get(callback.href), 403, /not started in this browser, or was already used/);
+    if (options.sessionKeptAtSignIn === true) {
+      expect(await me(browser)).not.toBeNull();
+    } else {
+      expectFailurePage(await browser.get(callback.href), 403, /not started in this browser, or was already used/);
+    }
     expect(app().tokenCalls()).toBe(calls);
   });
 

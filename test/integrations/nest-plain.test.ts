@@ -8,12 +8,8 @@
 import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
 import { Controller, Get, Module, Req, Res, UseGuards, type ExecutionContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { AuthGuard, PassportModule, PassportStrategy } from '@nestjs/passport';
-import { ExpressAdapter } from '@nestjs/platform-express';
 import express, { type Request, type Response } from 'express';
-import session from 'express-session';
-import passport from 'passport';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NdIdStrategy, type NdIdDefaultUser } from '../../src/passport/strategy.js';
 import type { StartedProvider } from '../../src/provider/index.js';
@@ -31,6 +27,7 @@ import {
   startIntegrationProvider,
   startLogin,
 } from './harness.js';
+import { decorateMethod, startNestApp } from './nest-support.js';
 
 interface PlainNestRp {
   baseUrl: string;
@@ -38,11 +35,6 @@ interface PlainNestRp {
   close(): Promise<void>;
 }
 
-function decorateMethod(target: object, key: string, decorators: MethodDecorator[]): void {
-  const descriptor = Object.getOwnPropertyDescriptor(target, key);
-  const decorated = Reflect.decorate(decorators, target, key, descriptor) as PropertyDescriptor | undefined;
-  if (decorated !== undefined) Object.defineProperty(target, key, decorated);
-}
 
 async function startPlainNestRp(moduleOptions: { session: true; keepSessionInfo?: boolean }): Promise<PlainNestRp> {
   const recorded = recordingLogger();
@@ -102,13 +94,7 @@ async function startPlainNestRp(moduleOptions: { session: true; keepSessionInfo?
     AppModule,
   );
 
-  passport.serializeUser((user, done) => done(null, user));
-  passport.deserializeUser((user: Express.User, done) => done(null, user));
-  const app = await NestFactory.create(AppModule, new ExpressAdapter(expressApp), { logger: false });
-  app.use(session({ secret: 'nest-plain-session-secret-0123456789', resave: false, saveUninitialized: false }));
-  app.use(passport.initialize());
-  app.use(passport.session());
-  await app.init();
+  const app = await startNestApp(AppModule, expressApp, 'nest-plain-session-secret-0123456789');
   return {
     baseUrl,
     log: recorded.text,
