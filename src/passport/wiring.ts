@@ -7,8 +7,17 @@ import type { Request } from 'express';
 import { LOG_EVENTS, type Log } from '../log.js';
 import type { NdIdStrategy } from './strategy.js';
 
-/** The nd-id strategies each Passport instance has run for a router, by the name the router drives. */
-const ranByPassport = new WeakMap<object, Map<string, NdIdStrategy>>();
+/** Where a strategy keeps its pending logins, and for which callback URL. */
+interface SessionUse {
+  sessionKey: string;
+  redirectUri: string;
+}
+
+/**
+ * What the nd-id strategies each Passport instance has run for a router keep in the session, by
+ * the name the router drives (values only: no strategy object, which Passport gives per request).
+ */
+const ranByPassport = new WeakMap<object, Map<string, SessionUse>>();
 
 /**
  * Notes that `passport` ran `strategy` under `name`, and describes the clash when another
@@ -21,13 +30,16 @@ export function strategiesClash(passport: object, name: string, strategy: NdIdSt
     ran = new Map();
     ranByPassport.set(passport, ran);
   }
-  if (ran.get(name) !== strategy) ran.set(name, strategy);
+  const { sessionKey } = strategy;
+  const { redirectUri } = strategy.flow.binding;
+  const known = ran.get(name);
+  if (known?.sessionKey !== sessionKey || known.redirectUri !== redirectUri) ran.set(name, { sessionKey, redirectUri });
   if (ran.size === 1) return undefined;
   for (const [other, seen] of ran) {
-    if (other !== name && seen.sessionKey === strategy.sessionKey && seen.flow.binding.redirectUri !== strategy.flow.binding.redirectUri) {
+    if (other !== name && seen.sessionKey === sessionKey && seen.redirectUri !== redirectUri) {
       return (
-        `The strategies "${other}" and "${name}" share sessionKey "${strategy.sessionKey}" but have different callbackURLs ` +
-        `(${seen.flow.binding.redirectUri} and ${strategy.flow.binding.redirectUri}); give each its own sessionKey.`
+        `The strategies "${other}" and "${name}" share sessionKey "${sessionKey}" but have different callbackURLs ` +
+        `(${seen.redirectUri} and ${redirectUri}); give each its own sessionKey.`
       );
     }
   }
