@@ -61,7 +61,14 @@ export const MAX_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
 
 /** Result of {@link loadConfig}. */
 export type LoadedConfig =
-  | { mode: 'embedded'; site: Omit<SiteSettings, 'sessionSecrets'> & { sessionSecrets?: string[] }; scope: string; dataDir: string }
+  | {
+      mode: 'embedded';
+      site: Omit<SiteSettings, 'sessionSecrets'> & { sessionSecrets?: string[] };
+      scope: string;
+      dataDir: string;
+      /** `ND_ID_PROVIDER_PORT`: the built-in provider's port; 0 (the default) picks a free one. */
+      providerPort: number;
+    }
   | { mode: 'provider'; site: SiteSettings; provider: ProviderSettings };
 
 /** Thrown by {@link loadConfig}: one sentence per mistake in {@link ConfigError.problems}. */
@@ -159,12 +166,12 @@ function readPrivateKey(env: Env, problems: string[]): string | undefined {
   return text;
 }
 
-function parsePort(env: Env, problems: string[]): number {
-  const text = value(env, 'PORT');
-  if (text === undefined) return DEFAULT_PORT;
+function parsePort(env: Env, problems: string[], name = 'PORT', fallback = DEFAULT_PORT): number {
+  const text = value(env, name);
+  if (text === undefined) return fallback;
   if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) {
-    problems.push('PORT must be a whole number from 0 to 65535');
-    return DEFAULT_PORT;
+    problems.push(`${name} must be a whole number from 0 to 65535`);
+    return fallback;
   }
   return Number(text);
 }
@@ -264,8 +271,12 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
   const scope = parseScope(env, problems);
   const limits = parseSessionLimits(env, problems, redisUrl);
   const providerMode = Object.keys(env).some(
-    (k) => k.startsWith('ND_ID_') && k !== 'ND_ID_SCOPE' && value(env, k) !== undefined,
+    (k) => k.startsWith('ND_ID_') && k !== 'ND_ID_SCOPE' && k !== 'ND_ID_PROVIDER_PORT' && value(env, k) !== undefined,
   );
+  const providerPort = parsePort(env, problems, 'ND_ID_PROVIDER_PORT', 0);
+  if (providerMode && value(env, 'ND_ID_PROVIDER_PORT') !== undefined) {
+    problems.push('ND_ID_PROVIDER_PORT sets the port of the built-in provider only; remove it when signing in with another service (ND_ID_HOSTNAME)');
+  }
 
   if (!providerMode) {
     const sessionSecrets = parseSessionSecrets(env, problems, false);
@@ -275,6 +286,7 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
       site: { port, host, redisUrl, trustProxy, ...limits, ...(sessionSecrets ? { sessionSecrets } : {}) },
       scope,
       dataDir: value(env, 'EXAMPLE_APP_DATA_DIR') ?? '.example-app-data',
+      providerPort,
     };
   }
 

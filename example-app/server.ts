@@ -146,6 +146,8 @@ export interface EmbeddedOptions {
   scope?: string;
   /** Provider mode: `false` (default) shows the QR page; `true` or a persona id approves at once. */
   autoApprove?: boolean | string;
+  /** Port of the built-in provider on 127.0.0.1. Default 0: any free port. */
+  providerPort?: number;
   /** Session store; absent: in memory. */
   redisUrl?: string;
   /** Operational log lines. */
@@ -159,7 +161,7 @@ export interface EmbeddedOptions {
 }
 
 /**
- * Start the bundled provider on a free loopback port, register the app with it (generating its
+ * Start the bundled provider on a loopback port (`providerPort`, or a free one), register the app with it (generating its
  * key pair on first run) and serve the site on `http://localhost:<port>`.
  */
 export async function startEmbeddedExample(options: EmbeddedOptions): Promise<RunningEmbeddedExample> {
@@ -184,7 +186,7 @@ export async function startEmbeddedExample(options: EmbeddedOptions): Promise<Ru
       autoApprove: options.autoApprove ?? false,
       subjectSecret: state.subjectSecret,
       host: '127.0.0.1',
-      port: 0,
+      port: options.providerPort ?? 0,
     });
   } catch (err) {
     await closeServer(server);

@@ -2,7 +2,8 @@
  * `npm start`: run the example app.
  *
  * - With no `ND_ID_*` variable: the bundled provider runs on a loopback port in interactive QR
- *   mode, and the site is served on http://localhost:3000 (`PORT` overrides).
+ *   mode (a free one; `ND_ID_PROVIDER_PORT` fixes it), and the site is served on
+ *   http://localhost:3000 (`PORT` overrides).
  * - With `ND_ID_*` variables: the app signs people in with that service instead.
  *
  * A missing or invalid variable stops start-up with one sentence per mistake and exit code 2.
@@ -39,6 +40,7 @@ async function run(config: LoadedConfig): Promise<RunningExample> {
       host: config.site.host,
       dataDir: config.dataDir,
       scope: config.scope,
+      providerPort: config.providerPort,
       redisUrl: config.site.redisUrl,
       log,
       ...sessionSettings(config),

@@ -219,6 +219,10 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       } catch {
         // A session too large to write fails the same way below; the failure page is what matters.
       }
+      // A person still signed in who replays a callback (the back button) is sent on, not failed.
+      const signedInReplay = err instanceof IdError && err.code === 'state_mismatch' && session.get(userKey) !== undefined;
+      const done = signedInReplay ? flow.completedLogin(query.state) : undefined;
+      if (signedInReplay) return redirect(safeReturnTo(done?.returnTo) ?? successRedirect, headers);
       const response = failurePage(err);
       for (const cookie of headers.getSetCookie()) response.headers.append('set-cookie', cookie);
       return response;

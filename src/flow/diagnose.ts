@@ -30,6 +30,12 @@ export const DIAGNOSIS_CODES = [
   'session_cookie_not_saved',
   'callback_route_mismatch',
   'session_middleware_missing',
+  'session_key_shared',
+  'pending_login_lost_at_sign_in',
+  'client_secret_refused',
+  'id_token_expired',
+  'id_token_not_yet_valid',
+  'private_key_mismatch',
 ] as const;
 
 /** One of {@link DIAGNOSIS_CODES}. */
@@ -55,6 +61,10 @@ export interface LedgerRecord {
   outcome: 'pending' | 'in_progress' | 'completed' | 'failed' | 'evicted';
   /** When the outcome was recorded, ms since the epoch. */
   outcomeAt: number;
+  /** The sanitized same-site path the login was to return to, if any. */
+  returnTo?: string;
+  /** When another login of the same session completed while this one was pending (a sign-in in another tab). */
+  siblingSignedInAt?: number;
 }
 
 /** The session cookie's settings, as the session middleware was configured. */
@@ -95,6 +105,8 @@ export interface CallbackEvidence {
   ledger?: LedgerRecord | undefined;
   /** The login lifetime in ms. */
   loginTtl: number;
+  /** The session key pending logins are kept under, to name it in a fix. */
+  sessionKey?: string | undefined;
   /** Now, ms since the epoch. */
   now: number;
 }
@@ -156,6 +168,18 @@ function cookieNotBack(e: CallbackEvidence): Diagnosis {
   };
 }
 
+/** A tab's pending login dropped when a sign-in in another tab regenerated the session without carrying it over. */
+function lostAtSignIn(e: CallbackEvidence, signedInAt: number): Diagnosis {
+  const key = e.sessionKey === undefined ? 'the strategy\'s sessionKey' : `'${e.sessionKey}'`;
+  return {
+    code: 'pending_login_lost_at_sign_in',
+    cause: `This login was still in progress when another tab of the same browser signed in ${seconds(e.now - signedInAt)} ago; the session was regenerated at that sign-in without carrying the other tabs' pending logins over, so this one was lost.`,
+    fix:
+      `Carry them over at sign-in (ndIdRouter() does): @fastify/passport: new Authenticator({ clearSessionIgnoreFields: [${key}] }); ` +
+      'passport.authenticate() or @nestjs/passport: keepSessionInfo: true.',
+  };
+}
+
 function fromLedger(e: CallbackEvidence, record: LedgerRecord): Diagnosis | undefined {
   const ago = seconds(e.now - record.outcomeAt);
   switch (record.outcome) {
@@ -210,6 +234,9 @@ export function diagnoseCallback(e: CallbackEvidence): Diagnosis {
       fix: 'Give each strategy its own callback route and registered callback URL, and send each login back to the route of the strategy that started it.',
     };
   }
+  // Checked before the cookie: an adapter that does not know the session cookie's name cannot tell whether it came back.
+  const lostAt = e.ledger?.outcome === 'pending' ? e.ledger.siblingSignedInAt : undefined;
+  if (lostAt !== undefined && e.cookieHeaderPresent && e.pendingForThisClient === 0) return lostAtSignIn(e, lostAt);
   if (e.sessionCookiePresent === false) return cookieNotBack(e);
   if (e.sessionNotInStore === true) {
     return {
@@ -263,12 +290,36 @@ export function diagnoseExpired(tookMs: number, loginTtl: number): Diagnosis {
   };
 }
 
+/** The service's `Date` header counts whole seconds: a measured skew may be off by up to this much. */
+const DATE_HEADER_PRECISION_MS = 1000;
+
 /**
  * Diagnosis of an ID token refused for its time claims, from the difference between this
- * machine's clock and the service's `Date` header (`skewMs` = our clock − theirs).
+ * machine's clock and the service's `Date` header (`skewMs` = our clock − theirs), judged
+ * against `clockTolerance`: when the clocks agree within it, the token itself was out of its
+ * time window (`refusal`: `id_token_expired` for an expired one), and that is the diagnosis.
  */
-export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: number | undefined): Diagnosis {
+export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: number | undefined, refusal?: string): Diagnosis {
   const tolerance = clockToleranceS === undefined ? 'clockTolerance' : `clockTolerance (${clockToleranceS} s)`;
+  if (
+    skewMs !== undefined &&
+    Number.isFinite(skewMs) &&
+    clockToleranceS !== undefined &&
+    Math.abs(skewMs) <= clockToleranceS * 1000 + DATE_HEADER_PRECISION_MS
+  ) {
+    const agree = `This machine's clock agrees with the identity service's within ${tolerance}`;
+    return refusal === 'id_token_expired'
+      ? {
+          code: 'id_token_expired',
+          cause: `${agree}, so the clocks are not the cause: the ID token had already expired (exp beyond ${tolerance}) when it was checked.`,
+          fix: 'Nothing to change in clockTolerance. The person should start again; if it keeps happening, the service issues tokens that expire too soon or the code exchange is delayed (look for slow calls to the token endpoint).',
+        }
+      : {
+          code: 'id_token_not_yet_valid',
+          cause: `${agree}, so the clocks are not the cause: the ID token's iat or nbf is further in the future than ${tolerance} allows.`,
+          fix: 'Nothing to change in clockTolerance: the service issued a token dated in the future. The person should start again; report it to the service if it persists.',
+        };
+  }
   if (skewMs === undefined || !Number.isFinite(skewMs)) {
     return {
       code: 'clock_skew',
@@ -283,4 +334,29 @@ export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: n
     cause: `This machine's clock is about ${s} s ${direction} the identity service's (measured against its Date header), beyond ${tolerance}.`,
     fix: `Synchronise this machine's clock (NTP); if that is not possible, raise ${tolerance} above ${s} s.`,
   };
+}
+
+/**
+ * Diagnosis of a server-side failure caused by the app's own credentials, naming the option to
+ * check: the service refused the client's credentials at the token endpoint (`invalid_client`,
+ * `unauthorized_client`), or the userinfo key could not be decrypted with `privateKey`.
+ * Undefined for any other failure.
+ */
+export function diagnoseCredentials(code: string, oauthError: string | undefined): Diagnosis | undefined {
+  // The OAuth error code is in the log's own oauthError field; the page does not repeat it.
+  if (code === 'token_request_failed' && (oauthError === 'invalid_client' || oauthError === 'unauthorized_client')) {
+    return {
+      code: 'client_secret_refused',
+      cause: "The identity service refused this app's client credentials at the token endpoint: clientSecret (or clientId) is not the one registered for this client.",
+      fix: 'Check the clientSecret option (and clientId) against your registration with the service; with the local provider, against its clients.json.',
+    };
+  }
+  if (code === 'userinfo_key_decrypt_failed') {
+    return {
+      code: 'private_key_mismatch',
+      cause: "The person's attributes could not be decrypted: privateKey is not the private key whose public key is registered for this client.",
+      fix: 'Check the privateKey option: it must be the private half of the public key registered with the service (with the local provider, the publicKey in its clients.json).',
+    };
+  }
+  return undefined;
 }

@@ -20,7 +20,7 @@ import { knownOAuthError } from '../client/oauth-error-codes.js';
 import { IdError } from '../errors.js';
 import { checkLogger, createLog, LOG_EVENTS, newReference, type Log, type Logger } from '../log.js';
 import { classifyFailure } from './failure.js';
-import { diagnoseCallback, diagnoseClockSkew, diagnoseExpired, SESSION_MIDDLEWARE_MISSING, type RequestFacts } from './diagnose.js';
+import { diagnoseCallback, diagnoseClockSkew, diagnoseCredentials, diagnoseExpired, SESSION_MIDDLEWARE_MISSING, type RequestFacts } from './diagnose.js';
 import { LoginLedger } from './login-ledger.js';
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
 import { requestedAttributes, scopeList } from './attributes.js';
@@ -30,6 +30,8 @@ import {
   countPendingLogins,
   isBoundTo,
   isExpired,
+  MAX_STATE_LENGTH,
+  pendingStates,
   takePendingLogin,
   type LoginBinding,
   type PendingLogin,
@@ -186,6 +188,12 @@ export interface LoginFlow {
    * regenerates the session at sign-in: call before, and call the result with the new session after.
    */
   keepPendingLogins(session: FlowSession): RestorePendingLogins;
+  /**
+   * What this process remembers of a login it completed, by the callback's `state`: where it was
+   * to return to. Undefined when this process did not complete a login with that state. For
+   * adapters that send a signed-in person who replays a callback (back button) on their way.
+   */
+  completedLogin(state: unknown): { returnTo?: string } | undefined;
 }
 
 const STATE_MISMATCH_MESSAGE = 'This sign-in was not started in this browser, or was already used. Please start again.';
@@ -296,7 +304,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       ...(maxAge === undefined ? {} : { maxAge }),
     };
     const evicted = addPendingLogin(session, sessionKey, state, pending, { max: maxPendingLogins, ttl: loginTtl, now: pending.createdAt });
-    ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt);
+    ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt, returnTo);
     for (const old of evicted) ledger.settle(loginKey(binding, old), 'evicted', pending.createdAt);
     if (log.debugEnabled) log.write('debug', { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined }, 'Login started');
     return { redirectUrl: result.url, state };
@@ -343,6 +351,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
         stateBoundElsewhere: err.reason === 'binding_mismatch',
         ledger: attempt.state === undefined ? undefined : ledger.lookup(loginKey(binding, attempt.state)),
         loginTtl,
+        sessionKey,
         now,
       });
     } else if (err.code === 'session_missing') {
@@ -350,7 +359,10 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     } else if (err.code === 'login_expired' && attempt.startedAt !== undefined) {
       err.diagnosis = diagnoseExpired(now - attempt.startedAt, loginTtl);
     } else if (err.code === 'id_token_expired' || err.code === 'id_token_issued_in_future' || err.code === 'id_token_not_yet_valid') {
-      err.diagnosis = diagnoseClockSkew(err.clockSkewMs, options.clockTolerance);
+      err.diagnosis = diagnoseClockSkew(err.clockSkewMs, options.clockTolerance, err.code);
+    } else {
+      const credentials = diagnoseCredentials(err.code, oauthErrorOf(err).oauthError);
+      if (credentials !== undefined) err.diagnosis = credentials;
     }
     const failure = classifyFailure(err);
     const event = {
@@ -436,6 +448,11 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       log.write('debug', { event: LOG_EVENTS.attributesDropped, attributes: dropped }, 'Attributes that were not requested were dropped');
     }
 
+    if (pendingCount > 1) {
+      // Other tabs are still signing in: should a session regeneration drop them, their callbacks can say why.
+      const at = clock();
+      for (const other of pendingStates(session, sessionKey)) ledger.siblingSignedIn(loginKey(binding, other), at);
+    }
     if (session.regenerate !== undefined) {
       const restore = keepPendingLogins(session);
       await session.regenerate();
@@ -461,6 +478,12 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     begin,
     complete,
     keepPendingLogins,
+    completedLogin(state) {
+      if (typeof state !== 'string' || state === '' || state.length > MAX_STATE_LENGTH) return undefined;
+      const record = ledger.lookup(loginKey(binding, state));
+      if (record?.outcome !== 'completed') return undefined;
+      return record.returnTo === undefined ? {} : { returnTo: record.returnTo };
+    },
     report: (err, request) => report(err, request),
   };
 }

@@ -22,13 +22,19 @@ export class LoginLedger {
   constructor(private readonly maxSize: number = DEFAULT_LEDGER_SIZE) {}
 
   /**
-   * Records a login started on `host` at `now`. Only a well-formed host of bounded length is
-   * kept (the Host header is the requester's text, up to the server's header limit); any other
-   * is kept as `''`.
+   * Records a login started on `host` at `now`, to return to `returnTo`. Only a well-formed host
+   * of bounded length is kept (the Host header is the requester's text, up to the server's header
+   * limit); any other is kept as `''`.
    */
-  started(key: string, host: string, now: number): void {
+  started(key: string, host: string, now: number, returnTo?: string): void {
     this.records.delete(key);
-    this.records.set(key, { startedAt: now, host: wellFormedHost(host) ?? '', outcome: 'pending', outcomeAt: now });
+    this.records.set(key, {
+      startedAt: now,
+      host: wellFormedHost(host) ?? '',
+      outcome: 'pending',
+      outcomeAt: now,
+      ...(returnTo === undefined ? {} : { returnTo }),
+    });
     if (this.records.size > this.maxSize) {
       const oldest = this.records.keys().next().value;
       if (oldest !== undefined) this.records.delete(oldest);
@@ -41,6 +47,12 @@ export class LoginLedger {
     if (record === undefined) return;
     record.outcome = outcome;
     record.outcomeAt = now;
+  }
+
+  /** Records that another login of the same session completed (a sign-in) while the login with `key` was pending. */
+  siblingSignedIn(key: string, now: number): void {
+    const record = this.records.get(key);
+    if (record?.outcome === 'pending') record.siblingSignedInAt = now;
   }
 
   /** What this process remembers of the login with `key`, if it started it. */

@@ -143,6 +143,11 @@ export function takePendingLogin(session: FlowSession, key: string, state: unkno
   return login;
 }
 
+/** The states of the pending logins the session holds. */
+export function pendingStates(session: FlowSession, key: string): string[] {
+  return [...readMap(session, key).keys()];
+}
+
 /** How many pending logins the session holds (expired ones included until the next add). */
 export function countPendingLogins(session: FlowSession, key: string): number {
   return readMap(session, key).size;

@@ -3,7 +3,7 @@
  * `GET /login`, `GET /callback` and `POST /logout`. The strategy itself is registered by the
  * app with `passport.use(new NdIdStrategy(...))`; this router drives it.
  */
-import defaultPassport from 'passport';
+import type passportModule from 'passport';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
 import { crossSiteRefusal, signOutRefusedPage, type CrossSiteRefusal } from '../flow/cross-site.js';
@@ -11,11 +11,12 @@ import { classifyFailure } from '../flow/failure.js';
 import type { RestorePendingLogins } from '../flow/login-flow.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { recordSession } from '../flow/session.js';
-import { routeMatcher, runStrategy } from './dispatch.js';
+import { loadPassport } from './load-passport.js';
+import { routeMatcher } from './route-matcher.js';
 import { sendFailurePage, type FailurePage } from './failure-page.js';
 import { requestFacts } from './request-facts.js';
 import { requestHost } from './request-host.js';
-import { checkStrategiesApart, strategyNamed, WiringChecks } from './wiring.js';
+import { strategiesClash, WiringChecks } from './wiring.js';
 import { stepUpMaxAge, stepUpRefusedPage } from '../flow/access.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import { LOG_EVENTS } from '../log.js';
@@ -23,6 +24,8 @@ import { destroySession } from './require-sign-in.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
 import {
   ND_ID_STRATEGY_NAME,
+  ROUTER_CHECK,
+  type NdIdStrategy,
   type NdIdAuthenticateOptions,
   type NdIdFailure,
   type NdIdInfo,
@@ -66,8 +69,11 @@ export interface NdIdFailureView {
 export interface NdIdRouterOptions {
   /** Name the strategy was registered under. Default `'nd-id'`. */
   strategyName?: string;
-  /** The Passport instance the strategy is registered with. Default: the `passport` module itself. */
-  passport?: defaultPassport.Authenticator;
+  /**
+   * The Passport instance the strategy is registered with; sign-in serializes the user with it.
+   * Default: the `passport` module itself, loaded when the router is built.
+   */
+  passport?: passportModule.Authenticator;
   /** Route paths; any can be `false`. Defaults `/login`, `/callback`, `/logout`. */
   routes?: NdIdRoutes;
   /** Where to go after a login when no safe `returnTo` was given. Default `'/'`. */
@@ -168,7 +174,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   if (typeof strategyName !== 'string' || strategyName === '') {
     throw optionError('strategyName', 'must be the non-empty name the strategy was registered under (default "nd-id").');
   }
-  const passport = options.passport ?? defaultPassport;
+  const passport = options.passport ?? loadPassport('ndIdRouter');
   if (typeof passport !== 'object' || passport === null || typeof passport.authenticate !== 'function') {
     throw optionError('passport', 'must be a Passport instance (the passport module, or new passport.Passport()).');
   }
@@ -197,7 +203,6 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   if (renderFailure !== undefined && options.errorPage !== undefined) {
     throw optionError('renderFailure', 'and errorPage cannot both be given: renderFailure renders the server-side failures too. Keep one.');
   }
-  checkStrategiesApart(passport);
   const sessions = options.sessions ?? defaultSessionPolicy();
   if (typeof sessions !== 'object' || sessions === null || typeof sessions.start !== 'function') {
     throw optionError('sessions', 'must be createSessionPolicy({ ... }), the same one given to requireSignIn.');
@@ -212,8 +217,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
    * Captures the other tabs' pending logins of the registered strategy, to carry them across the
    * session id change; undefined when there are none to carry.
    */
-  function keepPendingLogins(req: Request): RestorePendingLogins | undefined {
-    const strategy = strategyNamed(passport, strategyName);
+  function keepPendingLogins(req: Request, strategy: NdIdStrategy | undefined): RestorePendingLogins | undefined {
     const session = sessionOf(req);
     if (strategy === undefined || session === undefined) return undefined;
     const record = recordSession(session);
@@ -238,10 +242,8 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     return diagnosis === undefined || process.env.NODE_ENV === 'production' ? {} : { diagnosis };
   }
 
-  function sendError(err: unknown, req: Request, res: Response, next: NextFunction): void {
-    if (err instanceof IdError && err.reference === undefined) {
-      strategyNamed(passport, strategyName)?.flow.report(err, requestFacts(req, sessionCookieName));
-    }
+  function sendError(err: unknown, req: Request, res: Response, next: NextFunction, strategy?: NdIdStrategy): void {
+    if (err instanceof IdError && err.reference === undefined) strategy?.flow.report(err, requestFacts(req, sessionCookieName));
     if ((!errorPage && renderFailure === undefined) || !(err instanceof IdError)) return next(err);
     const failure = classifyFailure(err);
     show(req, res, {
@@ -292,7 +294,14 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     return true;
   }
 
-  async function logIn(req: Request, res: Response, next: NextFunction, accepted: Express.User, info: NdIdSuccessInfo): Promise<void> {
+  async function logIn(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    strategy: NdIdStrategy | undefined,
+    accepted: Express.User,
+    info: NdIdSuccessInfo,
+  ): Promise<void> {
     if (refuseStepUp(req, res, next, info)) return;
     let user: Express.User = accepted;
     if (afterCallback !== undefined) {
@@ -305,7 +314,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     }
     // Passport regenerates the session (new id, fresh data) in logIn. Other tabs' logins still
     // in progress belong to the same person; carry only those over.
-    const restoreOtherTabs = keepPendingLogins(req);
+    const restoreOtherTabs = keepPendingLogins(req, strategy);
     const idBefore = (req as { sessionID?: unknown }).sessionID;
     req.logIn(user, (err: unknown) => {
       // logIn fails when the session store cannot regenerate or save the session (or, in a
@@ -318,15 +327,15 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
           req,
           res,
           next,
+          strategy,
         );
       }
       const session = sessionOf(req);
-      if (session === undefined) return sendError(new IdError('session_missing', 'The session disappeared during sign-in.'), req, res, next);
+      if (session === undefined) return sendError(new IdError('session_missing', 'The session disappeared during sign-in.'), req, res, next, strategy);
       const record = recordSession(session);
       restoreOtherTabs?.(record);
       // Saved with the session (express-session saves a regenerated session as it answers).
       if (info.signIn !== undefined) sessions.start(record, info.signIn);
-      const strategy = strategyNamed(passport, strategyName);
       if (strategy !== undefined) wiring.cookieWillBeSaved(req, strategy.flow.log);
       const redirect = (): void => res.redirect(safeReturnTo(info.returnTo) ?? successRedirect);
       // Passport's logIn regenerates the session and saves it before calling back. Saving again
@@ -342,6 +351,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
             req,
             res,
             next,
+            strategy,
           );
         }
         redirect();
@@ -349,44 +359,59 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     });
   }
 
-  /** Login and callback share one handler: the strategy decides from the query which one it is. */
+  /**
+   * Checks the router makes of the strategy Passport runs, before it starts or completes a login:
+   * wiring problems are logged once, and a login that could never complete is refused.
+   */
+  function checkRun(req: Request, strategy: NdIdStrategy): Error | undefined {
+    wiring.sessionRestored(req, strategy.flow.log);
+    const clash = strategiesClash(passport, strategyName, strategy);
+    if (clash !== undefined) {
+      const err = new IdError('configuration_invalid', 'Two sign-in strategies of this app keep their logins under one session key.');
+      err.diagnosis = { code: 'session_key_shared', cause: clash, fix: 'Give each strategy its own sessionKey option.' };
+      return err;
+    }
+    const isCallback = req.query.code !== undefined || req.query.error !== undefined;
+    if (isCallback || wiring.callbackRouteMatches(req, strategy, callbackPath)) return undefined;
+    // A login started here could never complete: refuse it instead of sending the person away.
+    const misrouted = new IdError('configuration_invalid', 'The sign-in routes are mounted where the service cannot return to.');
+    misrouted.diagnosis = {
+      code: 'callback_route_mismatch',
+      cause: `The router's callback route is ${req.baseUrl}${callbackPath === false ? '' : callbackPath}, but callbackURL sends the service back elsewhere.`,
+      fix: 'Mount the router where callbackURL points, or set routes.callback to match it.',
+    };
+    return misrouted;
+  }
+
+  /**
+   * Login and callback share one handler: Passport runs the strategy, which decides from the
+   * query which one it is. The outcome callback needs this request, so the middleware that
+   * passport.authenticate builds (a closure, no routing) is made per request.
+   */
   function authenticateRoute(req: Request, res: Response, next: NextFunction): void {
     res.set('Cache-Control', 'no-store');
-    const strategy = strategyNamed(passport, strategyName);
-    if (strategy !== undefined) {
-      wiring.sessionRestored(req, strategy.flow.log);
-      const isCallback = req.query.code !== undefined || req.query.error !== undefined;
-      if (!isCallback && !wiring.callbackRouteMatches(req, strategy, callbackPath)) {
-        // A login started here could never complete: refuse it instead of sending the person away.
-        const misrouted = new IdError('configuration_invalid', 'The sign-in routes are mounted where the service cannot return to.');
-        misrouted.diagnosis = {
-          code: 'callback_route_mismatch',
-          cause: `The router's callback route is ${req.baseUrl}${callbackPath === false ? '' : callbackPath}, but callbackURL sends the service back elsewhere.`,
-          fix: 'Mount the router where callbackURL points, or set routes.callback to match it.',
-        };
-        return sendError(misrouted, req, res, next);
-      }
-    }
+    let strategy: NdIdStrategy | undefined;
     const returnTo = safeReturnTo(req.query.returnTo);
     const maxAge = stepUpMaxAge(req.query.maxAge);
     const authOptions: NdIdAuthenticateOptions = {
       sessionCookieName,
+      successRedirect,
       ...(returnTo === undefined ? {} : { returnTo }),
       ...(maxAge === undefined ? {} : { maxAge }),
+      [ROUTER_CHECK]: (ran: NdIdStrategy) => {
+        strategy = ran;
+        return checkRun(req, ran);
+      },
     };
     const outcome = (err: unknown, user?: Express.User | false | null, info?: unknown, status?: unknown): void => {
-      if (err) return sendError(err, req, res, next);
+      if (err) return sendError(err, req, res, next, strategy);
       if (!user) {
         const failure = typeof info === 'object' && info !== null ? (info as NdIdInfo) : undefined;
         return sendFailure(req, res, failure, typeof status === 'number' ? status : undefined);
       }
       const successInfo = typeof info === 'object' && info !== null ? (info as NdIdSuccessInfo) : {};
-      logIn(req, res, next, user, successInfo).catch(next);
+      logIn(req, res, next, strategy, user, successInfo).catch(next);
     };
-    if (strategy !== undefined && typeof req.logIn === 'function') {
-      runStrategy(passport, strategy, req, res, next, authOptions, outcome);
-      return;
-    }
     const handler = passport.authenticate(strategyName, authOptions, outcome) as (req: Request, res: Response, next: NextFunction) => void;
     handler(req, res, next);
   }

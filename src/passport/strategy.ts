@@ -5,7 +5,6 @@
  * login in the session and turns outcomes into Passport's success, fail and error.
  */
 import type { AuthenticateOptions } from 'passport';
-import passport from 'passport';
 import type { Request } from 'express';
 import { DEFAULT_CLOCK_TOLERANCE_S, IdClient } from '../client/id-client.js';
 import type { IdClientOptions } from '../client/types.js';
@@ -21,9 +20,11 @@ import {
 } from '../flow/login-flow.js';
 import { checkAbsoluteUrl as checkUrl, checkMilliseconds, optionError as flowOptionError } from '../flow/options.js';
 import type { ReplayStore } from '../flow/replay-store.js';
+import { safeReturnTo } from '../flow/return-to.js';
 import { recordSession, type FlowSession } from '../flow/session.js';
 import type { Logger } from '../log.js';
 import { hostOf, requestFacts } from './request-facts.js';
+import { PassportStrategyBase } from './strategy-base.js';
 import { runVerify, type NdIdInfo, type NdIdVerify, type NdIdVerifyWithRequest, type VerifyOutcome } from './verify.js';
 
 export type { NdIdInfo, NdIdVerify, NdIdVerifyAnswer, NdIdVerifyDone, NdIdVerifyWithRequest } from './verify.js';
@@ -110,8 +111,16 @@ export type NdIdStrategyOptions = NdIdStrategyBaseOptions &
 export type NdIdStrategyOptionsWithRequest = NdIdStrategyBaseOptions &
   ((NdIdStrategyClientFields & NdIdStrategyCallbackUrl) | NdIdStrategyReadyClient) & { passReqToCallback: true };
 
+/**
+ * Key of the check `ndIdRouter()` passes in its authenticate options: called with the strategy
+ * Passport runs, before the login starts or completes; an error it returns ends the request with `error`.
+ */
+export const ROUTER_CHECK: unique symbol = Symbol('nd-id router check');
+
 /** Per-call options: `passport.authenticate('nd-id', { returnTo, scope })`. */
 export interface NdIdAuthenticateOptions extends AuthenticateOptions {
+  /** Set by `ndIdRouter()` only (see {@link ROUTER_CHECK}). */
+  [ROUTER_CHECK]?: (strategy: NdIdStrategy) => Error | undefined;
   /** Same-site path to return to after login; anything unsafe is ignored. */
   returnTo?: string;
   /** Scopes for this login only. */
@@ -149,6 +158,13 @@ function optionError(option: string, what: string): TypeError {
   return flowOptionError('NdIdStrategy', option, what);
 }
 
+
+/** Whether the request carries a signed-in person (Passport's `req.isAuthenticated()`, or a `req.user`). */
+function isSignedIn(req: Request): boolean {
+  const check = (req as { isAuthenticated?: unknown }).isAuthenticated;
+  if (typeof check === 'function') return (check as () => unknown).call(req) === true;
+  return (req as { user?: unknown }).user != null;
+}
 
 /** A session object with its own `get(key)` and `set(key, value)` methods (Fastify's session plugins). */
 interface MethodSessionLike {
@@ -205,10 +221,15 @@ function methodSession(session: object): FlowSession | undefined {
  * or `unauthorized_client`) is an `error`.
  *
  * With plain `passport.authenticate('nd-id')`, Passport's `req.logIn` starts a fresh session,
- * so logins still in progress in other tabs of the same browser must be started again;
- * `ndIdRouter()` carries them over.
+ * so logins still in progress in other tabs of the same browser would be lost: `ndIdRouter()`
+ * carries them over; elsewhere pass `keepSessionInfo: true` (Passport, `@nestjs/passport`) or
+ * `clearSessionIgnoreFields: [strategy.sessionKey]` (`@fastify/passport`). A lost tab's callback
+ * is logged at `warn` as `pending_login_lost_at_sign_in`, naming the option.
+ *
+ * A person already signed in who replays a callback (the back button) is redirected to where
+ * that login was to return, or to the `successRedirect` option, rather than failed.
  */
-export class NdIdStrategy extends passport.Strategy {
+export class NdIdStrategy extends PassportStrategyBase {
   /** The name Passport knows the strategy by: `'nd-id'` (or the name given to `passport.use(name, strategy)`). */
   override name: string = ND_ID_STRATEGY_NAME;
   /** Session key under which pending logins are kept. */
@@ -343,11 +364,13 @@ export class NdIdStrategy extends passport.Strategy {
    * Per-call options: `returnTo` and `scope`.
    */
   override authenticate(req: Request, options: NdIdAuthenticateOptions = {}): void {
+    const refused = options[ROUTER_CHECK]?.(this);
+    if (refused !== undefined) return this.error(refused);
     const query = (req.query ?? {}) as Record<string, unknown>;
     if (query.code !== undefined || query.error !== undefined) {
       // completeLogin reports through success/fail/error; a throw from one of those (a bug in a
       // later handler) must still reach Express rather than become an unhandled rejection.
-      this.completeLogin(req, query, options.sessionCookieName).catch((err: unknown) => {
+      this.completeLogin(req, query, options).catch((err: unknown) => {
         this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
       });
     } else {
@@ -385,7 +408,8 @@ export class NdIdStrategy extends passport.Strategy {
     this.redirect(redirectUrl);
   }
 
-  private async completeLogin(req: Request, query: Record<string, unknown>, cookieName: string | undefined): Promise<void> {
+  private async completeLogin(req: Request, query: Record<string, unknown>, options: NdIdAuthenticateOptions): Promise<void> {
+    const cookieName = options.sessionCookieName;
     const session = this.sessionOf(req);
     if (session === undefined) return this.error(this.flow.report(this.sessionMissing(), requestFacts(req, cookieName)));
 
@@ -398,6 +422,12 @@ export class NdIdStrategy extends passport.Strategy {
       const failure = classifyFailure(err);
       if (failure.serverSide || !(err instanceof IdError)) {
         return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
+      }
+      // A person already signed in who replays a callback (the back button) is sent on their way,
+      // not shown a failure: nothing was signed in, and their session is left as it is.
+      if (err.code === 'state_mismatch' && isSignedIn(req)) {
+        const done = this.flow.completedLogin(query.state);
+        return this.redirect(safeReturnTo(done?.returnTo) ?? options.successRedirect ?? '/');
       }
       return this.fail(failureOf(err, failure.message), failure.status);
     }

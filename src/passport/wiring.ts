@@ -5,39 +5,45 @@
  */
 import type { Request } from 'express';
 import { LOG_EVENTS, type Log } from '../log.js';
-import { NdIdStrategy } from './strategy.js';
+import type { NdIdStrategy } from './strategy.js';
 
-/** Passport's registered strategies, by name (an internal field every Passport version has). */
-function strategiesOf(passport: object): Array<[string, NdIdStrategy]> {
-  const all = (passport as { _strategies?: Record<string, unknown> })._strategies;
-  if (typeof all !== 'object' || all === null) return [];
-  return Object.entries(all).filter((entry): entry is [string, NdIdStrategy] => entry[1] instanceof NdIdStrategy);
+/** Where a strategy keeps its pending logins, and for which callback URL. */
+interface SessionUse {
+  sessionKey: string;
+  redirectUri: string;
 }
 
 /**
- * Throws when two `nd-id` strategies registered with `passport` keep their pending logins under
- * the same session key but were built for different callback URLs: each would evict and refuse
- * the other's logins.
+ * What the nd-id strategies each Passport instance has run for a router keep in the session, by
+ * the name the router drives (values only: no strategy object, which Passport gives per request).
  */
-export function checkStrategiesApart(passport: object): void {
-  const byKey = new Map<string, [string, NdIdStrategy]>();
-  for (const [name, strategy] of strategiesOf(passport)) {
-    const seen = byKey.get(strategy.sessionKey);
-    if (seen !== undefined && seen[1].flow.binding.redirectUri !== strategy.flow.binding.redirectUri) {
-      throw new TypeError(
-        `ndIdRouter: the strategies "${seen[0]}" and "${name}" share sessionKey "${strategy.sessionKey}" but have different callbackURLs ` +
-          `(${seen[1].flow.binding.redirectUri} and ${strategy.flow.binding.redirectUri}); give each its own sessionKey.`,
+const ranByPassport = new WeakMap<object, Map<string, SessionUse>>();
+
+/**
+ * Notes that `passport` ran `strategy` under `name`, and describes the clash when another
+ * nd-id strategy it ran keeps its pending logins under the same session key for a different
+ * callback URL (each would evict and refuse the other's logins); undefined when there is none.
+ */
+export function strategiesClash(passport: object, name: string, strategy: NdIdStrategy): string | undefined {
+  let ran = ranByPassport.get(passport);
+  if (ran === undefined) {
+    ran = new Map();
+    ranByPassport.set(passport, ran);
+  }
+  const { sessionKey } = strategy;
+  const { redirectUri } = strategy.flow.binding;
+  const known = ran.get(name);
+  if (known?.sessionKey !== sessionKey || known.redirectUri !== redirectUri) ran.set(name, { sessionKey, redirectUri });
+  if (ran.size === 1) return undefined;
+  for (const [other, seen] of ran) {
+    if (other !== name && seen.sessionKey === sessionKey && seen.redirectUri !== redirectUri) {
+      return (
+        `The strategies "${other}" and "${name}" share sessionKey "${sessionKey}" but have different callbackURLs ` +
+        `(${seen.redirectUri} and ${redirectUri}); give each its own sessionKey.`
       );
     }
-    byKey.set(strategy.sessionKey, [name, strategy]);
   }
-}
-
-/** The strategy registered under `name`, when it is an {@link NdIdStrategy}. */
-export function strategyNamed(passport: object, name: string): NdIdStrategy | undefined {
-  const lookup = (passport as { _strategy?: (n: string) => unknown })._strategy;
-  const strategy = typeof lookup === 'function' ? lookup.call(passport, name) : undefined;
-  return strategy instanceof NdIdStrategy ? strategy : undefined;
+  return undefined;
 }
 
 /** Path of an absolute URL, or undefined. */

@@ -102,14 +102,16 @@ const { startProvider } = require('passport-nd-id/provider');
   const authorize = await fetch(login.headers.get('location'), { redirect: 'manual' });
   const callback = await get(authorize.headers.get('location'));
   const me = await (await get(base + callback.headers.get('location'))).json();
+  // The person still signed in is sent on (the back button); a browser without the session is refused.
   const replay = await get(authorize.headers.get('location'));
+  const strangerReplay = await fetch(authorize.headers.get('location'), { redirect: 'manual' });
   // Repeated parameters (Express 4's query parser makes arrays of them): refused, never a crash.
-  const repeated = await get(base + '/auth/callback?code=a&code=b&state=x&state=y');
+  const repeated = await fetch(base + '/auth/callback?code=a&code=b&state=x&state=y', { redirect: 'manual' });
   const post = (origin) => fetch(base + '/auth/logout', { method: 'POST', redirect: 'manual', headers: { cookie, origin } });
   const crossSiteLogout = (await post('https://evil.example')).status;
   const logout = (await post(base)).status;
   const afterLogout = await (await get(base + '/me')).json();
-  console.log(JSON.stringify({ express: require('express/package.json').version, login: login.status, callback: callback.status, me, replay: replay.status, repeated: repeated.status, crossSiteLogout, logout, afterLogout }));
+  console.log(JSON.stringify({ express: require('express/package.json').version, login: login.status, callback: callback.status, me, replay: replay.status, strangerReplay: strangerReplay.status, repeated: repeated.status, crossSiteLogout, logout, afterLogout }));
   await provider.close();
   server.close();
 })().catch((err) => { console.error(err); process.exit(1); });
@@ -182,7 +184,7 @@ describe('the packed package', () => {
         writeFileSync(join(dir, 'sign-in.cjs'), SIGN_IN_CJS);
         const result = JSON.parse(run(process.execPath, ['sign-in.cjs'], dir).trim()) as Record<string, unknown>;
         expect(String(result.express).split('.')[0]).toBe(String(major));
-        expect(result).toMatchObject({ login: 302, callback: 302, replay: 403, repeated: 403 });
+        expect(result).toMatchObject({ login: 302, callback: 302, replay: 302, strangerReplay: 403, repeated: 403 });
         expect((result.me as { user: { sub: string } | null }).user?.sub).toMatch(/.+/);
         // Sign-out: a cross-site post is refused, a same-origin one (Origin with the port) ends the session.
         expect(result).toMatchObject({ crossSiteLogout: 403, logout: 303, afterLogout: { user: null } });

@@ -39,6 +39,16 @@ describe('example app configuration', () => {
     expect(config.mode === 'embedded' && config.scope).toBe(DEFAULT_SCOPE);
   });
 
+  it('ND_ID_PROVIDER_PORT fixes the built-in provider\'s port and keeps the embedded mode; it is refused with another service', () => {
+    const config = loadConfig({ ND_ID_PROVIDER_PORT: '4455' });
+    expect(config.mode).toBe('embedded');
+    expect(config.mode === 'embedded' && config.providerPort).toBe(4455);
+    const fallback = loadConfig({});
+    expect(fallback.mode === 'embedded' && fallback.providerPort).toBe(0);
+    expect(problemsOf({ ND_ID_PROVIDER_PORT: 'x' })).toContain('ND_ID_PROVIDER_PORT must be a whole number from 0 to 65535');
+    expect(problemsOf(realProviderEnv({ ND_ID_PROVIDER_PORT: '4455' })).join('\n')).toMatch(/ND_ID_PROVIDER_PORT sets the port of the built-in provider only/);
+  });
+
   it('PORT overrides the port', () => {
     expect(loadConfig({ PORT: '4123' }).site.port).toBe(4123);
   });

@@ -38,7 +38,7 @@ interface FastifyRp {
   close(): Promise<void>;
 }
 
-async function startFastifyRp(plugin: Plugin): Promise<FastifyRp> {
+async function startFastifyRp(plugin: Plugin, keepOtherTabs = true): Promise<FastifyRp> {
   const app: FastifyInstance = Fastify();
   const recorded = recordingLogger();
   await app.register(fastifyCookie);
@@ -52,7 +52,7 @@ async function startFastifyRp(plugin: Plugin): Promise<FastifyRp> {
   let strategy: NdIdStrategy | undefined;
   const sessionKey = `nd-id:${CLIENT_ID}`;
   // clearSessionIgnoreFields keeps the other tabs' pending logins across the session regeneration at sign-in.
-  const passport = new Authenticator({ clearSessionIgnoreFields: [sessionKey] });
+  const passport = new Authenticator(keepOtherTabs ? { clearSessionIgnoreFields: [sessionKey] } : {});
   passport.registerUserSerializer(async (user: { sub: string; data: Record<string, string> }) => ({ sub: user.sub, data: user.data }));
   passport.registerUserDeserializer(async (user: unknown) => user);
   await app.register(passport.initialize());
@@ -162,4 +162,27 @@ describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/pas
     expect(await me(browser)).toBeNull();
   });
 
+});
+
+describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/passport and @fastify/%s, without clearSessionIgnoreFields', (plugin) => {
+  let rp: FastifyRp;
+  beforeAll(async () => {
+    rp = await startFastifyRp(plugin, false);
+  });
+  afterAll(async () => {
+    await rp.close();
+  });
+
+  it('loses the other tab’s login at sign-in, and the log says so and names clearSessionIgnoreFields with the key', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const first = await approve(await startLogin(browser, '/auth/login?returnTo=/one'));
+    const second = await approve(await startLogin(browser, '/auth/login?returnTo=/two'));
+    expect((await browser.get(second.href)).location).toBe('/two');
+    // Already signed in by the other tab, the person is sent on (to '/', not to the lost login's '/one').
+    expect((await browser.get(first.href)).location).toBe('/');
+    const log = rp.log();
+    expect(log).toMatch(/^warn .*pending_login_lost_at_sign_in/m);
+    expect(log, log).toContain(`clearSessionIgnoreFields: ['nd-id:${CLIENT_ID}']`);
+    expect(log.match(/Sign-in completed/g)).toHaveLength(1);
+  });
 });

@@ -157,7 +157,14 @@ export interface GuaranteedApp {
  * the app `app()` reached with browsers from `newBrowser()`: two tabs, replay, foreign state,
  * same-site returnTo, and a log with no secret.
  */
-export function itKeepsTheSharedGuarantees(app: () => GuaranteedApp, newBrowser: () => Promise<Browser>): void {
+export function itKeepsTheSharedGuarantees(
+  app: () => GuaranteedApp,
+  newBrowser: () => Promise<Browser>,
+  options: {
+    /** The app keeps one session id across sign-in (its own session, not regenerated): the cookie from before is then signed in too. */
+    sessionKeptAtSignIn?: boolean;
+  } = {},
+): void {
   it('lets two tabs of one browser both complete', async () => {
     const browser = await newBrowser();
     const first = await approve(await startLogin(browser, '/auth/login?returnTo=/one'));
@@ -174,10 +181,19 @@ export function itKeepsTheSharedGuarantees(app: () => GuaranteedApp, newBrowser:
     expect((await browser.get(callback.href)).status).toBe(302);
     const calls = app().tokenCalls();
     const replay = await browser.get(callback.href);
-    expectFailurePage(replay, 403, /not started in this browser, or was already used/);
-    expect(replay.text).toContain('href="/auth/login"');
+    // Still signed in (the back button): sent on, not shown a failure.
+    expect(replay.status).toBe(302);
+    expect(replay.location).toBe('/');
+    const stranger = await newBrowser();
+    const refused = await stranger.get(callback.href);
+    expectFailurePage(refused, 403, /not started in this browser, or was already used/);
+    expect(refused.text).toContain('href="/auth/login"');
     browser.restore(before);
-    expectFailurePage(await browser.get(callback.href), 403, /not started in this browser, or was already used/);
+    if (options.sessionKeptAtSignIn === true) {
+      expect(await me(browser)).not.toBeNull();
+    } else {
+      expectFailurePage(await browser.get(callback.href), 403, /not started in this browser, or was already used/);
+    }
     expect(app().tokenCalls()).toBe(calls);
   });
 
@@ -203,7 +219,9 @@ export function itKeepsTheSharedGuarantees(app: () => GuaranteedApp, newBrowser:
   it('writes no secret, code, cookie value or attribute to the log', async () => {
     const browser = await newBrowser();
     const callback = await approve(await startLogin(browser, '/auth/login'));
+    const before = browser.snapshot();
     await browser.get(callback.href);
+    browser.restore(before);
     await browser.get(callback.href);
     expect(app().log()).toMatch(/state_mismatch|Sign-in completed/);
     expectNoSecrets(app().log(), [callback.searchParams.get('code') ?? '', callback.searchParams.get('state') ?? '', ...browser.jar.values()]);

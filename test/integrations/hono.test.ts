@@ -114,7 +114,7 @@ describe.each(['cookie', 'caller'] as const)('Hono with createFetchLogin (%s ses
     await rp.close();
   });
 
-  itKeepsTheSharedGuarantees(() => rp, () => newBrowser(rp, kind));
+  itKeepsTheSharedGuarantees(() => rp, () => newBrowser(rp, kind), { sessionKeptAtSignIn: kind === 'caller' });
 
   it('signs a person in end to end and returns to the same-site returnTo', async () => {
     const browser = await newBrowser(rp, kind);

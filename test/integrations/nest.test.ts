@@ -7,12 +7,8 @@
 import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
 import { Catch, Controller, Get, Module, Req, Res, UseGuards, type ArgumentsHost, type ExecutionContext, type ExceptionFilter } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { AuthGuard, PassportModule, PassportStrategy } from '@nestjs/passport';
-import { ExpressAdapter } from '@nestjs/platform-express';
 import express, { type Request, type Response } from 'express';
-import session from 'express-session';
-import passport from 'passport';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NdIdLoginFailure, ndIdGuardResult, ndIdLogIn } from '../../src/adapters/nest.js';
 import { ndIdSignInGuard } from '../../src/adapters/nest-guard.js';
@@ -34,6 +30,7 @@ import {
   me,
   startLogin,
 } from './harness.js';
+import { decorateMethod, startNestApp } from './nest-support.js';
 
 interface NestRp {
   baseUrl: string;
@@ -43,11 +40,6 @@ interface NestRp {
   close(): Promise<void>;
 }
 
-function decorateMethod(target: object, key: string, decorators: MethodDecorator[]): void {
-  const descriptor = Object.getOwnPropertyDescriptor(target, key);
-  const decorated = Reflect.decorate(decorators, target, key, descriptor) as PropertyDescriptor | undefined;
-  if (decorated !== undefined) Object.defineProperty(target, key, decorated);
-}
 
 async function startNestRp(): Promise<NestRp> {
   const recorded = recordingLogger();
@@ -137,14 +129,7 @@ async function startNestRp(): Promise<NestRp> {
   class AppModule {}
   Reflect.decorate([Module({ imports: [PassportModule], controllers: [AuthController], providers: [{ provide: NdIdAuthStrategy, useValue: strategy }] })], AppModule);
 
-  passport.serializeUser((user, done) => done(null, user));
-  passport.deserializeUser((user: Express.User, done) => done(null, user));
-  const app = await NestFactory.create(AppModule, new ExpressAdapter(expressApp), { logger: false });
-  app.use(session({ secret: 'nest-session-secret-0123456789', resave: false, saveUninitialized: false }));
-  app.use(passport.initialize());
-  app.use(passport.session());
-  app.useGlobalFilters(new NdIdFailureFilter());
-  await app.init();
+  const app = await startNestApp(AppModule, expressApp, 'nest-session-secret-0123456789', (nest) => nest.useGlobalFilters(new NdIdFailureFilter()));
 
   return {
     baseUrl,
@@ -204,6 +189,14 @@ describe('NestJS with @nestjs/passport and express-session', () => {
     const passed = await browser.get('/account');
     expect(passed.status).toBe(200);
     expect(JSON.parse(passed.text)).toEqual({ signedInAt: expect.any(Number) });
+  });
+
+  it('answers a callback with an unknown state with the 403 failure page, not Nest’s generic 401', async () => {
+    const browser = new Browser(rp.baseUrl);
+    const page = await browser.get('/auth/callback?code=some-code&state=a-state-this-app-never-issued-0000');
+    expectFailurePage(page, 403, /not started in this browser/);
+    expect(page.text).toContain('href="/auth/login"');
+    expect(page.text).not.toContain('Unauthorized');
   });
 
   it('signs out', async () => {

@@ -118,13 +118,46 @@ describe('diagnosis of failed callbacks, over real HTTP and cookies', () => {
     expectExplained(res, diagnosed(lines), 'session_not_in_store');
   });
 
-  it('state_already_used: a replayed callback after a completed sign-in', async () => {
-    const { rp, lines } = await rpWithLog();
+  it('state_already_used: a replayed callback after a completed sign-in, in a session that is not signed in', async () => {
+    // Without passport.session() the request carries no user, so the replay is refused and explained.
+    const { rp, lines } = await rpWithLog({ passportSession: false });
     const browser = rp.browser();
     const back = await approve(await startLogin(browser));
     expect((await followCallback(browser, back)).status).toBe(302);
     const res = await followCallback(browser, back);
     expectExplained(res, diagnosed(lines), 'state_already_used');
+    expect(rp.tokenCalls()).toBe(1);
+  });
+
+  it('a person still signed in who replays the callback (back button) is sent on to their returnTo, not shown a failure', async () => {
+    const { rp, lines } = await rpWithLog();
+    const browser = rp.browser();
+    const back = await approve(await startLogin(browser, '/auth/login?returnTo=%2Faccount'));
+    expect((await followCallback(browser, back)).headers.location).toBe('/account');
+    const replay = await followCallback(browser, back);
+    expect(replay.status).toBe(302);
+    expect(replay.headers.location).toBe('/account');
+    expect(replay.headers['cache-control']).toBe('no-store');
+    expect(rp.tokenCalls()).toBe(1);
+    expect((await browser.get('/me')).status).toBe(200);
+    // Still explained in the log, for whoever wonders why the service was not called.
+    expect(diagnosed(lines).event.diagnosis).toBe('state_already_used');
+    // Without a returnTo, the router's successRedirect.
+    const other = await approve(await startLogin(browser));
+    expect((await followCallback(browser, other)).headers.location).toBe('/');
+    expect((await followCallback(browser, other)).headers.location).toBe('/');
+  });
+
+  it('a signed-in person given someone else’s callback is sent on, and stays who they were', async () => {
+    const { rp } = await rpWithLog();
+    const victim = rp.browser();
+    await followCallback(victim, await approve(await startLogin(victim)));
+    const before = (await victim.get('/me')).body as { user: { sub: string } };
+    const attacker = rp.browser();
+    const planted = await approve(await startLogin(attacker));
+    const res = await followCallback(victim, planted);
+    expect(res.status).toBe(302);
+    expect(((await victim.get('/me')).body as { user: { sub: string } }).user.sub).toBe(before.user.sub);
     expect(rp.tokenCalls()).toBe(1);
   });
 
@@ -168,6 +201,18 @@ describe('diagnosis of failed callbacks, over real HTTP and cookies', () => {
     expect(String(line.event.fix)).toContain('clockTolerance (60 s)');
   });
 
+  it('id_token_expired, not clock_skew: a token that expired a minute ago while the clocks agree', async () => {
+    const { rp, lines } = await rpWithLog();
+    const browser = rp.browser();
+    rp.provider.provider.approveNext({ claims: { exp: -60 } });
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expect(res.status).toBe(401);
+    const line = diagnosed(lines);
+    expectExplained(res, line, 'id_token_expired');
+    expect(String(line.event.cause)).not.toMatch(/ahead|behind|beyond clockTolerance \(60 s\)\./);
+    expect(String(line.event.fix)).not.toMatch(/raise clockTolerance/);
+  });
+
   it('callback_without_state: a callback link without state', async () => {
     const { rp, lines } = await rpWithLog();
     const res = await rp.browser().get('/auth/callback?code=abc');
@@ -198,9 +243,29 @@ describe('server-side failures are logged at error with the reference on the pag
     const line = lines.find((l) => l.level === 'error');
     expect(line?.event).toMatchObject({ event: 'login_error', code: 'token_request_failed', oauthError: 'invalid_client' });
     expect(res.text).toContain(`<code>${String(line?.event.reference)}</code>`);
+    // Outside production the developer box names the option to check, and so does the log.
+    expect(res.text).toContain('For the developer');
+    expect(res.text).toContain('<code>client_secret_refused</code>');
+    expect(res.text).toContain('clientSecret');
+    expect(line?.event).toMatchObject({ diagnosis: 'client_secret_refused' });
+    expect(String(line?.event.fix)).toContain('clientSecret');
     const all = JSON.stringify(lines);
     expect(all).not.toContain('a-wrong-secret-value-123456');
     expect(all).not.toContain(CLIENT_SECRET);
+  });
+
+  it('a private key that does not match the registered one: 500 page whose developer box names privateKey, as the log does', async () => {
+    const { testKeyPair } = await import('../helpers/keys.js');
+    const { rp, lines } = await rpWithLog({ privateKey: testKeyPair('not-registered').privateKeyPem });
+    const browser = rp.browser();
+    const res = await followCallback(browser, await approve(await startLogin(browser)));
+    expectSafePage(res, 500);
+    const line = lines.find((l) => l.level === 'error' && l.event.event === 'login_error');
+    expect(line?.event).toMatchObject({ code: 'userinfo_key_decrypt_failed', diagnosis: 'private_key_mismatch' });
+    expect(String(line?.event.fix)).toContain('privateKey');
+    expect(res.text).toContain('For the developer');
+    expect(res.text).toContain('<code>private_key_mismatch</code>');
+    expect(res.text).toContain('privateKey');
   });
 
   it('with no logger, a server-side failure reaches console.error once per cause per minute', async () => {
@@ -255,8 +320,9 @@ describe('options that cannot work together fail at construction', () => {
     expect(() => ndIdRouter({ renderFailure: render, errorPage: false })).toThrow(/renderFailure and errorPage/);
   });
 
-  it('two strategies sharing a sessionKey with different callbacks is a TypeError naming both', async () => {
+  it('two strategies sharing a sessionKey with different callbacks: the second login is refused with a box naming both', async () => {
     const passport = (await import('passport')).default;
+    const express = (await import('express')).default;
     const { NdIdStrategy } = await import('../../src/passport/strategy.js');
     const { ndIdRouter } = await import('../../src/passport/router.js');
     const { testKeyPair } = await import('../helpers/keys.js');
@@ -264,7 +330,15 @@ describe('options that cannot work together fail at construction', () => {
     const common = { clientId: 'c', clientSecret: 's', privateKey: testKeyPair('rp').privateKeyPem, hostname: 'http://127.0.0.1:9', sessionKey: 'shared' };
     authenticator.use('nd-id', new NdIdStrategy({ ...common, callbackURL: 'http://127.0.0.1:3000/a/callback' }));
     authenticator.use('nd-id-b', new NdIdStrategy({ ...common, callbackURL: 'http://127.0.0.1:3000/b/callback' }));
-    expect(() => ndIdRouter({ passport: authenticator })).toThrow(/"nd-id" and "nd-id-b" share sessionKey "shared"/);
+    const app = express();
+    app.use(session({ secret: 'clash-secret-0123456789', resave: false, saveUninitialized: false }));
+    app.use('/a', ndIdRouter({ passport: authenticator }));
+    app.use('/b', ndIdRouter({ passport: authenticator, strategyName: 'nd-id-b' }));
+    expect((await request(app).get('/a/login')).status).toBe(302);
+    const refused = await request(app).get('/b/login');
+    expect(refused.status).toBe(500);
+    expect(refused.text).toContain('session_key_shared');
+    expect(refused.text).toMatch(/&quot;nd-id&quot; and &quot;nd-id-b&quot; share sessionKey &quot;shared&quot;|"nd-id" and "nd-id-b" share sessionKey "shared"/);
   });
 
   it('renderFailure receives what to show and brands the page', async () => {

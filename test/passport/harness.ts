@@ -36,6 +36,8 @@ export interface RpOptions {
   sessionStore?: session.Store;
   /** The client secret the strategy sends. Default: the registered one. */
   clientSecret?: string;
+  /** The private key the strategy decrypts with (PEM). Default: the one whose public key is registered. */
+  privateKey?: string;
   /** Point the strategy at this origin instead of the provider (e.g. a closed port). */
   hostname?: string;
   /** Client HTTP timeout in ms. */
@@ -132,7 +134,7 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
   const strategyOptions = {
     clientId: CLIENT_ID,
     clientSecret: options.clientSecret ?? CLIENT_SECRET,
-    privateKey: keys.privateKeyPem,
+    privateKey: options.privateKey ?? keys.privateKeyPem,
     hostname: options.hostname ?? provider.baseUrl,
     callbackURL,
     ...(options.timeout === undefined ? {} : { timeout: options.timeout }),

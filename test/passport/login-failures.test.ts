@@ -67,7 +67,9 @@ describe('callbacks that do not belong to this browser', () => {
     const browser = rp.browser();
     const callback = await approve(await startLogin(browser));
     expect((await followCallback(browser, callback)).status).toBe(302);
-    const replay = await followCallback(browser, callback);
+    // The person who signed in is sent on (the back button); anyone else is refused.
+    expect((await followCallback(browser, callback)).status).toBe(302);
+    const replay = await followCallback(rp.browser(), callback);
     expectSafePage(replay, 403);
     expect(rp.tokenCalls()).toBe(1);
   });
