@@ -106,7 +106,7 @@ process.on('message', (message: unknown) => {
         maxPendingPerAddress: 1_000_000,
         signingKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
       });
-      server.on('request', provider.app);
+      server.on('request', provider.handler);
     }
     process.send?.({ type: 'ready', port });
   });

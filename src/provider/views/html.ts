@@ -3,7 +3,7 @@
  * (strict CSP with a per-response script nonce, no framing, no referrer, no caching).
  */
 import { randomBytes } from 'node:crypto';
-import type { Response } from 'express';
+import type { Answer } from '../http/answer.js';
 
 import { escapeHtml } from '../../html.js';
 
@@ -83,12 +83,9 @@ ${script}
 `;
 }
 
-/** Send an HTML page with the security headers. */
-export function sendHtml(res: Response, status: number, html: string, nonce?: string): void {
-  // Straight to Node's response: Express's res.send would parse the content type back for its charset.
-  res.writeHead(status, {
-    'Content-Type': 'text/html; charset=utf-8',
-    'Content-Length': Buffer.byteLength(html),
+/** The security headers of a provider page (a script runs only with `nonce`). */
+function pageHeaders(nonce: string | undefined): Record<string, string> {
+  return {
     'Cache-Control': 'no-store',
     'Content-Security-Policy':
       "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; " +
@@ -96,6 +93,10 @@ export function sendHtml(res: Response, status: number, html: string, nonce?: st
     'X-Frame-Options': 'DENY',
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',
-  });
-  res.end(html);
+  };
+}
+
+/** An HTML page answer with the security headers (and any `extra` headers, such as Retry-After). */
+export function htmlAnswer(status: number, html: string, nonce?: string, extra: Readonly<Record<string, string>> = {}): Answer {
+  return { status, headers: { ...pageHeaders(nonce), ...extra }, body: { type: 'html', html } };
 }
