@@ -11,7 +11,8 @@
 import type { ProviderContext } from './context.js';
 import { encryptUserinfo } from './crypto.js';
 import { empty, json, NO_STORE, oauthError, type Answer } from './http/answer.js';
-import { mediaTypeOf, type ProviderRequest } from './http/request.js';
+import { mediaTypeOf } from './http/media-type.js';
+import type { ProviderRequest } from './http/request.js';
 import type { ProviderRoute } from './router.js';
 import { attributesFor } from './scopes.js';
 

@@ -10,7 +10,7 @@
  * port can make the provider fail while it is on, unless `controlToken` is set.
  */
 import { empty, json, oauthError } from '../http/answer.js';
-import { mediaTypeOf } from '../http/request.js';
+import { mediaTypeOf } from '../http/media-type.js';
 import type { ProviderRoute } from '../router.js';
 import type { FaultController } from './controller.js';
 

@@ -19,7 +19,7 @@
  * No private field of Node, Express or a parser is read.
  */
 import type { IncomingMessage } from 'node:http';
-import { mediaTypeOf } from './request.js';
+import { mediaTypeOf } from './media-type.js';
 
 /** Largest accepted request body, in bytes. */
 export const MAX_BODY_BYTES = 16 * 1024;

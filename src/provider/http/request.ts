@@ -25,14 +25,6 @@ export interface ProviderRequest {
   readonly body: RequestBody;
 }
 
-/** The media type of a request (`application/json`), lower case, without parameters; '' when none. */
-export function mediaTypeOf(headers: IncomingHttpHeaders): string {
-  const header = headers['content-type'];
-  if (header === undefined) return '';
-  const semicolon = header.indexOf(';');
-  return (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
-}
-
 /** A parameter read once: its value, or why it cannot be used. */
 export type ParamResult = { ok: true; value: string | undefined } | { ok: false; reason: string };
 

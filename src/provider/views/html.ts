@@ -41,9 +41,9 @@ const STYLE = `
   ul { padding-left: 1.25rem; }
   .match { font-size: 1.05rem; }
   .match strong { font-size: 1.6rem; letter-spacing: .1em; font-family: ui-monospace, monospace; }
-  .choices { display: flex; gap: .75rem; margin: .5rem 0 1rem; border: 0; padding: 0; }
-  .choices label { flex: 1; text-align: center; border: 1px solid #1d2433; border-radius: 8px; padding: .6rem 0;
-                   font-size: 1.4rem; font-family: ui-monospace, monospace; cursor: pointer; }
+  .choices { display: grid; grid-template-columns: repeat(4, 1fr); gap: .5rem; margin: .5rem 0 1rem; border: 0; padding: 0; }
+  .choices label { text-align: center; border: 1px solid #1d2433; border-radius: 8px; padding: .6rem 0; min-height: 2.75rem;
+                   box-sizing: border-box; font-size: 1.3rem; font-family: ui-monospace, monospace; cursor: pointer; }
   .choices input { margin-right: .3rem; }
   .context { background: #f2f4f7; border-radius: 8px; padding: .5rem .75rem; font-size: .9rem; }
   .context dt { font-weight: 600; }
