@@ -11,8 +11,8 @@
  * never redirects either. A pending authorization keeps only validated, length-limited values;
  * unknown parameters are ignored and never stored or echoed.
  */
-import { randomInt } from 'node:crypto';
-import { isPkceString, randomToken } from '../pkce.js';
+import { randomBytes } from 'node:crypto';
+import { isPkceString } from '../pkce.js';
 import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import { bytes, empty, json, redirect, type Answer } from './http/answer.js';
@@ -23,7 +23,7 @@ import type { LoginOverrides, PendingAuthorization } from './store.js';
 import type { Persona } from './types.js';
 import { describeUserAgent, quotaKeyOf } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
-import { escapeHtml, htmlAnswer, renderPage, scriptNonce } from './views/html.js';
+import { escapeHtml, htmlAnswer, renderPage } from './views/html.js';
 import { renderQrPage } from './views/qr-page.js';
 import { renderQrSvg } from './views/qr-svg.js';
 
@@ -268,10 +268,12 @@ function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
     );
   }
 
-  const matchCode = String(randomInt(10, 100));
+  // Every random value of the QR login in one draw: two ids, the page's script nonce, the numbers.
+  const random = randomBytes(32 + 32 + 16 + MATCH_RANDOM_BYTES);
+  const { choices, code: matchCode } = matchNumbers(random.subarray(80));
   const pending: PendingAuthorization = {
-    mobileId: randomToken(32),
-    pollId: randomToken(32),
+    mobileId: random.subarray(0, 32).toString('base64url'),
+    pollId: random.subarray(32, 64).toString('base64url'),
     clientId: request.clientId,
     redirectUri: request.redirectUri,
     scopes: request.scopes,
@@ -284,7 +286,7 @@ function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
     address,
     device: describeUserAgent(req.headers['user-agent']),
     matchCode,
-    matchChoices: matchChoices(matchCode),
+    matchChoices: choices,
     status: 'pending',
   };
   stores.pendingByMobileId.set(pending.mobileId, pending, expiresAt);
@@ -292,7 +294,7 @@ function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
 
   const mobileUrl = `${config.publicBase}${MOBILE_PATH}/${pending.mobileId}`;
   const base = config.basePath;
-  const nonce = scriptNonce();
+  const nonce = random.subarray(64, 80).toString('base64');
   const html = renderQrPage(
     {
       clientName: request.clientName,
@@ -314,16 +316,34 @@ function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
   return htmlAnswer(200, html, nonce);
 }
 
-/** {@link MATCH_CHOICES} different two-digit codes in random order, one of them `code`. */
-function matchChoices(code: string): string[] {
-  const choices = new Set([code]);
-  while (choices.size < MATCH_CHOICES) choices.add(String(randomInt(10, 100)));
-  const list = [...choices];
-  for (let i = list.length - 1; i > 0; i--) {
-    const j = randomInt(0, i + 1);
-    [list[i], list[j]] = [list[j]!, list[i]!];
+/** Random bytes drawn for the numbers: enough for {@link MATCH_CHOICES} distinct ones nearly always. */
+const MATCH_RANDOM_BYTES = 64;
+
+/**
+ * {@link MATCH_CHOICES} different two-digit numbers in random order (a uniform sample without
+ * replacement: each byte below 180 gives `10 + byte % 90`, others are skipped), and the one of
+ * them, picked uniformly, that the QR page shows. Draws more bytes in the rare case `random`
+ * runs out.
+ */
+export function matchNumbers(random: Buffer): { choices: string[]; code: string } {
+  const picked = new Set<number>();
+  let bytes = random;
+  let at = 0;
+  let index = -1;
+  while (picked.size < MATCH_CHOICES || index < 0) {
+    if (at === bytes.length) {
+      bytes = randomBytes(MATCH_RANDOM_BYTES);
+      at = 0;
+    }
+    const byte = bytes[at++]!;
+    if (picked.size < MATCH_CHOICES) {
+      if (byte < 180) picked.add(10 + (byte % 90));
+    } else if (byte < 252 - (252 % MATCH_CHOICES)) {
+      index = byte % MATCH_CHOICES;
+    }
   }
-  return list;
+  const choices = [...picked].map(String);
+  return { choices, code: choices[index]! };
 }
 
 /** Redirects back at once: with a code for `persona`, or `error=access_denied` when there is none. */

@@ -6,7 +6,7 @@
  */
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MATCH_CHOICES } from '../../src/provider/authorize.js';
+import { MATCH_CHOICES, matchNumbers } from '../../src/provider/authorize.js';
 import { startProvider, type StartedProvider, type StartProviderOptions } from '../../src/provider/index.js';
 import { authorizeQuery, pkce, providerOptions, TEST_CLIENT, tokenBody } from '../helpers/provider-fixtures.js';
 
@@ -105,6 +105,15 @@ describe('number matching', () => {
     const right = await call(mobile, form({ decision: 'approve', match, persona: 'ada' }));
     expect(right.status).toBe(409);
     expect(right.body).toContain('data-error-code="already_answered"');
+  });
+
+  it('draws distinct numbers from 10 to 99, one of them the code, even from bytes that are all unusable', () => {
+    for (const bytes of [Buffer.alloc(64, 255), Buffer.from(Array.from({ length: 64 }, (_, i) => i))]) {
+      const { choices, code } = matchNumbers(bytes);
+      expect(new Set(choices).size).toBe(MATCH_CHOICES);
+      expect(choices.every((c) => /^\d\d$/.test(c) && Number(c) >= 10)).toBe(true);
+      expect(choices).toContain(code);
+    }
   });
 });
 

@@ -2,7 +2,6 @@
  * The HTML shell of every provider page: escaping, a shared layout, and the security headers
  * (strict CSP with a per-response script nonce, no framing, no referrer, no caching).
  */
-import { randomBytes } from 'node:crypto';
 import type { Answer } from '../http/answer.js';
 
 import { escapeHtml } from '../../html.js';
@@ -17,11 +16,6 @@ export function jsonForScript(value: unknown): string {
     .replace(/&/g, '\\u0026')
     .replace(/\u2028/g, '\\u2028')
     .replace(/\u2029/g, '\\u2029');
-}
-
-/** A fresh nonce for the inline script of one response. */
-export function scriptNonce(): string {
-  return randomBytes(16).toString('base64');
 }
 
 const STYLE = `
