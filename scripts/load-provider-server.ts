@@ -7,10 +7,17 @@
 import { createCipheriv, createHash, createHmac, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes, sign, constants } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createProvider } from '../src/provider/index.js';
+import { createProvider, DEFAULT_PERSONAS, nricCheckLetter, type Persona, type Provider } from '../src/provider/index.js';
 
 interface Start {
   mode: 'provider-auto' | 'provider-interactive' | 'floor';
+  /** Registered clients in all (the load client and copies of it). Default 1. */
+  clients?: number;
+  /** Personas in all (`ada` first). Default: the built-in ones. */
+  personas?: number;
+  /** Pending-authorization bound and lifetime, for the growth scenarios. */
+  maxPending?: number;
+  authorizationTtl?: number;
   clientId: string;
   clientSecret: string;
   redirectUri: string;
@@ -78,8 +85,30 @@ function floorServer(start: Start): Server {
   });
 }
 
+/** `n` personas, `ada` first. */
+function personas(n: number): Persona[] {
+  const out: Persona[] = [DEFAULT_PERSONAS[0]!];
+  for (let i = 1; i < n; i++) {
+    const digits = String(1_000_000 + i).padStart(7, '0');
+    out.push({ id: `p${i}`, 'profile.name': `Person ${i}`, 'profile.nric_number': `S${digits}${nricCheckLetter('S', digits)}`, 'profile.passport_expiry_date': '2031-01-01' });
+  }
+  return out;
+}
+
+let provider: Provider | undefined;
+
 process.on('message', (message: unknown) => {
-  const m = message as { type: string; start?: Start };
+  const m = message as { type: string; start?: Start; ms?: number };
+  if (m.type === 'heap') {
+    (globalThis as { gc?: () => void }).gc?.();
+    process.send?.({ type: 'heap', bytes: process.memoryUsage().heapUsed });
+    return;
+  }
+  if (m.type === 'advance') {
+    provider?.advanceClock(m.ms ?? 0);
+    process.send?.({ type: 'advanced' });
+    return;
+  }
   if (m.type === 'cpu') {
     const u = process.cpuUsage();
     process.send?.({ type: 'cpu', micros: u.user + u.system });
@@ -98,15 +127,20 @@ process.on('message', (message: unknown) => {
   server.listen(0, '127.0.0.1', () => {
     const { port } = server.address() as AddressInfo;
     if (start.mode !== 'floor') {
-      const provider = createProvider({
+      const client = { clientId: start.clientId, clientSecret: start.clientSecret, redirectUris: [start.redirectUri], publicKey: start.publicKeyPem, name: 'Load' };
+      const others = Array.from({ length: (start.clients ?? 1) - 1 }, (_, i) => ({ ...client, clientId: `other-${i}`, name: `Other ${i}` }));
+      provider = createProvider({
         baseUrl: `http://127.0.0.1:${port}`,
-        clients: [{ clientId: start.clientId, clientSecret: start.clientSecret, redirectUris: [start.redirectUri], publicKey: start.publicKeyPem, name: 'Load' }],
+        clients: [...others.slice(0, others.length >> 1), client, ...others.slice(others.length >> 1)],
+        ...(start.personas !== undefined ? { personas: personas(start.personas) } : {}),
         autoApprove: start.mode === 'provider-auto' ? 'ada' : false,
         // One source address drives every login here: the per-address quota would refuse it.
         maxPendingPerAddress: 1_000_000,
+        ...(start.maxPending !== undefined ? { maxPending: start.maxPending } : {}),
+        ...(start.authorizationTtl !== undefined ? { ttl: { authorization: start.authorizationTtl } } : {}),
         signingKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
       });
-      server.on('request', provider.app);
+      server.on('request', provider.handler);
     }
     process.send?.({ type: 'ready', port });
   });

@@ -11,22 +11,30 @@
  * never redirects either. A pending authorization keeps only validated, length-limited values;
  * unknown parameters are ignored and never stored or echoed.
  */
-import type { Request, Response } from 'express';
-import { randomInt } from 'node:crypto';
-import { isPkceString, randomToken } from '../pkce.js';
-import type { ProviderContext, ProviderRoute } from './context.js';
+import { randomBytes } from 'node:crypto';
+import { isPkceString } from '../pkce.js';
+import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
-import { queryOf, sendRedirect, singleParam } from './http.js';
+import { bytes, empty, json, redirect, type Answer } from './http/answer.js';
+import { singleParam, type ProviderRequest } from './http/request.js';
+import type { ProviderRoute } from './router.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
 import type { Persona } from './types.js';
-import { describeUserAgent, quotaKeyOf, sourceAddress } from './user-agent.js';
+import { describeUserAgent, quotaKeyOf } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
-import { escapeHtml, renderPage, scriptNonce, sendHtml } from './views/html.js';
+import { escapeHtml, htmlAnswer, renderPage } from './views/html.js';
 import { renderQrPage } from './views/qr-page.js';
 import { renderQrSvg } from './views/qr-svg.js';
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
+
+/**
+ * How many numbers the phone offers, one of them the QR page's: someone who saw only the QR
+ * code (not the page beside it) picks the right one blindly once in this many tries, and a wrong
+ * pick ends the login.
+ */
+export const MATCH_CHOICES = 12;
 
 /** Path of the authorization endpoint. */
 export const AUTHORIZE_PATH = '/v2/oauth/authorize';
@@ -187,7 +195,7 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
  * The authorize URL of a validated request, for "start again": rebuilt from the known parameters
  * only, so nothing else the browser sent is kept or echoed.
  */
-export function startAgainUrl(baseUrl: string, request: ValidRequest): string {
+export function startAgainUrl(publicBase: string, request: ValidRequest): string {
   const params = new URLSearchParams({
     response_type: 'code',
     client_id: request.clientId,
@@ -199,87 +207,73 @@ export function startAgainUrl(baseUrl: string, request: ValidRequest): string {
   params.set('code_challenge', request.codeChallenge);
   params.set('code_challenge_method', 'S256');
   if (request.maxAge !== undefined) params.set('max_age', String(request.maxAge));
-  return `${baseUrl}${AUTHORIZE_PATH}?${params.toString()}`;
+  return `${publicBase}${AUTHORIZE_PATH}?${params.toString()}`;
 }
 
-/** Length of the raw query string of a request (0 without one). */
-function queryLength(req: Request): number {
-  const url = req.originalUrl ?? req.url;
-  const q = url.indexOf('?');
-  return q === -1 ? 0 : url.length - q - 1;
-}
-
-async function authorize(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
+function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
   const { config, stores } = ctx;
   const now = config.clock();
-  if (queryLength(req) > MAX_AUTHORIZE_QUERY_LENGTH) {
+  if (req.rawQuery.length > MAX_AUTHORIZE_QUERY_LENGTH) {
     ctx.log('authorize', 'refused: invalid_request (query too large)');
-    sendHtml(
-      res,
+    return htmlAnswer(
       400,
       renderErrorPage('invalid_request', `The request is too large: its query string is longer than ${MAX_AUTHORIZE_QUERY_LENGTH} characters.`),
     );
-    return;
   }
-  const params = queryOf(req);
+  const params = req.query;
   const result = validateAuthorizeQuery(ctx, params);
   ctx.audit.authorize(params.get('client_id') ?? undefined, result);
   if (!result.ok) {
     ctx.log('authorize', `refused: ${result.code}`);
-    sendHtml(res, 400, renderErrorPage(result.code, result.message));
-    return;
+    return htmlAnswer(400, renderErrorPage(result.code, result.message));
   }
   const request = result.request;
 
   if (request.promptNone) {
     // No sign-in session is kept, so a login without interaction is never possible (OIDC Core 3.1.2.6).
     ctx.log('authorize', `prompt=none answered login_required for client ${request.clientId}`);
-    sendRedirect(res, 302, callbackUrl(request.redirectUri, { error: 'login_required', state: request.state }), NO_STORE);
-    return;
+    return redirect(302, callbackUrl(request.redirectUri, { error: 'login_required', state: request.state }), NO_STORE);
   }
 
   ctx.conformance.authorize(request.clientId);
   const scripted = ctx.scripted.take(request.clientId);
   if (scripted !== undefined) {
-    answerAtOnce(ctx, res, request, scripted.deny ? undefined : scripted.persona, scripted.overrides, 'scripted');
-    return;
+    return answerAtOnce(ctx, request, scripted.deny ? undefined : scripted.persona, scripted.overrides, 'scripted');
   }
   if (config.autoApprove) {
     const hint = singleParam(params, 'login_hint', 128);
     const persona = hint.ok && hint.value !== undefined ? ctx.personas.get(hint.value) : config.autoApprove;
     if (persona === undefined) {
       ctx.log('authorize', 'refused: unknown login_hint');
-      sendHtml(
-        res,
+      return htmlAnswer(
         400,
         renderErrorPage('invalid_request', `The login_hint names no known person. Known ids: ${ctx.personas.map((p) => p.id).join(', ')}.`),
       );
-      return;
     }
-    answerAtOnce(ctx, res, request, persona, undefined, 'auto-approved');
-    return;
+    return answerAtOnce(ctx, request, persona, undefined, 'auto-approved');
   }
 
-  const address = sourceAddress(req.socket.remoteAddress);
+  const address = req.address;
   const expiresAt = now + config.ttl.authorization * 1000;
   if (stores.pendingByMobileId.isFull() || !stores.pendingQuota.tryAdd(quotaKeyOf(address), expiresAt)) {
     ctx.log('authorize', 'refused: too many pending sign-ins');
-    res.setHeader('Retry-After', String(config.ttl.authorization));
-    sendHtml(
-      res,
+    return htmlAnswer(
       429,
       renderErrorPage(
         'too_many_requests',
         'Too many sign-ins are waiting for an answer from this network. Answer or close the open ones, or try again in a few minutes.',
       ),
+      undefined,
+      { 'Retry-After': String(config.ttl.authorization) },
     );
-    return;
   }
 
-  const matchCode = String(randomInt(10, 100));
+  // Every random value of the QR login in one draw: two ids, the page's script nonce, the numbers.
+  const random = randomBytes(32 + 32 + 16 + MATCH_RANDOM_BYTES);
+  const { choices, code: matchCode } = matchNumbers(random.subarray(80));
   const pending: PendingAuthorization = {
-    mobileId: randomToken(32),
-    pollId: randomToken(32),
+    mobileId: random.subarray(0, 32).toString('base64url'),
+    pollId: random.subarray(32, 64).toString('base64url'),
     clientId: request.clientId,
     redirectUri: request.redirectUri,
     scopes: request.scopes,
@@ -292,104 +286,118 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
     address,
     device: describeUserAgent(req.headers['user-agent']),
     matchCode,
-    matchChoices: matchChoices(matchCode),
+    matchChoices: choices,
     status: 'pending',
   };
   stores.pendingByMobileId.set(pending.mobileId, pending, expiresAt);
   stores.pendingByPollId.set(pending.pollId, pending, expiresAt);
 
-  const mobileUrl = `${config.baseUrl}${MOBILE_PATH}/${pending.mobileId}`;
-  const nonce = scriptNonce();
+  const mobileUrl = `${config.publicBase}${MOBILE_PATH}/${pending.mobileId}`;
+  const base = config.basePath;
+  const nonce = random.subarray(64, 80).toString('base64');
   const html = renderQrPage(
     {
       clientName: request.clientName,
       // Same-origin relative paths: they work whichever host name the browser used.
-      qrImageUrl: `${QR_IMAGE_PATH}/${pending.pollId}`,
+      qrImageUrl: `${base}${QR_IMAGE_PATH}/${pending.pollId}`,
       qrSize: QR_SIZE,
       mobileUrl,
       matchCode,
-      statusUrl: `${STATUS_PATH}/${pending.pollId}`,
-      continueUrl: `${CONTINUE_PATH}/${pending.pollId}`,
-      cancelUrl: `${CANCEL_PATH}/${pending.pollId}`,
-      authorizeUrl: startAgainUrl(config.baseUrl, request),
+      statusUrl: `${base}${STATUS_PATH}/${pending.pollId}`,
+      continueUrl: `${base}${CONTINUE_PATH}/${pending.pollId}`,
+      cancelUrl: `${base}${CANCEL_PATH}/${pending.pollId}`,
+      authorizeUrl: startAgainUrl(config.publicBase, request),
       pollIntervalMs: config.pollIntervalMs,
       expiresInSeconds: config.ttl.authorization,
     },
     nonce,
   );
   ctx.log('authorize', `QR page shown for client ${request.clientId}`);
-  sendHtml(res, 200, html, nonce);
+  return htmlAnswer(200, html, nonce);
 }
 
-/** Three different two-digit codes in random order, one of them `code`. */
-function matchChoices(code: string): string[] {
-  const choices = new Set([code]);
-  while (choices.size < 3) choices.add(String(randomInt(10, 100)));
-  const list = [...choices];
-  for (let i = list.length - 1; i > 0; i--) {
-    const j = randomInt(0, i + 1);
-    [list[i], list[j]] = [list[j]!, list[i]!];
+/** Random bytes drawn for the numbers: enough for {@link MATCH_CHOICES} distinct ones nearly always. */
+const MATCH_RANDOM_BYTES = 64;
+
+/**
+ * {@link MATCH_CHOICES} different two-digit numbers in random order (a uniform sample without
+ * replacement: each byte below 180 gives `10 + byte % 90`, others are skipped), and the one of
+ * them, picked uniformly, that the QR page shows. Draws more bytes in the rare case `random`
+ * runs out.
+ */
+export function matchNumbers(random: Buffer): { choices: string[]; code: string } {
+  const picked = new Set<number>();
+  let bytes = random;
+  let at = 0;
+  let index = -1;
+  while (picked.size < MATCH_CHOICES || index < 0) {
+    if (at === bytes.length) {
+      bytes = randomBytes(MATCH_RANDOM_BYTES);
+      at = 0;
+    }
+    const byte = bytes[at++]!;
+    if (picked.size < MATCH_CHOICES) {
+      if (byte < 180) picked.add(10 + (byte % 90));
+    } else if (byte < 252 - (252 % MATCH_CHOICES)) {
+      index = byte % MATCH_CHOICES;
+    }
   }
-  return list;
+  const choices = [...picked].map(String);
+  return { choices, code: choices[index]! };
 }
 
 /** Redirects back at once: with a code for `persona`, or `error=access_denied` when there is none. */
 function answerAtOnce(
   ctx: ProviderContext,
-  res: Response,
   request: ValidRequest,
   persona: Persona | undefined,
   overrides: LoginOverrides | undefined,
   how: string,
-): void {
+): Answer {
   if (persona === undefined) {
     ctx.log('authorize', `${how}: denied for client ${request.clientId}`);
     const denied = { error: 'access_denied', error_description: 'The person declined.', state: request.state };
-    sendRedirect(res, 302, callbackUrl(request.redirectUri, denied), NO_STORE);
-    return;
+    return redirect(302, callbackUrl(request.redirectUri, denied), NO_STORE);
   }
   const code = issueCode(ctx, request, persona, overrides);
   ctx.log('authorize', `${how} for client ${request.clientId}`);
-  sendRedirect(res, 302, callbackUrl(request.redirectUri, { code, state: request.state }), NO_STORE);
+  return redirect(302, callbackUrl(request.redirectUri, { code, state: request.state }), NO_STORE);
 }
 
-function pollIdOf(req: Request): string {
+function pollIdOf(req: ProviderRequest): string {
   const id = req.params['pollId'];
   return typeof id === 'string' && id.length <= 64 ? id : '';
 }
 
-function status(ctx: ProviderContext, req: Request, res: Response): void {
+const EXPIRED_ANSWER = json(200, { status: 'expired' }, NO_STORE);
+const PENDING_ANSWER = json(200, { status: 'pending' }, NO_STORE);
+const MISMATCH_ANSWER = json(200, { status: 'mismatch' }, NO_STORE);
+
+function status(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
-  res.set('Cache-Control', 'no-store');
-  if (!pending) {
-    res.json({ status: 'expired' });
-  } else if (pending.status === 'pending' || pending.status === 'mismatch') {
-    res.json({ status: pending.status });
-  } else {
-    res.json({ status: pending.status, redirectTo: pending.redirectTo });
-  }
+  if (!pending) return EXPIRED_ANSWER;
+  if (pending.status === 'pending') return PENDING_ANSWER;
+  if (pending.status === 'mismatch') return MISMATCH_ANSWER;
+  return json(200, { status: pending.status, redirectTo: pending.redirectTo }, NO_STORE);
 }
 
-function continueWithoutScript(ctx: ProviderContext, req: Request, res: Response): void {
+function continueWithoutScript(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
   if (!pending) {
-    sendHtml(res, 410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
+    return htmlAnswer(410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
   } else if (pending.status === 'mismatch') {
-    sendHtml(res, 403, renderErrorPage('number_mismatch', MISMATCH_MESSAGE));
+    return htmlAnswer(403, renderErrorPage('number_mismatch', MISMATCH_MESSAGE));
   } else if (pending.status === 'pending' || pending.redirectTo === undefined) {
-    const again = `${CONTINUE_PATH}/${pending.pollId}`;
-    sendHtml(
-      res,
+    const again = `${ctx.config.basePath}${CONTINUE_PATH}/${pending.pollId}`;
+    return htmlAnswer(
       200,
       renderPage({
         title: 'Waiting for the app',
         body: `<h1>Still waiting</h1><p>Answer the request in the identity app, then <a href="${escapeHtml(again)}">continue</a>.</p>`,
       }),
     );
-  } else {
-    res.set('Cache-Control', 'no-store');
-    res.redirect(303, pending.redirectTo);
   }
+  return redirect(303, pending.redirectTo, NO_STORE);
 }
 
 /** What the QR page says after a wrong number was picked on the phone. */
@@ -397,56 +405,46 @@ export const MISMATCH_MESSAGE =
   'The number picked on the phone did not match the one on this page, so this sign-in was stopped. Nothing was shared. ' +
   'If you did not scan this code yourself, someone may have tried to sign in as you.';
 
-/** The QR code of a pending authorization, as SVG; only while it waits for an answer. */
-function qrImage(ctx: ProviderContext, req: Request, res: Response): void {
+/**
+ * The QR code of a pending authorization, as SVG; only while it waits for an answer. Drawn once
+ * per login and kept on the pending entry (a reload or a second tab is not a new render).
+ */
+function qrImage(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
-  if (pending?.status !== 'pending') {
-    res.status(404).set('Cache-Control', 'no-store').end();
-    return;
-  }
+  if (pending?.status !== 'pending') return empty(404, NO_STORE);
   const seconds = Math.max(0, Math.floor((pending.expiresAt - ctx.config.clock()) / 1000));
-  res.status(200).set({
-    'Content-Type': 'image/svg+xml',
+  pending.qrSvg ??= renderQrSvg(`${ctx.config.publicBase}${MOBILE_PATH}/${pending.mobileId}`, QR_SIZE);
+  return bytes(200, 'image/svg+xml', pending.qrSvg, {
     // The browser keeps it while the code lives: a reload of the page's image is not a new render.
     'Cache-Control': `private, max-age=${seconds}`,
     'Content-Security-Policy': "default-src 'none'",
     'X-Content-Type-Options': 'nosniff',
   });
-  res.send(renderQrSvg(`${ctx.config.baseUrl}${MOBILE_PATH}/${pending.mobileId}`, QR_SIZE));
 }
 
 /** Cancel on the QR page: ends the pending authorization and returns to the client with access_denied. */
-function cancel(ctx: ProviderContext, req: Request, res: Response): void {
+function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
   if (!pending) {
-    sendHtml(res, 410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
-    return;
+    return htmlAnswer(410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
   }
   if (pending.status === 'approved' && pending.redirectTo !== undefined) {
-    res.set('Cache-Control', 'no-store').redirect(303, pending.redirectTo);
-    return;
+    return redirect(303, pending.redirectTo, NO_STORE);
   }
   ctx.stores.pendingByPollId.delete(pending.pollId);
   ctx.stores.pendingByMobileId.delete(pending.mobileId);
   ctx.stores.pendingQuota.release(quotaKeyOf(pending.address), pending.expiresAt);
   ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
-  res.set('Cache-Control', 'no-store');
-  res.redirect(303, callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state }));
+  return redirect(303, callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state }), NO_STORE);
 }
 
 /** The routes of this file. */
 export function authorizeRoutes(ctx: ProviderContext): ProviderRoute[] {
   return [
-    { endpoint: 'authorize', method: 'get', path: AUTHORIZE_PATH, failure: 'html', handle: (req, res) => authorize(ctx, req, res) },
-    { endpoint: 'status', method: 'get', path: `${STATUS_PATH}/:pollId`, failure: 'json', handle: (req, res) => status(ctx, req, res) },
-    {
-      endpoint: 'continue',
-      method: 'get',
-      path: `${CONTINUE_PATH}/:pollId`,
-      failure: 'html',
-      handle: (req, res) => continueWithoutScript(ctx, req, res),
-    },
-    { endpoint: 'status', method: 'get', path: `${QR_IMAGE_PATH}/:pollId`, failure: 'json', handle: (req, res) => qrImage(ctx, req, res) },
-    { endpoint: 'continue', method: 'get', path: `${CANCEL_PATH}/:pollId`, failure: 'html', handle: (req, res) => cancel(ctx, req, res) },
+    { endpoint: 'authorize', method: 'GET', path: AUTHORIZE_PATH, failure: 'html', handle: (req) => authorize(ctx, req) },
+    { endpoint: 'status', method: 'GET', path: `${STATUS_PATH}/:pollId`, failure: 'json', handle: (req) => status(ctx, req) },
+    { endpoint: 'continue', method: 'GET', path: `${CONTINUE_PATH}/:pollId`, failure: 'html', handle: (req) => continueWithoutScript(ctx, req) },
+    { endpoint: 'status', method: 'GET', path: `${QR_IMAGE_PATH}/:pollId`, failure: 'json', handle: (req) => qrImage(ctx, req) },
+    { endpoint: 'continue', method: 'GET', path: `${CANCEL_PATH}/:pollId`, failure: 'html', handle: (req) => cancel(ctx, req) },
   ];
 }

@@ -59,6 +59,10 @@ Options:
                             next authorizations gets one hostile case (see the README). Results
                             at GET /_provider/conformance, reports at POST
                             /_provider/conformance/report; a table at exit, status 1 if a case failed
+  --control-token-file FILE Require "Authorization: Bearer <token>" (the file's content, 16 to
+                            512 characters) on the audit, conformance and fault controls;
+                            without it anyone who can reach the port can read and plant audit
+                            findings or inject faults. Or set ND_ID_CONTROL_TOKEN.
   --audit-strict            Exit with status 1 when the audit has findings (for CI). The audit
                             table is printed at exit in any case.
   --personas FILE           JSON file of the people to sign in as (an array of { "id",
@@ -69,6 +73,7 @@ Options:
 Environment:
   ND_ID_SUBJECT_SECRET      Secret of the pairwise "sub" (at least 16 characters). Set it to
                             keep "sub" values stable across restarts.
+  ND_ID_CONTROL_TOKEN       The control token (see --control-token-file).
 `;
 
 interface ParsedArgs {
@@ -79,6 +84,7 @@ interface ParsedArgs {
   personasFile?: string;
   autoApprove?: boolean | string;
   signingKeyFile?: string;
+  controlTokenFile?: string;
   log: boolean;
   faultControl: boolean;
   auditEndpoint: boolean;
@@ -171,6 +177,11 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
       case '--personas': {
         const v = take();
         if (v !== undefined) out.personasFile = v;
+        break;
+      }
+      case '--control-token-file': {
+        const v = take();
+        if (v !== undefined) out.controlTokenFile = v;
         break;
       }
       case '--signing-key': {
@@ -282,6 +293,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   if (args.clientsFile === undefined) mistakes.push('--clients FILE is required: a JSON file of the registered clients (see --help)');
 
   const subjectSecret = io.env['ND_ID_SUBJECT_SECRET'];
+  let controlToken = io.env['ND_ID_CONTROL_TOKEN'] || undefined;
+  if (args.controlTokenFile !== undefined) {
+    try {
+      controlToken = readFileSync(resolve(args.controlTokenFile), 'utf8').trim();
+    } catch {
+      mistakes.push(`--control-token-file ${args.controlTokenFile} cannot be read`);
+    }
+  }
   const options: StartProviderOptions = {
     clients: fromFile.clients ?? [],
     port: args.port,
@@ -295,6 +314,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     ...(args.faultControl ? { faultControl: true } : {}),
     ...(args.auditEndpoint ? { auditEndpoint: true } : {}),
     ...(args.conformance ? { conformance: true } : {}),
+    ...(controlToken !== undefined ? { controlToken } : {}),
   };
   // Validate the whole configuration before listening, so every mistake is reported in one go.
   if (fromFile.clients !== undefined) {

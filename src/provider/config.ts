@@ -70,7 +70,12 @@ export function resolveClientKeys(values: readonly unknown[], where: string, mis
 
 /** The provider's configuration after validation. */
 export interface ResolvedConfig {
+  /** The service origin. */
   baseUrl: string;
+  /** The mount prefix ('' at the root, else `/name...` without a trailing slash). */
+  basePath: string;
+  /** `baseUrl + basePath`: where the provider's paths start, as seen by browsers and clients. */
+  publicBase: string;
   issuer: string;
   clients: ReadonlyMap<string, ResolvedClient>;
   personas: readonly Persona[];
@@ -90,12 +95,14 @@ export interface ResolvedConfig {
   faultControl: boolean;
   auditEndpoint: boolean;
   conformance: boolean;
+  /** Bearer token the test controls require, when set. */
+  controlToken: string | undefined;
 }
 
 const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
   'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
-  'auditEndpoint', 'conformance',
+  'auditEndpoint', 'conformance', 'basePath', 'controlToken',
 ]);
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name']);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
@@ -117,6 +124,15 @@ function unknownKeys(obj: Record<string, unknown>, allowed: Set<string>, where: 
   for (const key of Object.keys(obj)) {
     if (!allowed.has(key)) mistakes.push(`${where} has an unknown option "${key}"; allowed: ${[...allowed].join(', ')}`);
   }
+}
+
+function checkBasePath(value: unknown, mistakes: string[]): string {
+  if (value === undefined || value === '' || value === '/') return '';
+  if (typeof value !== 'string' || !/^(?:\/[A-Za-z0-9._~-]{1,64}){1,8}\/?$/.test(value)) {
+    mistakes.push('basePath must be a path such as "/idp" (segments of letters, digits, . _ ~ -), the prefix the provider is mounted under');
+    return '';
+  }
+  return value.endsWith('/') ? value.slice(0, -1) : value;
 }
 
 function checkBaseUrl(value: unknown, mistakes: string[]): string {
@@ -398,6 +414,12 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   const conformance = raw['conformance'] ?? false;
   if (typeof conformance !== 'boolean') mistakes.push('conformance must be true or false');
 
+  const basePath = checkBasePath(raw['basePath'], mistakes);
+  const controlToken = raw['controlToken'];
+  if (controlToken !== undefined && (typeof controlToken !== 'string' || controlToken.length < 16 || controlToken.length > 512)) {
+    mistakes.push('controlToken must be a string of 16 to 512 characters (for example from `openssl rand -hex 32`)');
+  }
+
   const maxPending = checkBound(raw, 'maxPending', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const maxPendingPerAddress = checkBound(raw, 'maxPendingPerAddress', DEFAULT_MAX_PENDING_PER_ADDRESS, 1_000_000, mistakes);
   const maxCodes = checkBound(raw, 'maxCodes', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
@@ -412,7 +434,9 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   }
   return {
     baseUrl,
-    issuer: `${baseUrl}/v2`,
+    basePath,
+    publicBase: `${baseUrl}${basePath}`,
+    issuer: `${baseUrl}${basePath}/v2`,
     clients,
     personas,
     autoApprove,
@@ -430,5 +454,6 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     faultControl: faultControl === true,
     auditEndpoint: auditEndpoint === true,
     conformance: conformance === true,
+    controlToken: typeof controlToken === 'string' ? controlToken : undefined,
   };
 }

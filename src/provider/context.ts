@@ -2,7 +2,6 @@
  * What every endpoint handler shares: the resolved configuration, the signing keys, the stores,
  * and small helpers over them.
  */
-import type { Request, Response } from 'express';
 import type { ResolvedConfig } from './config.js';
 import type { SigningKeys } from './crypto.js';
 import type { ProviderStores } from './store.js';
@@ -31,16 +30,4 @@ export interface ProviderContext {
   persona(id: string): Persona | undefined;
   /** The pairwise `sub` of a persona for a client. */
   subjectFor(clientId: string, personaId: string): string;
-}
-
-/** How a failure of an endpoint is reported to its caller. */
-export type FailureStyle = 'html' | 'json';
-
-/** One route of the provider. Every route is registered through the same function (see index.ts). */
-export interface ProviderRoute {
-  endpoint: ProviderEndpoint;
-  method: 'get' | 'post';
-  path: string;
-  failure: FailureStyle;
-  handle(req: Request, res: Response): Promise<void> | void;
 }

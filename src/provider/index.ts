@@ -1,45 +1,43 @@
 /**
  * The service itself (`passport-nd-id/provider`): a strict, runnable implementation of every
- * endpoint of the spec, with the QR page and a simulated mobile app, as an Express app.
+ * endpoint of the spec, with the QR page and a simulated mobile app, as a plain Node request
+ * handler (`provider.handler`) that `node:http`, Express, Connect and Fastify's middie mount.
+ * Express is not needed at run time.
  *
- * Every route is registered through {@link mountRoute}: the one place where a request enters
- * an endpoint handler and where its failures become an HTML or JSON 500 without a stack. A
- * layer that needs to act on every response of an endpoint (for example fault injection)
- * hooks in there.
+ * Every request takes one path (see `handler.ts`): the table router, the body reader, the
+ * endpoint (a function from a request value to an answer value), the fault transformer, the writer.
  */
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRoutes } from './authorize.js';
 import { resolveConfig } from './config.js';
-import type { ProviderContext, ProviderRoute } from './context.js';
+import type { ProviderContext } from './context.js';
+import { ControlToken } from './control-token.js';
 import { pairwiseSubject, SigningKeys } from './crypto.js';
-import { FaultController, faultControlRouter } from './faults.js';
-import { sendOAuthError } from './http.js';
+import { FaultController } from './faults/controller.js';
+import { faultControlRoutes } from './faults/control-routes.js';
+import { createHandler } from './handler.js';
 import { mobileAppRoutes } from './mobile-app.js';
+import type { Provider } from './provider.js';
+import { Router } from './router.js';
 import { createStores } from './store.js';
 import { tokenRoutes } from './token.js';
-import type { Provider, ProviderOptions } from './types.js';
+import type { ProviderOptions } from './types.js';
 import { userinfoRoutes } from './userinfo.js';
-import { renderErrorPage } from './views/error-page.js';
-import { sendHtml } from './views/html.js';
 import { wellKnownRoutes } from './well-known.js';
 import { Audit } from './testing/audit.js';
-import { Conformance, conformanceRouter } from './testing/conformance.js';
-import { auditRouter } from './testing/audit-route.js';
+import { Conformance, conformanceRoutes } from './testing/conformance.js';
+import { auditRoutes } from './testing/audit-route.js';
 import { ScriptedLogins } from './testing/approve-next.js';
 import { setClientKeys } from './testing/client-keys.js';
 import { createTestProviderWith, type TestProvider, type TestProviderOptions } from './testing/create-test-provider.js';
 import { PersonaDirectory } from './testing/persona-directory.js';
 
-export type {
-  Persona,
-  Provider,
-  ProviderClient,
-  ProviderEndpoint,
-  ProviderOptions,
-  ProviderTtl,
-} from './types.js';
+export type { Persona, ProviderClient, ProviderEndpoint, ProviderOptions, ProviderTtl } from './types.js';
+export type { Provider, ProviderHandler } from './provider.js';
+export type { ProviderRequest } from './http/request.js';
+export type { Answer, AnswerBody } from './http/answer.js';
+export type { RequestBody, FormFields } from './http/body.js';
 export type {
   ActiveFault,
   Fault,
@@ -55,8 +53,8 @@ export type {
   StatusFault,
   SubMismatchFault,
   TruncatedFault,
-} from './faults.js';
-export { FAULT_ENDPOINTS } from './faults.js';
+} from './faults/kinds.js';
+export { FAULT_ENDPOINTS } from './faults/kinds.js';
 export { DEFAULT_PERSONAS, isValidNric, nricCheckLetter } from './personas.js';
 export { DEFAULT_TTL } from './config.js';
 export { SCOPE_LABELS } from './views/mobile-page.js';
@@ -74,73 +72,13 @@ export type { ConformanceCase, ConformanceCaseId } from './testing/conformance-c
 export { CONFORMANCE_CASES } from './testing/conformance-cases.js';
 export type { ApproveNextOptions } from './testing/approve-next.js';
 export type { PersonaDirectory } from './testing/persona-directory.js';
-export type { ClientPublicKey } from './testing/client-keys.js';
+export type { ClientPublicKey } from './types.js';
 export type { TestProvider, TestProviderOptions, TestClient } from './testing/create-test-provider.js';
-
-function sendServerFailure(res: Response, style: 'html' | 'json'): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  if (style === 'html') {
-    sendHtml(res, 500, renderErrorPage('server_error', 'The service failed to handle this request. Try again later.'));
-  } else {
-    sendOAuthError(res, 500, 'server_error', 'The service failed to handle this request.');
-  }
-}
-
-/**
- * Register one route on the app. All routes pass through here, so this is the single seam where
- * per-endpoint behaviour (logging, fault injection) wraps every handler.
- */
-/** Runs one route for one request: faults first, and a 500 without internals if it throws. */
-async function serveRoute(route: ProviderRoute, req: Request, res: Response, ctx: ProviderContext, faults: FaultController): Promise<void> {
-  try {
-    await faults.handle(route, req, res);
-  } catch (err) {
-    ctx.log(route.endpoint, `server failure (${err instanceof Error ? err.name : 'unknown error'})`);
-    sendServerFailure(res, route.failure);
-  }
-}
-
-/** The endpoints every login calls; their handlers use Node's request and response only. */
-const LOGIN_ENDPOINTS: ReadonlySet<string> = new Set(['authorize', 'token', 'userinfo']);
-
-/**
- * Lets the login endpoints answer before Express sets up the request: Express gives every
- * request and response a new prototype, and on the three requests of a login that cost about a
- * tenth of the provider's CPU. Only an exact path and method are taken, and only while no fault
- * is injected (faults bend answers through Express's response); anything else, including a
- * trailing slash or another letter case, goes through Express as before.
- */
-function answerLoginsFirst(app: Express, routes: ProviderRoute[], ctx: ProviderContext, faults: FaultController): void {
-  const byKey = new Map<string, ProviderRoute>();
-  for (const route of routes) {
-    if (LOGIN_ENDPOINTS.has(route.endpoint)) byKey.set(`${route.method.toUpperCase()} ${route.path}`, route);
-  }
-  const target = app as unknown as { handle(req: Request, res: Response, next?: NextFunction): void };
-  const expressHandle = target.handle.bind(app);
-  target.handle = (req, res, next) => {
-    if (faults.idle) {
-      const url = req.url;
-      const q = url.indexOf('?');
-      const route = byKey.get(`${req.method === 'HEAD' ? 'GET' : req.method} ${q === -1 ? url : url.slice(0, q)}`);
-      if (route !== undefined) {
-        void serveRoute(route, req, res, ctx, faults);
-        return;
-      }
-    }
-    expressHandle(req, res, next);
-  };
-}
-
-function mountRoute(app: Express, route: ProviderRoute, ctx: ProviderContext, faults: FaultController): void {
-  app[route.method](route.path, (req: Request, res: Response) => serveRoute(route, req, res, ctx, faults));
-}
 
 /**
  * Build a provider: validate the options (throwing one TypeError that lists every mistake),
- * then return its Express app and controls. Nothing listens until you do (see {@link startProvider}).
+ * then return its request handler and controls. Nothing listens until you do (see
+ * {@link startProvider}, or `http.createServer(provider.handler)`).
  */
 export function createProvider(options: ProviderOptions): Provider {
   const config = resolveConfig(options);
@@ -164,44 +102,26 @@ export function createProvider(options: ProviderOptions): Provider {
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
   };
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  const routes = [
+  const faults = new FaultController(ctx);
+  const router = new Router([
     ...authorizeRoutes(ctx),
     ...mobileAppRoutes(ctx),
     ...tokenRoutes(ctx),
     ...userinfoRoutes(ctx),
     ...wellKnownRoutes(ctx),
-  ];
-  const faults = new FaultController(ctx);
-  for (const route of routes) mountRoute(app, route, ctx, faults);
-  answerLoginsFirst(app, routes, ctx, faults);
-  if (config.faultControl) app.use(faultControlRouter(faults));
-  if (config.auditEndpoint) app.use(auditRouter(ctx.audit));
-  if (config.conformance) app.use(conformanceRouter(conformance));
-
-  app.use((_req: Request, res: Response) => {
-    res.status(404).set('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'No such endpoint.' });
-  });
-  // Errors raised before a handler runs (for example a malformed path escape): no stack, ever.
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const status = typeof (err as { status?: unknown })?.status === 'number' ? (err as { status: number }).status : 500;
-    const clientError = status >= 400 && status < 500;
-    if (res.headersSent) {
-      res.end();
-    } else if (req.path.startsWith('/v2/oauth/token') || req.path.startsWith('/v2/oauth/userinfo')) {
-      if (clientError) sendOAuthError(res, status, 'invalid_request', 'The request could not be read.');
-      else sendServerFailure(res, 'json');
-    } else if (clientError) {
-      sendHtml(res, status, renderErrorPage('invalid_request', 'The request could not be read.'));
-    } else {
-      sendServerFailure(res, 'html');
-    }
+    ...(config.faultControl ? faultControlRoutes(faults) : []),
+    ...(config.auditEndpoint ? auditRoutes(audit) : []),
+    ...(config.conformance ? conformanceRoutes(conformance) : []),
+  ]);
+  const handler = createHandler({
+    ctx,
+    router,
+    faults,
+    controlToken: config.controlToken === undefined ? undefined : new ControlToken(config.controlToken),
   });
 
   return {
-    app,
+    handler,
     issuer: config.issuer,
     baseUrl: config.baseUrl,
     personas,
@@ -257,7 +177,7 @@ export async function startProvider(options: StartProviderOptions): Promise<Star
   if (givenBaseUrl !== undefined) resolveConfig({ ...rest, baseUrl: givenBaseUrl });
   let provider: Provider | undefined;
   const server = createServer((req, res) => {
-    if (provider) provider.app(req, res);
+    if (provider) provider.handler(req, res);
     else res.writeHead(503).end();
   });
   await new Promise<void>((resolve, reject) => {

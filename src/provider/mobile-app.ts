@@ -2,27 +2,27 @@
  * The simulated mobile app (outside /v2): the page the QR code opens. It shows the client's
  * name, the context of the browser that started the login (device, address, how long ago) and
  * the requested attributes, and records one decision: approve as a persona, or deny. Approval
- * needs the number shown on the QR page picked from three (number matching against QR relay);
- * a wrong pick ends the authorization.
+ * needs the number shown on the QR page picked from `MATCH_CHOICES` (number matching against QR
+ * relay: a blind pick is right once in twelve); a wrong pick ends the authorization.
  * The pending id in its URL is 256 random bits; a second answer, or an answer after expiry,
  * is refused with a clear page.
  */
-import express, { type Request, type Response } from 'express';
-import type { ProviderContext, ProviderRoute } from './context.js';
+import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
-import { errorStatus, MAX_BODY_BYTES, MAX_FORM_PARAMETERS, runMiddleware } from './http.js';
+import type { Answer } from './http/answer.js';
+import { bodyField } from './http/body.js';
+import type { ProviderRequest } from './http/request.js';
 import { MOBILE_PATH } from './authorize.js';
+import type { ProviderRoute } from './router.js';
 import type { PendingAuthorization } from './store.js';
 import { renderErrorPage } from './views/error-page.js';
-import { sendHtml } from './views/html.js';
+import { htmlAnswer } from './views/html.js';
 import { renderMobileDone, renderMobileMismatch, renderMobilePage } from './views/mobile-page.js';
-
-const formParser = express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, parameterLimit: MAX_FORM_PARAMETERS });
 
 const EXPIRED_MESSAGE =
   'This sign-in request has expired or does not exist. Start again from the site you were signing in to.';
 
-function pendingOf(ctx: ProviderContext, req: Request): PendingAuthorization | undefined {
+function pendingOf(ctx: ProviderContext, req: ProviderRequest): PendingAuthorization | undefined {
   const id = req.params['mobileId'];
   return typeof id === 'string' && id.length <= 64 ? ctx.stores.pendingByMobileId.get(id) : undefined;
 }
@@ -31,33 +31,25 @@ function clientName(ctx: ProviderContext, pending: PendingAuthorization): string
   return ctx.config.clients.get(pending.clientId)?.name ?? pending.clientId;
 }
 
-function alreadyAnswered(res: Response, pending: PendingAuthorization): void {
+function alreadyAnswered(pending: PendingAuthorization): Answer {
   const what = pending.status === 'approved' ? 'approved' : pending.status === 'mismatch' ? 'stopped' : 'denied';
-  sendHtml(
-    res,
+  return htmlAnswer(
     409,
     renderErrorPage('already_answered', `This sign-in request was already ${what}. It cannot be answered twice.`, { phone: true }),
   );
 }
 
-function show(ctx: ProviderContext, req: Request, res: Response): void {
+function show(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = pendingOf(ctx, req);
-  if (!pending) {
-    sendHtml(res, 410, renderErrorPage('expired', EXPIRED_MESSAGE, { phone: true }));
-    return;
-  }
-  if (pending.status !== 'pending') {
-    alreadyAnswered(res, pending);
-    return;
-  }
-  sendHtml(
-    res,
+  if (!pending) return htmlAnswer(410, renderErrorPage('expired', EXPIRED_MESSAGE, { phone: true }));
+  if (pending.status !== 'pending') return alreadyAnswered(pending);
+  return htmlAnswer(
     200,
     renderMobilePage({
       clientName: clientName(ctx, pending),
       scopes: pending.scopes,
       personas: ctx.personas,
-      actionUrl: `${MOBILE_PATH}/${pending.mobileId}`,
+      actionUrl: `${ctx.config.basePath}${MOBILE_PATH}/${pending.mobileId}`,
       device: pending.device,
       address: pending.address,
       secondsAgo: Math.max(0, Math.floor((ctx.config.clock() - pending.createdAt) / 1000)),
@@ -66,74 +58,58 @@ function show(ctx: ProviderContext, req: Request, res: Response): void {
   );
 }
 
-function field(body: unknown, name: string): string | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const value = (body as Record<string, unknown>)[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-async function decide(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
-  try {
-    await runMiddleware(formParser, req, res);
-  } catch (err) {
-    const tooLarge = errorStatus(err) === 413;
-    sendHtml(
-      res,
+function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
+  if (req.body.kind === 'error') {
+    const tooLarge = req.body.status === 413;
+    return htmlAnswer(
       tooLarge ? 413 : 400,
       renderErrorPage('invalid_request', tooLarge ? 'The form is too large.' : 'The form could not be read.', { phone: true }),
     );
-    return;
   }
   const pending = pendingOf(ctx, req);
   if (!pending) {
     ctx.log('mobile', 'answer refused: request expired or unknown');
-    sendHtml(res, 410, renderErrorPage('expired', EXPIRED_MESSAGE, { phone: true }));
-    return;
+    return htmlAnswer(410, renderErrorPage('expired', EXPIRED_MESSAGE, { phone: true }));
   }
   if (pending.status !== 'pending') {
     ctx.log('mobile', 'answer refused: already answered');
-    alreadyAnswered(res, pending);
-    return;
+    return alreadyAnswered(pending);
   }
-  const decision = field(req.body, 'decision');
+  const form = req.body.kind === 'form' ? req.body : { kind: 'none' as const };
+  const decision = bodyField(form, 'decision');
   if (decision === 'deny') {
     pending.status = 'denied';
     pending.redirectTo = callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state });
     ctx.log('mobile', `denied for client ${pending.clientId}`);
-    sendHtml(res, 200, renderMobileDone('denied', clientName(ctx, pending)));
-    return;
+    return htmlAnswer(200, renderMobileDone('denied', clientName(ctx, pending)));
   }
   if (decision !== 'approve') {
-    sendHtml(res, 400, renderErrorPage('invalid_request', 'Choose Approve or Deny.', { phone: true }));
-    return;
+    return htmlAnswer(400, renderErrorPage('invalid_request', 'Choose Approve or Deny.', { phone: true }));
   }
-  const match = field(req.body, 'match');
+  const match = bodyField(form, 'match');
   if (match === undefined || match === '') {
-    sendHtml(res, 400, renderErrorPage('invalid_request', 'Pick the number shown on the sign-in screen, then Approve.', { phone: true }));
-    return;
+    return htmlAnswer(400, renderErrorPage('invalid_request', 'Pick the number shown on the sign-in screen, then Approve.', { phone: true }));
   }
   if (match !== pending.matchCode) {
     pending.status = 'mismatch';
     ctx.log('mobile', `number mismatch for client ${pending.clientId}: authorization ended`);
-    sendHtml(res, 403, renderMobileMismatch());
-    return;
+    return htmlAnswer(403, renderMobileMismatch());
   }
-  const persona = ctx.persona(field(req.body, 'persona') ?? '');
+  const persona = ctx.persona(bodyField(form, 'persona') ?? '');
   if (!persona) {
-    sendHtml(res, 400, renderErrorPage('invalid_request', 'Choose a person from the list to sign in as.', { phone: true }));
-    return;
+    return htmlAnswer(400, renderErrorPage('invalid_request', 'Choose a person from the list to sign in as.', { phone: true }));
   }
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';
   pending.redirectTo = callbackUrl(pending.redirectUri, { code, state: pending.state });
   ctx.log('mobile', `approved for client ${pending.clientId}`);
-  sendHtml(res, 200, renderMobileDone('approved', clientName(ctx, pending)));
+  return htmlAnswer(200, renderMobileDone('approved', clientName(ctx, pending)));
 }
 
 /** The routes of this file. */
 export function mobileAppRoutes(ctx: ProviderContext): ProviderRoute[] {
   return [
-    { endpoint: 'mobile', method: 'get', path: `${MOBILE_PATH}/:mobileId`, failure: 'html', handle: (req, res) => show(ctx, req, res) },
-    { endpoint: 'mobile', method: 'post', path: `${MOBILE_PATH}/:mobileId`, failure: 'html', handle: (req, res) => decide(ctx, req, res) },
+    { endpoint: 'mobile', method: 'GET', path: `${MOBILE_PATH}/:mobileId`, failure: 'html', handle: (req) => show(ctx, req) },
+    { endpoint: 'mobile', method: 'POST', path: `${MOBILE_PATH}/:mobileId`, failure: 'html', body: {}, handle: (req) => decide(ctx, req) },
   ];
 }

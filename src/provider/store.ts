@@ -125,8 +125,10 @@ export interface PendingAuthorization {
   device: string;
   /** The two-digit code the QR page shows and the phone must pick. */
   matchCode: string;
-  /** The three codes the phone offers, one of them `matchCode`. */
+  /** The codes the phone offers (`MATCH_CHOICES` of them), one of them `matchCode`. */
   matchChoices: readonly string[];
+  /** The QR image, drawn at its first request and kept for the life of the entry. */
+  qrSvg?: string;
   status: PendingStatus;
   /** Where the QR page sends the browser once decided. */
   redirectTo?: string;

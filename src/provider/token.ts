@@ -5,13 +5,15 @@
  * `max_age` after it is refused. Errors are RFC 6749 5.2 JSON; every 401 names the Basic scheme.
  */
 import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
 import { epochSeconds } from '../clock.js';
 import { isPkceString, randomToken } from '../pkce.js';
 import type { ResolvedClient } from './config.js';
-import type { ProviderContext, ProviderRoute } from './context.js';
+import type { ProviderContext } from './context.js';
 import { accessTokenHash, secretsEqual } from './crypto.js';
-import { BodyError, MAX_BODY_BYTES, mediaType, parseForm, readBodyText, sendJson, sendOAuthError } from './http.js';
+import { json, NO_STORE, oauthError, type Answer } from './http/answer.js';
+import { MAX_BODY_BYTES } from './http/body.js';
+import type { ProviderRequest } from './http/request.js';
+import type { ProviderRoute } from './router.js';
 
 /** Path of the token endpoint. */
 export const TOKEN_PATH = '/v2/oauth/token';
@@ -33,24 +35,18 @@ class TokenError extends Error {
   }
 }
 
-async function readBody(req: Request): Promise<Partial<Record<Field, string>>> {
-  const type = mediaType(req);
-  const isJson = type === 'application/json';
-  if (!isJson && type !== 'application/x-www-form-urlencoded') {
+function readFields(req: ProviderRequest): Partial<Record<Field, string>> {
+  const received = req.body;
+  if (received.kind === 'other' || received.kind === 'none') {
     throw new TokenError(400, 'invalid_request', 'The body must be application/json or application/x-www-form-urlencoded.');
   }
-  let body: unknown;
-  try {
-    const text = await readBodyText(req);
-    // undefined: a body parser of the app ahead of the provider read it already.
-    body = text === undefined ? req.body : isJson ? JSON.parse(text) : parseForm(text);
-  } catch (err) {
-    if (err instanceof BodyError && err.status === 413) {
+  if (received.kind === 'error') {
+    if (received.status === 413) {
       throw new TokenError(413, 'invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.`);
     }
-    if (err instanceof BodyError) throw new TokenError(400, 'invalid_request', err.message);
-    throw new TokenError(400, 'invalid_request', isJson ? 'The body is not valid JSON.' : 'The body could not be parsed.');
+    throw new TokenError(400, 'invalid_request', received.message);
   }
+  const body = received.kind === 'form' ? received.fields : received.value;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new TokenError(400, 'invalid_request', 'The body must be an object of parameters.');
   }
@@ -67,7 +63,7 @@ async function readBody(req: Request): Promise<Partial<Record<Field, string>>> {
 }
 
 /** Credentials from `Authorization: Basic`, undefined when that header is not Basic. */
-function basicCredentials(req: Request): { clientId: string; clientSecret: string } | undefined {
+function basicCredentials(req: ProviderRequest): { clientId: string; clientSecret: string } | undefined {
   const header = req.headers.authorization;
   if (header === undefined || !/^basic /i.test(header)) return undefined;
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
@@ -85,7 +81,7 @@ function basicCredentials(req: Request): { clientId: string; clientSecret: strin
   }
 }
 
-function authenticateClient(ctx: ProviderContext, req: Request, body: Partial<Record<Field, string>>): ResolvedClient {
+function authenticateClient(ctx: ProviderContext, req: ProviderRequest, body: Partial<Record<Field, string>>): ResolvedClient {
   const basic = basicCredentials(req);
   if (basic && body.client_secret !== undefined) {
     throw new TokenError(400, 'invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
@@ -130,9 +126,9 @@ function pkceMatches(verifier: string, challenge: string): boolean {
   return secretsEqual(createHash('sha256').update(verifier, 'ascii').digest('base64url'), challenge);
 }
 
-async function exchange(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
+async function exchange(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
   const { config, stores } = ctx;
-  const body = await readBody(req);
+  const body = readFields(req);
   const client = authenticateClient(ctx, req, body);
 
   if (body.grant_type === undefined) throw new TokenError(400, 'invalid_request', 'The grant_type parameter is missing.');
@@ -212,24 +208,19 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
   );
   record.accessTokens.push(accessToken);
   ctx.log('token', `tokens issued to client ${client.clientId}`);
-  sendJson(
-    res,
-    200,
-    { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: config.ttl.accessToken },
-    { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
-  );
+  return json(200, { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: config.ttl.accessToken }, NO_STORE);
 }
 
-async function token(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
+async function token(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
   try {
-    await exchange(ctx, req, res);
+    return await exchange(ctx, req);
   } catch (err) {
     if (!(err instanceof TokenError)) throw err;
-    sendOAuthError(res, err.status, err.error, err.description, err.headers);
+    return oauthError(err.status, err.error, err.description, err.headers);
   }
 }
 
 /** The routes of this file. */
 export function tokenRoutes(ctx: ProviderContext): ProviderRoute[] {
-  return [{ endpoint: 'token', method: 'post', path: TOKEN_PATH, failure: 'json', handle: (req, res) => token(ctx, req, res) }];
+  return [{ endpoint: 'token', method: 'POST', path: TOKEN_PATH, failure: 'json', body: {}, handle: (req) => token(ctx, req) }];
 }

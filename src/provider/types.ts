@@ -1,16 +1,12 @@
 /**
- * Public shapes of the provider: its options, its registered clients, its personas and the
- * object {@link createProvider} returns.
+ * Leaf shapes of the provider: its options, its registered clients, its personas and the names
+ * of its endpoints. The object `createProvider` returns is in `provider.ts`.
  */
-import type { Express } from 'express';
 import type { webcrypto } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { FaultControl } from './faults.js';
-import type { AuditFinding } from './testing/audit.js';
-import type { ConformancePlan } from './testing/conformance.js';
-import type { ApproveNextOptions } from './testing/approve-next.js';
-import type { ClientPublicKey } from './testing/client-keys.js';
-import type { PersonaDirectory } from './testing/persona-directory.js';
+
+/** One public key of a client: a PEM, a JWK (its `kid` is kept), or a key with an explicit `kid`. */
+export type ClientPublicKey = string | webcrypto.JsonWebKey | { key: string | webcrypto.JsonWebKey; kid?: string };
 
 /** A fictional end user the simulated mobile app can sign in as. */
 export interface Persona {
@@ -121,6 +117,19 @@ export interface ProviderOptions {
    * `POST /_provider/conformance/report` (`{ "caseId", "signedIn" }`). Off by default.
    */
   conformance?: boolean;
+  /**
+   * The path prefix the provider is mounted under (for example `'/idp'` with
+   * `app.use('/idp', provider.handler)`). The issuer is `baseUrl + basePath + '/v2'` and every
+   * URL the provider shows starts with it. Default '' (mounted at the root).
+   */
+  basePath?: string;
+  /**
+   * A bearer token (16 to 512 characters) the test controls require: `GET /_provider/audit`,
+   * `/_provider/conformance*` and `/_provider/faults*` then answer 401 without
+   * `Authorization: Bearer <controlToken>`. Default: none (anyone who can reach the port may
+   * use the controls that are turned on).
+   */
+  controlToken?: string;
 }
 
 /** The endpoints of the provider, as named for hooks and logs. */
@@ -132,47 +141,6 @@ export type ProviderEndpoint =
   | 'token'
   | 'userinfo'
   | 'jwks'
-  | 'discovery';
+  | 'discovery'
+  | 'control';
 
-/** A running provider: an Express app and its controls. */
-export interface Provider {
-  /** The Express app: listen on it or mount it. */
-  app: Express;
-  /** `baseUrl + '/v2'`. */
-  issuer: string;
-  /** The service origin. */
-  baseUrl: string;
-  /** The people the mobile app can sign in as: an array, changeable with `add(persona)` and `remove(id)`. */
-  personas: PersonaDirectory;
-  /** The clock the provider reads (movable with {@link Provider.advanceClock}); hand it to a relying party as its `clock`. */
-  clock: Clock;
-  /** Moves the provider's clock forward by `ms`: codes, tokens and QR pages expire without waiting. */
-  advanceClock(ms: number): void;
-  /**
-   * Answers the next authorization request (of `clientId`, or any) at once, without the QR page:
-   * approved as a persona, with changed ID-token claims or attribute values, or denied. Calls queue.
-   */
-  approveNext(options?: ApproveNextOptions): void;
-  /** Replaces a client's public keys (oldest first; userinfo is encrypted to the last). */
-  setClientKeys(clientId: string, publicKeys: ClientPublicKey[]): void;
-  /** Publish a new signing key and sign with it; the old key stays in the JWKS for `ttl.signingKeyGrace`. */
-  rotateSigningKey(): Promise<void>;
-  /** The pairwise `sub` a client receives for a persona (for tests and tooling). */
-  subjectFor(clientId: string, personaId: string): string;
-  /** Make the provider misbehave on purpose, for tests: see {@link FaultControl}. */
-  faults: FaultControl;
-  /**
-   * What the relying party did wrong so far (of `clientId`, or of every client): reused or missing
-   * state, nonce or PKCE challenge, codes redeemed twice, wrong secrets, unregistered redirect URIs,
-   * and ID tokens it did not check. Each finding has a stable `code`, a `message`, a `count` and
-   * `firstSeen`. Nothing the client sent is stored, only keyed hashes, capped per client.
-   */
-  audit(clientId?: string): AuditFinding[];
-  /**
-   * The offline conformance plan: after `start()`, consecutive authorizations of the client each
-   * receive one hostile (or positive) case; `results()` says, per case, whether the app passed.
-   */
-  conformance: ConformancePlan;
-  /** Forget every pending authorization, code, access token and injected fault; end latency waits. */
-  close(): void;
-}

@@ -8,10 +8,12 @@
  * with no credentials at all gets a bare `Bearer` challenge with no error code (RFC 6750 3.1); a
  * bad, expired or revoked token gets `error="invalid_token"`.
  */
-import type { Request, Response } from 'express';
-import type { ProviderContext, ProviderRoute } from './context.js';
+import type { ProviderContext } from './context.js';
 import { encryptUserinfo } from './crypto.js';
-import { mediaType, parseForm, readBodyText, sendJson, sendOAuthError } from './http.js';
+import { empty, json, NO_STORE, oauthError, type Answer } from './http/answer.js';
+import { mediaTypeOf } from './http/media-type.js';
+import type { ProviderRequest } from './http/request.js';
+import type { ProviderRoute } from './router.js';
 import { attributesFor } from './scopes.js';
 
 /** Path of the userinfo endpoint. */
@@ -20,41 +22,33 @@ export const USERINFO_PATH = '/v2/oauth/userinfo';
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-function invalidToken(res: Response, description: string): void {
-  sendOAuthError(res, 401, 'invalid_token', description, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+function invalidToken(description: string): Answer {
+  return oauthError(401, 'invalid_token', description, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
 }
 
-function invalidRequest(res: Response, description: string): void {
-  sendOAuthError(res, 400, 'invalid_request', description, { 'WWW-Authenticate': 'Bearer error="invalid_request"' });
+function invalidRequest(description: string): Answer {
+  return oauthError(400, 'invalid_request', description, { 'WWW-Authenticate': 'Bearer error="invalid_request"' });
 }
 
 /** The access token of a POST form body: undefined when absent, null when unusable. */
-async function formToken(req: Request): Promise<string | undefined | null> {
-  if (req.method !== 'POST' || mediaType(req) !== 'application/x-www-form-urlencoded') return undefined;
-  let value: unknown;
-  try {
-    const text = await readBodyText(req);
-    // undefined: a body parser of the app ahead of the provider read it already.
-    value = text === undefined ? (req.body as Record<string, unknown> | undefined)?.['access_token'] : parseForm(text)['access_token'];
-  } catch {
-    return null;
-  }
+function formToken(req: ProviderRequest): string | undefined | null {
+  if (req.method !== 'POST') return undefined;
+  if (mediaTypeOf(req.headers) !== 'application/x-www-form-urlencoded') return undefined;
+  if (req.body.kind === 'error') return null;
+  if (req.body.kind !== 'form') return undefined;
+  const value: unknown = req.body.fields['access_token'];
   if (value === undefined || value === '') return undefined;
   return typeof value === 'string' && value.length <= 2048 && B64TOKEN.test(value) ? value : null;
 }
 
-async function userinfo(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
+async function userinfo(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
   const header = req.headers.authorization;
-  const inBody = await formToken(req);
+  const inBody = formToken(req);
   const hasHeader = header !== undefined && header !== '';
   if (hasHeader && inBody !== undefined) {
-    invalidRequest(res, 'Send the access token one way only: the Authorization header or the form body, not both.');
-    return;
+    return invalidRequest('Send the access token one way only: the Authorization header or the form body, not both.');
   }
-  if (!hasHeader && inBody === undefined) {
-    res.writeHead(401, { 'WWW-Authenticate': 'Bearer', 'Cache-Control': 'no-store', Pragma: 'no-cache', 'Content-Length': '0' }).end();
-    return;
-  }
+  if (!hasHeader && inBody === undefined) return empty(401, { 'WWW-Authenticate': 'Bearer', ...NO_STORE });
   let token: string | undefined;
   if (hasHeader) {
     const match = header.length <= 2048 ? BEARER.exec(header.trim()) : null;
@@ -65,8 +59,7 @@ async function userinfo(ctx: ProviderContext, req: Request, res: Response): Prom
   const record = token !== undefined ? ctx.stores.accessTokens.get(token) : undefined;
   if (!record) {
     ctx.log('userinfo', 'refused: invalid or expired access token');
-    invalidToken(res, 'The access token is invalid, expired or revoked.');
-    return;
+    return invalidToken('The access token is invalid, expired or revoked.');
   }
   ctx.audit.userinfo(record.clientId, token ?? '');
   const client = ctx.config.clients.get(record.clientId);
@@ -77,13 +70,13 @@ async function userinfo(ctx: ProviderContext, req: Request, res: Response): Prom
   const { key, data } = await encryptUserinfo(clientKey, attributes);
   const answer = await ctx.conformance.userinfo(token ?? '', { sub: record.sub, key, data }, clientKey, attributes);
   ctx.log('userinfo', `served client ${client.clientId}`);
-  sendJson(res, 200, answer, { 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  return json(200, answer, NO_STORE);
 }
 
 /** The routes of this file. */
 export function userinfoRoutes(ctx: ProviderContext): ProviderRoute[] {
   return [
-    { endpoint: 'userinfo', method: 'get', path: USERINFO_PATH, failure: 'json', handle: (req, res) => userinfo(ctx, req, res) },
-    { endpoint: 'userinfo', method: 'post', path: USERINFO_PATH, failure: 'json', handle: (req, res) => userinfo(ctx, req, res) },
+    { endpoint: 'userinfo', method: 'GET', path: USERINFO_PATH, failure: 'json', handle: (req) => userinfo(ctx, req) },
+    { endpoint: 'userinfo', method: 'POST', path: USERINFO_PATH, failure: 'json', body: {}, handle: (req) => userinfo(ctx, req) },
   ];
 }

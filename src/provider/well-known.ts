@@ -2,7 +2,9 @@
  * GET /v2/.well-known/jwks.json (spec 2.6, 4.4) and GET /v2/.well-known/openid-configuration
  * (spec 4.5), with exactly the fields the spec lists.
  */
-import type { ProviderContext, ProviderRoute } from './context.js';
+import type { ProviderContext } from './context.js';
+import { json } from './http/answer.js';
+import type { ProviderRoute } from './router.js';
 import { ADVERTISED_SCOPES } from './scopes.js';
 
 /** Path of the JWKS. */
@@ -32,22 +34,17 @@ export function wellKnownRoutes(ctx: ProviderContext): ProviderRoute[] {
   return [
     {
       endpoint: 'jwks',
-      method: 'get',
+      method: 'GET',
       path: JWKS_PATH,
       failure: 'json',
-      handle: async (_req, res) => {
-        const jwks = await ctx.keys.jwks();
-        res.set('Cache-Control', 'public, max-age=60').json(jwks);
-      },
+      handle: async () => json(200, await ctx.keys.jwks(), { 'Cache-Control': 'public, max-age=60' }),
     },
     {
       endpoint: 'discovery',
-      method: 'get',
+      method: 'GET',
       path: DISCOVERY_PATH,
       failure: 'json',
-      handle: (_req, res) => {
-        res.set('Cache-Control', 'public, max-age=300').json(discoveryDocument(ctx.config.issuer));
-      },
+      handle: () => json(200, discoveryDocument(ctx.config.issuer), { 'Cache-Control': 'public, max-age=300' }),
     },
   ];
 }

@@ -53,7 +53,7 @@ beforeAll(async () => {
   ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
   service = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert: ca }, (req, res) => {
     seen.push({ path: (req.url ?? '').split('?')[0]!, viaProxy: tunnelPorts.has(req.socket.remotePort ?? -1) });
-    provider.app(req, res);
+    provider.handler(req, res);
   });
   origin = `https://127.0.0.1:${await listen(service)}`;
   provider = createProvider({ ...providerOptions({ autoApprove: true }), baseUrl: origin });

@@ -12,6 +12,9 @@ import type { ProviderContext } from '../../src/provider/context.js';
 import { SigningKeys } from '../../src/provider/crypto.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { createStores } from '../../src/provider/store.js';
+import { createHandler } from '../../src/provider/handler.js';
+import { Router } from '../../src/provider/router.js';
+import { FaultController } from '../../src/provider/faults/controller.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { authorizeQuery, pkce, providerOptions, startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
 
@@ -189,7 +192,7 @@ describe('authorize: oversized requests and unknown parameters', () => {
         persona: () => undefined,
         subjectFor: () => 'sub',
       };
-      for (const route of authorizeRoutes(ctx)) app[route.method](route.path, (req, res) => void route.handle(req, res));
+      app.use(createHandler({ ctx, router: new Router(authorizeRoutes(ctx)), faults: new FaultController(ctx), controlToken: undefined }));
 
       const junk = 'unknown-parameter-value-'.repeat(100);
       const res = await fetch(`${own}/v2/oauth/authorize?${authorizeQuery(challenge)}&x=${junk}`);

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { MATCH_CHOICES } from '../../src/provider/authorize.js';
 import { authorizeQuery, manualClock, pkce, providerOptions } from '../helpers/provider-fixtures.js';
 
 const clock = manualClock();
@@ -83,7 +84,7 @@ describe('the QR page in a real browser', () => {
     const phone = await newPage();
     await phone.goto(payload);
     const choices = (await phone.evaluate("[...document.querySelectorAll('input[name=match]')].map((e) => e.value)")) as string[];
-    expect(choices).toHaveLength(3);
+    expect(choices).toHaveLength(MATCH_CHOICES);
     expect(choices).toContain(code);
     await phone.getByRole('radio', { name: choices.find((c) => c !== code)! }).check();
     await phone.getByRole('button', { name: 'Approve' }).click();

@@ -255,7 +255,7 @@ describe('token and userinfo behind the app\'s own body parsers', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const provider = createProvider({ ...providerOptions({ autoApprove: true }), baseUrl: origin });
-    app.use(provider.app);
+    app.use(provider.handler);
     try {
       const redeem = async (asForm: boolean): Promise<string> => {
         const { verifier, challenge } = pkce();

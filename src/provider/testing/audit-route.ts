@@ -1,20 +1,31 @@
-/** `GET /_provider/audit`: the audit's findings as JSON, when the provider's `auditEndpoint` is on. */
-import express, { type Router } from 'express';
+/**
+ * `GET /_provider/audit`: the audit's findings as JSON, when the provider's `auditEndpoint` is
+ * on. Anyone who can reach the port can read the findings, and plant some by sending careless
+ * requests in a client's name, unless `controlToken` is set (then this route needs it).
+ */
+import { json } from '../http/answer.js';
+import type { ProviderRoute } from '../router.js';
 import type { Audit } from './audit.js';
 
 /** Path of the audit endpoint. */
 export const AUDIT_PATH = '/_provider/audit';
 
-/** The router serving the findings of `audit` (all clients, or `?client_id=`). */
-export function auditRouter(audit: Audit): Router {
-  const router = express.Router();
-  router.get(AUDIT_PATH, (req, res) => {
-    const clientId = req.query['client_id'];
-    if (clientId !== undefined && typeof clientId !== 'string') {
-      res.status(400).set('Cache-Control', 'no-store').json({ error: 'invalid_request', error_description: 'Send client_id once.' });
-      return;
-    }
-    res.set('Cache-Control', 'no-store').json({ findings: audit.findings(clientId) });
-  });
-  return router;
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+/** The route serving the findings of `audit` (all clients, or `?client_id=`). */
+export function auditRoutes(audit: Audit): ProviderRoute[] {
+  return [
+    {
+      endpoint: 'control',
+      method: 'GET',
+      path: AUDIT_PATH,
+      failure: 'json',
+      control: true,
+      handle: (req) => {
+        const ids = req.query.getAll('client_id');
+        if (ids.length > 1) return json(400, { error: 'invalid_request', error_description: 'Send client_id once.' }, NO_STORE);
+        return json(200, { findings: audit.findings(ids[0]) }, NO_STORE);
+      },
+    },
+  ];
 }

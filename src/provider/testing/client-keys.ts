@@ -2,11 +2,10 @@
  * A client's public keys at run time: `provider.setClientKeys(clientId, keys)` replaces them,
  * so a test can rehearse the relying party's key rotation (add a key, encrypt to it, drop the old).
  */
-import type { webcrypto } from 'node:crypto';
 import { resolveClientKeys, type ResolvedConfig } from '../config.js';
+import type { ClientPublicKey } from '../types.js';
 
-/** One public key of a client: a PEM, a JWK (its `kid` is kept), or a key with an explicit `kid`. */
-export type ClientPublicKey = string | webcrypto.JsonWebKey | { key: string | webcrypto.JsonWebKey; kid?: string };
+export type { ClientPublicKey };
 
 /**
  * Replaces the keys of `clientId`.

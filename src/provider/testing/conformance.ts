@@ -16,10 +16,11 @@
  * Only a hash of each case's access token is kept.
  */
 import { createHash } from 'node:crypto';
-import express, { type Router } from 'express';
 import type { JWTPayload } from 'jose';
 import type { KeyObject } from 'node:crypto';
 import type { SigningKeys } from '../crypto.js';
+import { empty, json } from '../http/answer.js';
+import type { ProviderRoute } from '../router.js';
 import type { Audit } from './audit.js';
 import { caseIdToken, caseUserinfo, CONFORMANCE_CASES, type ConformanceCase, type ConformanceCaseId } from './conformance-cases.js';
 
@@ -197,23 +198,40 @@ export class Conformance implements ConformancePlan {
   }
 }
 
-/** `GET /_provider/conformance` (results) and `POST /_provider/conformance/report` ({ caseId, signedIn }). */
-export function conformanceRouter(plan: ConformancePlan): Router {
-  const router = express.Router();
-  router.get('/_provider/conformance', (_req, res) => {
-    res.set('Cache-Control', 'no-store').json(plan.results());
-  });
-  router.post('/_provider/conformance/report', express.json({ limit: 1024 }), (req, res) => {
-    const body = req.body as { caseId?: unknown; signedIn?: unknown } | undefined;
-    try {
-      plan.report(body?.caseId as ConformanceCaseId, body?.signedIn as boolean);
-      res.status(204).end();
-    } catch (err) {
-      const description = err instanceof TypeError ? err.message : 'The report could not be read.';
-      res.status(400).set('Cache-Control', 'no-store').json({ error: 'invalid_request', error_description: description });
-    }
-  });
-  return router;
+/**
+ * `GET /_provider/conformance` (results) and `POST /_provider/conformance/report`
+ * ({ caseId, signedIn }). They need the provider's `controlToken` when one is set.
+ */
+export function conformanceRoutes(plan: ConformancePlan): ProviderRoute[] {
+  const noStore = { 'Cache-Control': 'no-store' };
+  return [
+    {
+      endpoint: 'control',
+      method: 'GET',
+      path: '/_provider/conformance',
+      failure: 'json',
+      control: true,
+      handle: () => json(200, plan.results(), noStore),
+    },
+    {
+      endpoint: 'control',
+      method: 'POST',
+      path: '/_provider/conformance/report',
+      failure: 'json',
+      control: true,
+      body: { maxBytes: 1024 },
+      handle: (req) => {
+        const body = (req.body.kind === 'json' ? req.body.value : undefined) as { caseId?: unknown; signedIn?: unknown } | undefined;
+        try {
+          plan.report(body?.caseId as ConformanceCaseId, body?.signedIn as boolean);
+          return empty(204);
+        } catch (err) {
+          const description = err instanceof TypeError ? err.message : 'The report could not be read.';
+          return json(400, { error: 'invalid_request', error_description: description }, noStore);
+        }
+      },
+    },
+  ];
 }
 
 /** The results as a plain-text table: one line per case, then the summary. */

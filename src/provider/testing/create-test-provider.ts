@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { generateRsaKeyPair } from '../crypto.js';
-import type { Provider, ProviderClient, ProviderOptions } from '../types.js';
+import type { Provider } from '../provider.js';
+import type { ProviderClient, ProviderOptions } from '../types.js';
 
 /** The registered client, ready to spread into `new IdClient({ ...client, hostname: baseUrl })`. */
 export interface TestClient {

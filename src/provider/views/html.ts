@@ -2,8 +2,7 @@
  * The HTML shell of every provider page: escaping, a shared layout, and the security headers
  * (strict CSP with a per-response script nonce, no framing, no referrer, no caching).
  */
-import { randomBytes } from 'node:crypto';
-import type { Response } from 'express';
+import type { Answer } from '../http/answer.js';
 
 import { escapeHtml } from '../../html.js';
 
@@ -17,11 +16,6 @@ export function jsonForScript(value: unknown): string {
     .replace(/&/g, '\\u0026')
     .replace(/\u2028/g, '\\u2028')
     .replace(/\u2029/g, '\\u2029');
-}
-
-/** A fresh nonce for the inline script of one response. */
-export function scriptNonce(): string {
-  return randomBytes(16).toString('base64');
 }
 
 const STYLE = `
@@ -41,9 +35,9 @@ const STYLE = `
   ul { padding-left: 1.25rem; }
   .match { font-size: 1.05rem; }
   .match strong { font-size: 1.6rem; letter-spacing: .1em; font-family: ui-monospace, monospace; }
-  .choices { display: flex; gap: .75rem; margin: .5rem 0 1rem; border: 0; padding: 0; }
-  .choices label { flex: 1; text-align: center; border: 1px solid #1d2433; border-radius: 8px; padding: .6rem 0;
-                   font-size: 1.4rem; font-family: ui-monospace, monospace; cursor: pointer; }
+  .choices { display: grid; grid-template-columns: repeat(4, 1fr); gap: .5rem; margin: .5rem 0 1rem; border: 0; padding: 0; }
+  .choices label { text-align: center; border: 1px solid #1d2433; border-radius: 8px; padding: .6rem 0; min-height: 2.75rem;
+                   box-sizing: border-box; font-size: 1.3rem; font-family: ui-monospace, monospace; cursor: pointer; }
   .choices input { margin-right: .3rem; }
   .context { background: #f2f4f7; border-radius: 8px; padding: .5rem .75rem; font-size: .9rem; }
   .context dt { font-weight: 600; }
@@ -83,12 +77,9 @@ ${script}
 `;
 }
 
-/** Send an HTML page with the security headers. */
-export function sendHtml(res: Response, status: number, html: string, nonce?: string): void {
-  // Straight to Node's response: Express's res.send would parse the content type back for its charset.
-  res.writeHead(status, {
-    'Content-Type': 'text/html; charset=utf-8',
-    'Content-Length': Buffer.byteLength(html),
+/** The security headers of a provider page (a script runs only with `nonce`). */
+function pageHeaders(nonce: string | undefined): Record<string, string> {
+  return {
     'Cache-Control': 'no-store',
     'Content-Security-Policy':
       "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; " +
@@ -96,6 +87,10 @@ export function sendHtml(res: Response, status: number, html: string, nonce?: st
     'X-Frame-Options': 'DENY',
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',
-  });
-  res.end(html);
+  };
+}
+
+/** An HTML page answer with the security headers (and any `extra` headers, such as Retry-After). */
+export function htmlAnswer(status: number, html: string, nonce?: string, extra: Readonly<Record<string, string>> = {}): Answer {
+  return { status, headers: { ...pageHeaders(nonce), ...extra }, body: { type: 'html', html } };
 }

@@ -25,7 +25,7 @@ export interface MobilePageModel {
   address: string;
   /** Seconds since its QR page was shown. */
   secondsAgo: number;
-  /** Three two-digit numbers; one is on the QR page. */
+  /** Two-digit numbers to pick from (twelve); one is on the QR page. */
   matchChoices: readonly string[];
 }
 

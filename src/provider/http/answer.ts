@@ -1,0 +1,59 @@
+/**
+ * The answer value every endpoint returns: a status, headers and one body (JSON, HTML, bytes or
+ * nothing; a redirect is a status with a `Location` header), or a connection reset. Only
+ * `write.ts` turns an answer into bytes on a response, so a transformer of answers (fault
+ * injection) sees every endpoint's answer the same way.
+ */
+
+/** What an answer carries. */
+export type AnswerBody =
+  | { readonly type: 'json'; readonly value: unknown }
+  | { readonly type: 'html'; readonly html: string }
+  | { readonly type: 'bytes'; readonly contentType: string; readonly bytes: string | Buffer }
+  | { readonly type: 'empty' };
+
+/** One answer to one request. */
+export interface Answer {
+  readonly status: number;
+  /** Response headers (the writer adds `Content-Type` and `Content-Length` from the body). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: AnswerBody;
+  /** Close the connection abruptly (TCP reset) instead of answering. */
+  readonly reset?: true;
+}
+
+/** Headers that forbid caching of an OAuth answer (RFC 6749 5.1). */
+export const NO_STORE: Readonly<Record<string, string>> = Object.freeze({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+
+/** A JSON answer. */
+export function json(status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): Answer {
+  return { status, headers, body: { type: 'json', value } };
+}
+
+/** An RFC 6749 section 5.2 error body, not cached. */
+export function oauthError(
+  status: number,
+  error: string,
+  description: string,
+  headers: Readonly<Record<string, string>> = {},
+): Answer {
+  return json(status, { error, error_description: description }, { ...NO_STORE, ...headers });
+}
+
+/** A redirect with no body. */
+export function redirect(status: 302 | 303, location: string, headers: Readonly<Record<string, string>> = {}): Answer {
+  return { status, headers: { ...headers, Location: location }, body: { type: 'empty' } };
+}
+
+/** An answer with no body. */
+export function empty(status: number, headers: Readonly<Record<string, string>> = {}): Answer {
+  return { status, headers, body: { type: 'empty' } };
+}
+
+/** Bytes of a given media type (an SVG image, a truncated JSON text). */
+export function bytes(status: number, contentType: string, body: string | Buffer, headers: Readonly<Record<string, string>> = {}): Answer {
+  return { status, headers, body: { type: 'bytes', contentType, bytes: body } };
+}
+
+/** A connection reset without an answer. */
+export const RESET: Answer = Object.freeze({ status: 0, headers: {}, body: { type: 'empty' as const }, reset: true as const });

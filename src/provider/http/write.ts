@@ -1,0 +1,50 @@
+/**
+ * The one writer: puts an {@link Answer} on a Node `ServerResponse` through its public API
+ * (`writeHead`, `end`, and the socket's `resetAndDestroy` for a reset).
+ */
+import type { ServerResponse } from 'node:http';
+import type { Answer } from './answer.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
+
+/**
+ * Write `answer` on `res`. `head` leaves the body out (a HEAD request) but keeps its length.
+ * Nothing is written when the response was already sent or its connection is gone.
+ */
+export function writeAnswer(res: ServerResponse, answer: Answer, head: boolean): void {
+  if (res.headersSent || res.destroyed) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  if (answer.reset === true) {
+    const socket = res.socket as (ServerResponse['socket'] & { resetAndDestroy?: () => void }) | null;
+    if (socket && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+    else socket?.destroy();
+    return;
+  }
+  const body = answer.body;
+  let text: string | Buffer;
+  let type: string | undefined;
+  switch (body.type) {
+    case 'json':
+      text = JSON.stringify(body.value) ?? 'null';
+      type = JSON_TYPE;
+      break;
+    case 'html':
+      text = body.html;
+      type = HTML_TYPE;
+      break;
+    case 'bytes':
+      text = body.bytes;
+      type = body.contentType;
+      break;
+    default:
+      text = '';
+      type = undefined;
+  }
+  const headers: Record<string, string | number> = { ...answer.headers, 'Content-Length': Buffer.byteLength(text) };
+  if (type !== undefined) headers['Content-Type'] = type;
+  res.writeHead(answer.status, headers);
+  res.end(head ? undefined : text);
+}
