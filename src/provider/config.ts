@@ -90,12 +90,16 @@ export interface ResolvedConfig {
   faultControl: boolean;
   auditEndpoint: boolean;
   conformance: boolean;
+  /** Spec-only client authentication at the token endpoint (JSON body only). */
+  strictClientAuth: boolean;
+  /** The conformance verdict also fails on audit findings. */
+  auditStrict: boolean;
 }
 
 const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
   'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
-  'auditEndpoint', 'conformance',
+  'auditEndpoint', 'conformance', 'strictClientAuth', 'auditStrict',
 ]);
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name']);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
@@ -397,6 +401,10 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   if (typeof auditEndpoint !== 'boolean') mistakes.push('auditEndpoint must be true or false');
   const conformance = raw['conformance'] ?? false;
   if (typeof conformance !== 'boolean') mistakes.push('conformance must be true or false');
+  const strictClientAuth = raw['strictClientAuth'] ?? false;
+  if (typeof strictClientAuth !== 'boolean') mistakes.push('strictClientAuth must be true or false');
+  const auditStrict = raw['auditStrict'] ?? false;
+  if (typeof auditStrict !== 'boolean') mistakes.push('auditStrict must be true or false');
 
   const maxPending = checkBound(raw, 'maxPending', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const maxPendingPerAddress = checkBound(raw, 'maxPendingPerAddress', DEFAULT_MAX_PENDING_PER_ADDRESS, 1_000_000, mistakes);
@@ -430,5 +438,7 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     faultControl: faultControl === true,
     auditEndpoint: auditEndpoint === true,
     conformance: conformance === true,
+    strictClientAuth: strictClientAuth === true,
+    auditStrict: auditStrict === true,
   };
 }

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { epochSeconds } from '../clock.js';
 import { isPkceString, randomToken } from '../pkce.js';
+import { clientAuthRefusal, isBasicAuthorization } from './client-auth-policy.js';
 import type { ResolvedClient } from './config.js';
 import type { ProviderContext, ProviderRoute } from './context.js';
 import { accessTokenHash, secretsEqual } from './crypto.js';
@@ -85,6 +86,17 @@ function basicCredentials(req: Request): { clientId: string; clientSecret: strin
   }
 }
 
+/** With `strictClientAuth`: refuses (and audits) a form body or HTTP Basic, which spec 4.2 does not name. */
+function refuseOutsideSpec(ctx: ProviderContext, req: Request, body: Partial<Record<Field, string>>): void {
+  const basic = isBasicAuthorization(req.headers.authorization);
+  const refusal = clientAuthRefusal(ctx.config.strictClientAuth, { mediaType: mediaType(req), basic });
+  if (refusal === undefined) return;
+  const clientId = (basic ? basicCredentials(req)?.clientId : undefined) ?? body.client_id;
+  if (clientId !== undefined) ctx.audit.flag(clientId, 'client_auth_outside_spec');
+  ctx.log('token', `refused: ${refusal.error} (client authentication outside the spec)${clientId !== undefined && ctx.config.clients.has(clientId) ? ` for client ${clientId}` : ''}`);
+  throw new TokenError(refusal.status, refusal.error, refusal.description, refusal.headers);
+}
+
 function authenticateClient(ctx: ProviderContext, req: Request, body: Partial<Record<Field, string>>): ResolvedClient {
   const basic = basicCredentials(req);
   if (basic && body.client_secret !== undefined) {
@@ -133,6 +145,7 @@ function pkceMatches(verifier: string, challenge: string): boolean {
 async function exchange(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
   const { config, stores } = ctx;
   const body = await readBody(req);
+  refuseOutsideSpec(ctx, req, body);
   const client = authenticateClient(ctx, req, body);
 
   if (body.grant_type === undefined) throw new TokenError(400, 'invalid_request', 'The grant_type parameter is missing.');

@@ -1,8 +1,9 @@
 /**
  * GET /v2/.well-known/jwks.json (spec 2.6, 4.4) and GET /v2/.well-known/openid-configuration
- * (spec 4.5), with exactly the fields the spec lists.
+ * (spec 4.5), with the fields the spec lists and those of `discovery-metadata.ts`.
  */
 import type { ProviderContext, ProviderRoute } from './context.js';
+import { discoveryExtensions } from './discovery-metadata.js';
 import { ADVERTISED_SCOPES } from './scopes.js';
 
 /** Path of the JWKS. */
@@ -10,8 +11,8 @@ export const JWKS_PATH = '/v2/.well-known/jwks.json';
 /** Path of the discovery document. */
 export const DISCOVERY_PATH = '/v2/.well-known/openid-configuration';
 
-/** The discovery document of an issuer (`{base_url}/v2`). */
-export function discoveryDocument(issuer: string): Record<string, string | string[]> {
+/** The discovery document of an issuer (`{base_url}/v2`), of a provider with or without `strictClientAuth`. */
+export function discoveryDocument(issuer: string, options: { strictClientAuth: boolean } = { strictClientAuth: false }): Record<string, string | string[]> {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -24,6 +25,7 @@ export function discoveryDocument(issuer: string): Record<string, string | strin
     id_token_signing_alg_values_supported: ['RS256'],
     subject_types_supported: ['pairwise'],
     code_challenge_methods_supported: ['S256'],
+    ...discoveryExtensions(options),
   };
 }
 
@@ -46,7 +48,7 @@ export function wellKnownRoutes(ctx: ProviderContext): ProviderRoute[] {
       path: DISCOVERY_PATH,
       failure: 'json',
       handle: (_req, res) => {
-        res.set('Cache-Control', 'public, max-age=300').json(discoveryDocument(ctx.config.issuer));
+        res.set('Cache-Control', 'public, max-age=300').json(discoveryDocument(ctx.config.issuer, ctx.config));
       },
     },
   ];
