@@ -350,7 +350,8 @@ function answerAtOnce(
   }
   const code = issueCode(ctx, request, persona, overrides);
   ctx.log('authorize', `${how} for client ${request.clientId}`);
-  sendRedirect(res, 302, callbackUrl(request.redirectUri, { code, state: request.state }), NO_STORE);
+  const state = ctx.conformance.responseState(request.clientId, request.state);
+  sendRedirect(res, 302, callbackUrl(request.redirectUri, { code, state }), NO_STORE);
 }
 
 function pollIdOf(req: Request): string {

@@ -125,7 +125,7 @@ async function decide(ctx: ProviderContext, req: Request, res: Response): Promis
   }
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';
-  pending.redirectTo = callbackUrl(pending.redirectUri, { code, state: pending.state });
+  pending.redirectTo = callbackUrl(pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
   ctx.log('mobile', `approved for client ${pending.clientId}`);
   sendHtml(res, 200, renderMobileDone('approved', clientName(ctx, pending)));
 }
