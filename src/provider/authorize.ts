@@ -17,6 +17,7 @@ import { isPkceString, randomToken } from '../pkce.js';
 import type { ProviderContext, ProviderRoute } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import { queryOf, sendRedirect, singleParam } from './http.js';
+import { describeRedirectUriMismatch } from './redirect-uri-hint.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
 import type { Persona } from './types.js';
@@ -93,7 +94,7 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (!redirectUri.ok) return fail('invalid_request', redirectUri.reason);
   if (redirectUri.value === undefined) return fail('invalid_request', 'The redirect_uri parameter is missing.');
   if (!client.redirectUris.has(redirectUri.value)) {
-    return fail('redirect_uri_mismatch', 'The redirect_uri is not registered for this client (it must match exactly).');
+    return fail('redirect_uri_mismatch', describeRedirectUriMismatch(redirectUri.value, client.redirectUris));
   }
 
   const responseMode = singleParam(params, 'response_mode', 64);
@@ -225,7 +226,7 @@ async function authorize(ctx: ProviderContext, req: Request, res: Response): Pro
   const result = validateAuthorizeQuery(ctx, params);
   ctx.audit.authorize(params.get('client_id') ?? undefined, result);
   if (!result.ok) {
-    ctx.log('authorize', `refused: ${result.code}`);
+    ctx.log('authorize', refusalLine(ctx, params, result));
     sendHtml(res, 400, renderErrorPage(result.code, result.message));
     return;
   }
@@ -433,6 +434,13 @@ function cancel(ctx: ProviderContext, req: Request, res: Response): void {
   ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
   res.set('Cache-Control', 'no-store');
   res.redirect(303, callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state }));
+}
+
+/** The log line of a refused authorization request: its code, its client when registered, and the mismatch. */
+function refusalLine(ctx: ProviderContext, params: URLSearchParams, result: { code: string; message: string }): string {
+  const clientId = params.get('client_id');
+  const known = clientId !== null && ctx.config.clients.has(clientId) ? ` for client ${clientId}` : '';
+  return `refused: ${result.code}${known}${result.code === 'redirect_uri_mismatch' ? `: ${result.message}` : ''}`;
 }
 
 /** The routes of this file. */

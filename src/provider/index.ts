@@ -24,8 +24,9 @@ import { userinfoRoutes } from './userinfo.js';
 import { renderErrorPage } from './views/error-page.js';
 import { sendHtml } from './views/html.js';
 import { wellKnownRoutes } from './well-known.js';
-import { Audit } from './testing/audit.js';
-import { Conformance, conformanceRouter } from './testing/conformance.js';
+import { Audit, AUDIT_MESSAGES } from './testing/audit.js';
+import { Conformance } from './testing/conformance.js';
+import { conformanceRouter } from './testing/conformance-route.js';
 import { auditRouter } from './testing/audit-route.js';
 import { ScriptedLogins } from './testing/approve-next.js';
 import { setClientKeys } from './testing/client-keys.js';
@@ -70,6 +71,8 @@ export type {
   ConformanceStatus,
 } from './testing/conformance.js';
 export { formatConformanceTable } from './testing/conformance.js';
+export type { Verdict } from './testing/verdict.js';
+export { verdictOf } from './testing/verdict.js';
 export type { ConformanceCase, ConformanceCaseId } from './testing/conformance-cases.js';
 export { CONFORMANCE_CASES } from './testing/conformance-cases.js';
 export type { ApproveNextOptions } from './testing/approve-next.js';
@@ -163,6 +166,7 @@ export function createProvider(options: ProviderOptions): Provider {
     persona: (id) => personas.get(id),
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
   };
+  audit.listen((clientId, code, count) => config.log?.(`audit: finding ${code} for client ${clientId} (${count}): ${AUDIT_MESSAGES[code]}`));
 
   const app = express();
   app.disable('x-powered-by');
@@ -179,7 +183,7 @@ export function createProvider(options: ProviderOptions): Provider {
   answerLoginsFirst(app, routes, ctx, faults);
   if (config.faultControl) app.use(faultControlRouter(faults));
   if (config.auditEndpoint) app.use(auditRouter(ctx.audit));
-  if (config.conformance) app.use(conformanceRouter(conformance));
+  if (config.conformance) app.use(conformanceRouter(conformance, { findings: () => ctx.audit.findings(), auditStrict: config.auditStrict }));
 
   app.use((req: Request, res: Response) => {
     res.status(404).set('Cache-Control', 'no-store').json({ error: 'not_found', error_description: 'No such endpoint.' });

@@ -93,7 +93,6 @@ function refuseOutsideSpec(ctx: ProviderContext, req: Request, body: Partial<Rec
   if (refusal === undefined) return;
   const clientId = (basic ? basicCredentials(req)?.clientId : undefined) ?? body.client_id;
   if (clientId !== undefined) ctx.audit.flag(clientId, 'client_auth_outside_spec');
-  ctx.log('token', `refused: ${refusal.error} (client authentication outside the spec)${clientId !== undefined && ctx.config.clients.has(clientId) ? ` for client ${clientId}` : ''}`);
   throw new TokenError(refusal.status, refusal.error, refusal.description, refusal.headers);
 }
 
@@ -113,7 +112,6 @@ function authenticateClient(ctx: ProviderContext, req: Request, body: Partial<Re
   const matches = secretsEqual(secret, client?.clientSecret ?? DUMMY_SECRET);
   if (!client || !matches) {
     if (client) ctx.audit.flag(client.clientId, 'client_secret_wrong');
-    ctx.log('token', 'refused: invalid_client');
     // Every 401 names a scheme (RFC 9110 15.5.2), whichever way the credentials came (RFC 6749 5.2).
     throw new TokenError(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="nd-id-provider"' });
   }
@@ -142,11 +140,18 @@ function pkceMatches(verifier: string, challenge: string): boolean {
   return secretsEqual(createHash('sha256').update(verifier, 'ascii').digest('base64url'), challenge);
 }
 
-async function exchange(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
+/** The client a token request named (registered ones only), for the log line of a refusal. */
+interface Named {
+  clientId?: string;
+}
+
+async function exchange(ctx: ProviderContext, req: Request, res: Response, named: Named): Promise<void> {
   const { config, stores } = ctx;
   const body = await readBody(req);
+  if (body.client_id !== undefined && config.clients.has(body.client_id)) named.clientId = body.client_id;
   refuseOutsideSpec(ctx, req, body);
   const client = authenticateClient(ctx, req, body);
+  named.clientId = client.clientId;
 
   if (body.grant_type === undefined) throw new TokenError(400, 'invalid_request', 'The grant_type parameter is missing.');
   if (body.grant_type !== 'authorization_code') {
@@ -162,14 +167,12 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
   const now = config.clock();
   const record = stores.codes.get(body.code);
   if (!record || record.clientId !== client.clientId) {
-    ctx.log('token', `refused for client ${client.clientId}: unknown or expired code`);
     throw new TokenError(400, 'invalid_grant', 'The authorization code is invalid, expired, or was issued to another client.');
   }
   if (record.used) {
     ctx.audit.flag(client.clientId, 'code_redeemed_twice');
     for (const token of record.accessTokens) stores.accessTokens.delete(token);
     record.accessTokens = [];
-    ctx.log('token', `refused for client ${client.clientId}: code replayed, its tokens revoked`);
     throw new TokenError(400, 'invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.');
   }
   // Single use: consumed at the first attempt, and remembered for the access-token lifetime so a
@@ -234,10 +237,13 @@ async function exchange(ctx: ProviderContext, req: Request, res: Response): Prom
 }
 
 async function token(ctx: ProviderContext, req: Request, res: Response): Promise<void> {
+  const named: Named = {};
   try {
-    await exchange(ctx, req, res);
+    await exchange(ctx, req, res, named);
   } catch (err) {
     if (!(err instanceof TokenError)) throw err;
+    // Every refusal, one line: the code, the client when registered, and the fixed sentence (never a value sent).
+    ctx.log('token', `refused: ${err.error} (${err.status})${named.clientId !== undefined ? ` for client ${named.clientId}` : ''}: ${err.description}`);
     sendOAuthError(res, err.status, err.error, err.description, err.headers);
   }
 }

@@ -64,7 +64,7 @@ async function userinfo(ctx: ProviderContext, req: Request, res: Response): Prom
   }
   const record = token !== undefined ? ctx.stores.accessTokens.get(token) : undefined;
   if (!record) {
-    ctx.log('userinfo', 'refused: invalid or expired access token');
+    ctx.log('userinfo', 'refused: invalid_token (401): the access token is invalid, expired or revoked');
     invalidToken(res, 'The access token is invalid, expired or revoked.');
     return;
   }

@@ -113,13 +113,21 @@ export class Audit {
     return entry;
   }
 
-  /** Count one occurrence of `code` for a registered client (others are ignored). */
+  /** Count one occurrence of `code` for a registered client (others are ignored), and tell the listeners. */
   flag(clientId: string, code: AuditCode): void {
     const entry = this.#client(clientId);
     if (!entry) return;
     const finding = entry.findings.get(code);
     if (finding) finding.count += 1;
     else entry.findings.set(code, { count: 1, firstSeen: this.clock() });
+    for (const listener of this.#listeners) listener(clientId, code, finding?.count ?? 1);
+  }
+
+  readonly #listeners: Array<(clientId: string, code: AuditCode, count: number) => void> = [];
+
+  /** Calls `listener` on every occurrence of a finding, as it happens (the provider logs them). */
+  listen(listener: (clientId: string, code: AuditCode, count: number) => void): void {
+    this.#listeners.push(listener);
   }
 
   #reused(entry: ClientAudit, kind: HashKind, value: string): boolean {

@@ -19,7 +19,6 @@
  * Only a hash of each case's access token is kept.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import express, { type Router } from 'express';
 import type { JWTPayload } from 'jose';
 import type { KeyObject } from 'node:crypto';
 import type { SigningKeys } from '../crypto.js';
@@ -61,6 +60,11 @@ export interface ConformancePlan {
   finish(): ConformanceResults;
   /** Results so far. */
   results(): ConformanceResults;
+  /**
+   * Calls `listener` with the final results each time a `POST /_provider/conformance/finish` has been
+   * answered. `nd-id-provider` ends its run there, with the verdict's exit status.
+   */
+  onFinishRequest(listener: (results: ConformanceResults) => void): void;
 }
 
 interface Run {
@@ -97,6 +101,17 @@ export class Conformance implements ConformancePlan {
     this.#running = true;
     this.#runs = new Map();
     this.#byToken = new Map();
+  }
+
+  readonly #finishListeners: Array<(results: ConformanceResults) => void> = [];
+
+  onFinishRequest(listener: (results: ConformanceResults) => void): void {
+    this.#finishListeners.push(listener);
+  }
+
+  /** Hook of the finish route: its answer was sent. */
+  finishAnswered(results: ConformanceResults): void {
+    for (const listener of this.#finishListeners) listener(results);
   }
 
   current(): ConformanceCaseId | undefined {
@@ -216,25 +231,6 @@ export class Conformance implements ConformancePlan {
     }
     return answer;
   }
-}
-
-/** `GET /_provider/conformance` (results) and `POST /_provider/conformance/report` ({ caseId, signedIn }). */
-export function conformanceRouter(plan: ConformancePlan): Router {
-  const router = express.Router();
-  router.get('/_provider/conformance', (_req, res) => {
-    res.set('Cache-Control', 'no-store').json(plan.results());
-  });
-  router.post('/_provider/conformance/report', express.json({ limit: 1024 }), (req, res) => {
-    const body = req.body as { caseId?: unknown; signedIn?: unknown } | undefined;
-    try {
-      plan.report(body?.caseId as ConformanceCaseId, body?.signedIn as boolean);
-      res.status(204).end();
-    } catch (err) {
-      const description = err instanceof TypeError ? err.message : 'The report could not be read.';
-      res.status(400).set('Cache-Control', 'no-store').json({ error: 'invalid_request', error_description: description });
-    }
-  });
-  return router;
 }
 
 /** The results as a plain-text table: one line per case, then the summary. */
