@@ -48,10 +48,12 @@ async function userinfo(ctx: ProviderContext, req: Request, res: Response): Prom
   const inBody = await formToken(req);
   const hasHeader = header !== undefined && header !== '';
   if (hasHeader && inBody !== undefined) {
+    ctx.log('userinfo', 'refused: invalid_request (400): the access token was sent two ways');
     invalidRequest(res, 'Send the access token one way only: the Authorization header or the form body, not both.');
     return;
   }
   if (!hasHeader && inBody === undefined) {
+    ctx.log('userinfo', 'refused: (401) no access token');
     res.writeHead(401, { 'WWW-Authenticate': 'Bearer', 'Cache-Control': 'no-store', Pragma: 'no-cache', 'Content-Length': '0' }).end();
     return;
   }
