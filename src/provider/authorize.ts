@@ -18,6 +18,7 @@ import { callbackUrl, issueCode } from './grant.js';
 import { bytes, empty, json, redirect, type Answer } from './http/answer.js';
 import { singleParam, type ProviderRequest } from './http/request.js';
 import type { ProviderRoute } from './router.js';
+import { describeRedirectUriMismatch } from './redirect-uri-hint.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
 import type { Persona } from './types.js';
@@ -101,7 +102,7 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (!redirectUri.ok) return fail('invalid_request', redirectUri.reason);
   if (redirectUri.value === undefined) return fail('invalid_request', 'The redirect_uri parameter is missing.');
   if (!client.redirectUris.has(redirectUri.value)) {
-    return fail('redirect_uri_mismatch', 'The redirect_uri is not registered for this client (it must match exactly).');
+    return fail('redirect_uri_mismatch', describeRedirectUriMismatch(redirectUri.value, client.redirectUris));
   }
 
   const responseMode = singleParam(params, 'response_mode', 64);
@@ -224,7 +225,7 @@ function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
   const result = validateAuthorizeQuery(ctx, params);
   ctx.audit.authorize(params.get('client_id') ?? undefined, result);
   if (!result.ok) {
-    ctx.log('authorize', `refused: ${result.code}`);
+    ctx.log('authorize', refusalLine(ctx, params, result));
     return htmlAnswer(400, renderErrorPage(result.code, result.message));
   }
   const request = result.request;
@@ -361,7 +362,8 @@ function answerAtOnce(
   }
   const code = issueCode(ctx, request, persona, overrides);
   ctx.log('authorize', `${how} for client ${request.clientId}`);
-  return redirect(302, callbackUrl(request.redirectUri, { code, state: request.state }), NO_STORE);
+  const state = ctx.conformance.responseState(request.clientId, request.state);
+  return redirect(302, callbackUrl(request.redirectUri, { code, state }), NO_STORE);
 }
 
 function pollIdOf(req: ProviderRequest): string {
@@ -436,6 +438,13 @@ function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
   ctx.stores.pendingQuota.release(quotaKeyOf(pending.address), pending.expiresAt);
   ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
   return redirect(303, callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state }), NO_STORE);
+}
+
+/** The log line of a refused authorization request: its code, its client when registered, and the mismatch. */
+function refusalLine(ctx: ProviderContext, params: URLSearchParams, result: { code: string; message: string }): string {
+  const clientId = params.get('client_id');
+  const known = clientId !== null && ctx.config.clients.has(clientId) ? ` for client ${clientId}` : '';
+  return `refused: ${result.code}${known}${result.code === 'redirect_uri_mismatch' ? `: ${result.message}` : ''}`;
 }
 
 /** The routes of this file. */

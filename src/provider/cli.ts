@@ -1,21 +1,25 @@
 #!/usr/bin/env node
 /**
- * `nd-id-provider`: run the provider from a shell.
- *
- *   nd-id-provider --clients clients.json [--port 4000] [--host 127.0.0.1] [--auto-approve [PERSONA]] [--fault-control]
- *                  [--audit-endpoint] [--audit-strict] [--conformance]
+ * `nd-id-provider`: run the provider from a shell (see HELP below for every option), or
+ * `nd-id-provider init --redirect-uri URL` to write a client key pair and a clients.json.
  *
  * The clients file is JSON: an array of clients, or `{ "clients": [...], "personas": [...] }`.
  * A client may give `publicKeyFile` (relative to the clients file) instead of `publicKey`.
  * The pairwise-sub secret comes from the environment (ND_ID_SUBJECT_SECRET), never from argv.
+ *
+ * A run ends, printing the audit and conformance tables and a verdict and exiting with its status
+ * (0 passed, 1 failed), on SIGINT or SIGTERM, on `POST /_provider/conformance/finish` (after
+ * answering it), or by `--exit-after`. Refused requests and audit findings are logged to stderr as
+ * they happen (never a secret, code or token); `--log` adds every other outcome.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { checkPersonas, resolveConfig } from './config.js';
 import { startProvider, type StartedProvider, type StartProviderOptions } from './index.js';
 import { DEFAULT_PERSONAS } from './personas.js';
-import { formatAuditTable } from './testing/audit.js';
-import { formatConformanceTable } from './testing/conformance.js';
+import { INIT_FILES, runInit } from './cli-init.js';
+import { packageVersion } from './cli-version.js';
+import { verdictOf } from './testing/verdict.js';
 import type { Persona, ProviderClient } from './types.js';
 
 /** Port used when --port is not given. */
@@ -29,12 +33,15 @@ export interface CliIo {
 }
 
 /**
- * What {@link runCli} ends with: an exit code, or a running provider and how to stop it (which
- * prints the audit table and resolves to the exit code: 1 with `--audit-strict` and findings).
+ * What {@link runCli} ends with: an exit code, or a running provider, how to stop it (which
+ * prints the audit and conformance tables and the verdict, and resolves to the exit status: 1 when
+ * a conformance case failed, or with `--audit-strict` and findings), and `ended`, which resolves
+ * to that status however the run ends (`stop()`, the finish request or `--exit-after`).
  */
-export type CliOutcome = { exitCode: number } | { started: StartedProvider; stop(): Promise<number> };
+export type CliOutcome = { exitCode: number } | { started: StartedProvider; stop(): Promise<number>; ended: Promise<number> };
 
 const HELP = `Usage: nd-id-provider --clients FILE [options]
+       nd-id-provider init --redirect-uri URL [--dir DIR] [--client-id ID] [--force]
 
 Runs a strict test instance of the national digital identity service: every endpoint,
 a QR login page and a simulated mobile app. For development and CI only.
@@ -49,31 +56,58 @@ Options:
   --base-url URL            Public origin, when it differs from http://HOST:PORT
   --auto-approve [PERSONA]  Skip the QR page: approve at once as PERSONA (default: the first)
   --signing-key FILE        RSA private key (PEM) to sign ID tokens (default: generated)
-  --log                     Log requests and outcomes to stderr (never secrets or personal data)
+  --log                     Log every request outcome to stderr, not only refusals and audit
+                            findings (which are always logged; never secrets or personal data)
+  --strict-client-auth      Token endpoint takes client_id and client_secret in a JSON body
+                            only, as the spec says; HTTP Basic and form bodies are refused and
+                            recorded by the audit (client_auth_outside_spec)
   --fault-control           Serve POST/GET/DELETE /_provider/faults, to make the provider
                             misbehave on purpose from tests (latency, 500/503, resets, bad
                             bodies, bad ID tokens). Anyone who can reach the port can use it.
   --audit-endpoint          Serve GET /_provider/audit: what each client did wrong (reused or
                             missing state, nonce or PKCE challenge, codes redeemed twice, ...)
   --conformance             Run the offline conformance plan on the first client: each of its
-                            next authorizations gets one hostile case (see the README). Results
-                            at GET /_provider/conformance, reports at POST
-                            /_provider/conformance/report; a table at exit, status 1 if a case failed
+                            next authorizations gets one hostile case. Results at GET
+                            /_provider/conformance, reports at POST /_provider/conformance/report;
+                            POST /_provider/conformance/finish ends the run and answers the verdict
   --control-token-file FILE Require "Authorization: Bearer <token>" (the file's content, 16 to
-                            512 characters) on the audit, conformance and fault controls;
-                            without it anyone who can reach the port can read and plant audit
-                            findings or inject faults. Or set ND_ID_CONTROL_TOKEN.
-  --audit-strict            Exit with status 1 when the audit has findings (for CI). The audit
-                            table is printed at exit in any case.
+                            512 characters) on the audit, conformance and fault controls (the
+                            finish request included); without it anyone who can reach the port
+                            can read and plant audit findings, end the run or inject faults.
+                            Or set ND_ID_CONTROL_TOKEN.
+  --audit-strict            Audit findings fail the verdict (exit status 1), for CI
+  --exit-after N|plan       End the run after N seconds, or once the conformance plan's last
+                            case is decided (plan, with --conformance)
   --personas FILE           JSON file of the people to sign in as (an array of { "id",
                             "profile.name", "profile.nric_number", "profile.passport_expiry_date" })
   --list-personas           Print the people you can sign in as, then exit
+  --version                 Print the version, then exit
   --help                    Print this help, then exit
+
+Ending a run: SIGINT (Ctrl-C) or SIGTERM sent to this process, POST
+/_provider/conformance/finish, or --exit-after. It prints the audit table, the conformance
+table (with --conformance) and "Verdict: PASSED" or "Verdict: FAILED", and exits 0 or 1.
+
+Init:
+  init --redirect-uri URL   Write ${INIT_FILES.privateKey} (the app's key), ${INIT_FILES.publicKey}
+                            and ${INIT_FILES.clients} registering the callback URL, with a fresh
+                            client secret. --dir DIR writes there; --client-id ID (default
+                            my-app); existing files are kept unless --force.
 
 Environment:
   ND_ID_SUBJECT_SECRET      Secret of the pairwise "sub" (at least 16 characters). Set it to
                             keep "sub" values stable across restarts.
   ND_ID_CONTROL_TOKEN       The control token (see --control-token-file).
+
+Examples:
+  nd-id-provider init --redirect-uri http://localhost:3000/auth/callback
+  nd-id-provider --clients clients.json
+  nd-id-provider --clients clients.json --port 4000 --auto-approve ada
+  nd-id-provider --clients clients.json --auto-approve --audit-strict --strict-client-auth --exit-after 300
+  nd-id-provider --clients clients.json --auto-approve --conformance &
+    ... run the app's tests ...
+    curl -s -X POST http://127.0.0.1:4000/_provider/conformance/finish   # JSON verdict; the process exits 0 or 1
+    (with a control token: add -H "Authorization: Bearer $ND_ID_CONTROL_TOKEN")
 `;
 
 interface ParsedArgs {
@@ -92,6 +126,10 @@ interface ParsedArgs {
   conformance: boolean;
   listPersonas: boolean;
   help: boolean;
+  version: boolean;
+  strictClientAuth: boolean;
+  /** Seconds, or `plan`. */
+  exitAfter?: number | 'plan';
 }
 
 function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
@@ -105,6 +143,8 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     conformance: false,
     listPersonas: false,
     help: false,
+    version: false,
+    strictClientAuth: false,
   };
   const valueAfter = (i: number, flag: string): string | undefined => {
     const v = argv[i + 1];
@@ -128,6 +168,21 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
       case '-h':
         out.help = true;
         break;
+      case '--version':
+      case '-v':
+        out.version = true;
+        break;
+      case '--strict-client-auth':
+        out.strictClientAuth = true;
+        break;
+      case '--exit-after': {
+        const v = take();
+        if (v === undefined) break;
+        if (v === 'plan') out.exitAfter = 'plan';
+        else if (/^[0-9]{1,7}s?$/.test(v) && Number.parseInt(v, 10) > 0) out.exitAfter = Number.parseInt(v, 10);
+        else mistakes.push(`--exit-after takes a number of seconds (for example 300) or "plan"; got "${v.slice(0, 64)}"`);
+        break;
+      }
       case '--list-personas':
         out.listPersonas = true;
         break;
@@ -264,20 +319,26 @@ function mistakeLines(err: unknown): string[] {
   return lines.length > 0 ? lines : [message];
 }
 
-function reportMistakes(io: CliIo, mistakes: string[]): CliOutcome {
-  io.stderr(`nd-id-provider: cannot start, ${mistakes.length} mistake${mistakes.length === 1 ? '' : 's'}:\n`);
+function reportMistakes(io: CliIo, mistakes: string[], lead = 'nd-id-provider: cannot start'): CliOutcome {
+  io.stderr(`${lead}, ${mistakes.length} mistake${mistakes.length === 1 ? '' : 's'}:\n`);
   for (const m of mistakes) io.stderr(`  - ${m}\n`);
   return { exitCode: 2 };
 }
 
 /** Run the command with `argv` (without node and the script path). */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOutcome> {
+  if (argv[0] === 'init') return runInitCommand(argv.slice(1), io);
   const mistakes: string[] = [];
   const args = parseArgs(argv, mistakes);
   if (args.help) {
     io.stdout(HELP);
     return { exitCode: 0 };
   }
+  if (args.version) {
+    io.stdout(`nd-id-provider ${packageVersion()}\n`);
+    return { exitCode: 0 };
+  }
+  if (args.exitAfter === 'plan' && !args.conformance) mistakes.push('--exit-after plan needs --conformance (there is no plan to wait for)');
   const fromFile = args.clientsFile !== undefined ? readClientsFile(args.clientsFile, mistakes) : {};
   if (args.personasFile !== undefined) {
     if (fromFile.personas !== undefined) mistakes.push('--personas and a "personas" list in the clients file: give the people once');
@@ -310,7 +371,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     ...(args.autoApprove !== undefined ? { autoApprove: args.autoApprove } : {}),
     ...(args.signingKeyFile !== undefined ? { signingKey: { file: args.signingKeyFile } } : {}),
     ...(subjectSecret !== undefined && subjectSecret !== '' ? { subjectSecret } : {}),
-    ...(args.log ? { log: (line: string) => io.stderr(`nd-id-provider: ${line}\n`) } : {}),
+    log: (line: string) => {
+      if (args.log || ALWAYS_LOGGED.test(line)) io.stderr(`nd-id-provider: ${line}\n`);
+    },
+    ...(args.strictClientAuth ? { strictClientAuth: true } : {}),
+    ...(args.auditStrict ? { auditStrict: true } : {}),
     ...(args.faultControl ? { faultControl: true } : {}),
     ...(args.auditEndpoint ? { auditEndpoint: true } : {}),
     ...(args.conformance ? { conformance: true } : {}),
@@ -348,15 +413,95 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     );
   }
   io.stdout(`nd-id-provider ready at ${started.baseUrl} (issuer ${started.provider.issuer})\n`);
-  const stop = async (): Promise<number> => {
-    const findings = started.provider.audit();
-    const plan = args.conformance ? started.provider.conformance.finish() : undefined;
-    await started.close();
-    io.stdout(formatAuditTable(findings));
-    if (plan) io.stdout(formatConformanceTable(plan));
-    return (args.auditStrict && findings.length > 0) || (plan !== undefined && plan.summary.fail > 0) ? 1 : 0;
+  return endable(started, args, io);
+}
+
+/** Lines of the provider's log shown without --log: refusals, audit findings and server failures. */
+const ALWAYS_LOGGED = /^[a-z]+: (?:refused|answer refused|finding|server failure)\b/;
+
+/** The running outcome: `stop()` once, whatever ends the run first. */
+function endable(started: StartedProvider, args: ParsedArgs, io: CliIo): CliOutcome {
+  let ending: Promise<number> | undefined;
+  let settle: (code: number) => void = () => undefined;
+  const ended = new Promise<number>((resolve) => {
+    settle = resolve;
+  });
+  const timers: NodeJS.Timeout[] = [];
+  const stop = (): Promise<number> => {
+    ending ??= (async () => {
+      for (const t of timers) clearInterval(t);
+      const findings = started.provider.audit();
+      const plan = args.conformance ? started.provider.conformance.finish() : undefined;
+      await started.close();
+      const verdict = verdictOf(findings, plan, args.auditStrict);
+      io.stdout(verdict.text);
+      settle(verdict.exitCode);
+      return verdict.exitCode;
+    })();
+    return ending;
   };
-  return { started, stop };
+  const end = (why: string): void => {
+    io.stderr(`nd-id-provider: ${why}; ending the run\n`);
+    void stop();
+  };
+  if (args.conformance) started.provider.conformance.onFinishRequest(() => end('POST /_provider/conformance/finish answered'));
+  if (typeof args.exitAfter === 'number') {
+    const seconds = args.exitAfter;
+    timers.push(setTimeout(() => end(`--exit-after: ${seconds} s passed`), seconds * 1000));
+  } else if (args.exitAfter === 'plan') {
+    timers.push(
+      setInterval(() => {
+        const r = started.provider.conformance.results();
+        const last = r.cases[r.cases.length - 1];
+        if (!r.running || last?.status === 'pass' || last?.status === 'fail') end('--exit-after plan: the last case is decided');
+      }, 200),
+    );
+  }
+  return { started, stop, ended };
+}
+
+/** `nd-id-provider init ...`. */
+function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
+  const mistakes: string[] = [];
+  let redirectUri: string | undefined;
+  let dir: string | undefined;
+  let clientId: string | undefined;
+  let force = false;
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    const eq = arg.indexOf('=');
+    const flag = eq === -1 ? arg : arg.slice(0, eq);
+    const take = (): string | undefined => {
+      if (eq !== -1) return arg.slice(eq + 1);
+      const v = argv[i + 1];
+      if (v === undefined || v.startsWith('--')) {
+        mistakes.push(`${flag} needs a value`);
+        return undefined;
+      }
+      i += 1;
+      return v;
+    };
+    if (flag === '--redirect-uri') redirectUri = take();
+    else if (flag === '--dir') dir = take();
+    else if (flag === '--client-id') clientId = take();
+    else if (flag === '--force') force = true;
+    else if (flag === '--help' || flag === '-h') {
+      io.stdout(HELP);
+      return { exitCode: 0 };
+    } else mistakes.push(`unknown argument "${arg.slice(0, 64)}" for init (see --help)`);
+  }
+  if (redirectUri === undefined && !mistakes.some((m) => m.startsWith('--redirect-uri'))) {
+    mistakes.push('--redirect-uri URL is required: the callback URL of your app, e.g. http://localhost:3000/auth/callback');
+  }
+  if (mistakes.length > 0 || redirectUri === undefined) return reportMistakes(io, mistakes, 'nd-id-provider init: nothing written');
+  const outcome = runInit({ redirectUri, force, ...(dir !== undefined ? { dir } : {}), ...(clientId !== undefined ? { clientId } : {}) });
+  if (!outcome.ok) return reportMistakes(io, outcome.mistakes, 'nd-id-provider init: nothing written');
+  io.stdout(
+    `Wrote:\n${outcome.files.map((f) => `  ${f}\n`).join('')}` +
+      `Client id: ${outcome.clientId} (its secret is in ${INIT_FILES.clients}; keep the private key and clients.json out of version control)\n` +
+      `Next: nd-id-provider --clients ${dir !== undefined ? `${dir.replace(/\/+$/, '')}/` : ''}${INIT_FILES.clients} --auto-approve\n`,
+  );
+  return { exitCode: 0 };
 }
 
 /* c8 ignore start */
@@ -372,14 +517,16 @@ if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.m
         process.exitCode = outcome.exitCode;
         return;
       }
-      const stop = (): void => {
-        outcome.stop().then(
-          (code) => process.exit(code),
-          () => process.exit(1),
-        );
+      outcome.ended.then(
+        (code) => process.exit(code),
+        () => process.exit(1),
+      );
+      const onSignal = (signal: NodeJS.Signals): void => {
+        process.stderr.write(`nd-id-provider: ${signal} received; ending the run\n`);
+        outcome.stop().catch(() => process.exit(1));
       };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
     },
     () => {
       process.stderr.write('nd-id-provider: failed to start\n');

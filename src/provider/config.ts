@@ -97,12 +97,16 @@ export interface ResolvedConfig {
   conformance: boolean;
   /** Bearer token the test controls require, when set. */
   controlToken: string | undefined;
+  /** Spec-only client authentication at the token endpoint (JSON body only). */
+  strictClientAuth: boolean;
+  /** The conformance verdict also fails on audit findings. */
+  auditStrict: boolean;
 }
 
 const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
   'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
-  'auditEndpoint', 'conformance', 'basePath', 'controlToken',
+  'auditEndpoint', 'conformance', 'basePath', 'controlToken', 'strictClientAuth', 'auditStrict',
 ]);
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name']);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
@@ -413,6 +417,10 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   if (typeof auditEndpoint !== 'boolean') mistakes.push('auditEndpoint must be true or false');
   const conformance = raw['conformance'] ?? false;
   if (typeof conformance !== 'boolean') mistakes.push('conformance must be true or false');
+  const strictClientAuth = raw['strictClientAuth'] ?? false;
+  if (typeof strictClientAuth !== 'boolean') mistakes.push('strictClientAuth must be true or false');
+  const auditStrict = raw['auditStrict'] ?? false;
+  if (typeof auditStrict !== 'boolean') mistakes.push('auditStrict must be true or false');
 
   const basePath = checkBasePath(raw['basePath'], mistakes);
   const controlToken = raw['controlToken'];
@@ -455,5 +463,7 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     auditEndpoint: auditEndpoint === true,
     conformance: conformance === true,
     controlToken: typeof controlToken === 'string' ? controlToken : undefined,
+    strictClientAuth: strictClientAuth === true,
+    auditStrict: auditStrict === true,
   };
 }

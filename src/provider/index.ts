@@ -25,8 +25,9 @@ import { tokenRoutes } from './token.js';
 import type { ProviderOptions } from './types.js';
 import { userinfoRoutes } from './userinfo.js';
 import { wellKnownRoutes } from './well-known.js';
-import { Audit } from './testing/audit.js';
-import { Conformance, conformanceRoutes } from './testing/conformance.js';
+import { Audit, AUDIT_MESSAGES } from './testing/audit.js';
+import { Conformance } from './testing/conformance.js';
+import { conformanceRoutes } from './testing/conformance-route.js';
 import { auditRoutes } from './testing/audit-route.js';
 import { ScriptedLogins } from './testing/approve-next.js';
 import { setClientKeys } from './testing/client-keys.js';
@@ -68,9 +69,15 @@ export type {
   ConformanceStatus,
 } from './testing/conformance.js';
 export { formatConformanceTable } from './testing/conformance.js';
+export type { Verdict } from './testing/verdict.js';
+export { verdictOf } from './testing/verdict.js';
 export type { ConformanceCase, ConformanceCaseId } from './testing/conformance-cases.js';
 export { CONFORMANCE_CASES } from './testing/conformance-cases.js';
 export type { ApproveNextOptions } from './testing/approve-next.js';
+export type { SignInOptions, SignInProvider, SignInResult } from './testing/sign-in.js';
+export { signIn } from './testing/sign-in.js';
+export type { StoredCookie } from './testing/cookie-jar.js';
+export { CookieJar } from './testing/cookie-jar.js';
 export type { PersonaDirectory } from './testing/persona-directory.js';
 export type { ClientPublicKey } from './types.js';
 export type { TestProvider, TestProviderOptions, TestClient } from './testing/create-test-provider.js';
@@ -101,6 +108,7 @@ export function createProvider(options: ProviderOptions): Provider {
     persona: (id) => personas.get(id),
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
   };
+  audit.listen((clientId, code, count) => config.log?.(`audit: finding ${code} for client ${clientId} (${count}): ${AUDIT_MESSAGES[code]}`));
 
   const faults = new FaultController(ctx);
   const router = new Router([
@@ -111,7 +119,7 @@ export function createProvider(options: ProviderOptions): Provider {
     ...wellKnownRoutes(ctx),
     ...(config.faultControl ? faultControlRoutes(faults) : []),
     ...(config.auditEndpoint ? auditRoutes(audit) : []),
-    ...(config.conformance ? conformanceRoutes(conformance) : []),
+    ...(config.conformance ? conformanceRoutes(conformance, { findings: () => audit.findings(), auditStrict: config.auditStrict }) : []),
   ]);
   const handler = createHandler({
     ctx,

@@ -101,7 +101,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';
-  pending.redirectTo = callbackUrl(pending.redirectUri, { code, state: pending.state });
+  pending.redirectTo = callbackUrl(pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
   ctx.log('mobile', `approved for client ${pending.clientId}`);
   return htmlAnswer(200, renderMobileDone('approved', clientName(ctx, pending)));
 }

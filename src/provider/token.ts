@@ -7,11 +7,13 @@
 import { createHash } from 'node:crypto';
 import { epochSeconds } from '../clock.js';
 import { isPkceString, randomToken } from '../pkce.js';
+import { clientAuthRefusal, isBasicAuthorization } from './client-auth-policy.js';
 import type { ResolvedClient } from './config.js';
 import type { ProviderContext } from './context.js';
 import { accessTokenHash, secretsEqual } from './crypto.js';
 import { json, NO_STORE, oauthError, type Answer } from './http/answer.js';
 import { MAX_BODY_BYTES } from './http/body.js';
+import { mediaTypeOf } from './http/media-type.js';
 import type { ProviderRequest } from './http/request.js';
 import type { ProviderRoute } from './router.js';
 
@@ -81,6 +83,16 @@ function basicCredentials(req: ProviderRequest): { clientId: string; clientSecre
   }
 }
 
+/** With `strictClientAuth`: refuses (and audits) a form body or HTTP Basic, which spec 4.2 does not name. */
+function refuseOutsideSpec(ctx: ProviderContext, req: ProviderRequest, body: Partial<Record<Field, string>>): void {
+  const basic = isBasicAuthorization(req.headers.authorization);
+  const refusal = clientAuthRefusal(ctx.config.strictClientAuth, { mediaType: mediaTypeOf(req.headers), basic });
+  if (refusal === undefined) return;
+  const clientId = (basic ? basicCredentials(req)?.clientId : undefined) ?? body.client_id;
+  if (clientId !== undefined) ctx.audit.flag(clientId, 'client_auth_outside_spec');
+  throw new TokenError(refusal.status, refusal.error, refusal.description, refusal.headers);
+}
+
 function authenticateClient(ctx: ProviderContext, req: ProviderRequest, body: Partial<Record<Field, string>>): ResolvedClient {
   const basic = basicCredentials(req);
   if (basic && body.client_secret !== undefined) {
@@ -97,7 +109,6 @@ function authenticateClient(ctx: ProviderContext, req: ProviderRequest, body: Pa
   const matches = secretsEqual(secret, client?.clientSecret ?? DUMMY_SECRET);
   if (!client || !matches) {
     if (client) ctx.audit.flag(client.clientId, 'client_secret_wrong');
-    ctx.log('token', 'refused: invalid_client');
     // Every 401 names a scheme (RFC 9110 15.5.2), whichever way the credentials came (RFC 6749 5.2).
     throw new TokenError(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="nd-id-provider"' });
   }
@@ -126,10 +137,18 @@ function pkceMatches(verifier: string, challenge: string): boolean {
   return secretsEqual(createHash('sha256').update(verifier, 'ascii').digest('base64url'), challenge);
 }
 
-async function exchange(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
+/** The client a token request named (registered ones only), for the log line of a refusal. */
+interface Named {
+  clientId?: string;
+}
+
+async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named): Promise<Answer> {
   const { config, stores } = ctx;
   const body = readFields(req);
+  if (body.client_id !== undefined && config.clients.has(body.client_id)) named.clientId = body.client_id;
+  refuseOutsideSpec(ctx, req, body);
   const client = authenticateClient(ctx, req, body);
+  named.clientId = client.clientId;
 
   if (body.grant_type === undefined) throw new TokenError(400, 'invalid_request', 'The grant_type parameter is missing.');
   if (body.grant_type !== 'authorization_code') {
@@ -145,14 +164,12 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest): Promise<Ans
   const now = config.clock();
   const record = stores.codes.get(body.code);
   if (!record || record.clientId !== client.clientId) {
-    ctx.log('token', `refused for client ${client.clientId}: unknown or expired code`);
     throw new TokenError(400, 'invalid_grant', 'The authorization code is invalid, expired, or was issued to another client.');
   }
   if (record.used) {
     ctx.audit.flag(client.clientId, 'code_redeemed_twice');
     for (const token of record.accessTokens) stores.accessTokens.delete(token);
     record.accessTokens = [];
-    ctx.log('token', `refused for client ${client.clientId}: code replayed, its tokens revoked`);
     throw new TokenError(400, 'invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.');
   }
   // Single use: consumed at the first attempt, and remembered for the access-token lifetime so a
@@ -212,10 +229,13 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest): Promise<Ans
 }
 
 async function token(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
+  const named: Named = {};
   try {
-    return await exchange(ctx, req);
+    return await exchange(ctx, req, named);
   } catch (err) {
     if (!(err instanceof TokenError)) throw err;
+    // Every refusal, one line: the code, the client when registered, and the fixed sentence (never a value sent).
+    ctx.log('token', `refused: ${err.error} (${err.status})${named.clientId !== undefined ? ` for client ${named.clientId}` : ''}: ${err.description}`);
     return oauthError(err.status, err.error, err.description, err.headers);
   }
 }

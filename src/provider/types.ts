@@ -130,6 +130,18 @@ export interface ProviderOptions {
    * use the controls that are turned on).
    */
   controlToken?: string;
+  /**
+   * Spec-only client authentication at the token endpoint: `client_id` and `client_secret` in an
+   * `application/json` body, as spec 4.2 names it. A form body or HTTP Basic is then refused
+   * (`invalid_request`, or `invalid_client` for Basic) and recorded by the audit as
+   * `client_auth_outside_spec`. Off by default: both are accepted and advertised in discovery.
+   */
+  strictClientAuth?: boolean;
+  /**
+   * The verdict of `POST /_provider/conformance/finish` (and of the CLI's exit status) also fails
+   * when the audit has findings. Off by default: only failed conformance cases fail it.
+   */
+  auditStrict?: boolean;
 }
 
 /** The endpoints of the provider, as named for hooks and logs. */

@@ -46,9 +46,13 @@ async function userinfo(ctx: ProviderContext, req: ProviderRequest): Promise<Ans
   const inBody = formToken(req);
   const hasHeader = header !== undefined && header !== '';
   if (hasHeader && inBody !== undefined) {
+    ctx.log('userinfo', 'refused: invalid_request (400): the access token was sent two ways');
     return invalidRequest('Send the access token one way only: the Authorization header or the form body, not both.');
   }
-  if (!hasHeader && inBody === undefined) return empty(401, { 'WWW-Authenticate': 'Bearer', ...NO_STORE });
+  if (!hasHeader && inBody === undefined) {
+    ctx.log('userinfo', 'refused: (401) no access token');
+    return empty(401, { 'WWW-Authenticate': 'Bearer', ...NO_STORE });
+  }
   let token: string | undefined;
   if (hasHeader) {
     const match = header.length <= 2048 ? BEARER.exec(header.trim()) : null;
@@ -58,7 +62,7 @@ async function userinfo(ctx: ProviderContext, req: ProviderRequest): Promise<Ans
   }
   const record = token !== undefined ? ctx.stores.accessTokens.get(token) : undefined;
   if (!record) {
-    ctx.log('userinfo', 'refused: invalid or expired access token');
+    ctx.log('userinfo', 'refused: invalid_token (401): the access token is invalid, expired or revoked');
     return invalidToken('The access token is invalid, expired or revoked.');
   }
   ctx.audit.userinfo(record.clientId, token ?? '');

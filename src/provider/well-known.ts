@@ -1,10 +1,11 @@
 /**
  * GET /v2/.well-known/jwks.json (spec 2.6, 4.4) and GET /v2/.well-known/openid-configuration
- * (spec 4.5), with exactly the fields the spec lists.
+ * (spec 4.5), with the fields the spec lists and those of `discovery-metadata.ts`.
  */
 import type { ProviderContext } from './context.js';
 import { json } from './http/answer.js';
 import type { ProviderRoute } from './router.js';
+import { discoveryExtensions } from './discovery-metadata.js';
 import { ADVERTISED_SCOPES } from './scopes.js';
 
 /** Path of the JWKS. */
@@ -12,8 +13,8 @@ export const JWKS_PATH = '/v2/.well-known/jwks.json';
 /** Path of the discovery document. */
 export const DISCOVERY_PATH = '/v2/.well-known/openid-configuration';
 
-/** The discovery document of an issuer (`{base_url}/v2`). */
-export function discoveryDocument(issuer: string): Record<string, string | string[]> {
+/** The discovery document of an issuer (`{base_url}/v2`), of a provider with or without `strictClientAuth`. */
+export function discoveryDocument(issuer: string, options: { strictClientAuth: boolean } = { strictClientAuth: false }): Record<string, string | string[]> {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -26,6 +27,7 @@ export function discoveryDocument(issuer: string): Record<string, string | strin
     id_token_signing_alg_values_supported: ['RS256'],
     subject_types_supported: ['pairwise'],
     code_challenge_methods_supported: ['S256'],
+    ...discoveryExtensions(options),
   };
 }
 
@@ -44,7 +46,7 @@ export function wellKnownRoutes(ctx: ProviderContext): ProviderRoute[] {
       method: 'GET',
       path: DISCOVERY_PATH,
       failure: 'json',
-      handle: () => json(200, discoveryDocument(ctx.config.issuer), { 'Cache-Control': 'public, max-age=300' }),
+      handle: () => json(200, discoveryDocument(ctx.config.issuer, ctx.config), { 'Cache-Control': 'public, max-age=300' }),
     },
   ];
 }

@@ -80,6 +80,20 @@ describe('nd-id-provider command', () => {
     for (const flag of ['--port', '--host', '--clients', '--auto-approve', '--list-personas', '--help']) expect(out).toContain(flag);
   });
 
+  it('--strict-client-auth advertises and takes only the JSON body, refusing a form body with the audit finding', async () => {
+    const { outcome } = await run(['--clients', clientsFile([goodClient]), '--port', '0', '--strict-client-auth', '--audit-endpoint']);
+    if (!('started' in outcome)) throw new Error('did not start');
+    const base = outcome.started.baseUrl;
+    const doc = (await (await fetch(`${base}/v2/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    expect(doc.token_endpoint_auth_methods_supported).toEqual(['client_secret_post']);
+    const form = new URLSearchParams({ client_id: 'demo', client_secret: goodClient.clientSecret, grant_type: 'authorization_code', code: 'x', code_verifier: 'v'.repeat(43), redirect_uri: goodClient.redirectUris[0]! });
+    const res = await fetch(`${base}/v2/oauth/token`, { method: 'POST', body: form });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
+    const audit = (await (await fetch(`${base}/_provider/audit`)).json()) as { findings: { code: string }[] };
+    expect(audit.findings.map((f) => f.code)).toEqual(['client_auth_outside_spec']);
+  });
+
   it('refuses to start without --clients', async () => {
     const { outcome, err } = await run([]);
     expect(outcome).toEqual({ exitCode: 2 });

@@ -12,7 +12,7 @@ import passport from 'passport';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generatePkcePair, generateState, IdClient } from '../../src/index.js';
-import { createTestProvider, type ConformanceResults, type TestProvider } from '../../src/provider/index.js';
+import { CONFORMANCE_CASES, createTestProvider, type ConformanceResults, type TestProvider } from '../../src/provider/index.js';
 import { validateIdToken } from '../../src/client/id-token.js';
 import { IdError } from '../../src/errors.js';
 import { formatConformanceTable } from '../../src/provider/testing/conformance.js';
@@ -32,12 +32,23 @@ function codeFrom(location: string | null): string {
   return new URL(location ?? '').searchParams.get('code') ?? '';
 }
 
+function stateMatches(location: string | null, sent: string): boolean {
+  return new URL(location ?? '').searchParams.get('state') === sent;
+}
+
 function idClientAttempt(k: TestProvider, errors: string[] = []): Attempt {
   const app = new IdClient({ ...k.client, hostname: k.baseUrl });
   return async () => {
     const { codeVerifier, codeChallenge } = generatePkcePair();
-    const { url, nonce } = app.authorizationUrl({ state: generateState(), codeChallenge, scope: 'openid profile.name' });
-    const code = codeFrom((await fetch(url, { redirect: 'manual' })).headers.get('location'));
+    const state = generateState();
+    const { url, nonce } = app.authorizationUrl({ state, codeChallenge, scope: 'openid profile.name' });
+    const back = (await fetch(url, { redirect: 'manual' })).headers.get('location');
+    // An app using IdClient compares the state itself (the router does it for Passport apps).
+    if (!stateMatches(back, state)) {
+      errors.push('state_mismatch');
+      return false;
+    }
+    const code = codeFrom(back);
     try {
       const { sub, accessToken } = await app.callback({ code, codeVerifier, nonce });
       return (await app.userinfo({ sub, accessToken })).data['profile.name'] !== undefined;
@@ -72,8 +83,10 @@ describe('conformance plan', () => {
     expect(results.summary).toEqual({ pass: results.cases.length, fail: 0, inconclusive: 0, not_run: 0 });
     expect(kit.provider.audit()).toEqual([]);
     const table = formatConformanceTable(results);
-    expect(table).toMatch(/alg_none\s+reject\s+PASS/);
-    expect(table).toMatch(/19 passed, 0 failed, 0 inconclusive, 0 not run\n$/);
+    expect(table).toMatch(/alg_none\s+must\s+reject\s+PASS/);
+    expect(table).toMatch(/iat_in_future\s+stricter\s+reject\s+PASS/);
+    expect(table).toMatch(/21 passed, 0 failed, 0 inconclusive, 0 not run\n$/);
+    expect(errors).toContain('state_mismatch');
   });
 
   it('each hostile ID token is broken the way its case says, and the ID-token check refuses it with the matching code', async () => {
@@ -126,6 +139,7 @@ describe('conformance plan', () => {
     expect(seen['wrong_aud']!.claims.aud).toBe('another-relying-party');
     expect(seen['multiple_aud_without_azp']!.claims.aud).toEqual([k.client.clientId, 'another-relying-party']);
     expect(seen['multiple_aud_without_azp']!.claims).not.toHaveProperty('azp');
+    expect(seen['aud_other_client_with_azp']!.claims).toMatchObject({ aud: 'another-relying-party', azp: k.client.clientId });
     expect(Number(seen['expired']!.claims.exp)).toBeLessThan(Date.now() / 1000 - 3000);
     expect(Number(seen['iat_in_future']!.claims.iat)).toBeGreaterThan(Date.now() / 1000 + 3000);
     for (const claim of ['sub', 'iat', 'exp']) expect(seen[`missing_${claim}`]!.claims).not.toHaveProperty(claim);
@@ -140,6 +154,7 @@ describe('conformance plan', () => {
       wrong_iss: 'id_token_iss_mismatch',
       wrong_aud: 'id_token_aud_mismatch',
       multiple_aud_without_azp: 'id_token_azp_mismatch',
+      aud_other_client_with_azp: 'id_token_aud_mismatch',
       expired: 'id_token_expired',
       iat_in_future: 'id_token_issued_in_future',
       missing_sub: 'id_token_claim_missing',
@@ -148,6 +163,7 @@ describe('conformance plan', () => {
       nonce_mismatch: 'nonce_mismatch',
       nonce_missing: 'nonce_missing',
       wrong_at_hash: 'at_hash_mismatch',
+      state_modified: '',
       userinfo_sub_mismatch: '',
       userinfo_tampered_jwe: '',
       userinfo_rsa1_5_key: '',
@@ -259,8 +275,12 @@ describe('conformance plan', () => {
     const sgidErrors: string[] = [];
     const attempt: Attempt = async () => {
       const { codeVerifier, codeChallenge } = sgidPkce();
-      const { url, nonce } = client.authorizationUrl({ state: generateState(), scope: ['openid', 'profile.name'], codeChallenge });
-      const code = codeFrom((await fetch(url, { redirect: 'manual' })).headers.get('location'));
+      const state = generateState();
+      const { url, nonce } = client.authorizationUrl({ state, scope: ['openid', 'profile.name'], codeChallenge });
+      const back = (await fetch(url, { redirect: 'manual' })).headers.get('location');
+      // Its README has the app compare the state; this app does.
+      if (!stateMatches(back, state)) return false;
+      const code = codeFrom(back);
       try {
         const { sub, accessToken } = await client.callback({ code, nonce, codeVerifier });
         return (await client.userinfo({ sub, accessToken })).data['profile.name'] !== undefined;
@@ -279,5 +299,71 @@ describe('conformance plan', () => {
     expected['rotated_kid'] = 'fail';
     expect(statuses(results), formatConformanceTable(results)).toEqual(expected);
     expect(sgidErrors.at(-1)).toMatch(/no valid key found in issuer's jwks_uri/);
+  });
+});
+
+describe('conformance plan: state and azp cases', () => {
+  /** One login of an app that redeems whatever code comes back, checking nothing but the ID token. */
+  function ignoresState(k: TestProvider): Attempt {
+    const app = new IdClient({ ...k.client, hostname: k.baseUrl });
+    return async () => {
+      const { codeVerifier, codeChallenge } = generatePkcePair();
+      const { url, nonce } = app.authorizationUrl({ state: generateState(), codeChallenge, scope: 'openid profile.name' });
+      const code = codeFrom((await fetch(url, { redirect: 'manual' })).headers.get('location'));
+      try {
+        const { sub, accessToken } = await app.callback({ code, codeVerifier, nonce });
+        return (await app.userinfo({ sub, accessToken })).data['profile.name'] !== undefined;
+      } catch {
+        return false;
+      }
+    };
+  }
+
+  it('catches an app that ignores a modified state in the authorization response: state_modified fails, every ID-token case still passes', async () => {
+    kit = await createTestProvider({ autoApprove: true });
+    const results = await runPlan(kit, ignoresState(kit));
+    const byStatus = statuses(results);
+    expect(byStatus['state_modified']).toBe('fail');
+    expect(results.cases.find((c) => c.id === 'state_modified')?.reason).toMatch(/redeemed the code.*state/);
+    expect(byStatus['aud_other_client_with_azp']).toBe('pass');
+    expect(results.summary.fail).toBe(1);
+  });
+
+  it('the modified state is another value than the one sent, outside the plan it is the one sent', async () => {
+    kit = await createTestProvider({ autoApprove: true });
+    const app = new IdClient({ ...kit.client, hostname: kit.baseUrl });
+    const stateBack = async (): Promise<{ sent: string; back: string | null }> => {
+      const sent = generateState();
+      const { url } = app.authorizationUrl({ state: sent, codeChallenge: generatePkcePair().codeChallenge });
+      return { sent, back: new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('state') };
+    };
+    const outside = await stateBack();
+    expect(outside.back).toBe(outside.sent);
+    kit.provider.conformance.start();
+    for (const c of kit.provider.conformance.cases) {
+      const { sent, back } = await stateBack();
+      if (c.id === 'state_modified') {
+        expect(back).not.toBe(sent);
+        expect(back).toMatch(/^[A-Za-z0-9_-]{32}$/);
+      } else expect(back).toBe(sent);
+    }
+    const r = kit.provider.conformance.finish();
+    // Not redeemed: the state case passes, the others were never run.
+    expect(statuses(r)['state_modified']).toBe('pass');
+  });
+
+  it('marks each case as an OpenID MUST or stricter than the specifications, with its basis', () => {
+    const byId = Object.fromEntries(CONFORMANCE_CASES.map((c) => [c.id, c.requirement]));
+    expect(byId).toMatchObject({
+      state_modified: 'must',
+      aud_other_client_with_azp: 'must',
+      wrong_aud: 'must',
+      nonce_mismatch: 'must',
+      multiple_aud_without_azp: 'stricter',
+      iat_in_future: 'stricter',
+      wrong_at_hash: 'stricter',
+      userinfo_rsa1_5_key: 'stricter',
+    });
+    for (const c of CONFORMANCE_CASES) expect(c.basis, c.id).toMatch(/\S{3,}/);
   });
 });

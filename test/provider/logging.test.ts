@@ -34,7 +34,8 @@ describe('logging', () => {
 
       const log = lines.join('\n');
       expect(lines.length).toBeGreaterThanOrEqual(5);
-      expect(log).toMatch(/code replayed/);
+      expect(log).toMatch(/refused: invalid_grant \(400\) for client test-client: The authorization code was already used/);
+      expect(log).toMatch(/refused: invalid_client \(401\) for client test-client/);
       const persona = started.provider.personas[0]!;
       for (const secret of [
         TEST_CLIENT.clientSecret,

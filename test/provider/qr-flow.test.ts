@@ -253,3 +253,27 @@ describe('full sign-in with our IdClient', () => {
     }
   });
 });
+
+describe('the conformance plan through the QR page', () => {
+  it('while the open case is state_modified, the phone approval sends the browser back with another state', async () => {
+    const started = await startTestProvider();
+    try {
+      const plan = started.provider.conformance;
+      plan.start();
+      const stateCase = plan.cases.findIndex((c) => c.id === 'state_modified');
+      for (let i = 0; i < stateCase; i += 1) {
+        started.provider.approveNext();
+        await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge)}`, { redirect: 'manual' });
+      }
+      const page = await openQrPage(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge)}`);
+      expect(plan.current()).toBe('state_modified');
+      await answer(page.payload, { decision: 'approve', persona: 'ada' });
+      const done = await status(page);
+      const back = new URL(done.redirectTo ?? '');
+      expect(back.searchParams.get('code')).not.toBeNull();
+      expect(back.searchParams.get('state')).not.toBe('state-123');
+    } finally {
+      await started.close();
+    }
+  });
+});

@@ -24,7 +24,7 @@ async function idToken(): Promise<string> {
 }
 
 describe('discovery document', () => {
-  it('has exactly the fields of spec 4.5, under {base_url}/v2', async () => {
+  it('has the fields of spec 4.5 under {base_url}/v2, and the client-authentication and userinfo-encryption fields', async () => {
     const res = await fetch(`${base}/v2/.well-known/openid-configuration`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
@@ -39,6 +39,12 @@ describe('discovery document', () => {
       id_token_signing_alg_values_supported: ['RS256'],
       subject_types_supported: ['pairwise'],
       code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      nd_id_token_endpoint_content_types_supported: ['application/json', 'application/x-www-form-urlencoded'],
+      nd_id_userinfo_key_encryption_alg_values_supported: ['RSA-OAEP-256'],
+      nd_id_userinfo_key_encryption_enc_values_supported: ['A256GCM'],
+      nd_id_userinfo_data_encryption_alg_values_supported: ['dir'],
+      nd_id_userinfo_data_encryption_enc_values_supported: ['A128GCM'],
     });
     expect(started.provider.issuer).toBe(`${base}/v2`);
   });

@@ -20,6 +20,12 @@ export interface Answer {
   readonly body: AnswerBody;
   /** Close the connection abruptly (TCP reset) instead of answering. */
   readonly reset?: true;
+  /**
+   * Called once the writer has handed the whole answer to the connection (the response's
+   * `finish`), not when it is reset or never written: for an effect that must follow the
+   * answer, such as ending the run after `POST /_provider/conformance/finish`.
+   */
+  readonly afterWrite?: () => void;
 }
 
 /** Headers that forbid caching of an OAuth answer (RFC 6749 5.1). */

@@ -1,6 +1,7 @@
 /**
  * The one writer: puts an {@link Answer} on a Node `ServerResponse` through its public API
- * (`writeHead`, `end`, and the socket's `resetAndDestroy` for a reset).
+ * (`writeHead`, `end`, its `finish` event for an answer's `afterWrite`, and the socket's
+ * `resetAndDestroy` for a reset).
  */
 import type { ServerResponse } from 'node:http';
 import type { Answer } from './answer.js';
@@ -45,6 +46,7 @@ export function writeAnswer(res: ServerResponse, answer: Answer, head: boolean):
   }
   const headers: Record<string, string | number> = { ...answer.headers, 'Content-Length': Buffer.byteLength(text) };
   if (type !== undefined) headers['Content-Type'] = type;
+  if (answer.afterWrite !== undefined) res.once('finish', answer.afterWrite);
   res.writeHead(answer.status, headers);
   res.end(head ? undefined : text);
 }

@@ -25,6 +25,7 @@ export type AuditCode =
   | 'token_request_without_verifier_match'
   | 'redirect_uri_not_registered'
   | 'client_secret_wrong'
+  | 'client_auth_outside_spec'
   | 'id_token_not_checked';
 
 /** The sentence of each finding code. */
@@ -39,6 +40,8 @@ export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
   token_request_without_verifier_match: 'A token request sent a code_verifier that does not match the code_challenge.',
   redirect_uri_not_registered: 'An authorization request named a redirect_uri that is not registered for the client.',
   client_secret_wrong: 'A token request authenticated with a wrong client secret.',
+  client_auth_outside_spec:
+    'A token request used HTTP Basic or a form body, which the spec does not name (refused with strictClientAuth): send client_id and client_secret in an application/json body.',
   id_token_not_checked:
     'Userinfo was called with the access token of an ID token the provider had made invalid on purpose: the app did not validate the ID token.',
 };
@@ -110,13 +113,21 @@ export class Audit {
     return entry;
   }
 
-  /** Count one occurrence of `code` for a registered client (others are ignored). */
+  /** Count one occurrence of `code` for a registered client (others are ignored), and tell the listeners. */
   flag(clientId: string, code: AuditCode): void {
     const entry = this.#client(clientId);
     if (!entry) return;
     const finding = entry.findings.get(code);
     if (finding) finding.count += 1;
     else entry.findings.set(code, { count: 1, firstSeen: this.clock() });
+    for (const listener of this.#listeners) listener(clientId, code, finding?.count ?? 1);
+  }
+
+  readonly #listeners: Array<(clientId: string, code: AuditCode, count: number) => void> = [];
+
+  /** Calls `listener` on every occurrence of a finding, as it happens (the provider logs them). */
+  listen(listener: (clientId: string, code: AuditCode, count: number) => void): void {
+    this.#listeners.push(listener);
   }
 
   #reused(entry: ClientAudit, kind: HashKind, value: string): boolean {

@@ -3,6 +3,9 @@
  * the negative cases of the OpenID Foundation's relying-party tests and our own hostile ones, plus
  * two positive ones (the baseline, and an unknown `kid` after a rotation).
  *
+ * Each case says whether a correct outcome is an OpenID (or OAuth / JOSE) MUST (`requirement:
+ * 'must'`) or stricter than the specifications require (`'stricter'`), and on what rule (`basis`).
+ *
  * Signatures `jose` refuses to make on purpose (`alg: none`, HS256 keyed with the public key) are
  * built by hand with node:crypto: hostile output, made only while a plan runs.
  */
@@ -20,6 +23,7 @@ export type ConformanceCaseId =
   | 'wrong_iss'
   | 'wrong_aud'
   | 'multiple_aud_without_azp'
+  | 'aud_other_client_with_azp'
   | 'expired'
   | 'iat_in_future'
   | 'missing_sub'
@@ -28,6 +32,7 @@ export type ConformanceCaseId =
   | 'nonce_mismatch'
   | 'nonce_missing'
   | 'wrong_at_hash'
+  | 'state_modified'
   | 'userinfo_sub_mismatch'
   | 'userinfo_tampered_jwe'
   | 'userinfo_rsa1_5_key';
@@ -37,42 +42,74 @@ export interface ConformanceCase {
   id: ConformanceCaseId;
   /** What the provider does. */
   title: string;
-  /** Where the fault is: in the ID token (token response) or in the userinfo response. */
-  level: 'id_token' | 'userinfo';
+  /**
+   * Where the fault is: in the authorization response (the redirect to the callback), in the ID
+   * token (token response) or in the userinfo response.
+   */
+  level: 'authorization_response' | 'id_token' | 'userinfo';
   /** What a correct app does: sign the person in (`accept`) or refuse the login (`reject`). */
   expect: 'accept' | 'reject';
+  /**
+   * `must`: the specifications require this outcome of every client (OpenID Connect Core, RFC 6749,
+   * RFC 7516). `stricter`: a careful client does it, the specifications do not require it.
+   */
+  requirement: 'must' | 'stricter';
+  /** The rule behind `requirement`, in a few words. */
+  basis: string;
 }
 
-const idToken = (id: ConformanceCaseId, title: string, expect: 'accept' | 'reject' = 'reject'): ConformanceCase => ({
+type Rule = Pick<ConformanceCase, 'requirement' | 'basis'>;
+const must = (basis: string): Rule => ({ requirement: 'must', basis });
+const stricter = (basis: string): Rule => ({ requirement: 'stricter', basis });
+
+const idToken = (id: ConformanceCaseId, title: string, rule: Rule, expect: 'accept' | 'reject' = 'reject'): ConformanceCase => ({
   id,
   title,
   level: 'id_token',
   expect,
+  ...rule,
 });
-const userinfo = (id: ConformanceCaseId, title: string): ConformanceCase => ({ id, title, level: 'userinfo', expect: 'reject' });
+const userinfo = (id: ConformanceCaseId, title: string, rule: Rule): ConformanceCase => ({ id, title, level: 'userinfo', expect: 'reject', ...rule });
 
 /** The plan, in the order consecutive authorizations receive it. */
 export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
-  idToken('baseline', 'A correct login (positive baseline)', 'accept'),
-  idToken('invalid_signature', 'ID token with an RS256 signature that does not verify'),
-  idToken('alg_none', 'Unsigned ID token, alg "none"'),
-  idToken('hs256_public_key', 'ID token signed HS256 with the provider public key (PEM) as the secret'),
-  idToken('wrong_iss', 'ID token with another issuer'),
-  idToken('wrong_aud', 'ID token for another client (aud)'),
-  idToken('multiple_aud_without_azp', 'ID token with several audiences and no azp'),
-  idToken('expired', 'ID token that expired an hour ago'),
-  idToken('iat_in_future', 'ID token issued an hour in the future (iat)'),
-  idToken('missing_sub', 'ID token without sub'),
-  idToken('missing_iat', 'ID token without iat'),
-  idToken('missing_exp', 'ID token without exp'),
-  idToken('nonce_mismatch', 'ID token with another nonce'),
-  idToken('nonce_missing', 'ID token without the nonce that was sent'),
-  idToken('wrong_at_hash', 'ID token whose at_hash does not match the access token'),
-  userinfo('userinfo_sub_mismatch', 'Userinfo for another sub than the ID token'),
-  userinfo('userinfo_tampered_jwe', 'Userinfo attribute JWE with a changed authentication tag'),
-  userinfo('userinfo_rsa1_5_key', 'Userinfo block key encrypted with RSA1_5'),
+  idToken('baseline', 'A correct login (positive baseline)', must('OIDC Core 3.1.3.7: a valid ID token is accepted'), 'accept'),
+  idToken('invalid_signature', 'ID token with an RS256 signature that does not verify', must('OIDC Core 3.1.3.7 step 6')),
+  idToken('alg_none', 'Unsigned ID token, alg "none"', must('OIDC Core 3.1.3.7 steps 6-7: alg must be RS256 as registered')),
+  idToken('hs256_public_key', 'ID token signed HS256 with the provider public key (PEM) as the secret', must('OIDC Core 3.1.3.7 step 7: alg must be RS256')),
+  idToken('wrong_iss', 'ID token with another issuer', must('OIDC Core 3.1.3.7 step 2')),
+  idToken('wrong_aud', 'ID token for another client (aud)', must('OIDC Core 3.1.3.7 step 3')),
+  idToken('multiple_aud_without_azp', 'ID token with several audiences and no azp', stricter('OIDC Core 3.1.3.7 step 4 is a SHOULD')),
+  idToken(
+    'aud_other_client_with_azp',
+    'ID token whose aud names another client and whose azp names this one',
+    must('OIDC Core 3.1.3.7 step 3: aud must contain the client_id; azp does not stand in for it'),
+  ),
+  idToken('expired', 'ID token that expired an hour ago', must('OIDC Core 3.1.3.7 step 9')),
+  idToken('iat_in_future', 'ID token issued an hour in the future (iat)', stricter('OIDC Core 3.1.3.7 step 10: rejecting on iat is a MAY')),
+  idToken('missing_sub', 'ID token without sub', must('OIDC Core 2: sub is REQUIRED; without it there is no one to sign in')),
+  idToken('missing_iat', 'ID token without iat', stricter('OIDC Core 2: iat is REQUIRED of the provider; 3.1.3.7 has no step for it')),
+  idToken('missing_exp', 'ID token without exp', must('OIDC Core 3.1.3.7 step 9: the time must be before exp')),
+  idToken('nonce_mismatch', 'ID token with another nonce', must('OIDC Core 3.1.3.7 step 11')),
+  idToken('nonce_missing', 'ID token without the nonce that was sent', must('OIDC Core 3.1.3.7 step 11')),
+  idToken('wrong_at_hash', 'ID token whose at_hash does not match the access token', stricter('OIDC Core 3.1.3.8: checking at_hash in the code flow is a MAY')),
+  {
+    id: 'state_modified',
+    title: 'Authorization response whose state differs from the one sent (the code redeemed means the app ignored it)',
+    level: 'authorization_response',
+    expect: 'reject',
+    ...must('RFC 6749 4.1.2 and 10.12, OIDC Core 3.1.2.7: the state must be checked against the one sent'),
+  },
+  userinfo('userinfo_sub_mismatch', 'Userinfo for another sub than the ID token', must('OIDC Core 5.3.2: sub must match the ID token')),
+  userinfo('userinfo_tampered_jwe', 'Userinfo attribute JWE with a changed authentication tag', must('RFC 7516 5.2: a JWE whose tag fails must be rejected')),
+  userinfo('userinfo_rsa1_5_key', 'Userinfo block key encrypted with RSA1_5', stricter('spec 2.4 uses RSA-OAEP-256; refusing RSA1_5 is a careful client\'s choice')),
   // Last: a client that never refetches the key set would fail every later case for that reason alone.
-  idToken('rotated_kid', 'ID token signed with a new key after a rotation: unknown kid, in the JWKS (positive)', 'accept'),
+  idToken(
+    'rotated_kid',
+    'ID token signed with a new key after a rotation: unknown kid, in the JWKS (positive)',
+    stricter('OIDC Core 10.1.1 describes refetching the key set on an unknown kid, without a MUST'),
+    'accept',
+  ),
 ];
 
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -112,6 +149,8 @@ export async function caseIdToken(id: ConformanceCaseId, claims: JWTPayload, key
       return keys.sign({ ...claims, aud: 'another-relying-party' });
     case 'multiple_aud_without_azp':
       return keys.sign({ ...without('azp'), aud: [String(claims.aud), 'another-relying-party'] });
+    case 'aud_other_client_with_azp':
+      return keys.sign({ ...claims, aud: 'another-relying-party', azp: String(claims.aud) });
     case 'expired':
       return keys.sign({ ...claims, iat: now - 3600 - life, exp: now - 3600 });
     case 'iat_in_future':

@@ -8,6 +8,9 @@
  *   authorization arrives (or `finish()`, or `report(id, false)`) without that call;
  * - a positive case **passes** on that userinfo call (or `report(id, true)`) and fails when the
  *   next authorization arrives without it (or `report(id, false)`);
+ * - the `state_modified` case (its authorization response carries another `state` than the one
+ *   sent) **fails** as soon as the app redeems its code, and **passes** when the next
+ *   authorization arrives (or `finish()`, or `report(id, false)`) without that;
  * - a userinfo case is decided only by a report of whether the browser ended signed in
  *   (`report(id, signedIn)` or `POST /_provider/conformance/report`); without one it is
  *   **inconclusive**;
@@ -15,12 +18,10 @@
  *
  * Only a hash of each case's access token is kept.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { KeyObject } from 'node:crypto';
 import type { SigningKeys } from '../crypto.js';
-import { empty, json } from '../http/answer.js';
-import type { ProviderRoute } from '../router.js';
 import type { Audit } from './audit.js';
 import { caseIdToken, caseUserinfo, CONFORMANCE_CASES, type ConformanceCase, type ConformanceCaseId } from './conformance-cases.js';
 
@@ -59,6 +60,11 @@ export interface ConformancePlan {
   finish(): ConformanceResults;
   /** Results so far. */
   results(): ConformanceResults;
+  /**
+   * Calls `listener` with the final results each time a `POST /_provider/conformance/finish` has been
+   * answered. `nd-id-provider` ends its run there, with the verdict's exit status.
+   */
+  onFinishRequest(listener: (results: ConformanceResults) => void): void;
 }
 
 interface Run {
@@ -95,6 +101,17 @@ export class Conformance implements ConformancePlan {
     this.#running = true;
     this.#runs = new Map();
     this.#byToken = new Map();
+  }
+
+  readonly #finishListeners: Array<(results: ConformanceResults) => void> = [];
+
+  onFinishRequest(listener: (results: ConformanceResults) => void): void {
+    this.#finishListeners.push(listener);
+  }
+
+  /** Hook of the finish route: its answer was sent. */
+  finishAnswered(results: ConformanceResults): void {
+    for (const listener of this.#finishListeners) listener(results);
   }
 
   current(): ConformanceCaseId | undefined {
@@ -140,7 +157,10 @@ export class Conformance implements ConformancePlan {
     const c = this.cases[this.#index];
     const run = c ? this.#runs.get(c.id) : undefined;
     if (!c || !run || run.status !== undefined) return;
-    if (!run.issued) {
+    if (c.level === 'authorization_response') {
+      run.status = 'pass';
+      run.reason = 'The app did not redeem the code of a response carrying another state.';
+    } else if (!run.issued) {
       run.status = 'not_run';
       run.reason = 'The app did not redeem the code of this authorization.';
     } else if (c.level === 'userinfo') {
@@ -165,12 +185,27 @@ export class Conformance implements ConformancePlan {
     else this.#running = false;
   }
 
+  /**
+   * Hook of the code response (auto-approval, `approveNext` and the phone's approval): the `state`
+   * to send back to `clientId`, another one than it sent while its open case is `state_modified`.
+   */
+  responseState(clientId: string, state: string | undefined): string | undefined {
+    const c = this.#running && clientId === this.#clientId ? this.cases[this.#index] : undefined;
+    if (c?.level !== 'authorization_response') return state;
+    return randomBytes(24).toString('base64url');
+  }
+
   /** Hook of the token endpoint: the ID token to send beside `accessToken` (the genuine one outside a case). */
   async signIdToken(clientId: string, accessToken: string, claims: JWTPayload): Promise<string> {
     const c = this.#running && clientId === this.#clientId ? this.cases[this.#index] : undefined;
     const run = c ? this.#runs.get(c.id) : undefined;
     if (!c || !run || run.issued) return this.keys.sign(claims);
     run.issued = true;
+    if (c.level === 'authorization_response') {
+      run.status = 'fail';
+      run.reason = 'The app redeemed the code of an authorization response whose state was not the one it sent.';
+      return this.keys.sign(claims);
+    }
     run.tokenHash = hashOf(accessToken);
     this.#byToken.set(run.tokenHash, c.id);
     if (c.level === 'id_token' && c.expect === 'reject') this.audit.markBrokenIdToken(accessToken);
@@ -198,46 +233,10 @@ export class Conformance implements ConformancePlan {
   }
 }
 
-/**
- * `GET /_provider/conformance` (results) and `POST /_provider/conformance/report`
- * ({ caseId, signedIn }). They need the provider's `controlToken` when one is set.
- */
-export function conformanceRoutes(plan: ConformancePlan): ProviderRoute[] {
-  const noStore = { 'Cache-Control': 'no-store' };
-  return [
-    {
-      endpoint: 'control',
-      method: 'GET',
-      path: '/_provider/conformance',
-      failure: 'json',
-      control: true,
-      handle: () => json(200, plan.results(), noStore),
-    },
-    {
-      endpoint: 'control',
-      method: 'POST',
-      path: '/_provider/conformance/report',
-      failure: 'json',
-      control: true,
-      body: { maxBytes: 1024 },
-      handle: (req) => {
-        const body = (req.body.kind === 'json' ? req.body.value : undefined) as { caseId?: unknown; signedIn?: unknown } | undefined;
-        try {
-          plan.report(body?.caseId as ConformanceCaseId, body?.signedIn as boolean);
-          return empty(204);
-        } catch (err) {
-          const description = err instanceof TypeError ? err.message : 'The report could not be read.';
-          return json(400, { error: 'invalid_request', error_description: description }, noStore);
-        }
-      },
-    },
-  ];
-}
-
 /** The results as a plain-text table: one line per case, then the summary. */
 export function formatConformanceTable(results: ConformanceResults): string {
-  const rows = results.cases.map((c) => [c.id, c.expect, c.status.toUpperCase(), c.reason]);
-  const header = ['case', 'expect', 'result', 'why'];
+  const rows = results.cases.map((c) => [c.id, c.requirement, c.expect, c.status.toUpperCase(), c.reason]);
+  const header = ['case', 'required', 'expect', 'result', 'why'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   const s = results.summary;
