@@ -139,6 +139,14 @@ describe('control token', () => {
     });
     expect(plant.status).toBe(401);
     expect(started!.provider.faults.active()).toEqual([]);
+    // Ending the run is a control too: without the token the plan keeps running.
+    const finishUrl = `${base}/_provider/conformance/finish`;
+    const refused = await call(finishUrl, { method: 'POST' });
+    expect([refused.status, JSON.parse(refused.body).error]).toEqual([401, 'invalid_token']);
+    expect(started!.provider.conformance.results().running).toBe(true);
+    const finished = await call(finishUrl, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect([finished.status, JSON.parse(finished.body).exitCode]).toEqual([200, 0]);
+    expect(started!.provider.conformance.results().running).toBe(false);
     // The sign-in endpoints need no token.
     expect(await interactiveSignIn(base, '127.0.0.1')).toBe(200);
   });
