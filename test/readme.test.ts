@@ -122,7 +122,7 @@ describe('README and docs/', () => {
       });
       child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
       child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-      while (!output.includes(`Listening on http://localhost:${port}`)) {
+      while (!output.includes(`Listening on http://127.0.0.1:${port}`)) {
         if (child.exitCode !== null) throw new Error(`The README example exited:\n${output}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
@@ -143,10 +143,14 @@ describe('README and docs/', () => {
       expect(back.status).toBe(302);
       expect(back.headers.get('location')).toBe('/');
 
-      const signedIn = await fetch(`${base}/`, { headers: { cookie } });
-      const body = (await signedIn.json()) as { signedInAs: { sub: string; name: string } };
-      expect(body.signedInAs.name).toBe(persona['profile.name']);
-      expect(body.signedInAs.sub).toBe(provider.provider.subjectFor('readme-app', persona.id));
+      const signedIn = await (await fetch(`${base}/`, { headers: { cookie } })).text();
+      expect(signedIn).toContain(`<code>${provider.provider.subjectFor('readme-app', persona.id)}</code>`);
+      expect(signedIn).toContain('<form method="post" action="/auth/logout">');
+      const account = await fetch(`${base}/account`, { headers: { cookie } });
+      expect(await account.text()).toBe(`Hello ${persona['profile.name']}`);
+      const stranger = await fetch(`${base}/account`, { redirect: 'manual' });
+      expect(stranger.status).toBe(303);
+      expect(stranger.headers.get('location')).toContain('/auth/login');
     });
   });
 });

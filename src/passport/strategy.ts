@@ -119,7 +119,7 @@ export const ROUTER_CHECK: unique symbol = Symbol('nd-id router check');
 
 /** Per-call options: `passport.authenticate('nd-id', { returnTo, scope })`. */
 export interface NdIdAuthenticateOptions extends AuthenticateOptions {
-  /** Set by `ndIdRouter()` only (see {@link ROUTER_CHECK}). */
+  /** Set by `ndIdRouter()` only (a check keyed by the internal `ROUTER_CHECK` symbol). */
   [ROUTER_CHECK]?: (strategy: NdIdStrategy) => Error | undefined;
   /** Same-site path to return to after login; anything unsafe is ignored. */
   returnTo?: string;
