@@ -1,6 +1,5 @@
 /**
- * The code snippets of the documentation: README.md and every docs/*.md (not docs/_incoming/,
- * whose pages are not published yet). A fence may be marked on one of the two lines above it with
+ * The code snippets of the documentation: README.md and every docs/*.md. A fence may be marked on one of the two lines above it with
  * `<!-- readme-test: KIND ARGS -->`: `run` (the README's Express app), `script` (run as a
  * script whose assertions must hold) or `recipe` (an app that signs a person in).
  */

@@ -50,7 +50,7 @@ async function appAndProvider(options: TestProviderOptions = {}): Promise<{ base
 
 describe('signIn', () => {
   it('the test-kit guide shows the recipe exactly as test/provider/testing/sign-in-recipe.test.ts runs it', () => {
-    const guide = readFileSync(join(process.cwd(), 'docs', '_incoming', 'testkit.md'), 'utf8');
+    const guide = readFileSync(join(process.cwd(), 'docs', 'test-kit.md'), 'utf8');
     const recipe = readFileSync(join(process.cwd(), 'test', 'provider', 'testing', 'sign-in-recipe.test.ts'), 'utf8');
     const block = /<!-- recipe: sign-in -->\n```ts\n([\s\S]*?)```\n/.exec(guide)?.[1];
     expect(block).toBe(recipe);
