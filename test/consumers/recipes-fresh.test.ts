@@ -55,7 +55,7 @@ interface Recipe {
   start: { bin: string; args: (port: number) => string[]; ready: (port: number) => string };
 }
 
-const TSX = { bin: 'tsx', args: () => ['app.ts'], ready: (port: number) => `Listening on http://localhost:${port}` };
+const TSX = { bin: 'tsx', args: () => ['app.ts'], ready: (port: number) => `Listening on http://127.0.0.1:${port}` };
 
 const recipe = (name: string, guide: string, heading: string, kind: string, mePath: string): Recipe => {
   const app = docSnippets('ts').find((s) => (s.file === guide || (kind === 'run' && s.file === 'README.md')) && s.kind === kind);
@@ -191,5 +191,10 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
     const replay = new Browser(`http://127.0.0.1:${port}`);
     for (const [name, value] of before) replay.jar.set(name, value);
     expect((await replay.get(callbackUrl.href)).status).toBe(403);
+
+    // A callback with a state this app never issued: the failure page, 403 (not a framework's generic 401).
+    const stranger = await new Browser(`http://127.0.0.1:${port}`).get('/auth/callback?code=some-code&state=a-state-this-app-never-issued-0000');
+    expect(stranger.status).toBe(403);
+    expect(stranger.text).toContain('Sign-in failed');
   }, 240_000);
 });
