@@ -22,6 +22,7 @@ import { DEFAULT_PORT, HELP } from './cli-help.js';
 import { packageVersion } from './cli-version.js';
 import { verdictOf } from './testing/verdict.js';
 import type { Persona, ProviderClient } from './types.js';
+import { withoutTrailingSlashes } from './trailing-slashes.js';
 
 export { DEFAULT_PORT };
 
@@ -146,12 +147,7 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
       }
       case '--base-url': {
         const v = take();
-        if (v !== undefined) {
-          // Trailing slashes dropped by a scan from the end (the expression /\/+$/ is quadratic on many slashes).
-          let end = v.length;
-          while (end > 0 && v[end - 1] === '/') end--;
-          out.baseUrl = v.slice(0, end);
-        }
+        if (v !== undefined) out.baseUrl = withoutTrailingSlashes(v);
         break;
       }
       case '--clients': {
@@ -429,7 +425,7 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
   io.stdout(
     `Wrote:\n${outcome.files.map((f) => `  ${f}\n`).join('')}` +
       `Client id: ${outcome.clientId} (its secret is in ${INIT_FILES.clients}; keep the private key and clients.json out of version control)\n` +
-      `Next: nd-id-provider --clients ${dir !== undefined ? `${dir.replace(/\/+$/, '')}/` : ''}${INIT_FILES.clients} --auto-approve\n`,
+      `Next: nd-id-provider --clients ${dir !== undefined ? `${withoutTrailingSlashes(dir)}/` : ''}${INIT_FILES.clients} --auto-approve\n`,
   );
   return { exitCode: 0 };
 }

@@ -5,6 +5,8 @@
  * slash, `http` against `https`, the port). Used by the error page (escaped there) and the log.
  */
 
+import { withoutTrailingSlashes } from './trailing-slashes.js';
+
 /** Longest part of a URI repeated back; longer ones are cut with an ellipsis. */
 const MAX_SHOWN = 200;
 /** Most registered URIs listed. */
@@ -40,7 +42,7 @@ function slipBetween(sent: URL, registered: URL): string | undefined {
   if (sent.protocol !== registered.protocol && same(sent, registered, 'hostname', 'port', 'pathname', 'search')) {
     return `the scheme differs: ${sent.protocol.slice(0, -1)} was sent, ${registered.protocol.slice(0, -1)} is registered`;
   }
-  if (sent.pathname !== registered.pathname && sent.pathname.replace(/\/+$/, '') === registered.pathname.replace(/\/+$/, '') && same(sent, registered, 'protocol', 'hostname', 'port', 'search')) {
+  if (sent.pathname !== registered.pathname && withoutTrailingSlashes(sent.pathname) === withoutTrailingSlashes(registered.pathname) && same(sent, registered, 'protocol', 'hostname', 'port', 'search')) {
     return 'only a trailing slash differs (the match is exact)';
   }
   return undefined;

@@ -83,7 +83,7 @@ describe.each(RECIPES)('recipe at $heading', ({ heading, id, code, mePath }) => 
     });
     child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    while (!output.includes(`Listening on http://localhost:${port}`)) {
+    while (!output.includes(`Listening on http://127.0.0.1:${port}`)) {
       if (child.exitCode !== null) throw new Error(`The ${heading} recipe exited:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
