@@ -11,13 +11,13 @@
  * never redirects either. A pending authorization keeps only validated, length-limited values;
  * unknown parameters are ignored and never stored or echoed.
  */
-import { randomBytes } from 'node:crypto';
 import { isPkceString } from '../pkce.js';
 import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import { bytes, empty, json, redirect, type Answer } from './http/answer.js';
 import { singleParam, type ProviderRequest } from './http/request.js';
 import type { ProviderRoute } from './router.js';
+import { pooledRandomBytes } from './random-pool.js';
 import { describeRedirectUriMismatch } from './redirect-uri-hint.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
@@ -270,7 +270,7 @@ function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
 
   // Every random value of the QR login in one draw: two ids, the page's script nonce, the numbers.
-  const random = randomBytes(32 + 32 + 16 + MATCH_RANDOM_BYTES);
+  const random = pooledRandomBytes(32 + 32 + 16 + MATCH_RANDOM_BYTES);
   const { choices, code: matchCode } = matchNumbers(random.subarray(80));
   const pending: PendingAuthorization = {
     mobileId: random.subarray(0, 32).toString('base64url'),
@@ -333,7 +333,7 @@ export function matchNumbers(random: Buffer): { choices: string[]; code: string 
   let index = -1;
   while (picked.size < MATCH_CHOICES || index < 0) {
     if (at === bytes.length) {
-      bytes = randomBytes(MATCH_RANDOM_BYTES);
+      bytes = pooledRandomBytes(MATCH_RANDOM_BYTES);
       at = 0;
     }
     const byte = bytes[at++]!;

@@ -16,7 +16,6 @@ import {
   createHmac,
   generateKeyPair,
   publicEncrypt,
-  randomBytes,
   sign as signWith,
   timingSafeEqual,
   type KeyObject,
@@ -24,6 +23,7 @@ import {
 import { promisify } from 'node:util';
 import { calculateJwkThumbprint, exportJWK, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
+import { pooledRandomBytes } from './random-pool.js';
 
 /** One entry of the JWKS (spec 2.6): exactly these fields. */
 export interface JwksEntry {
@@ -144,7 +144,7 @@ export async function encryptUserinfo(
 ): Promise<{ key: string; data: Record<string, string> }> {
   const entries = Object.entries(attributes);
   // Every random value of the response in one draw: block key, content key, then one IV each.
-  const random = randomBytes(16 + 32 + 12 * (entries.length + 1));
+  const random = pooledRandomBytes(16 + 32 + 12 * (entries.length + 1));
   const blockKey = random.subarray(0, 16);
   const cek = random.subarray(16, 48);
   const ivAt = (i: number): Buffer => random.subarray(48 + 12 * i, 60 + 12 * i);

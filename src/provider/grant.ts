@@ -3,8 +3,8 @@
  * the client. Shared by the mobile app and by auto-approval.
  */
 import { epochSeconds } from '../clock.js';
-import { randomToken } from '../pkce.js';
 import type { ProviderContext } from './context.js';
+import { pooledRandomToken } from './random-pool.js';
 import type { LoginOverrides } from './store.js';
 import type { Persona } from './types.js';
 
@@ -25,7 +25,7 @@ export interface GrantRequest {
  * login (`approveNext`).
  */
 export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: Persona, overrides?: LoginOverrides): string {
-  const code = randomToken(32);
+  const code = pooledRandomToken(32);
   ctx.stores.codes.set(
     code,
     {

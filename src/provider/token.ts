@@ -15,6 +15,7 @@ import { json, NO_STORE, oauthError, type Answer } from './http/answer.js';
 import { MAX_BODY_BYTES } from './http/body.js';
 import { mediaTypeOf } from './http/media-type.js';
 import type { ProviderRequest } from './http/request.js';
+import { pooledRandomToken } from './random-pool.js';
 import type { ProviderRoute } from './router.js';
 
 /** Path of the token endpoint. */
@@ -188,7 +189,7 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   if (!persona) throw new Error('persona of a code is missing');
 
   const sub = ctx.subjectFor(client.clientId, persona.id);
-  const accessToken = randomToken(32);
+  const accessToken = pooledRandomToken(32);
   const iat = epochSeconds(config.clock);
   const exp = iat + config.ttl.accessToken;
   if (record.maxAge !== undefined && iat > record.authTime + record.maxAge) {

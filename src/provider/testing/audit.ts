@@ -10,7 +10,7 @@
  * Not observable, so not reported: whether the app decrypted userinfo in time, whether it checked
  * the `sub` of userinfo against the ID token, or whether it kept tokens out of its logs.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 
 /** The stable code of an audit finding. */
@@ -88,7 +88,8 @@ function seenBefore(set: Set<string>, value: string, max: number): boolean {
 
 /** The findings of a provider's clients. */
 export class Audit {
-  readonly #key = randomBytes(32);
+  /** A secret prefix: the kept hashes cannot be matched against guessed values from outside. */
+  readonly #key = randomBytes(32).toString('base64');
   readonly #clients = new Map<string, ClientAudit>();
   readonly #broken = new Set<string>();
 
@@ -100,7 +101,9 @@ export class Audit {
   ) {}
 
   #hash(kind: string, value: string): string {
-    return createHmac('sha256', this.#key).update(`${kind}\0${value}`).digest('base64url').slice(0, 22);
+    // Only compared with each other in memory, never shown or sent: a secret-prefixed one-shot
+    // SHA-256 serves as well as an HMAC here, at a fifth of the cost (three per authorize).
+    return hash('sha256', `${this.#key}\0${kind}\0${value}`, 'base64url').slice(0, 22);
   }
 
   #client(clientId: string): ClientAudit | undefined {

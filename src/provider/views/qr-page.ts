@@ -41,7 +41,7 @@ const POLL_SCRIPT = `
       .then(function (r) { return r.json(); })
       .then(function (s) {
         if ((s.status === 'approved' || s.status === 'denied') && typeof s.redirectTo === 'string') {
-          document.getElementById('status').textContent = s.status === 'approved' ? 'Approved. Signing you in…' : 'Declined. Returning…';
+          document.getElementById('status').textContent = s.status === 'approved' ? 'Approved. Signing you in\\u2026' : 'Declined. Returning\\u2026';
           window.location.replace(s.redirectTo);
         } else if (s.status === 'expired') {
           show('expired');

@@ -1,0 +1,31 @@
+/**
+ * Random bytes for the per-login values (ids, codes, nonces, keys, IVs), drawn from the
+ * operating system's generator in blocks of {@link RANDOM_POOL_SIZE} bytes: one `randomBytes`
+ * call costs about 5 µs whatever its size up to a few KiB, about as much as the rest of a status
+ * poll, so a login's dozen draws are served from one call. Each byte is handed out once; a new
+ * block is a new buffer, so the bytes already handed out (views into the old block) never change.
+ */
+import { randomBytes } from 'node:crypto';
+
+/** Bytes drawn from the operating system at a time. */
+export const RANDOM_POOL_SIZE = 4096;
+
+let block = randomBytes(RANDOM_POOL_SIZE);
+let used = 0;
+
+/** `size` fresh random bytes (a view, not to be written to); larger requests are drawn on their own. */
+export function pooledRandomBytes(size: number): Buffer {
+  if (size > RANDOM_POOL_SIZE / 4) return randomBytes(size);
+  if (used + size > RANDOM_POOL_SIZE) {
+    block = randomBytes(RANDOM_POOL_SIZE);
+    used = 0;
+  }
+  const out = block.subarray(used, used + size);
+  used += size;
+  return out;
+}
+
+/** `bytes` fresh random bytes as base64url: an authorization code, an access token, an id. */
+export function pooledRandomToken(bytes: number): string {
+  return pooledRandomBytes(bytes).toString('base64url');
+}
