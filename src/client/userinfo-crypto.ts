@@ -1,13 +1,21 @@
 /**
  * Userinfo decryption (spec 4.6): the block key is a JWE to our RSA key, each attribute a JWE to
- * the block key. Algorithms come from allowlists given to jose, which refuses any other `alg` or
- * `enc` and any `zip` header before it decrypts anything; so RSA1_5, PBES2-*, ECDH-* and
- * compression are refused. The header is only read again, on failure, to say what was wrong.
+ * the block key. Only the allowlisted algorithms are accepted; RSA1_5, PBES2-*, ECDH-* and
+ * compression are refused before anything is decrypted. What the service uses (RSA-OAEP-256 or
+ * RSA-OAEP, dir, AES-GCM) is decrypted with node:crypto (jwe-gcm.ts); the other allowlisted
+ * algorithms (AES key wrap, CBC-HS) go through jose, with the same allowlists.
  */
-import type { KeyObject } from 'node:crypto';
-import { compactDecrypt, decodeProtectedHeader, errors as joseErrors, importJWK, type JWK } from 'jose';
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import { compactDecrypt, decodeProtectedHeader, errors as joseErrors, type JWK } from 'jose';
 import { IdError } from '../errors.js';
 import type { DecryptionKey } from '../keys.js';
+import { type CompactJwe, decryptGcmJwe, handledHere, JweRefused, readCompactJwe, strictBase64url } from './jwe-gcm.js';
+
+/** The decrypted block key: as a KeyObject for node:crypto, as bytes for jose. */
+interface BlockKey {
+  key: KeyObject;
+  bytes: Uint8Array;
+}
 
 /** Key-management algorithms accepted for the block key JWE. */
 export const KEY_WRAP_ALGORITHMS: readonly string[] = ['RSA-OAEP-256', 'RSA-OAEP'];
@@ -77,17 +85,20 @@ function candidates(privateKeys: readonly DecryptionKey[], jwe: string): readonl
   return named === undefined ? privateKeys : [named];
 }
 
-async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: string): Promise<Uint8Array | KeyObject> {
+async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: string): Promise<BlockKey> {
+  const what = 'The userinfo block key';
+  const read = readOurs(jwe, KEY_WRAP_ALGORITHMS, what);
   let plaintext: Uint8Array | undefined;
   let lastError: unknown;
   for (const { key } of candidates(privateKeys, jwe)) {
     try {
-      ({ plaintext } = await compactDecrypt(jwe, key, keyOptions));
+      plaintext = read === undefined ? (await compactDecrypt(jwe, key, keyOptions)).plaintext : ours(read, key, what);
       break;
     } catch (err) {
+      if (err instanceof IdError) throw err;
       lastError = err;
       // A malformed JWE or a refused algorithm fails the same way with every key.
-      refusal(err, jwe, KEY_WRAP_ALGORITHMS, 'The userinfo block key');
+      refusal(err, jwe, KEY_WRAP_ALGORITHMS, what);
     }
   }
   if (plaintext === undefined) {
@@ -110,22 +121,27 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
   if (typeof jwk !== 'object' || jwk === null || jwk.kty !== 'oct' || typeof jwk.k !== 'string' || jwk.k === '') {
     throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key is not a symmetric (oct) JSON Web Key.');
   }
+  // Imported once here, never per attribute.
   try {
-    return await importJWK({ kty: 'oct', k: jwk.k });
+    const bytes = strictBase64url(jwk.k);
+    return { key: createSecretKey(bytes), bytes: new Uint8Array(bytes) };
   } catch {
     throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key is not a valid symmetric key.');
   }
 }
 
-async function decryptAttribute(blockKey: Uint8Array | KeyObject, scope: string, jwe: unknown): Promise<string> {
+async function decryptAttribute(blockKey: BlockKey, scope: string, jwe: unknown): Promise<string> {
+  const what = `The userinfo value for scope "${scopeLabel(scope)}"`;
   if (typeof jwe !== 'string') {
-    throw new IdError('userinfo_malformed', `The userinfo value for scope "${scopeLabel(scope)}" is not a JWE string.`);
+    throw new IdError('userinfo_malformed', `${what} is not a JWE string.`);
   }
   let plaintext: Uint8Array;
   try {
-    ({ plaintext } = await compactDecrypt(jwe, blockKey, attributeOptions));
+    const read = readOurs(jwe, ATTRIBUTE_ALGORITHMS, what);
+    plaintext = read === undefined ? (await compactDecrypt(jwe, blockKey.bytes, attributeOptions)).plaintext : ours(read, blockKey.key, what);
   } catch (err) {
-    refusal(err, jwe, ATTRIBUTE_ALGORITHMS, `The userinfo value for scope "${scopeLabel(scope)}"`);
+    if (err instanceof IdError) throw err;
+    refusal(err, jwe, ATTRIBUTE_ALGORITHMS, what);
     throw new IdError(
       'userinfo_data_decrypt_failed',
       `The userinfo value for scope "${scopeLabel(scope)}" could not be decrypted with the block key (altered or not meant for it).`,
@@ -139,7 +155,41 @@ async function decryptAttribute(blockKey: Uint8Array | KeyObject, scope: string,
 }
 
 /**
- * After jose refused a JWE: throw the precise error when it is malformed or uses a refused
+ * Read a JWE's header when node:crypto decrypts it (see jwe-gcm.ts); `undefined` leaves it to jose.
+ * @throws IdError `userinfo_malformed` when it is not a compact JWE with a JSON object header, and
+ *   `userinfo_alg_not_allowed` when it is compressed or outside the allowlists.
+ */
+function readOurs(jwe: string, algorithms: readonly string[], what: string): CompactJwe | undefined {
+  let read: CompactJwe;
+  try {
+    read = readCompactJwe(jwe);
+  } catch {
+    throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
+  }
+  if (handledHere(read.header, algorithms)) return read;
+  checkHeader(jwe, algorithms, what);
+  return undefined;
+}
+
+/**
+ * Decrypt with node:crypto. A bad base64url part is `userinfo_malformed`, an unknown `crit`
+ * extension `userinfo_alg_not_allowed` (as jose refuses it); a JWE that does not decrypt throws the
+ * refusal on, for the caller to report as its own decryption failure.
+ */
+function ours(read: CompactJwe, key: KeyObject, what: string): Uint8Array {
+  try {
+    return decryptGcmJwe(read, key);
+  } catch (err) {
+    if (err instanceof JweRefused && err.reason === 'malformed') throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
+    if (err instanceof JweRefused && err.reason === 'crit') {
+      throw new IdError('userinfo_alg_not_allowed', `${what} names a critical header extension (crit); none is understood.`);
+    }
+    throw err;
+  }
+}
+
+/**
+ * After jose or node:crypto refused a JWE: throw the precise error when it is malformed or uses a refused
  * algorithm or compression; return when it simply did not decrypt.
  */
 function refusal(err: unknown, jwe: string, algorithms: readonly string[], what: string): void {
