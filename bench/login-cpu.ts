@@ -186,7 +186,7 @@ function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourC
     ...rows.map(line),
     '',
     'Ratios are per round (the clients run back to back in each round, each round starting with the next), then the median:',
-    `ours / floor        ${range(oursVsFloor)}   target <= 1.40x  ${verdict(median(oursVsFloor) <= 1.4)}`,
+    `ours / floor        ${range(oursVsFloor)}   target <= 1.25x  ${verdict(median(oursVsFloor) <= 1.25)}`,
     `sgid-client / ours  ${range(sgidVsOurs)}   target >= 2.50x  ${verdict(median(sgidVsOurs) >= 2.5)}`,
     `sgid-client / floor ${range(sgidVsFloor)}`,
     `logger at info / no logger  ${range(loggedVsOurs)}   target <= 1.03x  ${verdict(median(loggedVsOurs) <= 1.03)}`,
