@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { docSnippets, pointAtDocs, readDoc, repoRoot, type DocSnippet } from './helpers/doc-snippets.js';
 import { testKeyPair } from './helpers/keys.js';
 import { freePort } from './helpers/redis.js';
+import { stopChild } from './helpers/stop-child.js';
 
 const root = repoRoot;
 const readme = readDoc('README.md');
@@ -87,11 +88,7 @@ describe('README and docs/', () => {
     let output = '';
 
     afterAll(async () => {
-      if (child && child.exitCode === null) {
-        const gone = new Promise((resolve) => child!.once('exit', resolve));
-        child.kill('SIGTERM');
-        await gone;
-      }
+      await stopChild(child);
       await provider?.close();
     });
 

@@ -20,6 +20,7 @@ import { docSnippets, readDoc } from '../helpers/doc-snippets.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { packTarball } from '../helpers/pack.js';
 import { freePort } from '../helpers/redis.js';
+import { stopChild } from '../helpers/stop-child.js';
 import { approve, Browser } from '../integrations/harness.js';
 
 const root = join(__dirname, '..', '..');
@@ -128,11 +129,7 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
   let output = '';
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const gone = new Promise((resolve) => child!.once('exit', resolve));
-      child.kill('SIGTERM');
-      await gone;
-    }
+    await stopChild(child);
     await provider?.close();
   });
 

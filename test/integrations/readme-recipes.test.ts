@@ -14,6 +14,7 @@ import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src
 import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/redis.js';
 import { docSnippets } from '../helpers/doc-snippets.js';
+import { stopChild } from '../helpers/stop-child.js';
 import { approve, Browser } from './harness.js';
 
 const root = join(__dirname, '..', '..');
@@ -45,11 +46,7 @@ describe.each(RECIPES)('recipe at $heading', ({ heading, id, code, mePath }) => 
   let output = '';
 
   afterAll(async () => {
-    if (child && child.exitCode === null) {
-      const gone = new Promise((resolve) => child!.once('exit', resolve));
-      child.kill('SIGTERM');
-      await gone;
-    }
+    await stopChild(child);
     await provider?.close();
   });
 
