@@ -83,7 +83,7 @@ ${model.personaTotal > MAX_LISTED_PERSONAS ? personaSearch(model.actionUrl, quer
 ${choices}
 </fieldset>
 <label for="persona">Sign in as</label>
-<select id="persona" name="persona" required>
+<select id="persona" name="persona">
 ${options}
 </select>
 <div class="actions">
