@@ -84,6 +84,33 @@ describe('the QR encoder', () => {
     expect(code.version).toBeGreaterThan(1);
   });
 
+  it('writes the format bits of level M, mask 0 (101010000010010) in both copies, and the version bits of ISO/IEC 18004 annex D', () => {
+    const { size: n, modules } = encodeQr('x'.repeat(200));
+    const at = (row: number, col: number): number => modules[row * n + col]!;
+    let first = 0;
+    let second = 0;
+    for (let i = 0; i < 15; i++) {
+      first |= (i < 6 ? at(i, 8) : i < 8 ? at(i + 1, 8) : i === 8 ? at(8, 7) : at(8, 14 - i)) << i;
+      second |= (i < 8 ? at(8, n - 1 - i) : at(n - 15 + i, 8)) << i;
+    }
+    expect([first, second]).toEqual([0b101010000010010, 0b101010000010010]);
+    expect(at(n - 8, 8)).toBe(1);
+    for (const [version, bits] of [[7, 0x07c94], [23, 0x177ec], [40, 0x28c69]] as const) {
+      const capacity = qrVersionLayout(version).byteCapacity;
+      const code = encodeQr('y'.repeat(capacity));
+      expect(code.version).toBe(version);
+      let topRight = 0;
+      let bottomLeft = 0;
+      for (let i = 0; i < 18; i++) {
+        const a = Math.floor(i / 3);
+        const b = code.size - 11 + (i % 3);
+        topRight |= code.modules[a * code.size + b]! << i;
+        bottomLeft |= code.modules[b * code.size + a]! << i;
+      }
+      expect([topRight, bottomLeft]).toEqual([bits, bits]);
+    }
+  });
+
   it('refuses a payload longer than a QR code holds, saying the limit', () => {
     expect(() => encodeQr('x'.repeat(QR_MAX_BYTES + 1))).toThrow(RangeError);
     expect(() => encodeQr('x'.repeat(QR_MAX_BYTES + 1))).toThrow(/2332 bytes; a QR code holds at most 2331/);
