@@ -16,6 +16,7 @@ import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import { bytes, empty, json, redirect, type Answer } from './http/answer.js';
 import { singleParam, type ProviderRequest } from './http/request.js';
+import { formEncode } from './http/form-encode.js';
 import type { ProviderRoute } from './router.js';
 import { pooledRandomBytes } from './random-pool.js';
 import { describeRedirectUriMismatch } from './redirect-uri-hint.js';
@@ -197,18 +198,14 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
  * only, so nothing else the browser sent is kept or echoed.
  */
 export function startAgainUrl(publicBase: string, request: ValidRequest): string {
-  const params = new URLSearchParams({
-    response_type: 'code',
-    client_id: request.clientId,
-    redirect_uri: request.redirectUri,
-    scope: request.scopes.join(' '),
-  });
-  if (request.state !== undefined) params.set('state', request.state);
-  if (request.nonce !== undefined) params.set('nonce', request.nonce);
-  params.set('code_challenge', request.codeChallenge);
-  params.set('code_challenge_method', 'S256');
-  if (request.maxAge !== undefined) params.set('max_age', String(request.maxAge));
-  return `${publicBase}${AUTHORIZE_PATH}?${params.toString()}`;
+  // The same query URLSearchParams would print, in the same order, written directly.
+  let query = `response_type=code&client_id=${formEncode(request.clientId)}&redirect_uri=${formEncode(request.redirectUri)}`;
+  query += `&scope=${formEncode(request.scopes.join(' '))}`;
+  if (request.state !== undefined) query += `&state=${formEncode(request.state)}`;
+  if (request.nonce !== undefined) query += `&nonce=${formEncode(request.nonce)}`;
+  query += `&code_challenge=${formEncode(request.codeChallenge)}&code_challenge_method=S256`;
+  if (request.maxAge !== undefined) query += `&max_age=${request.maxAge}`;
+  return `${publicBase}${AUTHORIZE_PATH}?${query}`;
 }
 
 function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {

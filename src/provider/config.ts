@@ -155,6 +155,9 @@ function checkBaseUrl(value: unknown, mistakes: string[]): string {
     mistakes.push(`baseUrl "${value}" must use http or https`);
   } else if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '') {
     mistakes.push(`baseUrl "${value}" must be an origin only (scheme, host and port), with no path, query or credentials`);
+  } else if (url.hostname.length > 253) {
+    // Also bounds the phone link the QR code carries (842 bytes at most with the longest basePath).
+    mistakes.push(`baseUrl host name is ${url.hostname.length} characters long; a DNS name has at most 253: use a shorter host name`);
   }
   return url.origin;
 }

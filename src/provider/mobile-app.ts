@@ -11,9 +11,10 @@ import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import type { Answer } from './http/answer.js';
 import { bodyField } from './http/body.js';
-import type { ProviderRequest } from './http/request.js';
+import { type ProviderRequest, singleParam } from './http/request.js';
 import { MOBILE_PATH } from './authorize.js';
 import type { ProviderRoute } from './router.js';
+import { listPersonas, MAX_PERSONA_SEARCH } from './persona-search.js';
 import type { PendingAuthorization } from './store.js';
 import { renderErrorPage } from './views/error-page.js';
 import { htmlAnswer } from './views/html.js';
@@ -43,12 +44,15 @@ function show(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = pendingOf(ctx, req);
   if (!pending) return htmlAnswer(410, renderErrorPage('expired', EXPIRED_MESSAGE, { phone: true }));
   if (pending.status !== 'pending') return alreadyAnswered(pending);
+  const search = singleParam(req.query, 'q', MAX_PERSONA_SEARCH);
+  if (!search.ok) return htmlAnswer(400, renderErrorPage('invalid_request', `${search.reason} Search for a shorter part of a name.`, { phone: true }));
   return htmlAnswer(
     200,
     renderMobilePage({
       clientName: clientName(ctx, pending),
       scopes: pending.scopes,
-      personas: ctx.personas,
+      personas: listPersonas(ctx.personas, search.value ?? ''),
+      personaTotal: ctx.personas.length,
       actionUrl: `${ctx.config.basePath}${MOBILE_PATH}/${pending.mobileId}`,
       device: pending.device,
       address: pending.address,

@@ -2,30 +2,7 @@ import jsQR from 'jsqr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedProvider } from '../../src/provider/index.js';
 import { authorizeQuery, pkce, startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
-
-/**
- * Rasterize the QR SVG the way a screen would: the white background, then each `M x y h w v1 h-w z`
- * run of the dark path, `scale` pixels per module. Anything else in the path fails the test.
- */
-function rasterize(svg: string, scale: number): { data: Uint8ClampedArray; width: number } {
-  const size = Number(/viewBox="0 0 (\d+) \1"/.exec(svg)?.[1]);
-  expect(size).toBeGreaterThan(21);
-  expect(svg).toContain(`<rect width="${size}" height="${size}" fill="#fff"/>`);
-  const d = /<path fill="#000" d="([^"]*)"/.exec(svg)?.[1] ?? '';
-  const width = size * scale;
-  const data = new Uint8ClampedArray(width * width * 4).fill(255);
-  const runs = [...d.matchAll(/M(\d+) (\d+)h(\d+)v1h-(\d+)z/g)];
-  expect(runs.map((m) => m[0]).join('')).toBe(d);
-  for (const [, x, y, w] of runs) {
-    for (let py = Number(y) * scale; py < (Number(y) + 1) * scale; py++) {
-      for (let px = Number(x) * scale; px < (Number(x) + Number(w)) * scale; px++) {
-        const i = (py * width + px) * 4;
-        data[i] = data[i + 1] = data[i + 2] = 0;
-      }
-    }
-  }
-  return { data, width };
-}
+import { rasterize } from '../helpers/qr-raster.js';
 
 describe('the QR image', () => {
   let started: StartedProvider;

@@ -8,9 +8,15 @@ import { escapeHtml } from '../../html.js';
 
 export { escapeHtml };
 
+/** The characters {@link jsonForScript} writes as `\u` escapes. */
+const SCRIPT_UNSAFE = /[<>&\u2028\u2029]/;
+
 /** JSON safe to place inside a `<script type="application/json">` element. */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value)
+  const json = JSON.stringify(value);
+  // Most values (same-origin paths, numbers) hold none of them: one test instead of five passes.
+  if (!SCRIPT_UNSAFE.test(json)) return json;
+  return json
     .replace(/</g, '\\u003c')
     .replace(/>/g, '\\u003e')
     .replace(/&/g, '\\u0026')
@@ -18,7 +24,17 @@ export function jsonForScript(value: unknown): string {
     .replace(/\u2029/g, '\\u2029');
 }
 
-const STYLE = `
+/**
+ * A static stylesheet or script without its indentation, line breaks (`joinLines`) and CSS
+ * comments: done once at start-up, it takes about a kilobyte off every page.
+ */
+export function compactStatic(text: string, joinLines: boolean): string {
+  const lines = text.replace(/\/\*[\s\S]*?\*\//g, '').split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  return lines.join(joinLines ? '' : '\n');
+}
+
+// Every line ends a rule, a declaration or a block: joining the lines changes nothing.
+const STYLE = compactStatic(`
   :root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; }
   body { margin: 0; background: #f2f4f7; color: #1d2433; }
   main { max-width: 32rem; margin: 2rem auto; background: #fff; border-radius: 12px; padding: 1.5rem 2rem;
@@ -52,7 +68,7 @@ const STYLE = `
                  padding: .8rem 1.2rem; border-radius: 8px; font-weight: 600; }
   }
   .banner { background: #fff6d6; border: 1px solid #e8cf6a; border-radius: 8px; padding: .5rem .75rem; font-size: .85rem; }
-`;
+`, true);
 
 /** A complete page. `script` runs with `nonce`; everything else is static. */
 export function renderPage(opts: { title: string; body: string; phone?: boolean; script?: string; nonce?: string }): string {

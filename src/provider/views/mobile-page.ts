@@ -2,7 +2,7 @@
  * The simulated mobile app: a phone-sized page that names the client, lists what it asks for,
  * and lets the tester pick a persona and approve or deny.
  */
-import type { Persona } from '../types.js';
+import { MAX_LISTED_PERSONAS, MAX_PERSONA_SEARCH, type PersonaListing } from '../persona-search.js';
 import { escapeHtml, renderPage } from './html.js';
 
 /** Human labels of the scopes. */
@@ -17,7 +17,10 @@ export const SCOPE_LABELS: Readonly<Record<string, string>> = Object.freeze({
 export interface MobilePageModel {
   clientName: string;
   scopes: readonly string[];
-  personas: readonly Persona[];
+  /** The personas to list (at most {@link MAX_LISTED_PERSONAS}), and how many match the search. */
+  personas: PersonaListing;
+  /** Personas in all: past {@link MAX_LISTED_PERSONAS} the page offers a search. */
+  personaTotal: number;
   actionUrl: string;
   /** The browser that started the login, e.g. "Chrome on Windows". */
   device: string;
@@ -35,12 +38,26 @@ function ago(seconds: number): string {
   return `${Math.round(seconds / 60)} minutes ago`;
 }
 
+/** The search over many personas: a GET form back to this page, and how many it lists of how many match. */
+function personaSearch(actionUrl: string, query: string, listed: number, matching: number): string {
+  const shown =
+    matching === 0 ? 'No person matches.' : listed < matching ? `Listing ${listed} of ${matching}: search to narrow.` : `Listing all ${matching}.`;
+  return `<form method="get" action="${escapeHtml(actionUrl)}" id="persona-search" role="search">
+<label for="persona-q">Find the person to sign in as (name or id)</label>
+<input id="persona-q" name="q" type="search" maxlength="${MAX_PERSONA_SEARCH}" value="${escapeHtml(query)}">
+<button type="submit">Search</button>
+<p class="muted" id="persona-count">${shown}</p>
+</form>
+`;
+}
+
 /** The approval page. */
 export function renderMobilePage(model: MobilePageModel): string {
   const items = model.scopes
     .map((s) => `<li data-scope="${escapeHtml(s)}">${escapeHtml(SCOPE_LABELS[s] ?? s)}</li>`)
     .join('\n');
-  const options = model.personas
+  const { listed, matching, query } = model.personas;
+  const options = listed
     .map((p) => `<option value="${escapeHtml(p.id)}">${escapeHtml(p['profile.name'])}</option>`)
     .join('\n');
   const choices = model.matchChoices
@@ -60,7 +77,7 @@ export function renderMobilePage(model: MobilePageModel): string {
 <ul id="requested-attributes">
 ${items}
 </ul>
-<form method="post" action="${escapeHtml(model.actionUrl)}">
+${model.personaTotal > MAX_LISTED_PERSONAS ? personaSearch(model.actionUrl, query, listed.length, matching) : ''}<form method="post" action="${escapeHtml(model.actionUrl)}">
 <p id="match-prompt">Pick the number shown on the screen where you scanned the code:</p>
 <fieldset class="choices" aria-labelledby="match-prompt">
 ${choices}

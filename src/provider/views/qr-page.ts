@@ -4,7 +4,7 @@
  * screen), a Cancel link back to the client, and a small script that polls the decision and then
  * sends the browser back to the client.
  */
-import { escapeHtml, jsonForScript, renderPage } from './html.js';
+import { compactStatic, escapeHtml, jsonForScript, renderPage } from './html.js';
 
 /** What the QR page shows and polls. */
 export interface QrPageModel {
@@ -29,7 +29,8 @@ export interface QrPageModel {
   expiresInSeconds: number;
 }
 
-const POLL_SCRIPT = `
+// Line breaks kept: the script relies on them nowhere, but they keep it readable in a browser.
+const POLL_SCRIPT = compactStatic(`
 (function () {
   var cfg = JSON.parse(document.getElementById('qr-config').textContent);
   function show(id) {
@@ -55,30 +56,35 @@ const POLL_SCRIPT = `
   }
   setTimeout(poll, cfg.pollIntervalMs);
 })();
-`;
+`, false);
 
 /** The QR page. Its script needs `nonce` in the CSP. */
 export function renderQrPage(model: QrPageModel, nonce: string): string {
   const minutes = Math.max(1, Math.round(model.expiresInSeconds / 60));
-  const body = `<h1>Sign in to ${escapeHtml(model.clientName)}</h1>
+  // Each value escaped once, however often the page shows it.
+  const clientName = escapeHtml(model.clientName);
+  const mobileUrl = escapeHtml(model.mobileUrl);
+  const matchCode = escapeHtml(model.matchCode);
+  const authorizeUrl = escapeHtml(model.authorizeUrl);
+  const body = `<h1>Sign in to ${clientName}</h1>
 <div id="waiting">
 <p>Scan this QR code with the identity app on your phone.</p>
 <img class="qr" id="qr" src="${escapeHtml(model.qrImageUrl)}" width="${model.qrSize}" height="${model.qrSize}"
- alt="QR code to sign in with the identity app" data-qr-payload="${escapeHtml(model.mobileUrl)}">
-<p class="match">When the app asks, pick this number: <strong id="match-code" data-match-code="${escapeHtml(model.matchCode)}">${escapeHtml(model.matchCode)}</strong></p>
-<p class="app-link-row"><span class="muted">Can't scan? </span><a id="cant-scan" class="app-link" href="${escapeHtml(model.mobileUrl)}" target="_blank" rel="noopener noreferrer">Open the identity app</a><span class="muted"> on this device.</span></p>
+ alt="QR code to sign in with the identity app" data-qr-payload="${mobileUrl}">
+<p class="match">When the app asks, pick this number: <strong id="match-code" data-match-code="${matchCode}">${matchCode}</strong></p>
+<p class="app-link-row"><span class="muted">Can't scan? </span><a id="cant-scan" class="app-link" href="${mobileUrl}" target="_blank" rel="noopener noreferrer">Open the identity app</a><span class="muted"> on this device.</span></p>
 <p id="status" class="muted" role="status">Waiting for approval in the app. This code expires in about ${minutes} minute${minutes === 1 ? '' : 's'}.</p>
 <noscript><p><a href="${escapeHtml(model.continueUrl)}">I have answered in the app: continue</a></p></noscript>
-<p><a id="cancel" href="${escapeHtml(model.cancelUrl)}">Cancel</a> <span class="muted">and go back to ${escapeHtml(model.clientName)}</span></p>
+<p><a id="cancel" href="${escapeHtml(model.cancelUrl)}">Cancel</a> <span class="muted">and go back to ${clientName}</span></p>
 </div>
 <div id="mismatch" hidden>
 <p data-error-code="number_mismatch"><strong>The number picked on the phone did not match.</strong> This sign-in was stopped and nothing was shared.
 If you did not scan this code yourself, someone may have tried to sign in as you.</p>
-<p><a id="start-again-mismatch" href="${escapeHtml(model.authorizeUrl)}">Start again</a></p>
+<p><a id="start-again-mismatch" href="${authorizeUrl}">Start again</a></p>
 </div>
 <div id="expired" hidden>
 <p><strong>This QR code has expired.</strong> Nothing was shared.</p>
-<p><a id="start-again" href="${escapeHtml(model.authorizeUrl)}">Start again</a></p>
+<p><a id="start-again" href="${authorizeUrl}">Start again</a></p>
 </div>
 <script type="application/json" id="qr-config">${jsonForScript({
     statusUrl: model.statusUrl,
