@@ -14,7 +14,10 @@ export const JWKS_PATH = '/v2/.well-known/jwks.json';
 export const DISCOVERY_PATH = '/v2/.well-known/openid-configuration';
 
 /** The discovery document of an issuer (`{base_url}/v2`), of a provider with or without `strictClientAuth`. */
-export function discoveryDocument(issuer: string, options: { strictClientAuth: boolean } = { strictClientAuth: false }): Record<string, string | string[]> {
+export function discoveryDocument(
+  issuer: string,
+  options: { strictClientAuth: boolean } = { strictClientAuth: false },
+): Record<string, string | string[] | boolean> {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -27,6 +30,8 @@ export function discoveryDocument(issuer: string, options: { strictClientAuth: b
     id_token_signing_alg_values_supported: ['RS256'],
     subject_types_supported: ['pairwise'],
     code_challenge_methods_supported: ['S256'],
+    // RFC 9207: every authorization response (code or error) carries `iss`, in both profiles.
+    authorization_response_iss_parameter_supported: true,
     ...discoveryExtensions(options),
   };
 }
