@@ -249,8 +249,9 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   );
   record.accessTokens.push(accessToken);
   ctx.log('token', `tokens issued to client ${client.clientId}`);
-  const tokenType = dpopJkt === undefined ? 'Bearer' : 'DPoP';
-  return json(200, { access_token: accessToken, id_token: idToken, token_type: tokenType, expires_in: config.ttl.accessToken }, NO_STORE);
+  const answer = json(200, { access_token: accessToken, id_token: idToken, token_type: dpopJkt === undefined ? 'Bearer' : 'DPoP', expires_in: config.ttl.accessToken }, NO_STORE);
+  if (dpopJkt === undefined) return answer;
+  return { ...answer, sealedIdToken: { jws: signedIdToken, encrypt: (jws: string) => encryptIdToken(ctx, client, jws) } };
 }
 
 async function token(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
