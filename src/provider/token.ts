@@ -234,7 +234,8 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
       iat,
     ),
   );
-  const idToken = dpopJkt === undefined ? signedIdToken : await encryptIdToken(ctx, client, signedIdToken);
+  const sealed = dpopJkt !== undefined && ctx.conformance.encryptsIdToken(accessToken);
+  const idToken = sealed ? await encryptIdToken(ctx, client, signedIdToken) : signedIdToken;
   stores.accessTokens.set(
     accessToken,
     {
@@ -249,8 +250,9 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   );
   record.accessTokens.push(accessToken);
   ctx.log('token', `tokens issued to client ${client.clientId}`);
-  const answer = json(200, { access_token: accessToken, id_token: idToken, token_type: dpopJkt === undefined ? 'Bearer' : 'DPoP', expires_in: config.ttl.accessToken }, NO_STORE);
-  if (dpopJkt === undefined) return answer;
+  const tokens = { access_token: accessToken, id_token: idToken, token_type: dpopJkt === undefined ? 'Bearer' : 'DPoP', expires_in: config.ttl.accessToken };
+  const answer = json(200, ctx.conformance.tokenBody(accessToken, tokens), NO_STORE);
+  if (!sealed) return answer;
   return { ...answer, sealedIdToken: { jws: signedIdToken, encrypt: (jws: string) => encryptIdToken(ctx, client, jws) } };
 }
 
