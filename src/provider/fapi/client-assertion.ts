@@ -20,7 +20,7 @@ import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify,
 import type { ResolvedClient } from '../config.js';
 import type { ProviderContext } from '../context.js';
 import { ClientKeysUnavailable, type ClientJwks } from './client-jwks.js';
-import { FAPI_SIGNING_ALGS, isSigningJwk } from './registration.js';
+import { FAPI_SIGNING_ALGS, isSigningJwk, type PublicJwk } from './registration.js';
 
 /** The `client_assertion_type` of a JWT client assertion. */
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -68,6 +68,18 @@ export function fapiClientNamed(ctx: ProviderContext, fields: AssertionFields): 
   return client?.profile === 'fapi2' ? client : undefined;
 }
 
+/** One local key set per key list (inline, or one fetch): jose then imports each key once. */
+const keySets = new WeakMap<readonly PublicJwk[], ReturnType<typeof createLocalJWKSet>>();
+
+function keySetOf(keys: readonly PublicJwk[]): ReturnType<typeof createLocalJWKSet> {
+  let set = keySets.get(keys);
+  if (set === undefined) {
+    set = createLocalJWKSet({ keys: keys.filter(isSigningJwk) as never[] });
+    keySets.set(keys, set);
+  }
+  return set;
+}
+
 async function verifyWithKeys(ctx: ProviderContext, jwks: ClientJwks, client: ResolvedClient, assertion: string): Promise<JWTPayload> {
   const options = {
     issuer: client.clientId,
@@ -78,9 +90,9 @@ async function verifyWithKeys(ctx: ProviderContext, jwks: ClientJwks, client: Re
     currentDate: new Date(ctx.config.clock()),
   };
   for (const refresh of [false, true]) {
-    const keys = (await jwks.keys(client, refresh)).filter(isSigningJwk);
+    const keys = await jwks.keys(client, refresh);
     try {
-      return (await jwtVerify(assertion, createLocalJWKSet({ keys: keys as never[] }), options)).payload;
+      return (await jwtVerify(assertion, keySetOf(keys), options)).payload;
     } catch (err) {
       if (!refresh && err instanceof errors.JWKSNoMatchingKey && client.fapi?.jwksUri !== undefined) continue;
       throw err;

@@ -51,6 +51,9 @@ async function encryptionKey(ctx: ProviderContext, client: ResolvedClient): Prom
   return undefined;
 }
 
+/** Imported encryption keys, per registered or fetched JWK object (imported once). */
+const importedKeys = new WeakMap<PublicJwk, Awaited<ReturnType<typeof importJWK>>>();
+
 /**
  * The signed ID token `jws` encrypted to the client's newest fitting `enc` key.
  * @throws FapiRefusal (`invalid_client`) when the client has no such key; the audit records it.
@@ -66,7 +69,11 @@ export async function encryptIdToken(ctx: ProviderContext, client: ResolvedClien
       `The client's JWKS has no key to encrypt the ID token with ${registered?.alg ?? 'its registered algorithm'}: publish an ${registered?.alg === 'RSA-OAEP-256' ? 'RSA' : 'EC P-256'} public key with "use": "enc".`,
     );
   }
-  const key = await importJWK({ ...jwk, alg: registered.alg }, registered.alg);
+  let key = importedKeys.get(jwk);
+  if (key === undefined) {
+    key = await importJWK({ ...jwk, alg: registered.alg }, registered.alg);
+    importedKeys.set(jwk, key);
+  }
   return new CompactEncrypt(new TextEncoder().encode(jws))
     .setProtectedHeader({ alg: registered.alg, enc: registered.enc, cty: 'JWT', ...(jwk.kid === undefined ? {} : { kid: jwk.kid }) })
     .encrypt(key);
