@@ -19,6 +19,7 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { ResolvedClient } from '../config.js';
 import type { ProviderContext } from '../context.js';
+import { OAuthRefusal } from '../http/refusal.js';
 import { ClientKeysUnavailable, type ClientJwks } from './client-jwks.js';
 import { FAPI_SIGNING_ALGS, isSigningJwk, type PublicJwk } from './registration.js';
 
@@ -29,20 +30,8 @@ export const MAX_ASSERTION_LIFETIME_S = 300;
 /** Accepted clock difference, in seconds. */
 export const CLOCK_SKEW_S = 60;
 
-/** A refusal of client authentication or of a request of a FAPI client (RFC 6749 5.2). */
-export class FapiRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    readonly description: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(description);
-  }
-}
-
-function invalidClient(description: string): FapiRefusal {
-  return new FapiRefusal(401, 'invalid_client', description);
+function invalidClient(description: string): OAuthRefusal {
+  return new OAuthRefusal(401, 'invalid_client', description);
 }
 
 /** What a FAPI request carried to authenticate its client. */
@@ -121,7 +110,7 @@ function describe(err: unknown): string {
 /**
  * Authenticate a FAPI client by its assertion, for `issuer`; flags the audit on a reused `jti`
  * or a long-lived assertion.
- * @throws FapiRefusal with `invalid_client` (401) on any failure.
+ * @throws OAuthRefusal with `invalid_client` (401) on any failure.
  */
 export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJwks, client: ResolvedClient, fields: AssertionFields): Promise<void> {
   if (fields.client_secret !== undefined) {
