@@ -2,8 +2,7 @@
  * oauth4webapi in the FAPI 2.0 profile against the provider, step by step: PAR with
  * private_key_jwt and DPoP, the authorization response with its iss checked, the code exchange
  * with the same DPoP key, the ID token decrypted and its claims checked (iss, aud, nonce, exp),
- * then userinfo with a
- * DPoP proof and the attributes decrypted.
+ * then userinfo with a DPoP proof and the attributes decrypted.
  */
 import { createPrivateKey } from 'node:crypto';
 import { compactDecrypt, importJWK } from 'jose';
