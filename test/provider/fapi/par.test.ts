@@ -150,3 +150,52 @@ describe('FAPI 2.0: authorize takes only client_id and request_uri', () => {
     expect(f.test.provider.audit(f.test.client.clientId).map((f) => f.code)).toContain('dpop_key_not_bound');
   });
 });
+
+describe('FAPI 2.0: more PAR and authorize refusals', () => {
+  it('refuses a request object, a malformed dpop_jkt, and a client_id that is not the assertion iss', async () => {
+    const withRequest = await push(f.test, f.dpop, { ...loginParams(f.test).params, request: 'eyJ.e30.' });
+    expect((await errorOf(withRequest, 400)).error_description).toMatch(/Request objects are not supported/);
+    const badJkt = await push(f.test, f.dpop, { ...loginParams(f.test).params, dpop_jkt: 'not-a-thumbprint' }, { proof: null });
+    expect((await errorOf(badJkt, 400)).error_description).toMatch(/dpop_jkt must be the base64url SHA-256 JWK thumbprint/);
+    const otherId = await push(f.test, f.dpop, { ...loginParams(f.test).params, client_id: 'someone-else' });
+    expect((await errorOf(otherId, 401)).error).toBe('invalid_client');
+  });
+
+  it('binds the code to dpop_jkt alone, without a proof at PAR', async () => {
+    const { calculateJwkThumbprint } = await import('jose');
+    const { params, verifier } = loginParams(f.test);
+    const res = await push(f.test, f.dpop, { ...params, dpop_jkt: await calculateJwkThumbprint(f.dpop.publicJwk) }, { proof: null });
+    expect(res.status).toBe(201);
+    const { request_uri } = (await res.json()) as { request_uri: string };
+    const code = new URL((await authorizeUri(f.test, request_uri)).headers.get('location') ?? '').searchParams.get('code') ?? '';
+    expect((await tokenCall(f.test, f.dpop, { code, code_verifier: verifier })).status).toBe(200);
+  });
+
+  it("refuses another FAPI client's request_uri", async () => {
+    const { fapiTestKeys, startProvider } = await import('../../../src/provider/index.js');
+    const { testKeyPair } = await import('../../helpers/keys.js');
+    const [a, b] = [await fapiTestKeys(), await fapiTestKeys()];
+    const client = (clientId: string, jwks: { keys: unknown[] }) => ({
+      clientId,
+      redirectUris: ['http://127.0.0.1:3000/auth/callback'],
+      publicKey: testKeyPair('rp').publicKeyPem,
+      profile: 'fapi2' as const,
+      jwks: jwks as never,
+      idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' as const,
+    });
+    const started = await startProvider({ autoApprove: true, clients: [client('app-a', a.jwks), client('app-b', b.jwks)] });
+    try {
+      const kit = (clientId: string, keys: typeof a) => ({
+        provider: started.provider,
+        baseUrl: started.baseUrl,
+        client: { clientId, clientSecret: '', privateKey: '', redirectUri: 'http://127.0.0.1:3000/auth/callback', fapi: keys },
+        close: () => started.close(),
+      });
+      const res = await push(kit('app-a', a), f.dpop, loginParams(kit('app-a', a)).params);
+      const { request_uri } = (await res.json()) as { request_uri: string };
+      expect(await pageCode(await authorizeUri(kit('app-b', b), request_uri))).toBe('invalid_request_uri');
+    } finally {
+      await started.close();
+    }
+  });
+});
