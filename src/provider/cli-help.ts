@@ -6,7 +6,7 @@ export const DEFAULT_PORT = 4000;
 
 /** Printed by `nd-id-provider --help` and `nd-id-provider init --help`. */
 export const HELP = `Usage: nd-id-provider --clients FILE [options]
-       nd-id-provider init --redirect-uri URL [--dir DIR] [--client-id ID] [--force]
+       nd-id-provider init --redirect-uri URL [--dir DIR] [--client-id ID] [--profile fapi2] [--force]
 
 Runs a strict test instance of the national digital identity service: every endpoint,
 a QR login page and a simulated mobile app. For development and CI only.
@@ -15,7 +15,9 @@ Options:
   --clients FILE            JSON file of registered clients (required to serve):
                             [{ "clientId", "clientSecret", "redirectUris": [...],
                                "publicKey" (PEM or JWK) | "publicKeyFile", "name"? }]
-                            or { "clients": [...], "personas": [...] }
+                            or { "clients": [...], "personas": [...] }; a FAPI 2.0 client has
+                            "profile": "fapi2", "jwks" | "jwksUri" and
+                            "idTokenEncryptedResponseAlg" instead of "clientSecret"
   --port N                  Port to listen on (default ${DEFAULT_PORT}; 0 = any free port)
   --host HOST               Interface to listen on (default 127.0.0.1)
   --base-url URL            Public origin, when it differs from http://HOST:PORT
@@ -23,6 +25,7 @@ Options:
   --signing-key FILE        RSA private key (PEM) to sign ID tokens (default: generated)
   --log                     Log every request outcome to stderr, not only refusals and audit
                             findings (which are always logged; never secrets or personal data)
+  --dpop-nonce              FAPI 2.0: DPoP proofs must carry the server nonce (use_dpop_nonce)
   --strict-client-auth      Token endpoint takes client_id and client_secret in a JSON body
                             only, as the spec says; HTTP Basic and form bodies are refused and
                             recorded by the audit (client_auth_outside_spec)
@@ -57,7 +60,9 @@ Init:
   init --redirect-uri URL   Write ${INIT_FILES.privateKey} (the app's key), ${INIT_FILES.publicKey}
                             and ${INIT_FILES.clients} registering the callback URL, with a fresh
                             client secret. --dir DIR writes there; --client-id ID (default
-                            my-app); existing files are kept unless --force.
+                            my-app); existing files are kept unless --force. --profile fapi2
+                            registers a FAPI 2.0 client instead (no secret; EC signing and
+                            encryption keys in ${INIT_FILES.fapiKeys}, public JWKS registered).
 
 Environment:
   ND_ID_SUBJECT_SECRET      Secret of the pairwise "sub" (at least 16 characters). Set it to

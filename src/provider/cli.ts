@@ -59,6 +59,7 @@ interface ParsedArgs {
   help: boolean;
   version: boolean;
   strictClientAuth: boolean;
+  dpopNonce: boolean;
   /** Seconds, or `plan`. */
   exitAfter?: number | 'plan';
 }
@@ -76,6 +77,7 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     help: false,
     version: false,
     strictClientAuth: false,
+    dpopNonce: false,
   };
   const valueAfter = (i: number, flag: string): string | undefined => {
     const v = argv[i + 1];
@@ -102,6 +104,9 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
       case '--version':
       case '-v':
         out.version = true;
+        break;
+      case '--dpop-nonce':
+        out.dpopNonce = true;
         break;
       case '--strict-client-auth':
         out.strictClientAuth = true;
@@ -301,6 +306,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
       if (args.log || ALWAYS_LOGGED.test(line)) io.stderr(`nd-id-provider: ${line}\n`);
     },
     ...(args.strictClientAuth ? { strictClientAuth: true } : {}),
+    ...(args.dpopNonce ? { dpopNonce: true } : {}),
     ...(args.auditStrict ? { auditStrict: true } : {}),
     ...(args.faultControl ? { faultControl: true } : {}),
     ...(args.auditEndpoint ? { auditEndpoint: true } : {}),
@@ -393,6 +399,7 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
   let dir: string | undefined;
   let clientId: string | undefined;
   let force = false;
+  let profile: 'fapi2' | undefined;
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
     const eq = arg.indexOf('=');
@@ -411,6 +418,11 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
     else if (flag === '--dir') dir = take();
     else if (flag === '--client-id') clientId = take();
     else if (flag === '--force') force = true;
+    else if (flag === '--profile') {
+      const value = take();
+      if (value === 'fapi2') profile = value;
+      else if (value !== undefined) mistakes.push('--profile must be fapi2 (or left out for the spec as written)');
+    }
     else if (flag === '--help' || flag === '-h') {
       io.stdout(HELP);
       return { exitCode: 0 };
@@ -420,11 +432,11 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
     mistakes.push('--redirect-uri URL is required: the callback URL of your app, e.g. http://localhost:3000/auth/callback');
   }
   if (mistakes.length > 0 || redirectUri === undefined) return reportMistakes(io, mistakes, 'nd-id-provider init: nothing written');
-  const outcome = runInit({ redirectUri, force, ...(dir !== undefined ? { dir } : {}), ...(clientId !== undefined ? { clientId } : {}) });
+  const outcome = runInit({ redirectUri, force, ...(dir !== undefined ? { dir } : {}), ...(clientId !== undefined ? { clientId } : {}), ...(profile ? { profile } : {}) });
   if (!outcome.ok) return reportMistakes(io, outcome.mistakes, 'nd-id-provider init: nothing written');
   io.stdout(
     `Wrote:\n${outcome.files.map((f) => `  ${f}\n`).join('')}` +
-      `Client id: ${outcome.clientId} (its secret is in ${INIT_FILES.clients}; keep the private key and clients.json out of version control)\n` +
+      `Client id: ${outcome.clientId} (${profile ? `FAPI 2.0: its private keys are in ${INIT_FILES.fapiKeys}` : `its secret is in ${INIT_FILES.clients}`}; keep the private keys and clients.json out of version control)\n` +
       `Next: nd-id-provider --clients ${dir !== undefined ? `${withoutTrailingSlashes(dir)}/` : ''}${INIT_FILES.clients} --auto-approve\n`,
   );
   return { exitCode: 0 };

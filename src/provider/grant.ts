@@ -17,6 +17,8 @@ export interface GrantRequest {
   codeChallenge: string;
   /** `max_age` of the request, in seconds, when sent. */
   maxAge: number | undefined;
+  /** FAPI 2.0: the thumbprint of the DPoP key the code is bound to. */
+  dpopJkt?: string | undefined;
 }
 
 /**
@@ -38,6 +40,7 @@ export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: 
       authTime: epochSeconds(ctx.config.clock),
       maxAge: request.maxAge,
       ...(overrides === undefined ? {} : { overrides }),
+      ...(request.dpopJkt === undefined ? {} : { dpopJkt: request.dpopJkt }),
       used: false,
       accessTokens: [],
     },
@@ -46,11 +49,18 @@ export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: 
   return code;
 }
 
-/** `redirectUri` with the given query parameters appended (undefined ones left out). */
-export function callbackUrl(redirectUri: string, params: Record<string, string | undefined>): string {
+/**
+ * An authorization response (success or error): `redirectUri` with the given query parameters
+ * appended (undefined ones left out), and always the RFC 9207 `iss` parameter, the issuer, so the
+ * app can tell which provider answered (mix-up defence). Every redirect back to a client is built
+ * here, in both profiles.
+ */
+export function callbackUrl(issuer: string | undefined, redirectUri: string, params: Record<string, string | undefined>): string {
   const url = new URL(redirectUri);
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) url.searchParams.append(name, value);
   }
+  // Left out only by the conformance case `iss_param_missing`.
+  if (issuer !== undefined) url.searchParams.append('iss', issuer);
   return url.toString();
 }

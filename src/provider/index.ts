@@ -10,6 +10,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRoutes } from './authorize.js';
+import { ClientJwks } from './fapi/client-jwks.js';
+import { DpopNonces } from './fapi/dpop-nonces.js';
+import { parRoutes } from './par.js';
 import { resolveConfig } from './config.js';
 import type { ProviderContext } from './context.js';
 import { ControlToken } from './control-token.js';
@@ -80,7 +83,8 @@ export type { StoredCookie } from './testing/cookie-jar.js';
 export { CookieJar } from './testing/cookie-jar.js';
 export type { PersonaDirectory } from './testing/persona-directory.js';
 export type { ClientPublicKey } from './types.js';
-export type { TestProvider, TestProviderOptions, TestClient } from './testing/create-test-provider.js';
+export type { TestProvider, TestProviderOptions, TestClient, TestFapiKeys } from './testing/create-test-provider.js';
+export { fapiTestKeys } from './testing/create-test-provider.js';
 
 /**
  * Build a provider: validate the options (throwing one TypeError that lists every mistake),
@@ -94,7 +98,7 @@ export function createProvider(options: ProviderOptions): Provider {
   const personas = PersonaDirectory.create(config.personas);
   const scripted = new ScriptedLogins(personas);
   const audit = new Audit(config.clock, (id) => config.clients.has(id));
-  const conformance = new Conformance(keys, audit, () => [...config.clients.keys()]);
+  const conformance = new Conformance(keys, audit, () => [...config.clients.keys()], (id) => config.clients.get(id)?.profile === 'fapi2');
   if (config.conformance) conformance.start();
   const ctx: ProviderContext = {
     config,
@@ -107,6 +111,8 @@ export function createProvider(options: ProviderOptions): Provider {
     log: (endpoint, message) => config.log?.(`${endpoint}: ${message}`),
     persona: (id) => personas.get(id),
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
+    clientJwks: new ClientJwks(config.clock),
+    dpopNonces: config.dpopNonce ? new DpopNonces(config.clock) : undefined,
   };
   audit.listen((clientId, code, count) => config.log?.(`audit: finding ${code} for client ${clientId} (${count}): ${AUDIT_MESSAGES[code]}`));
 
@@ -114,6 +120,7 @@ export function createProvider(options: ProviderOptions): Provider {
   const router = new Router([
     ...authorizeRoutes(ctx),
     ...mobileAppRoutes(ctx),
+    ...parRoutes(ctx),
     ...tokenRoutes(ctx),
     ...userinfoRoutes(ctx),
     ...wellKnownRoutes(ctx),
@@ -150,6 +157,8 @@ export function createProvider(options: ProviderOptions): Provider {
       stores.pendingQuota.clear();
       stores.codes.clear();
       stores.accessTokens.clear();
+      stores.pushed.clear();
+      stores.seenJtis.clear();
     },
   };
 }

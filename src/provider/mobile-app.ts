@@ -58,6 +58,7 @@ function show(ctx: ProviderContext, req: ProviderRequest): Answer {
       address: pending.address,
       secondsAgo: Math.max(0, Math.floor((ctx.config.clock() - pending.createdAt) / 1000)),
       matchChoices: pending.matchChoices,
+      contextMessage: pending.contextMessage,
     }),
   );
 }
@@ -83,7 +84,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   const decision = bodyField(form, 'decision');
   if (decision === 'deny') {
     pending.status = 'denied';
-    pending.redirectTo = callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state });
+    pending.redirectTo = callbackUrl(ctx.config.issuer, pending.redirectUri, { error: 'access_denied', state: pending.state });
     ctx.log('mobile', `denied for client ${pending.clientId}`);
     return htmlAnswer(200, renderMobileDone('denied', clientName(ctx, pending)));
   }
@@ -105,7 +106,8 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';
-  pending.redirectTo = callbackUrl(pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
+  const iss = ctx.conformance.responseIss(pending.clientId, ctx.config.issuer);
+  pending.redirectTo = callbackUrl(iss, pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
   ctx.log('mobile', `approved for client ${pending.clientId}`);
   return htmlAnswer(200, renderMobileDone('approved', clientName(ctx, pending)));
 }

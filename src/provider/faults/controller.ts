@@ -163,6 +163,12 @@ export class FaultController implements FaultControl {
       case 'rotated_key':
         await this.#ctx.keys.rotate();
         return run();
+      case 'issuer_mismatch': {
+        const answer = await run();
+        const body = answer.body.type === 'json' ? answer.body.value : undefined;
+        if (!isRecord(body) || typeof body['issuer'] !== 'string') return answer;
+        return json(answer.status, { ...body, issuer: `${body['issuer']}/elsewhere` }, answer.headers);
+      }
       case 'sub_mismatch': {
         const answer = await run();
         const body = answer.body.type === 'json' ? answer.body.value : undefined;
@@ -177,11 +183,13 @@ export class FaultController implements FaultControl {
         const body = answer.body.type === 'json' ? answer.body.value : undefined;
         if (!isRecord(body) || typeof body['id_token'] !== 'string') return answer;
         const { config, keys } = this.#ctx;
-        const idToken = await reissueIdToken(
+        const sealed = answer.sealedIdToken;
+        const reissued = await reissueIdToken(
           { keys, clock: config.clock, accessTokenTtl: config.ttl.accessToken, clientIds: () => config.clients.keys() },
           fault.kind,
-          body['id_token'],
+          sealed?.jws ?? body['id_token'],
         );
+        const idToken = sealed === undefined ? reissued : await sealed.encrypt(reissued);
         // An app that then calls userinfo with this access token never checked the ID token.
         if (typeof body['access_token'] === 'string') this.#ctx.audit.markBrokenIdToken(body['access_token']);
         return json(answer.status, { ...body, id_token: idToken }, answer.headers);
