@@ -1,0 +1,72 @@
+/**
+ * Encrypted ID tokens (OpenID Connect Core 10.2): a compact JWE whose plaintext is the signed ID
+ * token. It is decrypted with the app's ID-token key and the JWS inside is then verified exactly
+ * as an unencrypted one (`id-token.ts`). Only `ECDH-ES+A256KW` and `RSA-OAEP-256` with `A256GCM`
+ * are accepted; the algorithms are pinned here, never taken from the token.
+ */
+import { compactDecrypt, decodeProtectedHeader } from 'jose';
+import { IdError } from '../errors.js';
+import type { IdTokenDecryptionKey } from './fapi-keys.js';
+
+/** The key-management algorithms an encrypted ID token may use. */
+export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = ['ECDH-ES+A256KW', 'RSA-OAEP-256'];
+/** The content encryption an encrypted ID token may use. */
+export const ID_TOKEN_JWE_ENCRYPTION: readonly string[] = ['A256GCM'];
+
+/** Five base64url segments (the second, the encrypted key, is empty only for `dir`/`ECDH-ES`, which are refused anyway). */
+const COMPACT_JWE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/** Longest encrypted ID token read (an ID token is a few kilobytes). */
+const MAX_JWE_LENGTH = 64 * 1024;
+
+/** True when the token has the five segments of a compact JWE (four dots). */
+export function isCompactJwe(token: unknown): token is string {
+  if (typeof token !== 'string') return false;
+  let dots = 0;
+  for (let i = 0; i < token.length && dots < 5; i += 1) if (token.charCodeAt(i) === 46) dots += 1;
+  return dots === 4;
+}
+
+/**
+ * The signed ID token inside an encrypted one.
+ * @throws IdError `id_token_malformed`, `id_token_jwe_alg_not_allowed` or `id_token_decrypt_failed`.
+ */
+export async function decryptIdToken(token: string, keys: readonly IdTokenDecryptionKey[]): Promise<string> {
+  if (token.length > MAX_JWE_LENGTH || !COMPACT_JWE.test(token)) {
+    throw new IdError('id_token_malformed', 'The encrypted ID token is not a compact JWE (five dot-separated base64url parts).');
+  }
+  let header: Record<string, unknown>;
+  try {
+    header = decodeProtectedHeader(token) as Record<string, unknown>;
+  } catch {
+    throw new IdError('id_token_malformed', 'The encrypted ID token header is not valid base64url JSON.');
+  }
+  const { alg, enc, kid } = header;
+  if (typeof alg !== 'string' || !ID_TOKEN_JWE_ALGORITHMS.includes(alg) || typeof enc !== 'string' || !ID_TOKEN_JWE_ENCRYPTION.includes(enc)) {
+    throw new IdError(
+      'id_token_jwe_alg_not_allowed',
+      `The ID token is encrypted with an algorithm that is not accepted; only ${ID_TOKEN_JWE_ALGORITHMS.join(' or ')} with ${ID_TOKEN_JWE_ENCRYPTION.join(', ')} are.`,
+    );
+  }
+  // The key the header names; without a kid, every key of the algorithm, in order.
+  const candidates = keys.filter((k) => k.alg === alg && (kid === undefined || k.kid === kid));
+  if (candidates.length === 0) {
+    throw new IdError(
+      'id_token_decrypt_failed',
+      kid === undefined
+        ? `The ID token is encrypted with ${alg}, and no idTokenDecryptionKey is of that kind.`
+        : 'The ID token is encrypted to a key (kid) that is not among the idTokenDecryptionKey keys.',
+    );
+  }
+  for (const candidate of candidates) {
+    try {
+      const { plaintext } = await compactDecrypt(token, candidate.key, {
+        keyManagementAlgorithms: [alg],
+        contentEncryptionAlgorithms: [...ID_TOKEN_JWE_ENCRYPTION],
+      });
+      return new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
+    } catch {
+      // the next key, if any
+    }
+  }
+  throw new IdError('id_token_decrypt_failed', 'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.');
+}
