@@ -233,7 +233,7 @@ function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
   if (request.promptNone) {
     // No sign-in session is kept, so a login without interaction is never possible (OIDC Core 3.1.2.6).
     ctx.log('authorize', `prompt=none answered login_required for client ${request.clientId}`);
-    return redirect(302, callbackUrl(request.redirectUri, { error: 'login_required', state: request.state }), NO_STORE);
+    return redirect(302, callbackUrl(ctx.config.issuer, request.redirectUri, { error: 'login_required', state: request.state }), NO_STORE);
   }
 
   ctx.conformance.authorize(request.clientId);
@@ -358,12 +358,12 @@ function answerAtOnce(
   if (persona === undefined) {
     ctx.log('authorize', `${how}: denied for client ${request.clientId}`);
     const denied = { error: 'access_denied', error_description: 'The person declined.', state: request.state };
-    return redirect(302, callbackUrl(request.redirectUri, denied), NO_STORE);
+    return redirect(302, callbackUrl(ctx.config.issuer, request.redirectUri, denied), NO_STORE);
   }
   const code = issueCode(ctx, request, persona, overrides);
   ctx.log('authorize', `${how} for client ${request.clientId}`);
   const state = ctx.conformance.responseState(request.clientId, request.state);
-  return redirect(302, callbackUrl(request.redirectUri, { code, state }), NO_STORE);
+  return redirect(302, callbackUrl(ctx.config.issuer, request.redirectUri, { code, state }), NO_STORE);
 }
 
 function pollIdOf(req: ProviderRequest): string {
@@ -437,7 +437,7 @@ function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
   ctx.stores.pendingByMobileId.delete(pending.mobileId);
   ctx.stores.pendingQuota.release(quotaKeyOf(pending.address), pending.expiresAt);
   ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
-  return redirect(303, callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state }), NO_STORE);
+  return redirect(303, callbackUrl(ctx.config.issuer, pending.redirectUri, { error: 'access_denied', state: pending.state }), NO_STORE);
 }
 
 /** The log line of a refused authorization request: its code, its client when registered, and the mismatch. */

@@ -6,6 +6,7 @@ import { randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../clock.js';
 import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
+import { camelCaseOf, checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
 import { DEFAULT_PERSONAS, isIsoDate, isValidNric } from './personas.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
 import type { Persona, ProviderOptions } from './types.js';
@@ -29,7 +30,12 @@ export interface ClientKey {
 /** A registered client, ready for use. */
 export interface ResolvedClient {
   clientId: string;
-  clientSecret: string;
+  /** The secret of a base client; undefined for a FAPI 2.0 client (private_key_jwt only). */
+  clientSecret: string | undefined;
+  /** `'fapi2'` for a FAPI 2.0 Security Profile client, `'base'` for the service as the spec describes it. */
+  profile: 'base' | 'fapi2';
+  /** The FAPI 2.0 registration (keys, ID-token encryption) of a `'fapi2'` client. */
+  fapi?: FapiRegistration;
   redirectUris: ReadonlySet<string>;
   /** The client's public keys, oldest first; userinfo is encrypted to the last (newest). Replaced by `setClientKeys`. */
   publicKeys: readonly ClientKey[];
@@ -108,7 +114,7 @@ const OPTION_KEYS = new Set([
   'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
   'auditEndpoint', 'conformance', 'basePath', 'controlToken', 'strictClientAuth', 'auditStrict',
 ]);
-const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name']);
+const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name', ...FAPI_CLIENT_KEYS]);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
 
 /** True for `localhost`, `127.0.0.0/8` and `[::1]`. */
@@ -126,7 +132,13 @@ function isPositiveInt(value: unknown, max = Number.MAX_SAFE_INTEGER): value is 
 
 function unknownKeys(obj: Record<string, unknown>, allowed: Set<string>, where: string, mistakes: string[]): void {
   for (const key of Object.keys(obj)) {
-    if (!allowed.has(key)) mistakes.push(`${where} has an unknown option "${key}"; allowed: ${[...allowed].join(', ')}`);
+    if (allowed.has(key)) continue;
+    const camel = camelCaseOf(key);
+    mistakes.push(
+      camel !== undefined && allowed.has(camel)
+        ? `${where} has "${key}": write it "${camel}", as the other registration fields`
+        : `${where} has an unknown option "${key}"; allowed: ${[...allowed].join(', ')}`,
+    );
   }
 }
 
@@ -208,7 +220,10 @@ function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedC
       mistakes.push(`${where}.clientId "${clientId}" is a duplicate: each clientId must be registered once`);
       ok = false;
     }
-    if (typeof clientSecret !== 'string' || clientSecret.length === 0 || clientSecret.length > 512) {
+    const before = mistakes.length;
+    const fapi = checkFapiRegistration(raw, where, mistakes);
+    if (mistakes.length > before) ok = false;
+    if (fapi === 'base' && (typeof clientSecret !== 'string' || clientSecret.length === 0 || clientSecret.length > 512)) {
       mistakes.push(`${where}.clientSecret must be a string of 1 to 512 characters`);
       ok = false;
     }
@@ -241,10 +256,12 @@ function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedC
       mistakes.push(`${where}.name must be a string of 1 to 100 characters when given`);
       ok = false;
     }
-    if (ok && keys.length > 0 && typeof clientId === 'string' && typeof clientSecret === 'string') {
+    if (ok && keys.length > 0 && typeof clientId === 'string' && fapi !== undefined) {
       clients.set(clientId, {
         clientId,
-        clientSecret,
+        clientSecret: typeof clientSecret === 'string' ? clientSecret : undefined,
+        profile: fapi === 'base' ? 'base' : 'fapi2',
+        ...(fapi === 'base' ? {} : { fapi }),
         redirectUris: uris,
         publicKeys: keys,
         name: typeof name === 'string' ? name : clientId,

@@ -15,18 +15,50 @@
  *   - each `data` value: `dir` with `A128GCM`, under that block key; its plaintext is the attribute.
  *   A client should accept exactly these and refuse anything else (for example `RSA1_5`, which a
  *   library may accept by default: the conformance case `userinfo_rsa1_5_key` checks it).
+ * - The FAPI 2.0 profile, only when at least one client is registered with `profile: 'fapi2'`
+ *   (a provider of base clients only publishes exactly what it did before): the PAR endpoint,
+ *   `private_key_jwt` and its algorithms, DPoP's algorithms and the ID-token encryption.
+ *   `require_pushed_authorization_requests` is one value for the whole provider, while the rule
+ *   is per client: it reads `true` only when every registered client is a FAPI client. In a
+ *   mixed provider it reads `false`, and a FAPI client is still refused at authorize without a
+ *   `request_uri` (its registration says so; RFC 9126 section 6 allows a per-client
+ *   `require_pushed_authorization_requests`).
  */
 import { clientAuthMetadata } from './client-auth-policy.js';
+import { FAPI_SIGNING_ALGS, ID_TOKEN_ENCRYPTION_ALGS, ID_TOKEN_ENCRYPTION_ENCS } from './fapi/registration.js';
 
 /** The JWE algorithms of the userinfo `key` member. */
 export const USERINFO_KEY_JWE = Object.freeze({ alg: 'RSA-OAEP-256', enc: 'A256GCM' } as const);
 /** The JWE algorithms of each userinfo `data` value. */
 export const USERINFO_DATA_JWE = Object.freeze({ alg: 'dir', enc: 'A128GCM' } as const);
 
-/** The fields added to the discovery document, for a provider with or without `strictClientAuth`. */
-export function discoveryExtensions(options: { strictClientAuth: boolean }): Record<string, string[]> {
+/** Which profiles the registered clients use. */
+export interface ProfileMix {
+  /** At least one client is registered with `profile: 'fapi2'`. */
+  someFapi: boolean;
+  /** Every client is. */
+  allFapi: boolean;
+}
+
+/** The FAPI 2.0 fields of discovery, under the issuer. */
+export function fapiDiscoveryFields(issuer: string, mix: ProfileMix): Record<string, string | string[] | boolean> {
+  if (!mix.someFapi) return {};
   return {
-    ...clientAuthMetadata(options.strictClientAuth),
+    pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
+    require_pushed_authorization_requests: mix.allFapi,
+    dpop_signing_alg_values_supported: [...FAPI_SIGNING_ALGS],
+    token_endpoint_auth_signing_alg_values_supported: [...FAPI_SIGNING_ALGS],
+    id_token_encryption_alg_values_supported: [...ID_TOKEN_ENCRYPTION_ALGS],
+    id_token_encryption_enc_values_supported: [...ID_TOKEN_ENCRYPTION_ENCS],
+  };
+}
+
+/** The fields added to the discovery document, for a provider with or without `strictClientAuth`. */
+export function discoveryExtensions(options: { strictClientAuth: boolean }, mix?: ProfileMix): Record<string, string[]> {
+  const auth = clientAuthMetadata(options.strictClientAuth);
+  if (mix?.someFapi === true) auth['token_endpoint_auth_methods_supported'] = [...(auth['token_endpoint_auth_methods_supported'] ?? []), 'private_key_jwt'];
+  return {
+    ...auth,
     nd_id_userinfo_key_encryption_alg_values_supported: [USERINFO_KEY_JWE.alg],
     nd_id_userinfo_key_encryption_enc_values_supported: [USERINFO_KEY_JWE.enc],
     nd_id_userinfo_data_encryption_alg_values_supported: [USERINFO_DATA_JWE.alg],

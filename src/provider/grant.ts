@@ -46,11 +46,17 @@ export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: 
   return code;
 }
 
-/** `redirectUri` with the given query parameters appended (undefined ones left out). */
-export function callbackUrl(redirectUri: string, params: Record<string, string | undefined>): string {
+/**
+ * An authorization response (success or error): `redirectUri` with the given query parameters
+ * appended (undefined ones left out), and always the RFC 9207 `iss` parameter, the issuer, so the
+ * app can tell which provider answered (mix-up defence). Every redirect back to a client is built
+ * here, in both profiles.
+ */
+export function callbackUrl(issuer: string, redirectUri: string, params: Record<string, string | undefined>): string {
   const url = new URL(redirectUri);
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) url.searchParams.append(name, value);
   }
+  url.searchParams.append('iss', issuer);
   return url.toString();
 }

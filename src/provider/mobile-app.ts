@@ -79,7 +79,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   const decision = bodyField(form, 'decision');
   if (decision === 'deny') {
     pending.status = 'denied';
-    pending.redirectTo = callbackUrl(pending.redirectUri, { error: 'access_denied', state: pending.state });
+    pending.redirectTo = callbackUrl(ctx.config.issuer, pending.redirectUri, { error: 'access_denied', state: pending.state });
     ctx.log('mobile', `denied for client ${pending.clientId}`);
     return htmlAnswer(200, renderMobileDone('denied', clientName(ctx, pending)));
   }
@@ -101,7 +101,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';
-  pending.redirectTo = callbackUrl(pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
+  pending.redirectTo = callbackUrl(ctx.config.issuer, pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
   ctx.log('mobile', `approved for client ${pending.clientId}`);
   return htmlAnswer(200, renderMobileDone('approved', clientName(ctx, pending)));
 }

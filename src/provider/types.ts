@@ -24,8 +24,8 @@ export interface Persona {
 export interface ProviderClient {
   /** The client id issued at registration. */
   clientId: string;
-  /** The client secret issued at registration. */
-  clientSecret: string;
+  /** The client secret issued at registration. Left out for a `profile: 'fapi2'` client (private_key_jwt only). */
+  clientSecret?: string;
   /** Callback URLs, matched exactly. `https`, or `http` on a loopback host only. */
   redirectUris: string[];
   /**
@@ -41,6 +41,21 @@ export interface ProviderClient {
   publicKeys?: ClientPublicKey[];
   /** Name shown to the user in the mobile app. Default: the client id. */
   name?: string;
+  /**
+   * `'fapi2'`: the client follows the FAPI 2.0 Security Profile (pushed authorization requests,
+   * DPoP, private_key_jwt, encrypted ID tokens); it then needs `jwks` or `jwksUri` and
+   * `idTokenEncryptedResponseAlg`, and no `clientSecret`. Left out: the service as the spec
+   * describes it.
+   */
+  profile?: 'fapi2';
+  /** FAPI 2.0: the client's public keys as a JWKS (`{ keys: [...] }`), each with a `kid`: a signing key and an `enc` key. */
+  jwks?: { keys: webcrypto.JsonWebKey[] };
+  /** FAPI 2.0: the URL of the client's hosted public JWKS (https, or http on loopback), instead of `jwks`. */
+  jwksUri?: string;
+  /** FAPI 2.0: how ID tokens are encrypted to the client's `enc` key: `'ECDH-ES+A256KW'` (EC P-256) or `'RSA-OAEP-256'`. */
+  idTokenEncryptedResponseAlg?: 'ECDH-ES+A256KW' | 'RSA-OAEP-256';
+  /** FAPI 2.0: the content encryption of ID tokens. Only `'A256GCM'` (the default). */
+  idTokenEncryptedResponseEnc?: 'A256GCM';
 }
 
 /** Lifetimes, in seconds. */

@@ -5,7 +5,7 @@
 import type { ProviderContext } from './context.js';
 import { json } from './http/answer.js';
 import type { ProviderRoute } from './router.js';
-import { discoveryExtensions } from './discovery-metadata.js';
+import { discoveryExtensions, fapiDiscoveryFields, type ProfileMix } from './discovery-metadata.js';
 import { ADVERTISED_SCOPES } from './scopes.js';
 
 /** Path of the JWKS. */
@@ -13,8 +13,15 @@ export const JWKS_PATH = '/v2/.well-known/jwks.json';
 /** Path of the discovery document. */
 export const DISCOVERY_PATH = '/v2/.well-known/openid-configuration';
 
-/** The discovery document of an issuer (`{base_url}/v2`), of a provider with or without `strictClientAuth`. */
-export function discoveryDocument(issuer: string, options: { strictClientAuth: boolean } = { strictClientAuth: false }): Record<string, string | string[]> {
+/**
+ * The discovery document of an issuer (`{base_url}/v2`), of a provider with or without
+ * `strictClientAuth`, and with the FAPI 2.0 fields when some client is registered in that profile.
+ */
+export function discoveryDocument(
+  issuer: string,
+  options: { strictClientAuth: boolean } = { strictClientAuth: false },
+  mix: ProfileMix = { someFapi: false, allFapi: false },
+): Record<string, string | string[] | boolean> {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -27,8 +34,16 @@ export function discoveryDocument(issuer: string, options: { strictClientAuth: b
     id_token_signing_alg_values_supported: ['RS256'],
     subject_types_supported: ['pairwise'],
     code_challenge_methods_supported: ['S256'],
-    ...discoveryExtensions(options),
+    // RFC 9207: every authorization response (code or error) carries `iss`, in both profiles.
+    authorization_response_iss_parameter_supported: true,
+    ...discoveryExtensions(options, mix),
+    ...fapiDiscoveryFields(issuer, mix),
   };
+}
+
+function profileMix(ctx: ProviderContext): ProfileMix {
+  const clients = [...ctx.config.clients.values()];
+  return { someFapi: clients.some((c) => c.profile === 'fapi2'), allFapi: clients.every((c) => c.profile === 'fapi2') };
 }
 
 /** The routes of this file. */
@@ -46,7 +61,7 @@ export function wellKnownRoutes(ctx: ProviderContext): ProviderRoute[] {
       method: 'GET',
       path: DISCOVERY_PATH,
       failure: 'json',
-      handle: () => json(200, discoveryDocument(ctx.config.issuer, ctx.config), { 'Cache-Control': 'public, max-age=300' }),
+      handle: () => json(200, discoveryDocument(ctx.config.issuer, ctx.config, profileMix(ctx)), { 'Cache-Control': 'public, max-age=300' }),
     },
   ];
 }

@@ -218,6 +218,7 @@ describe('authorize: auto-approval', () => {
       expect(`${location.origin}${location.pathname}`).toBe(TEST_CLIENT.redirectUri);
       expect(location.searchParams.get('state')).toBe('state-123');
       expect(location.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(location.searchParams.get('iss')).toBe(auto.provider.issuer);
     } finally {
       await auto.close();
     }
@@ -233,6 +234,31 @@ describe('authorize: auto-approval', () => {
     } finally {
       await auto.close();
     }
+  });
+});
+
+describe('authorize: every authorization response carries the RFC 9207 iss parameter', () => {
+  it('on a denial, on prompt=none and on the QR page Cancel, as on a code', async () => {
+    const denied = await startProvider(providerOptions({ autoApprove: true }));
+    try {
+      denied.provider.approveNext({ deny: true });
+      const no = await fetch(`${denied.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`, { redirect: 'manual' });
+      const noUrl = new URL(no.headers.get('location') ?? '');
+      expect(noUrl.searchParams.get('error')).toBe('access_denied');
+      expect(noUrl.searchParams.get('iss')).toBe(denied.provider.issuer);
+      const none = await fetch(`${denied.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, { prompt: 'none' })}`, { redirect: 'manual' });
+      const noneUrl = new URL(none.headers.get('location') ?? '');
+      expect(noneUrl.searchParams.get('error')).toBe('login_required');
+      expect(noneUrl.searchParams.get('iss')).toBe(denied.provider.issuer);
+    } finally {
+      await denied.close();
+    }
+    const html = await (await authorize()).text();
+    const cancel = (/<a id="cancel" href="([^"]+)">/.exec(html)?.[1] ?? '').replace(/&amp;/g, '&');
+    const back = await fetch(`${base}${cancel}`, { redirect: 'manual' });
+    const backUrl = new URL(back.headers.get('location') ?? '');
+    expect(backUrl.searchParams.get('error')).toBe('access_denied');
+    expect(backUrl.searchParams.get('iss')).toBe(`${base}/v2`);
   });
 });
 

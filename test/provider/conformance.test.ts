@@ -46,7 +46,7 @@ describe('prompt', () => {
       expect(res.status).toBe(302);
       const back = new URL(res.headers.get('location') ?? '');
       expect(`${back.origin}${back.pathname}`).toBe(TEST_CLIENT.redirectUri);
-      expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'login_required', state: 'state-123' });
+      expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'login_required', state: 'state-123', iss: p.provider.issuer });
       expect(await res.text()).not.toContain('data-qr-payload');
     }
   });

@@ -74,7 +74,7 @@ describe('the QR page in a real browser', () => {
     await phone.goto(payload);
     await phone.getByRole('button', { name: 'Deny' }).click();
     await desktop.waitForURL((url) => url.toString().startsWith(redirectUri));
-    expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({ error: 'access_denied', state: 'state-123' });
+    expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({ error: 'access_denied', state: 'state-123', iss: started.provider.issuer });
   });
 
   it('a wrong number picked on the phone ends the sign-in, and the QR page says so and offers to start again', async () => {
@@ -100,7 +100,7 @@ describe('the QR page in a real browser', () => {
     await openQrPage(desktop);
     await desktop.getByRole('link', { name: 'Cancel' }).click();
     await desktop.waitForURL((url) => url.toString().startsWith(redirectUri));
-    expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({ error: 'access_denied', state: 'state-123' });
+    expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({ error: 'access_denied', state: 'state-123', iss: started.provider.issuer });
   });
 
   it('on a phone-sized screen the phone page fills it and the app link is the primary button; on a desktop the phone frame is drawn', async () => {

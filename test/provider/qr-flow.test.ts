@@ -100,7 +100,7 @@ describe('the QR page and the simulated mobile app', () => {
     const s = await status(page);
     expect(s.status).toBe('denied');
     const back = new URL(s.redirectTo ?? '');
-    expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', state: 'state-123' });
+    expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', state: 'state-123', iss: started.provider.issuer });
   });
 
   it('refuses an approval without a known persona or without a decision', async () => {

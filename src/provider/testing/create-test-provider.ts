@@ -4,6 +4,7 @@
  * once per process (RSA key generation takes tens of milliseconds) unless a fresh one is asked for.
  */
 import { randomBytes } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { generateRsaKeyPair } from '../crypto.js';
 import type { Provider } from '../provider.js';
 import type { ProviderClient, ProviderOptions } from '../types.js';
@@ -16,6 +17,18 @@ export interface TestClient {
   privateKey: string;
   /** The registered callback URL (the strategy's `callbackURL`). */
   redirectUri: string;
+  /** The keys of a `profile: 'fapi2'` client (its `clientSecret` is then ''; it has none). */
+  fapi?: TestFapiKeys;
+}
+
+/** The keys of a FAPI 2.0 test client, made fresh per provider. */
+export interface TestFapiKeys {
+  /** The ES256 private signing key (JWK with `kid`, `alg`, `use: 'sig'`): for private_key_jwt. */
+  signingKey: JWK;
+  /** The private key ID tokens are encrypted to (JWK with `kid`, `alg`, `use: 'enc'`). */
+  encryptionKey: JWK;
+  /** The public JWKS registered for the client (both keys, public members only). */
+  jwks: { keys: JWK[] };
 }
 
 /** Options of `createTestProvider`: the provider's own options (but `clients` and `baseUrl`), and the client's. */
@@ -32,6 +45,24 @@ export interface TestProviderOptions extends Omit<ProviderOptions, 'clients' | '
   freshKeys?: boolean;
   /** Port to listen on (loopback). Default 0, any free port. */
   port?: number;
+  /** `'fapi2'`: register the client in the FAPI 2.0 profile, with fresh keys (see {@link TestFapiKeys}). */
+  profile?: 'fapi2';
+  /** The ID-token encryption of a fapi2 client. Default `'ECDH-ES+A256KW'`. */
+  idTokenEncryptedResponseAlg?: 'ECDH-ES+A256KW' | 'RSA-OAEP-256';
+}
+
+async function keyWithKid(alg: string, use: 'sig' | 'enc'): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
+  const pair = await generateKeyPair(alg, { extractable: true, ...(alg === 'RSA-OAEP-256' ? { modulusLength: 2048 } : {}) });
+  const publicJwk = await exportJWK(pair.publicKey);
+  const kid = await calculateJwkThumbprint(publicJwk);
+  return { privateJwk: { ...(await exportJWK(pair.privateKey)), kid, alg, use }, publicJwk: { ...publicJwk, kid, alg, use } };
+}
+
+/** Fresh keys of a FAPI 2.0 test client: an ES256 signing key and an encryption key for `encAlg`. */
+export async function fapiTestKeys(encAlg: 'ECDH-ES+A256KW' | 'RSA-OAEP-256' = 'ECDH-ES+A256KW'): Promise<TestFapiKeys> {
+  const sig = await keyWithKid('ES256', 'sig');
+  const enc = await keyWithKid(encAlg, 'enc');
+  return { signingKey: sig.privateJwk, encryptionKey: enc.privateJwk, jwks: { keys: [sig.publicJwk, enc.publicJwk] } };
 }
 
 /** What `createTestProvider` resolves to. */
@@ -63,15 +94,20 @@ async function keyPair(): Promise<{ privateKey: string; publicKey: string }> {
 
 /** `createTestProvider` over a given `startProvider`. */
 export async function createTestProviderWith(start: StartFn, options: TestProviderOptions = {}): Promise<TestProvider> {
-  const { redirectUri, clientId, clientSecret, clientName, freshKeys, port, ...providerOptions } = options;
+  const { redirectUri, clientId, clientSecret, clientName, freshKeys, port, profile, idTokenEncryptedResponseAlg, ...providerOptions } = options;
   if (freshKeys !== undefined && typeof freshKeys !== 'boolean') throw new TypeError('createTestProvider: freshKeys must be true or false.');
   const keys = freshKeys === true ? await keyPair() : await (shared ??= keyPair());
+  const encAlg = idTokenEncryptedResponseAlg ?? 'ECDH-ES+A256KW';
+  const fapi = profile === 'fapi2' ? await fapiTestKeys(encAlg) : undefined;
   const client: ProviderClient = {
     clientId: clientId ?? 'test-client',
-    clientSecret: clientSecret ?? randomBytes(24).toString('base64url'),
+    ...(fapi === undefined ? { clientSecret: clientSecret ?? randomBytes(24).toString('base64url') } : {}),
     redirectUris: [redirectUri ?? 'http://127.0.0.1:3000/auth/callback'],
     publicKey: keys.publicKey,
     name: clientName ?? 'Test app',
+    ...(fapi === undefined
+      ? {}
+      : { profile: 'fapi2' as const, jwks: fapi.jwks, idTokenEncryptedResponseAlg: encAlg, idTokenEncryptedResponseEnc: 'A256GCM' as const }),
   };
   const started = await start({ ...providerOptions, clients: [client], host: '127.0.0.1', port: port ?? 0 });
   return {
@@ -79,9 +115,10 @@ export async function createTestProviderWith(start: StartFn, options: TestProvid
     baseUrl: started.baseUrl,
     client: {
       clientId: client.clientId,
-      clientSecret: client.clientSecret,
+      clientSecret: client.clientSecret ?? '',
       privateKey: keys.privateKey,
       redirectUri: client.redirectUris[0]!,
+      ...(fapi === undefined ? {} : { fapi }),
     },
     close: () => started.close(),
   };

@@ -1,0 +1,188 @@
+/**
+ * The FAPI 2.0 part of a client registration (`profile: 'fapi2'`), checked once at start-up
+ * with the rest of the configuration: the client's public keys (an inline JWKS, or the URL of a
+ * hosted one) and the ID-token encryption it asked for.
+ *
+ * Names follow the registration's own camelCase (`clientId`, `redirectUris`): `jwks`, `jwksUri`,
+ * `idTokenEncryptedResponseAlg`, `idTokenEncryptedResponseEnc` (RFC 7591 / OpenID Dynamic
+ * Registration's `jwks`, `jwks_uri`, `id_token_encrypted_response_alg` / `_enc`). The snake_case
+ * spellings are refused with a sentence naming the camelCase one.
+ */
+import { createPublicKey, type JsonWebKey as NodeJwk, type webcrypto } from 'node:crypto';
+
+/** The JWE key-management algorithms an ID token of a FAPI client can be encrypted with. */
+export const ID_TOKEN_ENCRYPTION_ALGS = ['ECDH-ES+A256KW', 'RSA-OAEP-256'] as const;
+/** The JWE content encryptions of an ID token of a FAPI client. */
+export const ID_TOKEN_ENCRYPTION_ENCS = ['A256GCM'] as const;
+/** The JWS algorithms accepted for client assertions and DPoP proofs (never `none`, never HS*). */
+export const FAPI_SIGNING_ALGS = ['ES256', 'PS256', 'EdDSA'] as const;
+
+/** A JWE key-management algorithm of an ID token. */
+export type IdTokenEncryptionAlg = (typeof ID_TOKEN_ENCRYPTION_ALGS)[number];
+
+/** One public JWK of a client, as registered or fetched. */
+export type PublicJwk = webcrypto.JsonWebKey & { kid?: string; use?: string; alg?: string };
+
+/** The FAPI 2.0 registration of a client, validated. */
+export interface FapiRegistration {
+  /** The inline public JWKS, when registered that way. */
+  jwks?: readonly PublicJwk[];
+  /** The hosted JWKS, when registered that way. */
+  jwksUri?: string;
+  /** How its ID tokens are encrypted. */
+  idTokenEncryption: { alg: IdTokenEncryptionAlg; enc: 'A256GCM' };
+}
+
+/** The registration keys of a FAPI client, beside the base ones. */
+export const FAPI_CLIENT_KEYS = ['profile', 'jwks', 'jwksUri', 'idTokenEncryptedResponseAlg', 'idTokenEncryptedResponseEnc'] as const;
+
+const SNAKE_CASE: Readonly<Record<string, string>> = {
+  jwks_uri: 'jwksUri',
+  id_token_encrypted_response_alg: 'idTokenEncryptedResponseAlg',
+  id_token_encrypted_response_enc: 'idTokenEncryptedResponseEnc',
+  client_id: 'clientId',
+  redirect_uris: 'redirectUris',
+};
+
+/** The camelCase registration key of a snake_case one, when there is one. */
+export function camelCaseOf(key: string): string | undefined {
+  return SNAKE_CASE[key];
+}
+
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** True for a JWK usable to encrypt with `alg` (by key type and curve). */
+export function fitsEncryptionAlg(jwk: PublicJwk, alg: IdTokenEncryptionAlg): boolean {
+  if (jwk.use !== undefined && jwk.use !== 'enc') return false;
+  if (jwk.alg !== undefined && jwk.alg !== alg) return false;
+  return alg === 'RSA-OAEP-256' ? jwk.kty === 'RSA' : jwk.kty === 'EC' && ['P-256', 'P-384', 'P-521'].includes(jwk.crv ?? '');
+}
+
+/** True for a JWK usable to verify a signature (assertion): not marked `enc`. */
+export function isSigningJwk(jwk: PublicJwk): boolean {
+  return jwk.use === undefined || jwk.use === 'sig';
+}
+
+/**
+ * Checks a JWKS (`{ keys: [...] }`) of public keys: each key importable, no private member, a
+ * `kid` on each (so a signature names its key). Adds one mistake per problem; returns the keys.
+ */
+export function checkPublicJwks(value: unknown, where: string, mistakes: string[]): PublicJwk[] {
+  if (!isRecord(value) || !Array.isArray(value['keys']) || value['keys'].length === 0) {
+    mistakes.push(`${where} must be a JWKS: { "keys": [ ...public JWKs... ] } with at least one key`);
+    return [];
+  }
+  const keys: PublicJwk[] = [];
+  const kids = new Set<string>();
+  (value['keys'] as unknown[]).forEach((raw, i) => {
+    const at = `${where}.keys[${i}]`;
+    if (!isRecord(raw)) {
+      mistakes.push(`${at} must be a JWK object`);
+      return;
+    }
+    const privateMember = PRIVATE_MEMBERS.find((m) => m in raw);
+    if (privateMember !== undefined) {
+      mistakes.push(`${at} holds the private member "${privateMember}": register only the public key (remove d, p, q, dp, dq, qi, k)`);
+      return;
+    }
+    const kid = raw['kid'];
+    if (typeof kid !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(kid)) {
+      mistakes.push(`${at}.kid is required: 1 to 128 visible ASCII characters (the kid your assertions and encryption name)`);
+      return;
+    }
+    if (kids.has(kid)) {
+      mistakes.push(`${at} repeats the kid "${kid}"; each key needs its own`);
+      return;
+    }
+    if (raw['use'] !== undefined && raw['use'] !== 'sig' && raw['use'] !== 'enc') {
+      mistakes.push(`${at}.use must be "sig" or "enc" when given`);
+      return;
+    }
+    try {
+      createPublicKey({ key: raw as NodeJwk, format: 'jwk' });
+    } catch {
+      mistakes.push(`${at} is not a usable public key (kty EC with crv P-256, RSA, or OKP Ed25519 / X25519)`);
+      return;
+    }
+    kids.add(kid);
+    keys.push(raw as PublicJwk);
+  });
+  return keys;
+}
+
+/** Checks the jwksUri: https, or http on a loopback host. */
+function checkJwksUri(value: unknown, where: string, mistakes: string[]): string | undefined {
+  if (typeof value !== 'string' || value.length > 2048) {
+    mistakes.push(`${where} must be the URL of the client's hosted JWKS (at most 2048 characters)`);
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    mistakes.push(`${where} "${value}" is not an absolute URL`);
+    return undefined;
+  }
+  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\./.test(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    mistakes.push(`${where} "${value}" must use https (or http on a loopback host)`);
+    return undefined;
+  }
+  if (url.username !== '' || url.hash !== '') {
+    mistakes.push(`${where} must not hold credentials or a fragment`);
+    return undefined;
+  }
+  return url.toString();
+}
+
+/**
+ * The FAPI registration of one client (`raw`), or undefined for a base client. Adds one mistake
+ * per problem, naming the field.
+ */
+export function checkFapiRegistration(raw: Record<string, unknown>, where: string, mistakes: string[]): FapiRegistration | 'base' | undefined {
+  const profile = raw['profile'];
+  if (profile === undefined || profile === 'base') {
+    for (const key of ['jwks', 'jwksUri', 'idTokenEncryptedResponseAlg', 'idTokenEncryptedResponseEnc']) {
+      if (raw[key] !== undefined) mistakes.push(`${where}.${key} is for a FAPI 2.0 client: add "profile": "fapi2", or remove it`);
+    }
+    return 'base';
+  }
+  if (profile !== 'fapi2') {
+    mistakes.push(`${where}.profile must be "fapi2" (FAPI 2.0 Security Profile) or left out (the service as the spec describes it)`);
+    return undefined;
+  }
+  const before = mistakes.length;
+  if (raw['clientSecret'] !== undefined) {
+    mistakes.push(`${where}.clientSecret must be left out: a fapi2 client authenticates with private_key_jwt, never a secret`);
+  }
+  const { jwks, jwksUri } = raw;
+  if ((jwks === undefined) === (jwksUri === undefined)) {
+    mistakes.push(`${where} (fapi2) needs exactly one of jwks (the public JWKS inline) and jwksUri (the URL of the hosted JWKS)`);
+  }
+  const alg = raw['idTokenEncryptedResponseAlg'];
+  if (!ID_TOKEN_ENCRYPTION_ALGS.includes(alg as IdTokenEncryptionAlg)) {
+    mistakes.push(`${where}.idTokenEncryptedResponseAlg must be one of ${ID_TOKEN_ENCRYPTION_ALGS.join(', ')} (how its ID tokens are encrypted)`);
+  }
+  const enc = raw['idTokenEncryptedResponseEnc'] ?? 'A256GCM';
+  if (enc !== 'A256GCM') mistakes.push(`${where}.idTokenEncryptedResponseEnc must be "A256GCM" (or left out)`);
+  const keys = jwks !== undefined ? checkPublicJwks(jwks, `${where}.jwks`, mistakes) : undefined;
+  const uri = jwksUri !== undefined ? checkJwksUri(jwksUri, `${where}.jwksUri`, mistakes) : undefined;
+  if (keys !== undefined && mistakes.length === before) {
+    if (!keys.some(isSigningJwk)) mistakes.push(`${where}.jwks has no signing key (use "sig", or no use): private_key_jwt needs one`);
+    if (!keys.some((k) => fitsEncryptionAlg(k, alg as IdTokenEncryptionAlg))) {
+      mistakes.push(
+        `${where}.jwks has no key to encrypt ID tokens with ${String(alg)}: add an ${alg === 'RSA-OAEP-256' ? 'RSA' : 'EC P-256'} key with "use": "enc"`,
+      );
+    }
+  }
+  if (mistakes.length > before) return undefined;
+  return {
+    ...(keys !== undefined ? { jwks: keys } : {}),
+    ...(uri !== undefined ? { jwksUri: uri } : {}),
+    idTokenEncryption: { alg: alg as IdTokenEncryptionAlg, enc: 'A256GCM' },
+  };
+}

@@ -1,0 +1,82 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createProvider, createTestProvider, type ProviderOptions } from '../../../src/provider/index.js';
+import { fapiTestKeys } from '../../../src/provider/testing/create-test-provider.js';
+import { testKeyPair } from '../../helpers/keys.js';
+
+const publicKey = testKeyPair('rp').publicKeyPem;
+let keys: Awaited<ReturnType<typeof fapiTestKeys>>;
+let fapiClient: Record<string, unknown>;
+beforeAll(async () => {
+  keys = await fapiTestKeys();
+  fapiClient = {
+    clientId: 'fapi-app',
+    redirectUris: ['https://rp.example/cb'],
+    publicKey,
+    profile: 'fapi2',
+    jwks: keys.jwks,
+    idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+  };
+});
+
+function mistakesOf(client: Record<string, unknown>): string {
+  try {
+    createProvider({ baseUrl: 'http://127.0.0.1:4000', clients: [client] } as unknown as ProviderOptions);
+  } catch (err) {
+    expect(err).toBeInstanceOf(TypeError);
+    return (err as Error).message;
+  }
+  throw new Error('createProvider accepted the options');
+}
+
+describe('a FAPI 2.0 client registration', () => {
+  it('is accepted with jwks or jwksUri, no secret, and an ID-token encryption', () => {
+    expect(() => createProvider({ baseUrl: 'http://127.0.0.1:4000', clients: [fapiClient] } as unknown as ProviderOptions)).not.toThrow();
+    const { jwks: _jwks, ...byUri } = fapiClient;
+    expect(() =>
+      createProvider({ baseUrl: 'http://127.0.0.1:4000', clients: [{ ...byUri, jwksUri: 'https://rp.example/jwks.json' }] } as unknown as ProviderOptions),
+    ).not.toThrow();
+  });
+
+  it('is refused with one clear sentence per mistake', () => {
+    expect(mistakesOf({ ...fapiClient, clientSecret: 'shh-secret' })).toMatch(/clientSecret must be left out: a fapi2 client authenticates with private_key_jwt/);
+    expect(mistakesOf({ ...fapiClient, jwksUri: 'https://rp.example/jwks' })).toMatch(/exactly one of jwks .* and jwksUri/);
+    expect(mistakesOf({ ...fapiClient, idTokenEncryptedResponseAlg: 'RSA1_5' })).toMatch(/idTokenEncryptedResponseAlg must be one of ECDH-ES\+A256KW, RSA-OAEP-256/);
+    expect(mistakesOf({ ...fapiClient, idTokenEncryptedResponseEnc: 'A128CBC-HS256' })).toMatch(/idTokenEncryptedResponseEnc must be "A256GCM"/);
+    expect(mistakesOf({ ...fapiClient, profile: 'fapi1' })).toMatch(/profile must be "fapi2"/);
+    expect(mistakesOf({ ...fapiClient, jwks: { keys: [keys.signingKey] } })).toMatch(/private member "d": register only the public key/);
+    expect(mistakesOf({ ...fapiClient, jwks: { keys: [keys.jwks.keys[0]] } })).toMatch(/no key to encrypt ID tokens with ECDH-ES\+A256KW/);
+    expect(mistakesOf({ ...fapiClient, jwks: { keys: [keys.jwks.keys[1]] } })).toMatch(/no signing key/);
+    expect(mistakesOf({ ...fapiClient, jwks: { keys: [{ ...keys.jwks.keys[0], kid: undefined }, keys.jwks.keys[1]] } })).toMatch(/kid is required/);
+    expect(mistakesOf({ ...fapiClient, idTokenEncryptedResponseAlg: 'RSA-OAEP-256' })).toMatch(/add an RSA key with "use": "enc"/);
+    const { jwks: _jwks, ...byUri } = fapiClient;
+    expect(mistakesOf({ ...byUri, jwksUri: 'http://rp.example/jwks' })).toMatch(/must use https \(or http on a loopback host\)/);
+    expect(mistakesOf({ ...byUri, jwks_uri: 'https://rp.example/jwks' })).toMatch(/has "jwks_uri": write it "jwksUri"/);
+  });
+
+  it('keeps jwks and the encryption choice off base clients', () => {
+    expect(mistakesOf({ ...fapiClient, profile: undefined, clientSecret: 'secret-of-a' })).toMatch(/jwks is for a FAPI 2.0 client: add "profile": "fapi2"/);
+  });
+});
+
+describe('discovery with a FAPI 2.0 client', () => {
+  it('advertises PAR, DPoP, private_key_jwt and the ID-token encryption, PAR required when every client is FAPI', async () => {
+    const test = await createTestProvider({ profile: 'fapi2' });
+    try {
+      const doc = (await (await fetch(`${test.baseUrl}/v2/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      expect(doc).toMatchObject({
+        pushed_authorization_request_endpoint: `${test.baseUrl}/v2/oauth/par`,
+        require_pushed_authorization_requests: true,
+        authorization_response_iss_parameter_supported: true,
+        dpop_signing_alg_values_supported: ['ES256', 'PS256', 'EdDSA'],
+        token_endpoint_auth_signing_alg_values_supported: ['ES256', 'PS256', 'EdDSA'],
+        id_token_encryption_alg_values_supported: ['ECDH-ES+A256KW', 'RSA-OAEP-256'],
+        id_token_encryption_enc_values_supported: ['A256GCM'],
+      });
+      expect(doc['token_endpoint_auth_methods_supported']).toContain('private_key_jwt');
+      expect(test.client.fapi?.jwks.keys).toHaveLength(2);
+      expect(test.client.clientSecret).toBe('');
+    } finally {
+      await test.close();
+    }
+  });
+});
