@@ -72,7 +72,7 @@ export class IdClient {
   readonly #idTokenKeys: readonly IdTokenDecryptionKey[];
   readonly #discovery: DiscoveryCache;
   readonly #nonces = new DpopNonces();
-  #instanceDpopKey: Promise<DpopKey> | undefined;
+  #instanceDpopKey: DpopKey | undefined;
   readonly #privateKeys: readonly DecryptionKey[];
   readonly #log: Log;
   readonly #redirectUri: string | undefined;
@@ -465,7 +465,7 @@ export class IdClient {
     ];
   }
 
-  #appDpopKey(fapi: FapiConfig): Promise<DpopKey> {
+  #appDpopKey(fapi: FapiConfig): DpopKey {
     if (fapi.instanceDpopKey === undefined) throw new TypeError('IdClient: no app-wide dpopKey is configured');
     return (this.#instanceDpopKey ??= dpopKeyFromKeyObject(fapi.instanceDpopKey));
   }

@@ -94,10 +94,11 @@ export function decryptGcmJwe(jwe: CompactJwe, key: KeyObject): Buffer {
   if (header.crit !== undefined) throw new JweRefused('crit');
   const alg = header.alg as string;
   const keyBytes = GCM_KEY_BYTES[header.enc as string] as number;
-  const [protectedSeg, encryptedKeySeg, ivSeg, ciphertextSeg, tagSeg] = parts;
+  const [, encryptedKeySeg, ivSeg, ciphertextSeg, tagSeg] = parts;
   const encryptedKey = strictBase64url(encryptedKeySeg);
+  // Every part is read before any key is used, so a malformed JWE is refused as such first.
   const iv = strictBase64url(ivSeg);
-  const ciphertext = strictBase64url(ciphertextSeg);
+  strictBase64url(ciphertextSeg);
   const tag = strictBase64url(tagSeg);
   if (iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
   let cek: KeyObject | Buffer;
@@ -116,6 +117,25 @@ export function decryptGcmJwe(jwe: CompactJwe, key: KeyObject): Buffer {
     }
     if (cek.length !== keyBytes) throw new JweRefused('failed');
   }
+  return decryptGcmContent(jwe, cek);
+}
+
+/**
+ * The AES-GCM content step alone, with the content-encryption key already known (from the key
+ * management step of another algorithm): a 12-byte IV, a 16-byte tag, a key of the size `enc`
+ * names, the ASCII protected header as AAD.
+ * @throws JweRefused `malformed` or `failed`.
+ */
+export function decryptGcmContent(jwe: CompactJwe, cek: KeyObject | Buffer): Buffer {
+  const { header, parts } = jwe;
+  const keyBytes = GCM_KEY_BYTES[header.enc as string];
+  if (keyBytes === undefined) throw new JweRefused('failed');
+  const [protectedSeg, , ivSeg, ciphertextSeg, tagSeg] = parts;
+  const iv = strictBase64url(ivSeg);
+  const ciphertext = strictBase64url(ciphertextSeg);
+  const tag = strictBase64url(tagSeg);
+  if (iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
+  if ((Buffer.isBuffer(cek) ? cek.length : cek.symmetricKeySize) !== keyBytes) throw new JweRefused('failed');
   try {
     const decipher = createDecipheriv(`aes-${keyBytes * 8}-gcm` as 'aes-256-gcm', cek, iv, { authTagLength: 16 });
     decipher.setAAD(Buffer.from(protectedSeg, 'ascii'));
