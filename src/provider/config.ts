@@ -107,12 +107,14 @@ export interface ResolvedConfig {
   strictClientAuth: boolean;
   /** The conformance verdict also fails on audit findings. */
   auditStrict: boolean;
+  /** FAPI 2.0: DPoP proofs must carry the server's nonce. */
+  dpopNonce: boolean;
 }
 
 const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
   'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
-  'auditEndpoint', 'conformance', 'basePath', 'controlToken', 'strictClientAuth', 'auditStrict',
+  'auditEndpoint', 'conformance', 'basePath', 'controlToken', 'strictClientAuth', 'auditStrict', 'dpopNonce',
 ]);
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name', ...FAPI_CLIENT_KEYS]);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
@@ -438,6 +440,8 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   if (typeof strictClientAuth !== 'boolean') mistakes.push('strictClientAuth must be true or false');
   const auditStrict = raw['auditStrict'] ?? false;
   if (typeof auditStrict !== 'boolean') mistakes.push('auditStrict must be true or false');
+  const dpopNonce = raw['dpopNonce'] ?? false;
+  if (typeof dpopNonce !== 'boolean') mistakes.push('dpopNonce must be true or false');
 
   const basePath = checkBasePath(raw['basePath'], mistakes);
   const controlToken = raw['controlToken'];
@@ -482,5 +486,6 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     controlToken: typeof controlToken === 'string' ? controlToken : undefined,
     strictClientAuth: strictClientAuth === true,
     auditStrict: auditStrict === true,
+    dpopNonce: dpopNonce === true,
   };
 }

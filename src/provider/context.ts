@@ -4,6 +4,8 @@
  */
 import type { ResolvedConfig } from './config.js';
 import type { SigningKeys } from './crypto.js';
+import type { ClientJwks } from './fapi/client-jwks.js';
+import type { DpopNonces } from './fapi/dpop-nonces.js';
 import type { ProviderStores } from './store.js';
 import type { Audit } from './testing/audit.js';
 import type { Conformance } from './testing/conformance.js';
@@ -30,4 +32,8 @@ export interface ProviderContext {
   persona(id: string): Persona | undefined;
   /** The pairwise `sub` of a persona for a client. */
   subjectFor(clientId: string, personaId: string): string;
+  /** FAPI 2.0: the public keys of FAPI clients (inline, or fetched from their jwksUri). */
+  clientJwks: ClientJwks;
+  /** FAPI 2.0: the DPoP server nonces, when the `dpopNonce` option is on. */
+  dpopNonces: DpopNonces | undefined;
 }

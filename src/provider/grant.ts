@@ -17,6 +17,8 @@ export interface GrantRequest {
   codeChallenge: string;
   /** `max_age` of the request, in seconds, when sent. */
   maxAge: number | undefined;
+  /** FAPI 2.0: the thumbprint of the DPoP key the code is bound to. */
+  dpopJkt?: string | undefined;
 }
 
 /**
@@ -38,6 +40,7 @@ export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: 
       authTime: epochSeconds(ctx.config.clock),
       maxAge: request.maxAge,
       ...(overrides === undefined ? {} : { overrides }),
+      ...(request.dpopJkt === undefined ? {} : { dpopJkt: request.dpopJkt }),
       used: false,
       accessTokens: [],
     },

@@ -10,6 +10,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRoutes } from './authorize.js';
+import { ClientJwks } from './fapi/client-jwks.js';
+import { DpopNonces } from './fapi/dpop-nonces.js';
+import { parRoutes } from './par.js';
 import { resolveConfig } from './config.js';
 import type { ProviderContext } from './context.js';
 import { ControlToken } from './control-token.js';
@@ -107,6 +110,8 @@ export function createProvider(options: ProviderOptions): Provider {
     log: (endpoint, message) => config.log?.(`${endpoint}: ${message}`),
     persona: (id) => personas.get(id),
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
+    clientJwks: new ClientJwks(config.clock),
+    dpopNonces: config.dpopNonce ? new DpopNonces(config.clock) : undefined,
   };
   audit.listen((clientId, code, count) => config.log?.(`audit: finding ${code} for client ${clientId} (${count}): ${AUDIT_MESSAGES[code]}`));
 
@@ -114,6 +119,7 @@ export function createProvider(options: ProviderOptions): Provider {
   const router = new Router([
     ...authorizeRoutes(ctx),
     ...mobileAppRoutes(ctx),
+    ...parRoutes(ctx),
     ...tokenRoutes(ctx),
     ...userinfoRoutes(ctx),
     ...wellKnownRoutes(ctx),
@@ -150,6 +156,8 @@ export function createProvider(options: ProviderOptions): Provider {
       stores.pendingQuota.clear();
       stores.codes.clear();
       stores.accessTokens.clear();
+      stores.pushed.clear();
+      stores.seenJtis.clear();
     },
   };
 }

@@ -54,6 +54,7 @@ function show(ctx: ProviderContext, req: ProviderRequest): Answer {
       address: pending.address,
       secondsAgo: Math.max(0, Math.floor((ctx.config.clock() - pending.createdAt) / 1000)),
       matchChoices: pending.matchChoices,
+      contextMessage: pending.contextMessage,
     }),
   );
 }

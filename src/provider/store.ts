@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../clock.js';
 import { PendingQuota } from './pending-quota.js';
+import type { ValidRequest } from './valid-request.js';
 
 interface Entry<V> {
   value: V;
@@ -115,6 +116,10 @@ export interface PendingAuthorization {
   codeChallenge: string;
   /** `max_age` of the request, in seconds, when sent. */
   maxAge: number | undefined;
+  /** FAPI 2.0: the RFC 7638 thumbprint of the DPoP key the code is bound to (`dpop_jkt`). */
+  dpopJkt?: string;
+  /** The message shown on the phone beside the approval (`authentication_context_message`), when sent. */
+  contextMessage?: string;
   /** When the QR page was shown (ms since the epoch). */
   createdAt: number;
   /** When this entry expires (ms since the epoch). */
@@ -148,6 +153,8 @@ export interface AuthorizationCode {
   maxAge: number | undefined;
   /** Per-login overrides from `approveNext` (ID-token claims, attribute values), if any. */
   overrides?: LoginOverrides;
+  /** FAPI 2.0: the thumbprint of the DPoP key the code is bound to; the token request must prove it. */
+  dpopJkt?: string;
   /** Set at the first redemption attempt; any later attempt is a replay. */
   used: boolean;
   /** Access tokens issued from this code, revoked if the code is replayed. */
@@ -162,6 +169,17 @@ export interface AccessTokenRecord {
   scopes: readonly string[];
   /** Attribute values that replace the persona's for this login (`approveNext({ data })`). */
   dataOverrides?: Readonly<Record<string, string>>;
+  /** FAPI 2.0: the thumbprint of the DPoP key the token is bound to (`cnf.jkt`); userinfo needs a proof of it. */
+  dpopJkt?: string;
+}
+
+/** A pushed authorization request (RFC 9126), waiting for its one use at authorize. */
+export interface PushedRequest {
+  clientId: string;
+  /** The validated parameters, exactly as authorize validates its query. */
+  request: ValidRequest;
+  /** The thumbprint of the DPoP key the code will be bound to. */
+  dpopJkt: string;
 }
 
 /**
@@ -183,6 +201,10 @@ export interface ProviderStores {
   pendingQuota: PendingQuota;
   codes: ExpiringStore<AuthorizationCode>;
   accessTokens: ExpiringStore<AccessTokenRecord>;
+  /** Pushed authorization requests by the random part of their `request_uri`. */
+  pushed: ExpiringStore<PushedRequest>;
+  /** `jti` values of client assertions and DPoP proofs seen, until they could no longer be accepted anyway. */
+  seenJtis: ExpiringStore<true>;
 }
 
 /** Empty stores with the given bounds. */
@@ -196,5 +218,8 @@ export function createStores(
     pendingQuota: new PendingQuota(clock, bounds.maxPendingPerAddress, bounds.maxPending),
     codes: new ExpiringStore(clock, bounds.maxCodes),
     accessTokens: new ExpiringStore(clock, bounds.maxAccessTokens),
+    pushed: new ExpiringStore(clock, bounds.maxPending),
+    // Every assertion and proof is short-lived, so the bound is that of the busiest store, twice.
+    seenJtis: new ExpiringStore(clock, 2 * Math.max(bounds.maxCodes, bounds.maxAccessTokens)),
   };
 }

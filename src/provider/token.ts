@@ -2,13 +2,21 @@
  * POST /v2/oauth/token (spec 4.2): client authentication (body or HTTP Basic, constant time),
  * then the single-use, client-bound, redirect-bound, PKCE-checked code, then the tokens. The ID
  * token carries `auth_time` (the approval on the phone); a code redeemed later than the request's
- * `max_age` after it is refused. Errors are RFC 6749 5.2 JSON; every 401 names the Basic scheme.
+ * `max_age` after it is refused. Errors are RFC 6749 5.2 JSON; every 401 of a secret names the
+ * Basic scheme.
+ *
+ * A FAPI 2.0 client (`profile: 'fapi2'`) authenticates with `private_key_jwt` and proves the DPoP
+ * key its code is bound to (`fapi/token-request.ts`); it gets `token_type: "DPoP"`, an access
+ * token bound to that key, and its ID token encrypted to its `enc` key.
  */
 import { createHash } from 'node:crypto';
 import { epochSeconds } from '../clock.js';
 import { isPkceString, randomToken } from '../pkce.js';
 import { clientAuthRefusal, isBasicAuthorization } from './client-auth-policy.js';
 import type { ResolvedClient } from './config.js';
+import { FapiRefusal, fapiClientNamed } from './fapi/client-assertion.js';
+import { DpopRefusal } from './fapi/dpop.js';
+import { authenticateFapiTokenRequest, encryptIdToken } from './fapi/token-request.js';
 import type { ProviderContext } from './context.js';
 import { accessTokenHash, secretsEqual } from './crypto.js';
 import { json, NO_STORE, oauthError, type Answer } from './http/answer.js';
@@ -21,7 +29,7 @@ import type { ProviderRoute } from './router.js';
 /** Path of the token endpoint. */
 export const TOKEN_PATH = '/v2/oauth/token';
 
-const FIELDS = ['client_id', 'client_secret', 'code', 'grant_type', 'code_verifier', 'redirect_uri'] as const;
+const FIELDS = ['client_id', 'client_secret', 'code', 'grant_type', 'code_verifier', 'redirect_uri', 'client_assertion_type', 'client_assertion'] as const;
 type Field = (typeof FIELDS)[number];
 const FIELD_MAX_LENGTH = 4096;
 /** A secret compared against when the client is unknown, so both paths do the same work. */
@@ -147,8 +155,17 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   const { config, stores } = ctx;
   const body = readFields(req);
   if (body.client_id !== undefined && config.clients.has(body.client_id)) named.clientId = body.client_id;
-  refuseOutsideSpec(ctx, req, body);
-  const client = authenticateClient(ctx, req, body);
+  const fapiClient = fapiClientNamed(ctx, { ...body, client_id: body.client_id ?? basicCredentials(req)?.clientId });
+  let dpopJkt: string | undefined;
+  let client: ResolvedClient;
+  if (fapiClient !== undefined) {
+    named.clientId = fapiClient.clientId;
+    dpopJkt = await authenticateFapiTokenRequest(ctx, fapiClient, req, body, `${config.publicBase}${TOKEN_PATH}`);
+    client = fapiClient;
+  } else {
+    refuseOutsideSpec(ctx, req, body);
+    client = authenticateClient(ctx, req, body);
+  }
   named.clientId = client.clientId;
 
   if (body.grant_type === undefined) throw new TokenError(400, 'invalid_request', 'The grant_type parameter is missing.');
@@ -185,6 +202,10 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
     ctx.audit.flag(client.clientId, 'token_request_without_verifier_match');
     throw new TokenError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
   }
+  if (record.dpopJkt !== undefined && record.dpopJkt !== dpopJkt) {
+    ctx.audit.flag(client.clientId, 'dpop_key_not_bound');
+    throw new TokenError(400, 'invalid_grant', 'The DPoP proof key is not the one the authorization was bound to (dpop_jkt): use the same DPoP key pair for the whole login.');
+  }
   const persona = ctx.persona(record.personaId);
   if (!persona) throw new Error('persona of a code is missing');
 
@@ -195,7 +216,7 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   if (record.maxAge !== undefined && iat > record.authTime + record.maxAge) {
     throw new TokenError(400, 'invalid_grant', 'The sign-in is older than the max_age of the authorization request; start again.');
   }
-  const idToken = await ctx.conformance.signIdToken(
+  const signedIdToken = await ctx.conformance.signIdToken(
     client.clientId,
     accessToken,
     applyClaimOverrides(
@@ -213,6 +234,7 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
       iat,
     ),
   );
+  const idToken = dpopJkt === undefined ? signedIdToken : await encryptIdToken(ctx, client, signedIdToken);
   stores.accessTokens.set(
     accessToken,
     {
@@ -221,19 +243,25 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
       sub,
       scopes: record.scopes,
       ...(record.overrides?.data === undefined ? {} : { dataOverrides: record.overrides.data }),
+      ...(dpopJkt === undefined ? {} : { dpopJkt }),
     },
     now + config.ttl.accessToken * 1000,
   );
   record.accessTokens.push(accessToken);
   ctx.log('token', `tokens issued to client ${client.clientId}`);
-  return json(200, { access_token: accessToken, id_token: idToken, token_type: 'Bearer', expires_in: config.ttl.accessToken }, NO_STORE);
+  const answer = json(200, { access_token: accessToken, id_token: idToken, token_type: dpopJkt === undefined ? 'Bearer' : 'DPoP', expires_in: config.ttl.accessToken }, NO_STORE);
+  if (dpopJkt === undefined) return answer;
+  return { ...answer, sealedIdToken: { jws: signedIdToken, encrypt: (jws: string) => encryptIdToken(ctx, client, jws) } };
 }
 
 async function token(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
   const named: Named = {};
   try {
     return await exchange(ctx, req, named);
-  } catch (err) {
+  } catch (caught) {
+    let err = caught;
+    if (err instanceof FapiRefusal) err = new TokenError(err.status, err.error, err.description, err.headers);
+    if (err instanceof DpopRefusal) err = new TokenError(400, err.error, err.description, err.nonce === undefined ? {} : { 'DPoP-Nonce': err.nonce });
     if (!(err instanceof TokenError)) throw err;
     // Every refusal, one line: the code, the client when registered, and the fixed sentence (never a value sent).
     ctx.log('token', `refused: ${err.error} (${err.status})${named.clientId !== undefined ? ` for client ${named.clientId}` : ''}: ${err.description}`);

@@ -157,11 +157,18 @@ export interface ProviderOptions {
    * when the audit has findings. Off by default: only failed conformance cases fail it.
    */
   auditStrict?: boolean;
+  /**
+   * FAPI 2.0: require a server nonce in DPoP proofs (RFC 9449 section 8). A proof without the
+   * current nonce is answered `use_dpop_nonce` with a `DPoP-Nonce` header (400 at PAR and token,
+   * 401 at userinfo), so a client's one retry can be tested. Off by default.
+   */
+  dpopNonce?: boolean;
 }
 
 /** The endpoints of the provider, as named for hooks and logs. */
 export type ProviderEndpoint =
   | 'authorize'
+  | 'par'
   | 'status'
   | 'continue'
   | 'mobile'

@@ -7,9 +7,15 @@
  * parameter `access_token` (RFC 6750 2.2); never in the query, never two ways at once. A request
  * with no credentials at all gets a bare `Bearer` challenge with no error code (RFC 6750 3.1); a
  * bad, expired or revoked token gets `error="invalid_token"`.
+ *
+ * A DPoP-bound token (FAPI 2.0) comes only as `Authorization: DPoP <token>`, with a DPoP proof
+ * of the bound key carrying `ath` (RFC 9449 section 7): `Bearer` is refused for it, and every
+ * refusal names the `DPoP` scheme in `WWW-Authenticate`.
  */
 import type { ProviderContext } from './context.js';
 import { encryptUserinfo } from './crypto.js';
+import { DpopRefusal, verifyDpopProof } from './fapi/dpop.js';
+import { FAPI_SIGNING_ALGS } from './fapi/registration.js';
 import { empty, json, NO_STORE, oauthError, type Answer } from './http/answer.js';
 import { mediaTypeOf } from './http/media-type.js';
 import type { ProviderRequest } from './http/request.js';
@@ -20,6 +26,15 @@ import { attributesFor } from './scopes.js';
 export const USERINFO_PATH = '/v2/oauth/userinfo';
 
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
+const DPOP = /^DPoP ([A-Za-z0-9\-._~+/]+=*)$/i;
+
+/** A 401 of a DPoP-bound token (RFC 9449 section 7.1), naming the DPoP scheme and its algorithms. */
+function dpopChallenge(error: string, description: string, extra: Record<string, string> = {}): Answer {
+  return oauthError(401, error, description, {
+    'WWW-Authenticate': `DPoP error="${error}", algs="${FAPI_SIGNING_ALGS.join(' ')}"`,
+    ...extra,
+  });
+}
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 function invalidToken(description: string): Answer {
@@ -54,16 +69,23 @@ async function userinfo(ctx: ProviderContext, req: ProviderRequest): Promise<Ans
     return empty(401, { 'WWW-Authenticate': 'Bearer', ...NO_STORE });
   }
   let token: string | undefined;
+  let scheme: 'Bearer' | 'DPoP' = 'Bearer';
   if (hasHeader) {
-    const match = header.length <= 2048 ? BEARER.exec(header.trim()) : null;
-    token = match?.[1];
+    const trimmed = header.length <= 2048 ? header.trim() : '';
+    const dpop = DPOP.exec(trimmed);
+    if (dpop !== null) scheme = 'DPoP';
+    token = dpop?.[1] ?? BEARER.exec(trimmed)?.[1];
   } else {
     token = inBody ?? undefined;
   }
   const record = token !== undefined ? ctx.stores.accessTokens.get(token) : undefined;
   if (!record) {
     ctx.log('userinfo', 'refused: invalid_token (401): the access token is invalid, expired or revoked');
-    return invalidToken('The access token is invalid, expired or revoked.');
+    return scheme === 'DPoP' ? dpopChallenge('invalid_token', 'The access token is invalid, expired or revoked.') : invalidToken('The access token is invalid, expired or revoked.');
+  }
+  if (record.dpopJkt !== undefined || scheme === 'DPoP') {
+    const refusal = await checkDpop(ctx, req, scheme, token ?? '', record.clientId, record.dpopJkt);
+    if (refusal !== undefined) return refusal;
   }
   ctx.audit.userinfo(record.clientId, token ?? '');
   const client = ctx.config.clients.get(record.clientId);
@@ -75,6 +97,42 @@ async function userinfo(ctx: ProviderContext, req: ProviderRequest): Promise<Ans
   const answer = await ctx.conformance.userinfo(token ?? '', { sub: record.sub, key, data }, clientKey, attributes);
   ctx.log('userinfo', `served client ${client.clientId}`);
   return json(200, answer, NO_STORE);
+}
+
+/** The DPoP checks of a userinfo call (RFC 9449 section 7): undefined when it may go on, else the refusal. */
+async function checkDpop(
+  ctx: ProviderContext,
+  req: ProviderRequest,
+  scheme: 'Bearer' | 'DPoP',
+  token: string,
+  clientId: string,
+  bound: string | undefined,
+): Promise<Answer | undefined> {
+  if (bound === undefined) {
+    return dpopChallenge('invalid_token', 'This access token is not DPoP-bound: send it with Authorization: Bearer.');
+  }
+  if (scheme !== 'DPoP') {
+    ctx.audit.flag(clientId, 'dpop_bearer_scheme_used');
+    ctx.log('userinfo', 'refused: invalid_token (401): a DPoP-bound token sent as Bearer');
+    return dpopChallenge('invalid_token', 'This access token is DPoP-bound: send it as Authorization: DPoP <token>, with a DPoP proof carrying ath.');
+  }
+  let jkt: string;
+  try {
+    jkt = await verifyDpopProof(ctx, ctx.dpopNonces, clientId, req.headers.dpop, {
+      method: req.method === 'HEAD' ? 'GET' : req.method,
+      url: `${ctx.config.publicBase}${USERINFO_PATH}`,
+      accessToken: token,
+    });
+  } catch (err) {
+    if (!(err instanceof DpopRefusal)) throw err;
+    ctx.log('userinfo', `refused: ${err.error} (401): ${err.description}`);
+    return dpopChallenge(err.error, err.description, err.nonce === undefined ? {} : { 'DPoP-Nonce': err.nonce });
+  }
+  if (jkt !== bound) {
+    ctx.audit.flag(clientId, 'dpop_key_not_bound');
+    return dpopChallenge('invalid_token', 'The DPoP proof key is not the key this access token is bound to (cnf.jkt): use the login\'s DPoP key.');
+  }
+  return undefined;
 }
 
 /** The routes of this file. */

@@ -15,6 +15,7 @@ import { createStores } from '../../src/provider/store.js';
 import { createHandler } from '../../src/provider/handler.js';
 import { Router } from '../../src/provider/router.js';
 import { FaultController } from '../../src/provider/faults/controller.js';
+import { ClientJwks } from '../../src/provider/fapi/client-jwks.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { authorizeQuery, pkce, providerOptions, startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
 
@@ -191,6 +192,8 @@ describe('authorize: oversized requests and unknown parameters', () => {
         log: () => undefined,
         persona: () => undefined,
         subjectFor: () => 'sub',
+        clientJwks: new ClientJwks(config.clock),
+        dpopNonces: undefined,
       };
       app.use(createHandler({ ctx, router: new Router(authorizeRoutes(ctx)), faults: new FaultController(ctx), controlToken: undefined }));
 

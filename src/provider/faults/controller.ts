@@ -177,11 +177,13 @@ export class FaultController implements FaultControl {
         const body = answer.body.type === 'json' ? answer.body.value : undefined;
         if (!isRecord(body) || typeof body['id_token'] !== 'string') return answer;
         const { config, keys } = this.#ctx;
-        const idToken = await reissueIdToken(
+        const sealed = answer.sealedIdToken;
+        const reissued = await reissueIdToken(
           { keys, clock: config.clock, accessTokenTtl: config.ttl.accessToken, clientIds: () => config.clients.keys() },
           fault.kind,
-          body['id_token'],
+          sealed?.jws ?? body['id_token'],
         );
+        const idToken = sealed === undefined ? reissued : await sealed.encrypt(reissued);
         // An app that then calls userinfo with this access token never checked the ID token.
         if (typeof body['access_token'] === 'string') this.#ctx.audit.markBrokenIdToken(body['access_token']);
         return json(answer.status, { ...body, id_token: idToken }, answer.headers);

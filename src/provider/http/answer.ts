@@ -26,6 +26,11 @@ export interface Answer {
    * answer, such as ending the run after `POST /_provider/conformance/finish`.
    */
   readonly afterWrite?: () => void;
+  /**
+   * A token answer whose `id_token` is encrypted (FAPI 2.0): the signed ID token inside, and how
+   * to encrypt a replacement, so the ID-token faults change the signed token and seal it again.
+   */
+  readonly sealedIdToken?: { readonly jws: string; encrypt(jws: string): Promise<string> };
 }
 
 /** Headers that forbid caching of an OAuth answer (RFC 6749 5.1). */

@@ -26,7 +26,15 @@ export type AuditCode =
   | 'redirect_uri_not_registered'
   | 'client_secret_wrong'
   | 'client_auth_outside_spec'
-  | 'id_token_not_checked';
+  | 'id_token_not_checked'
+  | 'fapi_raw_authorize_parameters'
+  | 'fapi_client_secret_sent'
+  | 'client_assertion_jti_reused'
+  | 'client_assertion_long_lived'
+  | 'dpop_proof_jti_reused'
+  | 'dpop_key_not_bound'
+  | 'dpop_bearer_scheme_used'
+  | 'id_token_encryption_key_missing';
 
 /** The sentence of each finding code. */
 export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
@@ -44,6 +52,17 @@ export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
     'A token request used HTTP Basic or a form body, which the spec does not name (refused with strictClientAuth): send client_id and client_secret in an application/json body.',
   id_token_not_checked:
     'Userinfo was called with the access token of an ID token the provider had made invalid on purpose: the app did not validate the ID token.',
+  fapi_raw_authorize_parameters:
+    'A FAPI 2.0 client sent its authorization parameters in the authorize URL: push them to the PAR endpoint and send only client_id and request_uri.',
+  fapi_client_secret_sent: 'A FAPI 2.0 client sent a client_secret: it must authenticate with private_key_jwt only.',
+  client_assertion_jti_reused: 'A client assertion was sent again with a jti already used: make a fresh assertion, with a new jti, for every request.',
+  client_assertion_long_lived: 'A client assertion expired more than 5 minutes after it was sent: make one per request, with exp about a minute ahead.',
+  dpop_proof_jti_reused: 'A DPoP proof was sent again with a jti already used: make a fresh proof, with a new jti, for every request.',
+  dpop_key_not_bound:
+    'A token request proved a DPoP key other than the one the authorization was bound to (dpop_jkt): use the same key pair for the whole login.',
+  dpop_bearer_scheme_used: 'Userinfo was called with Authorization: Bearer for a DPoP-bound access token: use Authorization: DPoP with a proof carrying ath.',
+  id_token_encryption_key_missing:
+    "A FAPI 2.0 client's JWKS had no key to encrypt its ID token with (use \"enc\", of the registered algorithm): the token request was refused.",
 };
 
 /** One finding of the audit. */

@@ -27,6 +27,8 @@ export interface MobilePageModel {
   secondsAgo: number;
   /** Two-digit numbers to pick from (twelve); one is on the QR page. */
   matchChoices: readonly string[];
+  /** The app's message about this login (`authentication_context_message`, at most 100 characters), when sent. */
+  contextMessage?: string | undefined;
 }
 
 function ago(seconds: number): string {
@@ -49,8 +51,12 @@ export function renderMobilePage(model: MobilePageModel): string {
         `<label><input type="radio" name="match" value="${escapeHtml(c)}"${i === 0 ? ' required' : ''}>${escapeHtml(c)}</label>`,
     )
     .join('\n');
+  const message =
+    model.contextMessage === undefined
+      ? ''
+      : `<p id="context-message"><strong>${escapeHtml(model.clientName)} says:</strong> ${escapeHtml(model.contextMessage)}</p>\n`;
   const body = `<h1>${escapeHtml(model.clientName)} wants you to sign in</h1>
-<dl class="context" id="login-context">
+${message}<dl class="context" id="login-context">
 <dt>Sign-in started on</dt><dd id="context-device">${escapeHtml(model.device)}</dd>
 <dt>From the address</dt><dd id="context-address">${escapeHtml(model.address)}</dd>
 <dt>QR code shown</dt><dd id="context-age">${escapeHtml(ago(model.secondsAgo))}</dd>

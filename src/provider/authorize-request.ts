@@ -1,0 +1,185 @@
+/**
+ * The parameters of an authorization request (spec 4.1), validated in a fixed order: client and
+ * redirect URI first, then the rest. One validation for both ways a request arrives: in the
+ * authorize query (the service as the spec describes it) and pushed to the PAR endpoint
+ * (RFC 9126, the FAPI 2.0 profile), so a pushed request is held to exactly the same rules.
+ */
+import { isPkceString } from '../pkce.js';
+import type { ProviderContext } from './context.js';
+import { singleParam } from './http/request.js';
+import { describeRedirectUriMismatch } from './redirect-uri-hint.js';
+import { SUPPORTED_SCOPES } from './scopes.js';
+import type { ValidRequest } from './valid-request.js';
+
+/** Path of the authorization endpoint. */
+export const AUTHORIZE_PATH = '/v2/oauth/authorize';
+
+/** Longest accepted `state`. */
+export const MAX_STATE_LENGTH = 1024;
+/** Longest accepted `nonce`. */
+export const MAX_NONCE_LENGTH = 512;
+/** Longest accepted `authentication_context_message`, in characters. */
+export const MAX_CONTEXT_MESSAGE_LENGTH = 100;
+/**
+ * Longest accepted authorize query string, in characters (bytes on the wire): 8 KiB, the usual
+ * request-line limit of web servers and proxies. The per-parameter limits add up to about 5 KiB.
+ */
+export const MAX_AUTHORIZE_QUERY_LENGTH = 8 * 1024;
+/** The `prompt` values of OIDC Core 3.1.2.1. */
+const PROMPT_VALUES = new Set(['none', 'login', 'consent', 'select_account']);
+
+const VISIBLE_ASCII = /^[\x20-\x7e]*$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+export type { ValidRequest } from './valid-request.js';
+
+/** The outcome of validating an authorization request. */
+export type Validation = { ok: true; request: ValidRequest } | { ok: false; code: string; message: string };
+
+function fail(code: string, message: string): Validation {
+  return { ok: false, code, message };
+}
+
+/**
+ * Validate the query in the order of the issue: client and redirect URI first, then the rest.
+ * The query's overall size is checked before this, by the endpoint.
+ */
+export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchParams): Validation {
+  const clientId = singleParam(params, 'client_id', 256);
+  if (!clientId.ok) return fail('invalid_request', clientId.reason);
+  if (clientId.value === undefined) return fail('invalid_request', 'The client_id parameter is missing.');
+  const client = ctx.config.clients.get(clientId.value);
+  if (!client) return fail('invalid_client', 'The client_id is not registered with this service.');
+
+  const redirectUri = singleParam(params, 'redirect_uri', 2048);
+  if (!redirectUri.ok) return fail('invalid_request', redirectUri.reason);
+  if (redirectUri.value === undefined) return fail('invalid_request', 'The redirect_uri parameter is missing.');
+  if (!client.redirectUris.has(redirectUri.value)) {
+    return fail('redirect_uri_mismatch', describeRedirectUriMismatch(redirectUri.value, client.redirectUris));
+  }
+
+  const responseMode = singleParam(params, 'response_mode', 64);
+  if (!responseMode.ok) return fail('invalid_request', responseMode.reason);
+  if (responseMode.value !== undefined && responseMode.value !== 'query') {
+    // Answering a fragment or form_post request in the query would be read by nobody, or by the
+    // wrong code: refuse it on this page instead.
+    return fail('invalid_request', 'The response_mode must be "query" (or left out); this service answers in the query string only.');
+  }
+
+  const responseType = singleParam(params, 'response_type', 64);
+  if (!responseType.ok) return fail('invalid_request', responseType.reason);
+  if (responseType.value !== 'code') {
+    return fail('unsupported_response_type', 'The response_type must be "code".');
+  }
+
+  const scope = singleParam(params, 'scope', 1024);
+  if (!scope.ok) return fail('invalid_request', scope.reason);
+  const scopes = [...new Set((scope.value ?? '').split(' ').filter((s) => s !== ''))];
+  if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must include "openid".');
+  const unsupported = scopes.filter((s) => !SUPPORTED_SCOPES.includes(s));
+  if (unsupported.length > 0) {
+    return fail(
+      'invalid_scope',
+      `Unsupported scope${unsupported.length === 1 ? '' : 's'}: ${unsupported.slice(0, 5).map((s) => s.slice(0, 64)).join(', ')}. ` +
+        `Supported: ${SUPPORTED_SCOPES.join(', ')}.`,
+    );
+  }
+
+  const method = singleParam(params, 'code_challenge_method', 64);
+  if (!method.ok) return fail('invalid_request', method.reason);
+  if (method.value !== 'S256') {
+    return fail(
+      'invalid_request',
+      method.value === undefined
+        ? 'The code_challenge_method parameter is missing; PKCE with S256 is required.'
+        : 'The code_challenge_method must be "S256"; other methods are not supported.',
+    );
+  }
+
+  const challenge = singleParam(params, 'code_challenge', 256);
+  if (!challenge.ok) return fail('invalid_request', challenge.reason);
+  if (challenge.value === undefined) return fail('invalid_request', 'The code_challenge parameter is missing.');
+  if (!isPkceString(challenge.value)) {
+    return fail('invalid_request', 'The code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.');
+  }
+
+  const state = singleParam(params, 'state', MAX_STATE_LENGTH);
+  if (!state.ok) return fail('invalid_request', state.reason);
+  if (state.value !== undefined && !VISIBLE_ASCII.test(state.value)) {
+    return fail('invalid_request', 'The state parameter must contain visible ASCII characters only.');
+  }
+  const nonce = singleParam(params, 'nonce', MAX_NONCE_LENGTH);
+  if (!nonce.ok) return fail('invalid_request', nonce.reason);
+  if (nonce.value !== undefined && !VISIBLE_ASCII.test(nonce.value)) {
+    return fail('invalid_request', 'The nonce parameter must contain visible ASCII characters only.');
+  }
+
+  const prompt = singleParam(params, 'prompt', 256);
+  if (!prompt.ok) return fail('invalid_request', prompt.reason);
+  const prompts = (prompt.value ?? '').split(' ').filter((p) => p !== '');
+  if (prompts.some((p) => !PROMPT_VALUES.has(p))) {
+    return fail('invalid_request', 'The prompt parameter may hold only none, login, consent and select_account.');
+  }
+  if (prompts.includes('none') && prompts.length > 1) {
+    return fail('invalid_request', 'prompt=none cannot be combined with other prompt values.');
+  }
+  const maxAge = singleParam(params, 'max_age', 10);
+  if (!maxAge.ok) return fail('invalid_request', maxAge.reason);
+  if (maxAge.value !== undefined && !/^\d+$/.test(maxAge.value)) {
+    return fail('invalid_request', 'The max_age parameter must be a whole number of seconds.');
+  }
+
+  const hint = singleParam(params, 'login_hint', 128);
+  const contextMessage = singleParam(params, 'authentication_context_message', 4 * MAX_CONTEXT_MESSAGE_LENGTH);
+  if (!contextMessage.ok) return fail('invalid_request', contextMessage.reason);
+  if (contextMessage.value !== undefined) {
+    const length = [...contextMessage.value].length;
+    if (length > MAX_CONTEXT_MESSAGE_LENGTH) {
+      return fail(
+        'invalid_request',
+        `The authentication_context_message is ${length} characters long; it must be at most ${MAX_CONTEXT_MESSAGE_LENGTH} (it is shown on the phone beside the approval).`,
+      );
+    }
+    if (CONTROL_CHARACTERS.test(contextMessage.value)) {
+      return fail('invalid_request', 'The authentication_context_message must be one line of text, without control characters.');
+    }
+  }
+
+  return {
+    ok: true,
+    request: {
+      clientId: client.clientId,
+      clientName: client.name,
+      redirectUri: redirectUri.value,
+      scopes,
+      state: state.value,
+      nonce: nonce.value,
+      codeChallenge: challenge.value,
+      promptNone: prompts.includes('none'),
+      maxAge: maxAge.value === undefined ? undefined : Number(maxAge.value),
+      loginHint: hint.ok ? hint.value : undefined,
+      contextMessage: contextMessage.value,
+    },
+  };
+}
+
+/**
+ * The authorize URL of a validated request, for "start again": rebuilt from the known parameters
+ * only, so nothing else the browser sent is kept or echoed.
+ */
+export function startAgainUrl(publicBase: string, request: ValidRequest): string {
+  const params = new URLSearchParams({
+    response_type: 'code',
+    client_id: request.clientId,
+    redirect_uri: request.redirectUri,
+    scope: request.scopes.join(' '),
+  });
+  if (request.state !== undefined) params.set('state', request.state);
+  if (request.nonce !== undefined) params.set('nonce', request.nonce);
+  params.set('code_challenge', request.codeChallenge);
+  params.set('code_challenge_method', 'S256');
+  if (request.maxAge !== undefined) params.set('max_age', String(request.maxAge));
+  return `${publicBase}${AUTHORIZE_PATH}?${params.toString()}`;
+}
+

@@ -1,0 +1,98 @@
+/**
+ * The public keys of FAPI 2.0 clients: the registered inline JWKS, or the JWKS fetched from the
+ * registered `jwksUri`. A fetched set is kept and fetched again only when a signature names a
+ * `kid` it does not hold (key rotation), or when the encryption key is missing, and then at most
+ * once per {@link REFETCH_INTERVAL_MS} per client. Each fetch is bounded: {@link FETCH_TIMEOUT_MS},
+ * {@link MAX_JWKS_BYTES}, no redirects.
+ */
+import type { Clock } from '../../clock.js';
+import type { ResolvedClient } from '../config.js';
+import { checkPublicJwks, type PublicJwk } from './registration.js';
+
+/** Longest wait for a client's hosted JWKS. */
+export const FETCH_TIMEOUT_MS = 3000;
+/** Largest accepted hosted JWKS, in bytes. */
+export const MAX_JWKS_BYTES = 64 * 1024;
+/** Shortest time between two fetches of one client's JWKS. */
+export const REFETCH_INTERVAL_MS = 10_000;
+
+/** A client's keys could not be had: the sentence says why, without any key material. */
+export class ClientKeysUnavailable extends Error {}
+
+interface Fetched {
+  keys: readonly PublicJwk[];
+  at: number;
+}
+
+async function readBounded(res: Response): Promise<string> {
+  const reader = res.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_JWKS_BYTES) {
+      await reader.cancel();
+      throw new ClientKeysUnavailable(`the jwksUri answered more than ${MAX_JWKS_BYTES} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The public keys of every FAPI client of one provider. */
+export class ClientJwks {
+  readonly #fetched = new Map<string, Fetched>();
+  readonly #inflight = new Map<string, Promise<readonly PublicJwk[]>>();
+
+  constructor(private readonly clock: Clock) {}
+
+  /**
+   * The keys of `client`. `refresh`: the caller did not find the key it needed in the last
+   * answer, so fetch again (a hosted JWKS only, and at most once per {@link REFETCH_INTERVAL_MS}).
+   * @throws ClientKeysUnavailable when a hosted JWKS cannot be fetched or read.
+   */
+  async keys(client: ResolvedClient, refresh = false): Promise<readonly PublicJwk[]> {
+    const fapi = client.fapi;
+    if (fapi === undefined) return [];
+    if (fapi.jwks !== undefined || fapi.jwksUri === undefined) return fapi.jwks ?? [];
+    const known = this.#fetched.get(client.clientId);
+    if (known !== undefined && (!refresh || this.clock() - known.at < REFETCH_INTERVAL_MS)) return known.keys;
+    let inflight = this.#inflight.get(client.clientId);
+    if (inflight === undefined) {
+      inflight = this.#fetch(client.clientId, fapi.jwksUri).finally(() => this.#inflight.delete(client.clientId));
+      this.#inflight.set(client.clientId, inflight);
+    }
+    return inflight;
+  }
+
+  async #fetch(clientId: string, uri: string): Promise<readonly PublicJwk[]> {
+    let text: string;
+    try {
+      const res = await fetch(uri, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+      if (res.status !== 200) {
+        await res.body?.cancel();
+        throw new ClientKeysUnavailable(`the jwksUri answered HTTP ${res.status}, not 200`);
+      }
+      text = await readBounded(res);
+    } catch (err) {
+      // Remember the failed attempt too, so a client that names unknown kids cannot make us fetch in a loop.
+      this.#fetched.set(clientId, { keys: this.#fetched.get(clientId)?.keys ?? [], at: this.clock() });
+      if (err instanceof ClientKeysUnavailable) throw err;
+      throw new ClientKeysUnavailable(`the jwksUri could not be fetched within ${FETCH_TIMEOUT_MS} ms`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new ClientKeysUnavailable('the jwksUri did not answer JSON');
+    }
+    const mistakes: string[] = [];
+    const keys = checkPublicJwks(parsed, 'the hosted JWKS', mistakes);
+    if (keys.length === 0) throw new ClientKeysUnavailable(mistakes[0] ?? 'the hosted JWKS holds no usable key');
+    this.#fetched.set(clientId, { keys, at: this.clock() });
+    return keys;
+  }
+}

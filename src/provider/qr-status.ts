@@ -1,0 +1,112 @@
+/**
+ * The QR page's helpers outside /v2: its JSON status (polled), the no-script continue link, the
+ * QR image, and Cancel. Each finds its pending authorization by the unguessable poll id.
+ */
+import type { ProviderContext } from './context.js';
+import { callbackUrl } from './grant.js';
+import { bytes, empty, json, redirect, type Answer } from './http/answer.js';
+import type { ProviderRequest } from './http/request.js';
+import type { ProviderRoute } from './router.js';
+import { quotaKeyOf } from './user-agent.js';
+import { renderErrorPage } from './views/error-page.js';
+import { escapeHtml, htmlAnswer, renderPage } from './views/html.js';
+import { renderQrSvg } from './views/qr-svg.js';
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+/** Path prefix of the mobile app (the QR payload). */
+export const MOBILE_PATH = '/mobile-app';
+/** Path prefix of the QR page's JSON status endpoint. */
+export const STATUS_PATH = '/_provider/qr-status';
+/** Path prefix of the no-script continue endpoint. */
+export const CONTINUE_PATH = '/_provider/qr-continue';
+/** Path prefix of the QR image (SVG) of a pending authorization. */
+export const QR_IMAGE_PATH = '/_provider/qr-image';
+/** Path prefix of the QR page's Cancel link. */
+export const CANCEL_PATH = '/_provider/qr-cancel';
+/** CSS pixel size of the QR image. */
+export const QR_SIZE = 320;
+
+function pollIdOf(req: ProviderRequest): string {
+  const id = req.params['pollId'];
+  return typeof id === 'string' && id.length <= 64 ? id : '';
+}
+
+const EXPIRED_ANSWER = json(200, { status: 'expired' }, NO_STORE);
+const PENDING_ANSWER = json(200, { status: 'pending' }, NO_STORE);
+const MISMATCH_ANSWER = json(200, { status: 'mismatch' }, NO_STORE);
+
+function status(ctx: ProviderContext, req: ProviderRequest): Answer {
+  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  if (!pending) return EXPIRED_ANSWER;
+  if (pending.status === 'pending') return PENDING_ANSWER;
+  if (pending.status === 'mismatch') return MISMATCH_ANSWER;
+  return json(200, { status: pending.status, redirectTo: pending.redirectTo }, NO_STORE);
+}
+
+function continueWithoutScript(ctx: ProviderContext, req: ProviderRequest): Answer {
+  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  if (!pending) {
+    return htmlAnswer(410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
+  } else if (pending.status === 'mismatch') {
+    return htmlAnswer(403, renderErrorPage('number_mismatch', MISMATCH_MESSAGE));
+  } else if (pending.status === 'pending' || pending.redirectTo === undefined) {
+    const again = `${ctx.config.basePath}${CONTINUE_PATH}/${pending.pollId}`;
+    return htmlAnswer(
+      200,
+      renderPage({
+        title: 'Waiting for the app',
+        body: `<h1>Still waiting</h1><p>Answer the request in the identity app, then <a href="${escapeHtml(again)}">continue</a>.</p>`,
+      }),
+    );
+  }
+  return redirect(303, pending.redirectTo, NO_STORE);
+}
+
+/** What the QR page says after a wrong number was picked on the phone. */
+export const MISMATCH_MESSAGE =
+  'The number picked on the phone did not match the one on this page, so this sign-in was stopped. Nothing was shared. ' +
+  'If you did not scan this code yourself, someone may have tried to sign in as you.';
+
+/**
+ * The QR code of a pending authorization, as SVG; only while it waits for an answer. Drawn once
+ * per login and kept on the pending entry (a reload or a second tab is not a new render).
+ */
+function qrImage(ctx: ProviderContext, req: ProviderRequest): Answer {
+  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  if (pending?.status !== 'pending') return empty(404, NO_STORE);
+  const seconds = Math.max(0, Math.floor((pending.expiresAt - ctx.config.clock()) / 1000));
+  pending.qrSvg ??= renderQrSvg(`${ctx.config.publicBase}${MOBILE_PATH}/${pending.mobileId}`, QR_SIZE);
+  return bytes(200, 'image/svg+xml', pending.qrSvg, {
+    // The browser keeps it while the code lives: a reload of the page's image is not a new render.
+    'Cache-Control': `private, max-age=${seconds}`,
+    'Content-Security-Policy': "default-src 'none'",
+    'X-Content-Type-Options': 'nosniff',
+  });
+}
+
+/** Cancel on the QR page: ends the pending authorization and returns to the client with access_denied. */
+function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
+  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  if (!pending) {
+    return htmlAnswer(410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
+  }
+  if (pending.status === 'approved' && pending.redirectTo !== undefined) {
+    return redirect(303, pending.redirectTo, NO_STORE);
+  }
+  ctx.stores.pendingByPollId.delete(pending.pollId);
+  ctx.stores.pendingByMobileId.delete(pending.mobileId);
+  ctx.stores.pendingQuota.release(quotaKeyOf(pending.address), pending.expiresAt);
+  ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
+  return redirect(303, callbackUrl(ctx.config.issuer, pending.redirectUri, { error: 'access_denied', state: pending.state }), NO_STORE);
+}
+
+/** The routes of this file. */
+export function qrStatusRoutes(ctx: ProviderContext): ProviderRoute[] {
+  return [
+    { endpoint: 'status', method: 'GET', path: `${STATUS_PATH}/:pollId`, failure: 'json', handle: (req) => status(ctx, req) },
+    { endpoint: 'continue', method: 'GET', path: `${CONTINUE_PATH}/:pollId`, failure: 'html', handle: (req) => continueWithoutScript(ctx, req) },
+    { endpoint: 'status', method: 'GET', path: `${QR_IMAGE_PATH}/:pollId`, failure: 'json', handle: (req) => qrImage(ctx, req) },
+    { endpoint: 'continue', method: 'GET', path: `${CANCEL_PATH}/:pollId`, failure: 'html', handle: (req) => cancel(ctx, req) },
+  ];
+}

@@ -1,0 +1,222 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestProvider, type TestProvider } from '../../../src/provider/index.js';
+import { fapiTestKeys } from '../../../src/provider/testing/create-test-provider.js';
+import { testKeyPair } from '../../helpers/keys.js';
+import { assertion, codeOf, DpopKey, loginParams, push, startFapi, tokenCall } from './support.js';
+
+let test: TestProvider;
+let dpop: DpopKey;
+
+beforeAll(async () => {
+  test = await startFapi();
+  dpop = await DpopKey.make();
+});
+afterAll(() => test.close());
+
+async function refusedAtToken(options: { assertion?: string | null; headers?: Record<string, string> }, extra: Record<string, string> = {}): Promise<string> {
+  const { code, verifier } = await codeOf(test, dpop);
+  const res = await tokenCall(test, dpop, { code, code_verifier: verifier, ...extra }, options);
+  expect(res.status).toBe(401);
+  const body = (await res.json()) as { error: string; error_description: string };
+  expect(body.error).toBe('invalid_client');
+  return body.error_description;
+}
+
+async function refusedAtPar(signed: string): Promise<string> {
+  const res = await push(test, dpop, loginParams(test).params, { assertion: signed });
+  expect(res.status).toBe(401);
+  const body = (await res.json()) as { error: string; error_description: string };
+  expect(body.error).toBe('invalid_client');
+  return body.error_description;
+}
+
+describe('private_key_jwt at the token endpoint: every refusal is invalid_client (401) with the fix', () => {
+  it('no assertion at all', async () => {
+    expect(await refusedAtToken({ assertion: null }, { client_id: test.client.clientId })).toMatch(/client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer/);
+  });
+  it('a client secret instead (audited)', async () => {
+    expect(await refusedAtToken({ assertion: null }, { client_id: test.client.clientId, client_secret: 'anything' })).toMatch(/never client_secret/);
+    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('fapi_client_secret_sent');
+  });
+  it('HTTP Basic', async () => {
+    expect(await refusedAtToken({ headers: { authorization: `Basic ${Buffer.from(`${test.client.clientId}:x`).toString('base64')}` } })).toMatch(/not an Authorization header/);
+  });
+  it('aud is the token endpoint URL', async () => {
+    expect(await refusedAtToken({ assertion: await assertion(test, { aud: `${test.baseUrl}/v2/oauth/token` }) })).toMatch(/aud must be the issuer/);
+  });
+  it('aud is an array holding the issuer', async () => {
+    expect(await refusedAtToken({ assertion: await assertion(test, { aud: [test.provider.issuer] }) })).toMatch(/it is an array/);
+  });
+  it('aud is missing', async () => {
+    expect(await refusedAtToken({ assertion: await assertion(test, { aud: undefined }) })).toMatch(/it is missing/);
+  });
+  it('iss is another client', async () => {
+    expect(await refusedAtToken({ assertion: await assertion(test, { iss: 'someone-else' }) }, { client_id: test.client.clientId })).toMatch(/iss/);
+  });
+  it('sub differs from the client id', async () => {
+    expect(await refusedAtToken({ assertion: await assertion(test, { sub: 'someone-else' }) })).toMatch(/iss and sub must both be the client_id/);
+  });
+  it('exp is missing', async () => {
+    expect(await refusedAtToken({ assertion: await assertion(test, { exp: undefined }) })).toMatch(/no exp/);
+  });
+  it('exp has passed', async () => {
+    const now = Math.floor(test.provider.clock() / 1000);
+    expect(await refusedAtToken({ assertion: await assertion(test, { exp: now - 120, iat: now - 180 }) })).toMatch(/expired/);
+  });
+  it('exp is more than 5 minutes ahead (audited as long-lived)', async () => {
+    const now = Math.floor(test.provider.clock() / 1000);
+    expect(await refusedAtToken({ assertion: await assertion(test, { exp: now + 3600 }) })).toMatch(/expire within 300 s/);
+    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('client_assertion_long_lived');
+  });
+  it('nbf in the future', async () => {
+    const now = Math.floor(test.provider.clock() / 1000);
+    expect(await refusedAtToken({ assertion: await assertion(test, { nbf: now + 200 }) })).toMatch(/nbf/);
+  });
+  it('iat in the future', async () => {
+    const now = Math.floor(test.provider.clock() / 1000);
+    expect(await refusedAtToken({ assertion: await assertion(test, { iat: now + 200 }) })).toMatch(/iat is in the future/);
+  });
+  it('jti is missing', async () => {
+    expect(await refusedAtToken({ assertion: await assertion(test, { jti: undefined }) })).toMatch(/no jti/);
+  });
+  it('jti used a second time (audited)', async () => {
+    const signed = await assertion(test, { jti: 'once-only' });
+    const first = await codeOf(test, dpop);
+    expect((await tokenCall(test, dpop, { code: first.code, code_verifier: first.verifier }, { assertion: signed })).status).toBe(200);
+    expect(await refusedAtToken({ assertion: signed })).toMatch(/jti was already used/);
+    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('client_assertion_jti_reused');
+  });
+  it('alg none', async () => {
+    const encode = (v: object): string => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const now = Math.floor(test.provider.clock() / 1000);
+    const unsigned = `${encode({ alg: 'none' })}.${encode({ iss: test.client.clientId, sub: test.client.clientId, aud: test.provider.issuer, jti: 'n', exp: now + 60 })}.`;
+    expect(await refusedAtToken({ assertion: unsigned })).toMatch(/alg "none" is not accepted/);
+  });
+  it('HS256 signed with anything', async () => {
+    const { SignJWT } = await import('jose');
+    const hs = await new SignJWT({ iss: test.client.clientId, sub: test.client.clientId, aud: test.provider.issuer, jti: 'h', exp: Math.floor(Date.now() / 1000) + 60 })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(new TextEncoder().encode('a shared secret of at least 32 bytes!'));
+    expect(await refusedAtToken({ assertion: hs })).toMatch(/alg "HS256" is not accepted/);
+  });
+  it('signed by a key that is not registered', async () => {
+    const stranger = (await fapiTestKeys()).signingKey;
+    expect(await refusedAtToken({ assertion: await assertion(test, {}, {}, { ...stranger, kid: test.client.fapi!.signingKey.kid! }) })).toMatch(/signature does not verify/);
+    expect(await refusedAtToken({ assertion: await assertion(test, {}, {}, stranger) })).toMatch(/No registered signing key/);
+  });
+  it('a wrong client_assertion_type', async () => {
+    const { code, verifier } = await codeOf(test, dpop);
+    const body = new URLSearchParams({
+      grant_type: 'authorization_code',
+      redirect_uri: test.client.redirectUri,
+      code,
+      code_verifier: verifier,
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:saml2-bearer',
+      client_assertion: await assertion(test),
+    });
+    const res = await fetch(`${test.baseUrl}/v2/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop.proof(test, 'POST', `${test.baseUrl}/v2/oauth/token`) },
+      body,
+    });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_client');
+  });
+});
+
+describe('private_key_jwt at the PAR endpoint', () => {
+  it('refuses the same mistakes there', async () => {
+    expect(await refusedAtPar(await assertion(test, { aud: `${test.baseUrl}/v2/oauth/par` }))).toMatch(/aud must be the issuer/);
+    const signed = await assertion(test);
+    expect((await push(test, dpop, loginParams(test).params, { assertion: signed })).status).toBe(201);
+    expect(await refusedAtPar(signed)).toMatch(/jti was already used/);
+  });
+});
+
+describe('a client registered by jwksUri', () => {
+  let server: Server;
+  let served: { keys: JWK[] };
+  let hits = 0;
+  let fapi: TestProvider;
+
+  beforeAll(async () => {
+    const keys = await fapiTestKeys();
+    served = { keys: keys.jwks.keys };
+    server = createServer((_req, res) => {
+      hits++;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(served));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { startProvider } = await import('../../../src/provider/index.js');
+    const started = await startProvider({
+      autoApprove: true,
+      clients: [
+        {
+          clientId: 'by-uri',
+          redirectUris: ['http://127.0.0.1:3000/auth/callback'],
+          publicKey: testKeyPair('rp').publicKeyPem,
+          profile: 'fapi2',
+          jwksUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`,
+          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+        },
+      ],
+    });
+    fapi = {
+      provider: started.provider,
+      baseUrl: started.baseUrl,
+      client: { clientId: 'by-uri', clientSecret: '', privateKey: '', redirectUri: 'http://127.0.0.1:3000/auth/callback', fapi: keys },
+      close: () => started.close(),
+    };
+  });
+  afterAll(async () => {
+    await fapi.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('fetches the keys, keeps them, and fetches again (bounded) when an assertion names an unknown kid', async () => {
+    const first = await codeOf(fapi, dpop);
+    expect((await tokenCall(fapi, dpop, { code: first.code, code_verifier: first.verifier })).status).toBe(200);
+    expect(hits).toBe(1);
+    const rotated = await fapiTestKeys();
+    served = { keys: [...served.keys, ...rotated.jwks.keys.filter((k) => k.use === 'sig')] };
+    fapi.provider.advanceClock(11_000);
+    const second = await codeOf(fapi, dpop);
+    const res = await tokenCall(fapi, dpop, { code: second.code, code_verifier: second.verifier }, { assertion: await assertion(fapi, {}, {}, rotated.signingKey) });
+    expect(res.status).toBe(200);
+    expect(hits).toBe(2);
+    // An unknown kid again within 10 s: no fetch, refused.
+    const stranger = (await fapiTestKeys()).signingKey;
+    const third = await push(fapi, dpop, loginParams(fapi).params, { assertion: await assertion(fapi, {}, {}, stranger) });
+    expect(third.status).toBe(401);
+    expect(hits).toBe(2);
+  });
+
+  it('refuses the token request, and audits it, when the hosted JWKS loses its encryption key', async () => {
+    const { code, verifier } = await codeOf(fapi, dpop);
+    served = { keys: served.keys.filter((k) => k.use === 'sig') };
+    fapi.provider.advanceClock(11_000);
+    // A fresh signing kid forces a refetch, which returns no enc key.
+    const rotated = await fapiTestKeys();
+    served = { keys: [...served.keys, { ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).publicKey)), kid: 'unused', use: 'sig' }, ...rotated.jwks.keys.filter((k) => k.use === 'sig')] };
+    const res = await tokenCall(fapi, dpop, { code, code_verifier: verifier }, { assertion: await assertion(fapi, {}, {}, rotated.signingKey) });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error_description: string }).error_description).toMatch(/no key to encrypt the ID token/);
+    expect(fapi.provider.audit('by-uri').map((f) => f.code)).toContain('id_token_encryption_key_missing');
+  });
+});
+
+describe('a base client is untouched', () => {
+  it('still authenticates with its secret', async () => {
+    const base = await createTestProvider({ autoApprove: true });
+    try {
+      const doc = (await (await fetch(`${base.baseUrl}/v2/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      expect(doc['pushed_authorization_request_endpoint']).toBeUndefined();
+    } finally {
+      await base.close();
+    }
+  });
+});

@@ -1,0 +1,161 @@
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestProvider } from '../../../src/provider/index.js';
+import { athOf, codeOf, DpopKey, loginParams, push, startFapi, tokenCall, tokensOf, userinfoCall } from './support.js';
+
+let test: TestProvider;
+let dpop: DpopKey;
+let tokenUrl: string;
+let userinfoUrl: string;
+
+beforeAll(async () => {
+  test = await startFapi();
+  dpop = await DpopKey.make();
+  tokenUrl = `${test.baseUrl}/v2/oauth/token`;
+  userinfoUrl = `${test.baseUrl}/v2/oauth/userinfo`;
+});
+afterAll(() => test.close());
+
+async function refusedAtToken(proof: string | null): Promise<string> {
+  const { code, verifier } = await codeOf(test, dpop);
+  const res = await tokenCall(test, dpop, { code, code_verifier: verifier }, { proof });
+  expect(res.status).toBe(400);
+  const body = (await res.json()) as { error: string; error_description: string };
+  expect(body.error).toBe('invalid_dpop_proof');
+  return body.error_description;
+}
+
+describe('DPoP proofs at the token endpoint: each mistake is invalid_dpop_proof (400)', () => {
+  it('no proof', async () => {
+    expect(await refusedAtToken(null)).toMatch(/DPoP proof is required/);
+  });
+  it('typ is not dpop+jwt', async () => {
+    expect(await refusedAtToken(await dpop.proof(test, 'POST', tokenUrl, {}, { typ: 'JWT' }))).toMatch(/typ must be "dpop\+jwt"/);
+  });
+  it('no jwk in the header', async () => {
+    expect(await refusedAtToken(await dpop.proof(test, 'POST', tokenUrl, {}, { jwk: undefined }))).toMatch(/jwk/);
+  });
+  it('a private key in the jwk', async () => {
+    const pair = await generateKeyPair('ES256', { extractable: true });
+    const priv = await exportJWK(pair.privateKey);
+    const proof = await new SignJWT({ htm: 'POST', htu: tokenUrl, iat: Math.floor(test.provider.clock() / 1000), jti: 'p' })
+      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: priv })
+      .sign(pair.privateKey);
+    expect(await refusedAtToken(proof)).toMatch(/private key member/);
+  });
+  it('a signature by another key than the jwk', async () => {
+    const other = await DpopKey.make();
+    expect(await refusedAtToken(await other.proof(test, 'POST', tokenUrl, {}, { jwk: dpop.publicJwk }))).toMatch(/signature does not verify/);
+  });
+  it('alg HS256', async () => {
+    const proof = await new SignJWT({ htm: 'POST', htu: tokenUrl, iat: Math.floor(test.provider.clock() / 1000), jti: 'h' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: dpop.publicJwk })
+      .sign(new TextEncoder().encode('a shared secret of at least 32 bytes!'));
+    expect(await refusedAtToken(proof)).toMatch(/alg "HS256" is not accepted/);
+  });
+  it('htm is another method', async () => {
+    expect(await refusedAtToken(await dpop.proof(test, 'GET', tokenUrl))).toMatch(/htm must be "POST"/);
+  });
+  it('htu is another URL', async () => {
+    expect(await refusedAtToken(await dpop.proof(test, 'POST', `${test.baseUrl}/v2/oauth/par`))).toMatch(/htu must be/);
+  });
+  it('htu with a query and fragment is still this URL', async () => {
+    const { code, verifier } = await codeOf(test, dpop);
+    const res = await tokenCall(test, dpop, { code, code_verifier: verifier }, { proof: await dpop.proof(test, 'POST', `${tokenUrl}?x=1#y`) });
+    expect(res.status).toBe(200);
+  });
+  it('iat too old, and too far ahead', async () => {
+    const now = Math.floor(test.provider.clock() / 1000);
+    expect(await refusedAtToken(await dpop.proof(test, 'POST', tokenUrl, { iat: now - 120 }))).toMatch(/iat must be now/);
+    expect(await refusedAtToken(await dpop.proof(test, 'POST', tokenUrl, { iat: now + 120 }))).toMatch(/iat must be now/);
+  });
+  it('no jti', async () => {
+    expect(await refusedAtToken(await dpop.proof(test, 'POST', tokenUrl, { jti: undefined }))).toMatch(/needs a jti/);
+  });
+  it('a jti used twice (audited)', async () => {
+    const proof = await dpop.proof(test, 'POST', tokenUrl, { jti: 'twice' });
+    const first = await codeOf(test, dpop);
+    expect((await tokenCall(test, dpop, { code: first.code, code_verifier: first.verifier }, { proof })).status).toBe(200);
+    expect(await refusedAtToken(proof)).toMatch(/jti was already used/);
+    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('dpop_proof_jti_reused');
+  });
+  it('two DPoP headers', async () => {
+    const a = await dpop.proof(test, 'POST', tokenUrl);
+    const b = await dpop.proof(test, 'POST', tokenUrl);
+    expect(await refusedAtToken(`${a}, ${b}`)).toMatch(/exactly one DPoP header/);
+  });
+});
+
+describe('DPoP at userinfo', () => {
+  it('token_type DPoP; Bearer refused for the bound token (audited)', async () => {
+    const tokens = await tokensOf(test, dpop);
+    expect(tokens.token_type).toBe('DPoP');
+    const res = await userinfoCall(test, dpop, tokens.access_token, { scheme: 'Bearer' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_token"/);
+    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('dpop_bearer_scheme_used');
+  });
+  it('the DPoP scheme name in any letter case', async () => {
+    const tokens = await tokensOf(test, dpop);
+    expect((await userinfoCall(test, dpop, tokens.access_token, { scheme: 'dpop' })).status).toBe(200);
+  });
+  it('no proof, or a proof without ath or with a wrong ath: invalid_dpop_proof', async () => {
+    const tokens = await tokensOf(test, dpop);
+    for (const proof of [null, await dpop.proof(test, 'GET', userinfoUrl), await dpop.proof(test, 'GET', userinfoUrl, { ath: athOf('another token') })]) {
+      const res = await userinfoCall(test, dpop, tokens.access_token, { proof });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof"/);
+    }
+  });
+  it('a proof by another key: invalid_token (not bound)', async () => {
+    const tokens = await tokensOf(test, dpop);
+    const other = await DpopKey.make();
+    const res = await userinfoCall(test, dpop, tokens.access_token, { proof: await other.proof(test, 'GET', userinfoUrl, { ath: athOf(tokens.access_token) }) });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_token"/);
+  });
+  it('htm POST for a GET', async () => {
+    const tokens = await tokensOf(test, dpop);
+    const res = await userinfoCall(test, dpop, tokens.access_token, { proof: await dpop.proof(test, 'POST', userinfoUrl, { ath: athOf(tokens.access_token) }) });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/invalid_dpop_proof/);
+  });
+});
+
+describe('the dpopNonce option', () => {
+  it('answers use_dpop_nonce with a DPoP-Nonce header at PAR, token and userinfo, and takes the retry', async () => {
+    const nonced = await startFapi({ dpopNonce: true });
+    try {
+      const parUrl = `${nonced.baseUrl}/v2/oauth/par`;
+      const { params, verifier } = loginParams(nonced);
+      const first = await push(nonced, dpop, params);
+      expect(first.status).toBe(400);
+      expect(((await first.json()) as { error: string }).error).toBe('use_dpop_nonce');
+      const nonce = first.headers.get('dpop-nonce') ?? '';
+      expect(nonce).not.toBe('');
+      const again = await push(nonced, dpop, params, { proof: await dpop.proof(nonced, 'POST', parUrl, { nonce }) });
+      expect(again.status).toBe(201);
+      const { request_uri } = (await again.json()) as { request_uri: string };
+      const back = await fetch(`${nonced.baseUrl}/v2/oauth/authorize?${new URLSearchParams({ client_id: nonced.client.clientId, request_uri })}`, { redirect: 'manual' });
+      const code = new URL(back.headers.get('location') ?? '').searchParams.get('code') ?? '';
+      const url = `${nonced.baseUrl}/v2/oauth/token`;
+      const noNonce = await tokenCall(nonced, dpop, { code, code_verifier: verifier });
+      expect(noNonce.status).toBe(400);
+      expect(((await noNonce.json()) as { error: string }).error).toBe('use_dpop_nonce');
+      // The code was not consumed by the nonce refusal: the retry works.
+      const tokens = await tokenCall(nonced, dpop, { code, code_verifier: verifier }, { proof: await dpop.proof(nonced, 'POST', url, { nonce }) });
+      expect(tokens.status).toBe(200);
+      const { access_token } = (await tokens.json()) as { access_token: string };
+      const info = await userinfoCall(nonced, dpop, access_token);
+      expect(info.status).toBe(401);
+      expect(info.headers.get('www-authenticate')).toMatch(/^DPoP error="use_dpop_nonce"/);
+      expect(info.headers.get('dpop-nonce')).toBe(nonce);
+      const ok = await userinfoCall(nonced, dpop, access_token, {
+        proof: await dpop.proof(nonced, 'GET', `${nonced.baseUrl}/v2/oauth/userinfo`, { ath: athOf(access_token), nonce }),
+      });
+      expect(ok.status).toBe(200);
+    } finally {
+      await nonced.close();
+    }
+  });
+});

@@ -1,0 +1,160 @@
+import { decodeProtectedHeader, jwtVerify, createRemoteJWKSet } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestProvider } from '../../../src/provider/index.js';
+import { authorizeUri, codeOf, decryptIdToken, DpopKey, loginParams, push, startFapi, tokenCall, tokensOf, userinfoCall } from './support.js';
+
+let test: TestProvider;
+let dpop: DpopKey;
+
+beforeAll(async () => {
+  test = await startFapi();
+  dpop = await DpopKey.make();
+});
+afterAll(() => test.close());
+
+async function pushed(extra: Record<string, string> = {}): Promise<string> {
+  const res = await push(test, dpop, loginParams(test, extra).params);
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { request_uri: string }).request_uri;
+}
+
+async function errorOf(res: Response, status: number): Promise<{ error: string; error_description: string }> {
+  expect(res.status).toBe(status);
+  return (await res.json()) as { error: string; error_description: string };
+}
+
+async function pageCode(res: Response): Promise<string> {
+  expect(res.status).toBe(400);
+  expect(res.headers.get('location')).toBeNull();
+  return /data-error-code="([^"]+)"/.exec(await res.text())?.[1] ?? '';
+}
+
+describe('FAPI 2.0: a whole login over HTTP', () => {
+  it('PAR (201, request_uri, expires_in 60), authorize with client_id and request_uri, DPoP-bound tokens, encrypted ID token, userinfo with DPoP', async () => {
+    const { params, verifier } = loginParams(test);
+    const res = await push(test, dpop, params);
+    expect(res.status).toBe(201);
+    expect(res.headers.get('cache-control')).toMatch(/no-store/);
+    const body = (await res.json()) as { request_uri: string; expires_in: number };
+    expect(body.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/);
+    expect(body.expires_in).toBe(60);
+    const back = new URL((await authorizeUri(test, body.request_uri)).headers.get('location') ?? '');
+    expect(back.searchParams.get('state')).toBe(params['state']);
+    expect(back.searchParams.get('iss')).toBe(test.provider.issuer);
+    const token = await tokenCall(test, dpop, { code: back.searchParams.get('code') ?? '', code_verifier: verifier });
+    expect(token.status).toBe(200);
+    const tokens = (await token.json()) as { access_token: string; id_token: string; token_type: string; expires_in: number };
+    expect(tokens.token_type).toBe('DPoP');
+    const jweHeader = decodeProtectedHeader(tokens.id_token);
+    expect(jweHeader).toMatchObject({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', cty: 'JWT', kid: test.client.fapi!.encryptionKey.kid });
+    const inner = await decryptIdToken(test, tokens.id_token);
+    const { payload, protectedHeader } = await jwtVerify(inner, createRemoteJWKSet(new URL(`${test.baseUrl}/v2/.well-known/jwks.json`)), {
+      issuer: test.provider.issuer,
+      audience: test.client.clientId,
+    });
+    expect(protectedHeader.alg).toBe('RS256');
+    expect(payload.nonce).toBe(params['nonce']);
+    const info = await userinfoCall(test, dpop, tokens.access_token);
+    expect(info.status).toBe(200);
+    expect(Object.keys((await info.json()) as object).sort()).toEqual(['data', 'key', 'sub']);
+  });
+
+  it('encrypts with RSA-OAEP-256 when registered so', async () => {
+    const rsa = await startFapi({ idTokenEncryptedResponseAlg: 'RSA-OAEP-256' });
+    try {
+      const tokens = await tokensOf(rsa, dpop);
+      expect(decodeProtectedHeader(tokens.id_token)).toMatchObject({ alg: 'RSA-OAEP-256', enc: 'A256GCM', cty: 'JWT' });
+      expect((await decryptIdToken(rsa, tokens.id_token)).split('.')).toHaveLength(3);
+    } finally {
+      await rsa.close();
+    }
+  });
+});
+
+describe('FAPI 2.0: PAR refusals', () => {
+  it('refuses a pushed request that fails the authorize validation, with the same code', async () => {
+    const bad = loginParams(test, { code_challenge_method: 'plain' }).params;
+    const res = await push(test, dpop, bad);
+    expect((await errorOf(res, 400)).error).toBe('invalid_request');
+    const scope = await push(test, dpop, loginParams(test, { scope: 'profile.name' }).params);
+    expect((await errorOf(scope, 400)).error).toBe('invalid_scope');
+    const redirect = await push(test, dpop, loginParams(test, { redirect_uri: 'http://127.0.0.1:3000/other' }).params);
+    expect((await errorOf(redirect, 400)).error).toBe('redirect_uri_mismatch');
+  });
+
+  it('refuses request_uri inside a pushed request', async () => {
+    const res = await push(test, dpop, { ...loginParams(test).params, request_uri: 'urn:x' });
+    expect((await errorOf(res, 400)).error_description).toMatch(/must not carry request_uri/);
+  });
+
+  it('refuses a pushed request with neither a DPoP proof nor dpop_jkt', async () => {
+    const res = await push(test, dpop, loginParams(test).params, { proof: null });
+    expect((await errorOf(res, 400)).error_description).toMatch(/DPoP key/);
+  });
+
+  it('refuses a dpop_jkt that differs from the proof key', async () => {
+    const other = await DpopKey.make();
+    const { calculateJwkThumbprint } = await import('jose');
+    const res = await push(test, dpop, { ...loginParams(test).params, dpop_jkt: await calculateJwkThumbprint(other.publicJwk) });
+    expect((await errorOf(res, 400)).error).toBe('invalid_dpop_proof');
+  });
+
+  it('refuses a JSON body', async () => {
+    const res = await fetch(`${test.baseUrl}/v2/oauth/par`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect((await errorOf(res, 400)).error).toBe('invalid_request');
+  });
+
+  it('refuses a base client with unauthorized_client', async () => {
+    const { createTestProvider } = await import('../../../src/provider/index.js');
+    const base = await createTestProvider();
+    try {
+      const res = await fetch(`${base.baseUrl}/v2/oauth/par`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: base.client.clientId, client_secret: base.client.clientSecret }),
+      });
+      expect((await errorOf(res, 400)).error).toBe('unauthorized_client');
+    } finally {
+      await base.close();
+    }
+  });
+});
+
+describe('FAPI 2.0: authorize takes only client_id and request_uri', () => {
+  it('refuses the raw parameters of a FAPI client, and the audit names it', async () => {
+    const { params } = loginParams(test);
+    const res = await fetch(`${test.baseUrl}/v2/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+    expect(await pageCode(res)).toBe('invalid_request');
+    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('fapi_raw_authorize_parameters');
+  });
+
+  it('refuses a request_uri with other parameters beside it', async () => {
+    expect(await pageCode(await authorizeUri(test, await pushed(), { state: 'x' }))).toBe('invalid_request');
+  });
+
+  it('uses a request_uri once', async () => {
+    const uri = await pushed();
+    expect((await authorizeUri(test, uri)).status).toBe(302);
+    expect(await pageCode(await authorizeUri(test, uri))).toBe('invalid_request_uri');
+  });
+
+  it('refuses a request_uri after its 60 seconds', async () => {
+    const uri = await pushed();
+    test.provider.advanceClock(61_000);
+    expect(await pageCode(await authorizeUri(test, uri))).toBe('invalid_request_uri');
+  });
+
+  it('refuses an unknown request_uri', async () => {
+    expect(await pageCode(await authorizeUri(test, 'urn:ietf:params:oauth:request_uri:nothing-here'))).toBe('invalid_request_uri');
+  });
+
+  it('a code works once, and its tokens come with the same DPoP key only', async () => {
+    const { code, verifier } = await codeOf(test, dpop);
+    const other = await DpopKey.make();
+    const res = await tokenCall(test, other, { code, code_verifier: verifier });
+    const body = await errorOf(res, 400);
+    expect(body.error).toBe('invalid_grant');
+    expect(body.error_description).toMatch(/dpop_jkt/);
+    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('dpop_key_not_bound');
+  });
+});
