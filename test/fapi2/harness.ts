@@ -1,0 +1,144 @@
+/**
+ * A relying party in the FAPI 2.0 profile (NdIdStrategy + ndIdRouter, or createFetchLogin on
+ * Hono) and a real provider with a FAPI client registered from the app's own keys, over loopback.
+ * The app serves its public keys at /auth/jwks.json and the provider is registered with that URL
+ * (`jwksUri`), or with the same set inline. Not a test file itself.
+ */
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type RequestHandler } from 'express';
+import session from 'express-session';
+import passport from 'passport';
+import request from 'supertest';
+import { IdClient } from '../../src/client/id-client.js';
+import type { IdClientOptions } from '../../src/client/types.js';
+import { startProvider, type StartedProvider, type StartProviderOptions } from '../../src/provider/index.js';
+import { ndIdRouter, type NdIdRouterOptions } from '../../src/passport/router.js';
+import { NdIdStrategy } from '../../src/passport/strategy.js';
+import { testKeyPair } from '../helpers/keys.js';
+
+export const FAPI_CLIENT_ID = 'fapi-rp-under-test';
+
+/** The app's keys: the userinfo RSA key, the assertion key, the ID-token key. */
+export interface AppKeys {
+  rsa: ReturnType<typeof testKeyPair>;
+  assertion: KeyObject;
+  idToken: KeyObject | undefined;
+}
+
+/** Fresh keys: an EC assertion key, and an EC ID-token key unless `rsaIdToken` (then privateKey is used). */
+export function appKeys(rsaIdToken = false): AppKeys {
+  return {
+    rsa: testKeyPair('rp'),
+    assertion: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+    idToken: rsaIdToken ? undefined : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+  };
+}
+
+/** Options of {@link startFapiRp}. */
+export interface FapiRpOptions {
+  keys?: AppKeys;
+  /** Register by URL (the app's /auth/jwks.json) instead of inline. Default false. */
+  jwksByUrl?: boolean;
+  /** Provider options beyond the client and autoApprove. */
+  provider?: Partial<StartProviderOptions>;
+  /** Interactive (QR page and phone) instead of autoApprove. */
+  interactive?: boolean;
+  /** Router options. */
+  router?: NdIdRouterOptions;
+  /** IdClient options the strategy is built with, beyond the keys (e.g. another assertion key than the registered one). */
+  client?: Partial<IdClientOptions>;
+}
+
+/** A running FAPI relying party and its provider. */
+export interface FapiRp {
+  baseUrl: string;
+  provider: StartedProvider;
+  strategy: NdIdStrategy;
+  browser(): ReturnType<typeof request.agent>;
+  close(): Promise<void>;
+}
+
+/** The public key set the app registers, as its own IdClient publishes it. */
+export function registeredJwks(keys: AppKeys): { keys: Record<string, unknown>[] } {
+  const client = new IdClient({
+    clientId: FAPI_CLIENT_ID,
+    privateKey: keys.rsa.privateKeyPem,
+    hostname: 'http://127.0.0.1:1',
+    profile: 'fapi2',
+    clientAssertionKey: keys.assertion,
+    ...(keys.idToken === undefined ? {} : { idTokenDecryptionKey: keys.idToken }),
+  });
+  return client.publicJwks() as unknown as { keys: Record<string, unknown>[] };
+}
+
+export async function startFapiRp(options: FapiRpOptions = {}): Promise<FapiRp> {
+  const keys = options.keys ?? appKeys();
+  const app = express();
+  let routes: RequestHandler | undefined;
+  app.use(session({ secret: 'fapi-test-session-secret', resave: false, saveUninitialized: false }));
+  const authenticator = new passport.Passport();
+  authenticator.serializeUser((user, done) => done(null, user));
+  authenticator.deserializeUser((user: Express.User, done) => done(null, user));
+  app.use(authenticator.session());
+  app.use('/auth', (req, res, next) => (routes === undefined ? next() : routes(req, res, next)));
+  app.get('/me', (req, res) => {
+    res.status(req.user ? 200 : 401).json({ user: req.user ?? null });
+  });
+  const server: Server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const callbackURL = `${baseUrl}/auth/callback`;
+
+  const rsaIdToken = keys.idToken === undefined;
+  const provider = await startProvider({
+    autoApprove: options.interactive !== true,
+    clients: [
+      {
+        clientId: FAPI_CLIENT_ID,
+        redirectUris: [callbackURL],
+        publicKey: keys.rsa.publicKeyPem,
+        profile: 'fapi2',
+        ...(options.jwksByUrl === true ? { jwksUri: `${baseUrl}/auth/jwks.json` } : { jwks: registeredJwks(keys) }),
+        idTokenEncryptedResponseAlg: rsaIdToken ? 'RSA-OAEP-256' : 'ECDH-ES+A256KW',
+        idTokenEncryptedResponseEnc: 'A256GCM',
+      },
+    ],
+    ...options.provider,
+  } as StartProviderOptions);
+
+  const strategy = new NdIdStrategy({
+    clientId: FAPI_CLIENT_ID,
+    privateKey: keys.rsa.privateKeyPem,
+    hostname: provider.baseUrl,
+    callbackURL,
+    scope: 'openid profile.name profile.nric_number',
+    profile: 'fapi2',
+    clientAssertionKey: keys.assertion,
+    ...(keys.idToken === undefined ? {} : { idTokenDecryptionKey: keys.idToken }),
+    ...options.client,
+  } as ConstructorParameters<typeof NdIdStrategy>[0]);
+  authenticator.use(strategy);
+  routes = ndIdRouter({
+    passport: authenticator,
+    publishKeys: strategy,
+    successRedirect: '/me',
+    renderFailure: (failure, _req, res) => {
+      res.status(failure.status).json({ code: failure.code, diagnosis: failure.diagnosis?.code ?? null });
+    },
+    ...options.router,
+  });
+
+  return {
+    baseUrl,
+    provider,
+    strategy,
+    browser: () => request.agent(baseUrl),
+    close: async () => {
+      await provider.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
