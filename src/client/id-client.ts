@@ -30,7 +30,7 @@ import { dpopKeyFromKeyObject, DpopNonces, generateDpopKey, restoreDpopKey, type
 import { dpopCall } from './dpop-call.js';
 import { appJwks, checkContextMessage, parseFapiOptions, type FapiConfig, type IdClientProfile, type PublicJwks } from './fapi-config.js';
 import { importIdTokenDecryptionKeys, type IdTokenDecryptionKey } from './fapi-keys.js';
-import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
+import { checkFapiTokenResponse, decryptIdToken, isCompactJwe } from './id-token-jwe.js';
 
 /** ID-token failures caused by time: a clock difference with the service can explain them. */
 const TIME_CODES: ReadonlySet<string> = new Set(['id_token_expired', 'id_token_issued_in_future', 'id_token_not_yet_valid']);
@@ -325,17 +325,12 @@ export class IdClient {
       throw new IdError('access_token_missing', 'The token endpoint answered without an access_token.');
     }
     const tokenType = typeof tokens.token_type === 'string' ? tokens.token_type : undefined;
-    // RFC 6749 5.1: token_type is case-insensitive. The profile binds tokens to DPoP: a Bearer token is refused.
-    if (this.#fapi !== undefined && tokenType?.toLowerCase() !== 'dpop') {
-      throw new IdError('token_type_invalid', "The token endpoint answered with a token that is not DPoP-bound (token_type is not DPoP); the fapi2 profile refuses it.");
-    }
+    // The profile binds tokens to DPoP (a Bearer token is refused) and encrypts ID tokens.
+    if (this.#fapi !== undefined) checkFapiTokenResponse(tokens.token_type, tokens.id_token);
     let claims: IdTokenClaims;
     let idToken = tokens.id_token;
     try {
       if (isCompactJwe(idToken)) idToken = await decryptIdToken(idToken, this.#idTokenKeys);
-      else if (this.#fapi !== undefined && idToken !== undefined) {
-        throw new IdError('id_token_not_encrypted', 'The ID token arrived signed but not encrypted; the fapi2 profile accepts only encrypted ID tokens.');
-      }
       claims = await validateIdToken(idToken, {
         issuer: this.issuer,
         clientId: this.clientId,

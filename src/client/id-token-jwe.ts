@@ -77,3 +77,17 @@ export async function decryptIdToken(token: string, keys: readonly IdTokenDecryp
   if (malformed) throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');
   throw new IdError('id_token_decrypt_failed', 'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.');
 }
+
+/**
+ * FAPI 2.0 answers of the token endpoint: the token must be DPoP-bound (`token_type` compared
+ * case-insensitively, RFC 6749 5.1) and the ID token encrypted.
+ * @throws IdError `token_type_invalid` or `id_token_not_encrypted`.
+ */
+export function checkFapiTokenResponse(tokenType: unknown, idToken: unknown): void {
+  if (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'dpop') {
+    throw new IdError('token_type_invalid', 'The token endpoint answered with a token that is not DPoP-bound (token_type is not DPoP); the fapi2 profile refuses it.');
+  }
+  if (idToken !== undefined && !isCompactJwe(idToken)) {
+    throw new IdError('id_token_not_encrypted', 'The ID token arrived signed but not encrypted; the fapi2 profile accepts only encrypted ID tokens.');
+  }
+}

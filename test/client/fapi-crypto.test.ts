@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { CLIENT_ASSERTION_LIFETIME_S, createClientAssertion } from '../../src/client/client-assertion.js';
 import { createDpopProof, DpopNonces, generateDpopKey, isNonceChallenge, restoreDpopKey } from '../../src/client/dpop.js';
 import { importIdTokenDecryptionKeys, importSigningKeys } from '../../src/client/fapi-keys.js';
-import { decryptIdToken, isCompactJwe } from '../../src/client/id-token-jwe.js';
+import { checkFapiTokenResponse, decryptIdToken, isCompactJwe } from '../../src/client/id-token-jwe.js';
 import { checkResponseIssuer } from '../../src/client/authorization-response.js';
 import { IdError } from '../../src/errors.js';
 import { testKeyPair } from '../helpers/keys.js';
@@ -140,5 +140,20 @@ describe('the authorization response iss', () => {
     expect((missing as IdError).code).toBe('authorization_response_iss_missing');
     expect(() => checkResponseIssuer('https://id.example/v2/', 'https://id.example/v2', false)).toThrow(/another issuer/);
     expect(() => checkResponseIssuer(['https://id.example/v2'], 'https://id.example/v2', false)).toThrow(/another issuer/);
+  });
+});
+
+describe('the FAPI 2.0 token response (unit: the provider never answers a FAPI client otherwise)', () => {
+  const jwe = 'aGVhZGVy..aXY.Y2lwaGVy.dGFn';
+  it('accepts DPoP in any letter case with an encrypted ID token', () => {
+    for (const type of ['DPoP', 'dpop', 'DPOP']) expect(() => checkFapiTokenResponse(type, jwe)).not.toThrow();
+  });
+  it('refuses a Bearer (or missing) token type: token_type_invalid', () => {
+    for (const type of ['Bearer', 'bearer', undefined, 'DPoP ']) {
+      expect(() => checkFapiTokenResponse(type, jwe)).toThrow(expect.objectContaining({ code: 'token_type_invalid' }));
+    }
+  });
+  it('refuses a signed but unencrypted ID token: id_token_not_encrypted', () => {
+    expect(() => checkFapiTokenResponse('DPoP', 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln')).toThrow(expect.objectContaining({ code: 'id_token_not_encrypted' }));
   });
 });

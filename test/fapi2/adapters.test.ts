@@ -1,0 +1,78 @@
+/**
+ * The FAPI 2.0 login through the other adapters, over real HTTP against the provider: the fetch
+ * handlers (createFetchLogin) in a Hono app with the sealed cookie session, which then carries the
+ * login's DPoP private key (sealed) between the login and the callback, and Fastify with
+ * @fastify/passport driving NdIdStrategy.
+ */
+import type { Server } from 'node:http';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCookieSession } from '../../src/adapters/cookie-session.js';
+import { createFetchLogin } from '../../src/adapters/fetch.js';
+import { IdClient } from '../../src/client/id-client.js';
+import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { Browser, closeServer, listenOnLoopback } from '../integrations/harness.js';
+import { appKeys, FAPI_CLIENT_ID, registeredJwks } from './harness.js';
+
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+describe('createFetchLogin (Hono, sealed cookie session) in the FAPI 2.0 profile', () => {
+  it('signs in: pushed request, DPoP key kept sealed in the cookie between login and callback, attributes read', async () => {
+    const keys = appKeys();
+    const app = new Hono();
+    const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+    const baseUrl = await listenOnLoopback(server);
+    const provider: StartedProvider = await startProvider({
+      autoApprove: true,
+      clients: [
+        {
+          clientId: FAPI_CLIENT_ID,
+          redirectUris: [`${baseUrl}/auth/callback`],
+          publicKey: keys.rsa.publicKeyPem,
+          profile: 'fapi2',
+          jwksUri: `${baseUrl}/auth/jwks.json`,
+          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+          idTokenEncryptedResponseEnc: 'A256GCM',
+        },
+      ],
+    } as Parameters<typeof startProvider>[0]);
+    cleanup = async () => {
+      await provider.close();
+      await closeServer(server);
+    };
+    const client = new IdClient({
+      clientId: FAPI_CLIENT_ID,
+      privateKey: keys.rsa.privateKeyPem,
+      hostname: provider.baseUrl,
+      redirectUri: `${baseUrl}/auth/callback`,
+      profile: 'fapi2',
+      clientAssertionKey: keys.assertion,
+      idTokenDecryptionKey: keys.idToken!,
+    });
+    const auth = createFetchLogin({ client, session: createCookieSession({ secret: 'a-cookie-secret-of-at-least-32-characters!' }), scope: 'openid profile.name' });
+    app.get('/auth/login', (c) => auth.login(c.req.raw, { authenticationContextMessage: 'Sign in to the Hono test' }));
+    app.get('/auth/callback', (c) => auth.callback(c.req.raw));
+    app.get('/auth/jwks.json', () => auth.jwks());
+    app.get('/me', async (c) => c.json((await auth.user(c.req.raw)) ?? null));
+    expect((await (await fetch(`${baseUrl}/auth/jwks.json`)).json()) as unknown).toEqual(registeredJwks(keys));
+
+    const browser = new Browser(baseUrl);
+    const started = await browser.get('/auth/login');
+    expect(started.status).toBe(302);
+    const authorize = new URL(started.location ?? '');
+    expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+    // The sealed cookie holds the pending login, DPoP key included: no key material is readable in it.
+    const cookie = started.setCookies.join(';');
+    expect(cookie).not.toMatch(/"d"|crv|P-256/);
+    const back = await fetch(authorize, { redirect: 'manual' });
+    const done = await browser.get(back.headers.get('location') ?? '');
+    expect(done.status, done.text).toBe(302);
+    const user = JSON.parse((await browser.get('/me')).text) as { data: Record<string, string> };
+    expect(user.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
+  });
+});
