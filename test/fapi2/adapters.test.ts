@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCookieSession } from '../../src/adapters/cookie-session.js';
 import { createFetchLogin } from '../../src/adapters/fetch.js';
 import { IdClient } from '../../src/client/id-client.js';
+import { generatePkcePair } from '../../src/pkce.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { Browser, closeServer, listenOnLoopback } from '../integrations/harness.js';
 import { appKeys, FAPI_CLIENT_ID, registeredJwks } from './harness.js';
@@ -74,5 +75,75 @@ describe('createFetchLogin (Hono, sealed cookie session) in the FAPI 2.0 profile
     expect(done.status, done.text).toBe(302);
     const user = JSON.parse((await browser.get('/me')).text) as { data: Record<string, string> };
     expect(user.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
+  });
+});
+
+describe('IdClient against the provider: a stale DPoP nonce at userinfo', () => {
+  it('answers the resource server\'s 401 WWW-Authenticate use_dpop_nonce challenge with one retry and reads the attributes', async () => {
+    const keys = appKeys();
+    let offset = 0;
+    const callback = 'http://127.0.0.1:3999/auth/callback';
+    const provider = await startProvider({
+      autoApprove: true,
+      dpopNonce: true,
+      clock: () => Date.now() + offset,
+      clients: [
+        {
+          clientId: FAPI_CLIENT_ID,
+          redirectUris: [callback],
+          publicKey: keys.rsa.publicKeyPem,
+          profile: 'fapi2',
+          jwks: registeredJwks(keys),
+          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+          idTokenEncryptedResponseEnc: 'A256GCM',
+        },
+      ],
+    } as Parameters<typeof startProvider>[0]);
+    cleanup = () => provider.close();
+    const challenges: string[] = [];
+    provider.server.on('request', (req, res) => {
+      res.on('finish', () => {
+        if (res.statusCode === 401) challenges.push(String(req.url));
+      });
+    });
+    const client = new IdClient({
+      clientId: FAPI_CLIENT_ID,
+      privateKey: keys.rsa.privateKeyPem,
+      hostname: provider.baseUrl,
+      redirectUri: callback,
+      profile: 'fapi2',
+      clientAssertionKey: keys.assertion,
+      idTokenDecryptionKey: keys.idToken!,
+      clock: () => Date.now() + offset,
+    });
+    const { codeVerifier, codeChallenge } = generatePkcePair();
+    const { key, stored } = await client.dpopKeyForLogin();
+    const { url, nonce } = await client.pushAuthorizationRequest({ codeChallenge, state: 'state-1', scope: 'openid profile.name', dpopKey: key });
+    const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
+    await client.checkAuthorizationResponse(Object.fromEntries(back.searchParams));
+    const dpopKey = await client.restoreDpopKey(stored);
+    const tokens = await client.callback({ code: back.searchParams.get('code')!, codeVerifier, nonce: nonce!, iss: back.searchParams.get('iss')!, dpopKey });
+    expect(tokens.tokenType?.toLowerCase()).toBe('dpop');
+    // Another client of the app (its own nonce memory) pushes logins a minute apart: the provider
+    // rotates its nonce twice, so the one this client remembers is no longer accepted.
+    const other = new IdClient({
+      clientId: FAPI_CLIENT_ID,
+      privateKey: keys.rsa.privateKeyPem,
+      hostname: provider.baseUrl,
+      redirectUri: callback,
+      profile: 'fapi2',
+      clientAssertionKey: keys.assertion,
+      idTokenDecryptionKey: keys.idToken!,
+      clock: () => Date.now() + offset,
+    });
+    for (let i = 0; i < 2; i++) {
+      offset += 61_000;
+      await other.pushAuthorizationRequest({ codeChallenge, state: `other-${i}`, dpopKey: (await other.dpopKeyForLogin()).key });
+    }
+    other.close();
+    const info = await client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken, dpopKey });
+    expect(info.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
+    expect(challenges).toEqual(['/v2/oauth/userinfo']);
+    client.close();
   });
 });
