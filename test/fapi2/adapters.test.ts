@@ -1,12 +1,19 @@
 /**
  * The FAPI 2.0 login through the other adapters, over real HTTP against the provider: the fetch
  * handlers (createFetchLogin) in a Hono app with the sealed cookie session, which then carries the
- * login's DPoP private key (sealed) between the login and the callback, and Fastify with
- * @fastify/passport driving NdIdStrategy.
+ * login's DPoP private key (sealed) between the login and the callback; Fastify with
+ * @fastify/passport driving NdIdStrategy over @fastify/secure-session; and IdClient alone
+ * answering a stale-nonce challenge at userinfo.
  */
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
+import { randomBytes } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import { Authenticator } from '@fastify/passport';
+import fastifySecureSession from '@fastify/secure-session';
+import Fastify from 'fastify';
 import { Hono } from 'hono';
+import { NdIdStrategy } from '../../src/passport/strategy.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCookieSession } from '../../src/adapters/cookie-session.js';
 import { createFetchLogin } from '../../src/adapters/fetch.js';
@@ -145,5 +152,73 @@ describe('IdClient against the provider: a stale DPoP nonce at userinfo', () => 
     expect(info.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
     expect(challenges).toEqual(['/v2/oauth/userinfo']);
     client.close();
+  });
+});
+
+describe('Fastify with @fastify/passport and @fastify/secure-session in the FAPI 2.0 profile', () => {
+  it('signs in through NdIdStrategy: pushed request, DPoP key in the sealed session, attributes read', async () => {
+    const keys = appKeys();
+    const app = Fastify();
+    await app.register(fastifyCookie);
+    await app.register(fastifySecureSession, { key: randomBytes(32), cookie: { path: '/', httpOnly: true, sameSite: 'lax' } });
+    const passport = new Authenticator({ clearSessionIgnoreFields: [`nd-id:${FAPI_CLIENT_ID}`] });
+    passport.registerUserSerializer(async (user: { sub: string; data: Record<string, string> }) => ({ sub: user.sub, data: user.data }));
+    passport.registerUserDeserializer(async (user: unknown) => user);
+    await app.register(passport.initialize());
+    await app.register(passport.secureSession());
+    app.get('/auth/login', async (request, reply) => {
+      await passport.authenticate('nd-id', { authenticationContextMessage: 'Sign in to the Fastify test' } as object).call(app, request, reply);
+    });
+    app.get('/auth/callback', async (request, reply) => {
+      await passport
+        .authenticate('nd-id', async (req, res, err, user) => {
+          if (err !== null || !user) return res.code(err !== null ? 500 : 401).send({ failed: true });
+          await req.logIn(user);
+          return res.redirect('/me');
+        })
+        .call(app, request, reply);
+    });
+    app.get('/me', async (request) => ({ user: request.user ?? null }));
+    const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+    const provider = await startProvider({
+      autoApprove: true,
+      clients: [
+        {
+          clientId: FAPI_CLIENT_ID,
+          redirectUris: [`${baseUrl}/auth/callback`],
+          publicKey: keys.rsa.publicKeyPem,
+          profile: 'fapi2',
+          jwks: registeredJwks(keys),
+          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+          idTokenEncryptedResponseEnc: 'A256GCM',
+        },
+      ],
+    } as Parameters<typeof startProvider>[0]);
+    cleanup = async () => {
+      await provider.close();
+      await app.close();
+    };
+    passport.use(
+      'nd-id',
+      new NdIdStrategy({
+        clientId: FAPI_CLIENT_ID,
+        privateKey: keys.rsa.privateKeyPem,
+        hostname: provider.baseUrl,
+        callbackURL: `${baseUrl}/auth/callback`,
+        profile: 'fapi2',
+        clientAssertionKey: keys.assertion,
+        idTokenDecryptionKey: keys.idToken!,
+      }) as never,
+    );
+    const browser = new Browser(baseUrl);
+    const started = await browser.get('/auth/login');
+    expect(started.status, started.text).toBe(302);
+    const authorize = new URL(started.location ?? '');
+    expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+    const back = await fetch(authorize, { redirect: 'manual' });
+    const done = await browser.get(back.headers.get('location') ?? '');
+    expect(done.status, done.text).toBe(302);
+    const me = JSON.parse((await browser.get('/me')).text) as { user: { data: Record<string, string> } | null };
+    expect(me.user?.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
   });
 });
