@@ -10,7 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { createProvider, DEFAULT_PERSONAS, nricCheckLetter, type Persona, type Provider } from '../src/provider/index.js';
 
 interface Start {
-  mode: 'provider-auto' | 'provider-interactive' | 'floor';
+  mode: 'provider-auto' | 'provider-interactive' | 'provider-fapi' | 'floor';
+  /** The FAPI 2.0 client's public JWKS (`provider-fapi`). */
+  jwks?: { keys: Record<string, unknown>[] };
   /** Registered clients in all (the load client and copies of it). Default 1. */
   clients?: number;
   /** Personas in all (`ada` first). Default: the built-in ones. */
@@ -127,13 +129,18 @@ process.on('message', (message: unknown) => {
   server.listen(0, '127.0.0.1', () => {
     const { port } = server.address() as AddressInfo;
     if (start.mode !== 'floor') {
-      const client = { clientId: start.clientId, clientSecret: start.clientSecret, redirectUris: [start.redirectUri], publicKey: start.publicKeyPem, name: 'Load' };
+      const base = { clientId: start.clientId, clientSecret: start.clientSecret, redirectUris: [start.redirectUri], publicKey: start.publicKeyPem, name: 'Load' };
+      const { clientSecret: _none, ...withoutSecret } = base;
+      const client =
+        start.mode === 'provider-fapi'
+          ? { ...withoutSecret, profile: 'fapi2' as const, jwks: start.jwks as never, idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' as const }
+          : base;
       const others = Array.from({ length: (start.clients ?? 1) - 1 }, (_, i) => ({ ...client, clientId: `other-${i}`, name: `Other ${i}` }));
       provider = createProvider({
         baseUrl: `http://127.0.0.1:${port}`,
         clients: [...others.slice(0, others.length >> 1), client, ...others.slice(others.length >> 1)],
         ...(start.personas !== undefined ? { personas: personas(start.personas) } : {}),
-        autoApprove: start.mode === 'provider-auto' ? 'ada' : false,
+        autoApprove: start.mode === 'provider-interactive' ? false : 'ada',
         // One source address drives every login here: the per-address quota would refuse it.
         maxPendingPerAddress: 1_000_000,
         ...(start.maxPending !== undefined ? { maxPending: start.maxPending } : {}),

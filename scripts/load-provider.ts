@@ -7,6 +7,10 @@
  * - provider (auto-approve): our provider with `autoApprove`.
  * - provider (QR + phone): the interactive login: QR page, QR image, phone page, number match and
  *   approval, status poll, token, userinfo.
+ * - provider (FAPI 2.0): auto-approve, in the FAPI 2.0 profile: PAR with a private_key_jwt
+ *   assertion and a DPoP proof, authorize with the request_uri, token with an assertion and a
+ *   proof (the ID token encrypted, ECDH-ES+A256KW), userinfo with a proof. Its ratio to the base
+ *   auto-approve login is printed too (the driver's own signing is not the provider's CPU).
  *
  * Then the cost of one interactive authorize (the QR page) beside a trivial request (the
  * discovery document) on the same provider. Rounds are interleaved so a burst of load elsewhere
@@ -26,9 +30,10 @@
  */
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
+import { calculateJwkThumbprint, type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { positiveInt } from './env.js';
 
 const LOGINS = positiveInt('LOAD_LOGINS', 300);
@@ -73,7 +78,7 @@ class Server {
     readonly port: number,
   ) {}
 
-  static async start(name: string, mode: string, publicKeyPem: string, extra: Record<string, number> = {}): Promise<Server> {
+  static async start(name: string, mode: string, publicKeyPem: string, extra: Record<string, unknown> = {}): Promise<Server> {
     const child = fork(join(__dirname, 'load-provider-server.ts'), [], { execArgv: ['--import', 'tsx', '--expose-gc'] });
     pin(child.pid, cpus().length - 1);
     const port = await new Promise<number>((resolve) => {
@@ -168,6 +173,70 @@ async function interactiveLogin(port: number): Promise<void> {
   await redeem(port, status.redirectTo);
 }
 
+/** The keys of the FAPI 2.0 load client and its login's DPoP key (one for every login: the driver's CPU is not measured). */
+interface FapiKeys {
+  signing: CryptoKey;
+  kid: string;
+  dpop: CryptoKey;
+  dpopJwk: JWK;
+  jwks: { keys: JWK[] };
+}
+
+async function fapiKeys(): Promise<FapiKeys> {
+  const sig = await generateKeyPair('ES256', { extractable: true });
+  const enc = await generateKeyPair('ECDH-ES+A256KW', { extractable: true });
+  const dpop = await generateKeyPair('ES256', { extractable: true });
+  const sigJwk = await exportJWK(sig.publicKey);
+  const kid = await calculateJwkThumbprint(sigJwk);
+  const encJwk = await exportJWK(enc.publicKey);
+  return {
+    signing: sig.privateKey,
+    kid,
+    dpop: dpop.privateKey,
+    dpopJwk: await exportJWK(dpop.publicKey),
+    jwks: { keys: [{ ...sigJwk, kid, use: 'sig', alg: 'ES256' }, { ...encJwk, kid: 'enc-1', use: 'enc', alg: 'ECDH-ES+A256KW' }] },
+  };
+}
+
+let jtiCounter = 0;
+
+function fapiLogin(keys: FapiKeys): (port: number) => Promise<void> {
+  return async (port) => {
+    const base = `http://127.0.0.1:${port}`;
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = (): Promise<string> =>
+      new SignJWT({ iss: CLIENT.clientId, sub: CLIENT.clientId, aud: `${base}/v2`, jti: `a${jtiCounter++}`, iat: now, exp: now + 60 })
+        .setProtectedHeader({ alg: 'ES256', kid: keys.kid })
+        .sign(keys.signing);
+    const proof = (htm: string, path: string, extra: Record<string, string> = {}): Promise<string> =>
+      new SignJWT({ htm, htu: `${base}${path}`, iat: now, jti: `p${jtiCounter++}`, ...extra })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: keys.dpopJwk })
+        .sign(keys.dpop);
+    const auth = { client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: await assertion() };
+    const par = await call(port, 'POST', '/v2/oauth/par', new URLSearchParams({ ...Object.fromEntries(new URL(AUTHORIZE, base).searchParams), ...auth }).toString(), {
+      'content-type': 'application/x-www-form-urlencoded',
+      dpop: await proof('POST', '/v2/oauth/par'),
+    });
+    expect(par.status === 201, `PAR answered ${par.status}`);
+    const { request_uri } = JSON.parse(par.body) as { request_uri: string };
+    const a = await call(port, 'GET', `/v2/oauth/authorize?${new URLSearchParams({ client_id: CLIENT.clientId, request_uri })}`);
+    expect(a.status === 302, `authorize answered ${a.status}`);
+    const code = new URL(String(a.headers['location'])).searchParams.get('code') ?? '';
+    const token = await call(
+      port,
+      'POST',
+      '/v2/oauth/token',
+      new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirectUri, code_verifier: VERIFIER, client_assertion_type: auth.client_assertion_type, client_assertion: await assertion() }).toString(),
+      { 'content-type': 'application/x-www-form-urlencoded', dpop: await proof('POST', '/v2/oauth/token') },
+    );
+    expect(token.status === 200, `token answered ${token.status}`);
+    const { access_token } = JSON.parse(token.body) as { access_token: string };
+    const ath = createHash('sha256').update(access_token).digest('base64url');
+    const userinfo = await call(port, 'GET', '/v2/oauth/userinfo', undefined, { authorization: `DPoP ${access_token}`, dpop: await proof('GET', '/v2/oauth/userinfo', { ath }) });
+    expect(userinfo.status === 200, `userinfo answered ${userinfo.status}`);
+  };
+}
+
 async function run(server: Server, n: number, one: (port: number) => Promise<void>): Promise<{ cpuMs: number; perSecond: number }> {
   const before = await server.cpu();
   const started = process.hrtime.bigint();
@@ -197,10 +266,13 @@ async function main(): Promise<void> {
   const floor = await Server.start('floor', 'floor', publicKeyPem);
   const auto = await Server.start('provider, auto-approve', 'provider-auto', publicKeyPem);
   const qr = await Server.start('provider, QR + phone', 'provider-interactive', publicKeyPem);
+  const keys = await fapiKeys();
+  const fapi = await Server.start('provider, FAPI 2.0', 'provider-fapi', publicKeyPem, { jwks: keys.jwks });
   const scenarios = [
     { server: floor, one: autoLogin, cpu: [] as number[], rate: [] as number[] },
     { server: auto, one: autoLogin, cpu: [] as number[], rate: [] as number[] },
     { server: qr, one: interactiveLogin, cpu: [] as number[], rate: [] as number[] },
+    { server: fapi, one: fapiLogin(keys), cpu: [] as number[], rate: [] as number[] },
   ];
   for (const s of scenarios) await run(s.server, WARMUP, s.one);
   const authorizeCpu: number[] = [];
@@ -237,6 +309,7 @@ async function main(): Promise<void> {
       `  ${s.server.name.padEnd(24)} ${median(s.cpu).toFixed(3)} ms CPU/login  ${ratio(s.cpu, floorCpu)} floor  ${(1000 / median(s.cpu)).toFixed(0)} logins/s on one core  (${median(s.rate).toFixed(0)} logins/s measured, shared machine)`,
     );
   }
+  console.log(`  FAPI 2.0 login (auto-approve) beside the base auto-approve login: ${ratio(scenarios[3]!.cpu, scenarios[1]!.cpu)}`);
   console.log('  targets: auto-approve at most 1.2x floor; interactive login at most 3x floor; interactive authorize at most 1.5x a trivial request');
   const a = median(authorizeCpu);
   const t = median(trivialCpu);

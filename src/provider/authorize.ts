@@ -214,7 +214,8 @@ function answerAtOnce(
   const code = issueCode(ctx, { ...request, dpopJkt: extras?.dpopJkt }, persona, overrides);
   ctx.log('authorize', `${how} for client ${request.clientId}`);
   const state = ctx.conformance.responseState(request.clientId, request.state);
-  return redirect(302, callbackUrl(ctx.config.issuer, request.redirectUri, { code, state }), NO_STORE);
+  const iss = ctx.conformance.responseIss(request.clientId, ctx.config.issuer);
+  return redirect(302, callbackUrl(iss, request.redirectUri, { code, state }), NO_STORE);
 }
 
 /** The log line of a refused authorization request: its code, its client when registered, and the mismatch. */

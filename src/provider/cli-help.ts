@@ -15,7 +15,9 @@ Options:
   --clients FILE            JSON file of registered clients (required to serve):
                             [{ "clientId", "clientSecret", "redirectUris": [...],
                                "publicKey" (PEM or JWK) | "publicKeyFile", "name"? }]
-                            or { "clients": [...], "personas": [...] }
+                            or { "clients": [...], "personas": [...] }; a FAPI 2.0 client has
+                            "profile": "fapi2", "jwks" | "jwksUri" and
+                            "idTokenEncryptedResponseAlg" instead of "clientSecret"
   --port N                  Port to listen on (default ${DEFAULT_PORT}; 0 = any free port)
   --host HOST               Interface to listen on (default 127.0.0.1)
   --base-url URL            Public origin, when it differs from http://HOST:PORT
@@ -23,6 +25,7 @@ Options:
   --signing-key FILE        RSA private key (PEM) to sign ID tokens (default: generated)
   --log                     Log every request outcome to stderr, not only refusals and audit
                             findings (which are always logged; never secrets or personal data)
+  --dpop-nonce              FAPI 2.0: DPoP proofs must carry the server nonce (use_dpop_nonce)
   --strict-client-auth      Token endpoint takes client_id and client_secret in a JSON body
                             only, as the spec says; HTTP Basic and form bodies are refused and
                             recorded by the audit (client_auth_outside_spec)

@@ -59,6 +59,7 @@ interface ParsedArgs {
   help: boolean;
   version: boolean;
   strictClientAuth: boolean;
+  dpopNonce: boolean;
   /** Seconds, or `plan`. */
   exitAfter?: number | 'plan';
 }
@@ -76,6 +77,7 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     help: false,
     version: false,
     strictClientAuth: false,
+    dpopNonce: false,
   };
   const valueAfter = (i: number, flag: string): string | undefined => {
     const v = argv[i + 1];
@@ -102,6 +104,9 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
       case '--version':
       case '-v':
         out.version = true;
+        break;
+      case '--dpop-nonce':
+        out.dpopNonce = true;
         break;
       case '--strict-client-auth':
         out.strictClientAuth = true;
@@ -301,6 +306,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
       if (args.log || ALWAYS_LOGGED.test(line)) io.stderr(`nd-id-provider: ${line}\n`);
     },
     ...(args.strictClientAuth ? { strictClientAuth: true } : {}),
+    ...(args.dpopNonce ? { dpopNonce: true } : {}),
     ...(args.auditStrict ? { auditStrict: true } : {}),
     ...(args.faultControl ? { faultControl: true } : {}),
     ...(args.auditEndpoint ? { auditEndpoint: true } : {}),

@@ -81,6 +81,21 @@ export class SigningKeys {
     return `${signingInput}.${signWith('sha256', Buffer.from(signingInput, 'ascii'), key.privateKey).toString('base64url')}`;
   }
 
+  /**
+   * Sign JWT claims with the current key and its `kid`, but PS256: only the conformance plan's
+   * `alternate_alg` case does this (a signature that verifies, under an algorithm not registered).
+   */
+  async signPs256(claims: JWTPayload): Promise<string> {
+    const key = await this.current;
+    const signingInput = `${base64url(JSON.stringify({ alg: 'PS256', typ: 'JWT', kid: key.kid }))}.${base64url(JSON.stringify(claims))}`;
+    const signature = signWith('sha256', Buffer.from(signingInput, 'ascii'), {
+      key: key.privateKey,
+      padding: constants.RSA_PKCS1_PSS_PADDING,
+      saltLength: 32,
+    });
+    return `${signingInput}.${signature.toString('base64url')}`;
+  }
+
   /** The published key set: the current key first, then keys still in their grace period. */
   async jwks(): Promise<{ keys: JwksEntry[] }> {
     const current = await this.current;

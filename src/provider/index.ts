@@ -97,7 +97,7 @@ export function createProvider(options: ProviderOptions): Provider {
   const personas = PersonaDirectory.create(config.personas);
   const scripted = new ScriptedLogins(personas);
   const audit = new Audit(config.clock, (id) => config.clients.has(id));
-  const conformance = new Conformance(keys, audit, () => [...config.clients.keys()]);
+  const conformance = new Conformance(keys, audit, () => [...config.clients.keys()], (id) => config.clients.get(id)?.profile === 'fapi2');
   if (config.conformance) conformance.start();
   const ctx: ProviderContext = {
     config,

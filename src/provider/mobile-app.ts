@@ -102,7 +102,8 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';
-  pending.redirectTo = callbackUrl(ctx.config.issuer, pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
+  const iss = ctx.conformance.responseIss(pending.clientId, ctx.config.issuer);
+  pending.redirectTo = callbackUrl(iss, pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
   ctx.log('mobile', `approved for client ${pending.clientId}`);
   return htmlAnswer(200, renderMobileDone('approved', clientName(ctx, pending)));
 }

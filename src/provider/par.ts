@@ -14,7 +14,8 @@
  */
 import { validateAuthorizeQuery, type Validation } from './authorize-request.js';
 import type { ProviderContext } from './context.js';
-import { authenticateAssertion, FapiRefusal, fapiClientNamed } from './fapi/client-assertion.js';
+import { authenticateAssertion, fapiClientNamed } from './fapi/client-assertion.js';
+import { OAuthRefusal } from './http/refusal.js';
 import { DpopRefusal, verifyDpopProof } from './fapi/dpop.js';
 import { json, NO_STORE, oauthError, type Answer } from './http/answer.js';
 import { MAX_BODY_BYTES } from './http/body.js';
@@ -46,9 +47,9 @@ const DPOP_JKT = /^[A-Za-z0-9_-]{43}$/;
 function formParams(req: ProviderRequest): URLSearchParams {
   const body = req.body;
   if (body.kind === 'error') {
-    throw new FapiRefusal(body.status, 'invalid_request', body.status === 413 ? `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.` : body.message);
+    throw new OAuthRefusal(body.status, 'invalid_request', body.status === 413 ? `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.` : body.message);
   }
-  if (body.kind !== 'form') throw new FapiRefusal(400, 'invalid_request', 'The PAR request must be an application/x-www-form-urlencoded body (RFC 9126).');
+  if (body.kind !== 'form') throw new OAuthRefusal(400, 'invalid_request', 'The PAR request must be an application/x-www-form-urlencoded body (RFC 9126).');
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(body.fields)) {
     for (const one of Array.isArray(value) ? value : [value]) params.append(name, one);
@@ -58,7 +59,7 @@ function formParams(req: ProviderRequest): URLSearchParams {
 
 function one(params: URLSearchParams, name: string): string | undefined {
   const all = params.getAll(name);
-  if (all.length > 1) throw new FapiRefusal(400, 'invalid_request', `The ${name} parameter was sent more than once.`);
+  if (all.length > 1) throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter was sent more than once.`);
   return all[0] === '' ? undefined : all[0];
 }
 
@@ -74,32 +75,32 @@ async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer>
   if (client === undefined) {
     const named = fields.client_id !== undefined && ctx.config.clients.has(fields.client_id);
     throw named
-      ? new FapiRefusal(400, 'unauthorized_client', 'Pushed authorization requests are for clients registered with profile "fapi2"; this client uses /v2/oauth/authorize directly.')
-      : new FapiRefusal(401, 'invalid_client', 'The client is not registered, or not named: send client_id and a client_assertion whose iss is the client_id.');
+      ? new OAuthRefusal(400, 'unauthorized_client', 'Pushed authorization requests are for clients registered with profile "fapi2"; this client uses /v2/oauth/authorize directly.')
+      : new OAuthRefusal(401, 'invalid_client', 'The client is not registered, or not named: send client_id and a client_assertion whose iss is the client_id.');
   }
   await authenticateAssertion(ctx, ctx.clientJwks, client, fields);
-  if (params.has('request_uri')) throw new FapiRefusal(400, 'invalid_request', 'A pushed request must not carry request_uri (RFC 9126 section 2.1).');
-  if (params.has('request')) throw new FapiRefusal(400, 'invalid_request', 'Request objects are not supported: push the parameters themselves.');
+  if (params.has('request_uri')) throw new OAuthRefusal(400, 'invalid_request', 'A pushed request must not carry request_uri (RFC 9126 section 2.1).');
+  if (params.has('request')) throw new OAuthRefusal(400, 'invalid_request', 'Request objects are not supported: push the parameters themselves.');
   const dpopJkt = one(params, 'dpop_jkt');
   if (dpopJkt !== undefined && !DPOP_JKT.test(dpopJkt)) {
-    throw new FapiRefusal(400, 'invalid_request', 'The dpop_jkt must be the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP public key.');
+    throw new OAuthRefusal(400, 'invalid_request', 'The dpop_jkt must be the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP public key.');
   }
   let boundTo = dpopJkt;
   if (req.headers.dpop !== undefined) {
     const proven = await verifyDpopProof(ctx, ctx.dpopNonces, client.clientId, req.headers.dpop, { method: 'POST', url: `${ctx.config.publicBase}${PAR_PATH}` });
     if (dpopJkt !== undefined && dpopJkt !== proven) {
-      throw new FapiRefusal(400, 'invalid_dpop_proof', 'The dpop_jkt differs from the thumbprint of the DPoP proof key: bind the login to one key.');
+      throw new OAuthRefusal(400, 'invalid_dpop_proof', 'The dpop_jkt differs from the thumbprint of the DPoP proof key: bind the login to one key.');
     }
     boundTo = proven;
   }
   if (boundTo === undefined) {
-    throw new FapiRefusal(400, 'invalid_request', 'FAPI 2.0 binds the code to a DPoP key: send a DPoP proof header (or dpop_jkt) with the pushed request.');
+    throw new OAuthRefusal(400, 'invalid_request', 'FAPI 2.0 binds the code to a DPoP key: send a DPoP proof header (or dpop_jkt) with the pushed request.');
   }
   for (const name of AUTH_FIELDS) params.delete(name);
   if (fields.client_id === undefined) params.set('client_id', client.clientId);
   const result: Validation = validateAuthorizeQuery(ctx, params);
   ctx.audit.authorize(client.clientId, result);
-  if (!result.ok) throw new FapiRefusal(result.code === 'invalid_client' ? 401 : 400, result.code, result.message);
+  if (!result.ok) throw new OAuthRefusal(result.code === 'invalid_client' ? 401 : 400, result.code, result.message);
   const id = pooledRandomToken(32);
   ctx.stores.pushed.set(id, { clientId: client.clientId, request: result.request, dpopJkt: boundTo }, ctx.config.clock() + PUSHED_REQUEST_TTL_S * 1000);
   ctx.log('par', `request pushed for client ${client.clientId}`);
@@ -114,7 +115,7 @@ async function par(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> 
       ctx.log('par', `refused: ${err.error} (400): ${err.description}`);
       return oauthError(400, err.error, err.description, err.nonce === undefined ? {} : { 'DPoP-Nonce': err.nonce });
     }
-    if (!(err instanceof FapiRefusal)) throw err;
+    if (!(err instanceof OAuthRefusal)) throw err;
     ctx.log('par', `refused: ${err.error} (${err.status}): ${err.description}`);
     return oauthError(err.status, err.error, err.description, err.headers);
   }

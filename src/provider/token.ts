@@ -14,13 +14,14 @@ import { epochSeconds } from '../clock.js';
 import { isPkceString, randomToken } from '../pkce.js';
 import { clientAuthRefusal, isBasicAuthorization } from './client-auth-policy.js';
 import type { ResolvedClient } from './config.js';
-import { FapiRefusal, fapiClientNamed } from './fapi/client-assertion.js';
+import { fapiClientNamed } from './fapi/client-assertion.js';
 import { DpopRefusal } from './fapi/dpop.js';
 import { authenticateFapiTokenRequest, encryptIdToken } from './fapi/token-request.js';
 import type { ProviderContext } from './context.js';
 import { accessTokenHash, secretsEqual } from './crypto.js';
 import { json, NO_STORE, oauthError, type Answer } from './http/answer.js';
 import { MAX_BODY_BYTES } from './http/body.js';
+import { OAuthRefusal } from './http/refusal.js';
 import { mediaTypeOf } from './http/media-type.js';
 import type { ProviderRequest } from './http/request.js';
 import { pooledRandomToken } from './random-pool.js';
@@ -35,39 +36,28 @@ const FIELD_MAX_LENGTH = 4096;
 /** A secret compared against when the client is unknown, so both paths do the same work. */
 const DUMMY_SECRET = randomToken(32);
 
-class TokenError extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    readonly description: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(description);
-  }
-}
-
 function readFields(req: ProviderRequest): Partial<Record<Field, string>> {
   const received = req.body;
   if (received.kind === 'other' || received.kind === 'none') {
-    throw new TokenError(400, 'invalid_request', 'The body must be application/json or application/x-www-form-urlencoded.');
+    throw new OAuthRefusal(400, 'invalid_request', 'The body must be application/json or application/x-www-form-urlencoded.');
   }
   if (received.kind === 'error') {
     if (received.status === 413) {
-      throw new TokenError(413, 'invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.`);
+      throw new OAuthRefusal(413, 'invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.`);
     }
-    throw new TokenError(400, 'invalid_request', received.message);
+    throw new OAuthRefusal(400, 'invalid_request', received.message);
   }
   const body = received.kind === 'form' ? received.fields : received.value;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new TokenError(400, 'invalid_request', 'The body must be an object of parameters.');
+    throw new OAuthRefusal(400, 'invalid_request', 'The body must be an object of parameters.');
   }
   const out: Partial<Record<Field, string>> = {};
   for (const name of FIELDS) {
     const value = (body as Record<string, unknown>)[name];
     if (value === undefined || value === '') continue;
-    if (Array.isArray(value)) throw new TokenError(400, 'invalid_request', `The ${name} parameter was sent more than once.`);
-    if (typeof value !== 'string') throw new TokenError(400, 'invalid_request', `The ${name} parameter must be a string.`);
-    if (value.length > FIELD_MAX_LENGTH) throw new TokenError(400, 'invalid_request', `The ${name} parameter is too long.`);
+    if (Array.isArray(value)) throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter was sent more than once.`);
+    if (typeof value !== 'string') throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter must be a string.`);
+    if (value.length > FIELD_MAX_LENGTH) throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter is too long.`);
     out[name] = value;
   }
   return out;
@@ -79,7 +69,7 @@ function basicCredentials(req: ProviderRequest): { clientId: string; clientSecre
   if (header === undefined || !/^basic /i.test(header)) return undefined;
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  const bad = new TokenError(401, 'invalid_client', 'The HTTP Basic credentials are malformed.', {
+  const bad = new OAuthRefusal(401, 'invalid_client', 'The HTTP Basic credentials are malformed.', {
     'WWW-Authenticate': 'Basic realm="nd-id-provider"',
   });
   if (colon <= 0) throw bad;
@@ -99,27 +89,27 @@ function refuseOutsideSpec(ctx: ProviderContext, req: ProviderRequest, body: Par
   if (refusal === undefined) return;
   const clientId = (basic ? basicCredentials(req)?.clientId : undefined) ?? body.client_id;
   if (clientId !== undefined) ctx.audit.flag(clientId, 'client_auth_outside_spec');
-  throw new TokenError(refusal.status, refusal.error, refusal.description, refusal.headers);
+  throw new OAuthRefusal(refusal.status, refusal.error, refusal.description, refusal.headers);
 }
 
 function authenticateClient(ctx: ProviderContext, req: ProviderRequest, body: Partial<Record<Field, string>>): ResolvedClient {
   const basic = basicCredentials(req);
   if (basic && body.client_secret !== undefined) {
-    throw new TokenError(400, 'invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
+    throw new OAuthRefusal(400, 'invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
   }
   if (basic && body.client_id !== undefined && body.client_id !== basic.clientId) {
-    throw new TokenError(400, 'invalid_request', 'The client_id in the body differs from the one in HTTP Basic.');
+    throw new OAuthRefusal(400, 'invalid_request', 'The client_id in the body differs from the one in HTTP Basic.');
   }
   const clientId = basic?.clientId ?? body.client_id;
   const secret = basic?.clientSecret ?? body.client_secret;
-  if (clientId === undefined) throw new TokenError(400, 'invalid_request', 'The client_id parameter is missing.');
-  if (secret === undefined) throw new TokenError(400, 'invalid_request', 'The client_secret parameter is missing.');
+  if (clientId === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The client_id parameter is missing.');
+  if (secret === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The client_secret parameter is missing.');
   const client = ctx.config.clients.get(clientId);
   const matches = secretsEqual(secret, client?.clientSecret ?? DUMMY_SECRET);
   if (!client || !matches) {
     if (client) ctx.audit.flag(client.clientId, 'client_secret_wrong');
     // Every 401 names a scheme (RFC 9110 15.5.2), whichever way the credentials came (RFC 6749 5.2).
-    throw new TokenError(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="nd-id-provider"' });
+    throw new OAuthRefusal(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="nd-id-provider"' });
   }
   return client;
 }
@@ -168,27 +158,27 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   }
   named.clientId = client.clientId;
 
-  if (body.grant_type === undefined) throw new TokenError(400, 'invalid_request', 'The grant_type parameter is missing.');
+  if (body.grant_type === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The grant_type parameter is missing.');
   if (body.grant_type !== 'authorization_code') {
-    throw new TokenError(400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.');
+    throw new OAuthRefusal(400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.');
   }
-  if (body.code === undefined) throw new TokenError(400, 'invalid_request', 'The code parameter is missing.');
-  if (body.redirect_uri === undefined) throw new TokenError(400, 'invalid_request', 'The redirect_uri parameter is missing.');
-  if (body.code_verifier === undefined) throw new TokenError(400, 'invalid_request', 'The code_verifier parameter is missing.');
+  if (body.code === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The code parameter is missing.');
+  if (body.redirect_uri === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The redirect_uri parameter is missing.');
+  if (body.code_verifier === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The code_verifier parameter is missing.');
   if (!isPkceString(body.code_verifier)) {
-    throw new TokenError(400, 'invalid_request', 'The code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.');
+    throw new OAuthRefusal(400, 'invalid_request', 'The code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.');
   }
 
   const now = config.clock();
   const record = stores.codes.get(body.code);
   if (!record || record.clientId !== client.clientId) {
-    throw new TokenError(400, 'invalid_grant', 'The authorization code is invalid, expired, or was issued to another client.');
+    throw new OAuthRefusal(400, 'invalid_grant', 'The authorization code is invalid, expired, or was issued to another client.');
   }
   if (record.used) {
     ctx.audit.flag(client.clientId, 'code_redeemed_twice');
     for (const token of record.accessTokens) stores.accessTokens.delete(token);
     record.accessTokens = [];
-    throw new TokenError(400, 'invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.');
+    throw new OAuthRefusal(400, 'invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.');
   }
   // Single use: consumed at the first attempt, and remembered for the access-token lifetime so a
   // replay can still revoke what it issued.
@@ -196,15 +186,15 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   stores.codes.set(body.code, record, now + Math.max(config.ttl.code, config.ttl.accessToken) * 1000);
 
   if (record.redirectUri !== body.redirect_uri) {
-    throw new TokenError(400, 'invalid_grant', 'The redirect_uri differs from the one of the authorization request.');
+    throw new OAuthRefusal(400, 'invalid_grant', 'The redirect_uri differs from the one of the authorization request.');
   }
   if (!pkceMatches(body.code_verifier, record.codeChallenge)) {
     ctx.audit.flag(client.clientId, 'token_request_without_verifier_match');
-    throw new TokenError(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
+    throw new OAuthRefusal(400, 'invalid_grant', 'The code_verifier does not match the code_challenge.');
   }
   if (record.dpopJkt !== undefined && record.dpopJkt !== dpopJkt) {
     ctx.audit.flag(client.clientId, 'dpop_key_not_bound');
-    throw new TokenError(400, 'invalid_grant', 'The DPoP proof key is not the one the authorization was bound to (dpop_jkt): use the same DPoP key pair for the whole login.');
+    throw new OAuthRefusal(400, 'invalid_grant', 'The DPoP proof key is not the one the authorization was bound to (dpop_jkt): use the same DPoP key pair for the whole login.');
   }
   const persona = ctx.persona(record.personaId);
   if (!persona) throw new Error('persona of a code is missing');
@@ -214,7 +204,7 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   const iat = epochSeconds(config.clock);
   const exp = iat + config.ttl.accessToken;
   if (record.maxAge !== undefined && iat > record.authTime + record.maxAge) {
-    throw new TokenError(400, 'invalid_grant', 'The sign-in is older than the max_age of the authorization request; start again.');
+    throw new OAuthRefusal(400, 'invalid_grant', 'The sign-in is older than the max_age of the authorization request; start again.');
   }
   const signedIdToken = await ctx.conformance.signIdToken(
     client.clientId,
@@ -234,7 +224,8 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
       iat,
     ),
   );
-  const idToken = dpopJkt === undefined ? signedIdToken : await encryptIdToken(ctx, client, signedIdToken);
+  const sealed = dpopJkt !== undefined && ctx.conformance.encryptsIdToken(accessToken);
+  const idToken = sealed ? await encryptIdToken(ctx, client, signedIdToken) : signedIdToken;
   stores.accessTokens.set(
     accessToken,
     {
@@ -249,8 +240,9 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   );
   record.accessTokens.push(accessToken);
   ctx.log('token', `tokens issued to client ${client.clientId}`);
-  const answer = json(200, { access_token: accessToken, id_token: idToken, token_type: dpopJkt === undefined ? 'Bearer' : 'DPoP', expires_in: config.ttl.accessToken }, NO_STORE);
-  if (dpopJkt === undefined) return answer;
+  const tokens = { access_token: accessToken, id_token: idToken, token_type: dpopJkt === undefined ? 'Bearer' : 'DPoP', expires_in: config.ttl.accessToken };
+  const answer = json(200, ctx.conformance.tokenBody(accessToken, tokens), NO_STORE);
+  if (!sealed) return answer;
   return { ...answer, sealedIdToken: { jws: signedIdToken, encrypt: (jws: string) => encryptIdToken(ctx, client, jws) } };
 }
 
@@ -260,9 +252,8 @@ async function token(ctx: ProviderContext, req: ProviderRequest): Promise<Answer
     return await exchange(ctx, req, named);
   } catch (caught) {
     let err = caught;
-    if (err instanceof FapiRefusal) err = new TokenError(err.status, err.error, err.description, err.headers);
-    if (err instanceof DpopRefusal) err = new TokenError(400, err.error, err.description, err.nonce === undefined ? {} : { 'DPoP-Nonce': err.nonce });
-    if (!(err instanceof TokenError)) throw err;
+    if (err instanceof DpopRefusal) err = new OAuthRefusal(400, err.error, err.description, err.nonce === undefined ? {} : { 'DPoP-Nonce': err.nonce });
+    if (!(err instanceof OAuthRefusal)) throw err;
     // Every refusal, one line: the code, the client when registered, and the fixed sentence (never a value sent).
     ctx.log('token', `refused: ${err.error} (${err.status})${named.clientId !== undefined ? ` for client ${named.clientId}` : ''}: ${err.description}`);
     return oauthError(err.status, err.error, err.description, err.headers);

@@ -19,8 +19,9 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { ResolvedClient } from '../config.js';
 import type { ProviderContext } from '../context.js';
+import { OAuthRefusal } from '../http/refusal.js';
 import { ClientKeysUnavailable, type ClientJwks } from './client-jwks.js';
-import { FAPI_SIGNING_ALGS, isSigningJwk } from './registration.js';
+import { FAPI_SIGNING_ALGS, isSigningJwk, type PublicJwk } from './registration.js';
 
 /** The `client_assertion_type` of a JWT client assertion. */
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -29,20 +30,8 @@ export const MAX_ASSERTION_LIFETIME_S = 300;
 /** Accepted clock difference, in seconds. */
 export const CLOCK_SKEW_S = 60;
 
-/** A refusal of client authentication or of a request of a FAPI client (RFC 6749 5.2). */
-export class FapiRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    readonly description: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(description);
-  }
-}
-
-function invalidClient(description: string): FapiRefusal {
-  return new FapiRefusal(401, 'invalid_client', description);
+function invalidClient(description: string): OAuthRefusal {
+  return new OAuthRefusal(401, 'invalid_client', description);
 }
 
 /** What a FAPI request carried to authenticate its client. */
@@ -68,6 +57,18 @@ export function fapiClientNamed(ctx: ProviderContext, fields: AssertionFields): 
   return client?.profile === 'fapi2' ? client : undefined;
 }
 
+/** One local key set per key list (inline, or one fetch): jose then imports each key once. */
+const keySets = new WeakMap<readonly PublicJwk[], ReturnType<typeof createLocalJWKSet>>();
+
+function keySetOf(keys: readonly PublicJwk[]): ReturnType<typeof createLocalJWKSet> {
+  let set = keySets.get(keys);
+  if (set === undefined) {
+    set = createLocalJWKSet({ keys: keys.filter(isSigningJwk) as never[] });
+    keySets.set(keys, set);
+  }
+  return set;
+}
+
 async function verifyWithKeys(ctx: ProviderContext, jwks: ClientJwks, client: ResolvedClient, assertion: string): Promise<JWTPayload> {
   const options = {
     issuer: client.clientId,
@@ -78,9 +79,9 @@ async function verifyWithKeys(ctx: ProviderContext, jwks: ClientJwks, client: Re
     currentDate: new Date(ctx.config.clock()),
   };
   for (const refresh of [false, true]) {
-    const keys = (await jwks.keys(client, refresh)).filter(isSigningJwk);
+    const keys = await jwks.keys(client, refresh);
     try {
-      return (await jwtVerify(assertion, createLocalJWKSet({ keys: keys as never[] }), options)).payload;
+      return (await jwtVerify(assertion, keySetOf(keys), options)).payload;
     } catch (err) {
       if (!refresh && err instanceof errors.JWKSNoMatchingKey && client.fapi?.jwksUri !== undefined) continue;
       throw err;
@@ -109,7 +110,7 @@ function describe(err: unknown): string {
 /**
  * Authenticate a FAPI client by its assertion, for `issuer`; flags the audit on a reused `jti`
  * or a long-lived assertion.
- * @throws FapiRefusal with `invalid_client` (401) on any failure.
+ * @throws OAuthRefusal with `invalid_client` (401) on any failure.
  */
 export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJwks, client: ResolvedClient, fields: AssertionFields): Promise<void> {
   if (fields.client_secret !== undefined) {

@@ -8,7 +8,8 @@ import { CompactEncrypt, importJWK } from 'jose';
 import type { ResolvedClient } from '../config.js';
 import type { ProviderContext } from '../context.js';
 import type { ProviderRequest } from '../http/request.js';
-import { type AssertionFields, authenticateAssertion, FapiRefusal } from './client-assertion.js';
+import { OAuthRefusal } from '../http/refusal.js';
+import { type AssertionFields, authenticateAssertion } from './client-assertion.js';
 import { ClientKeysUnavailable } from './client-jwks.js';
 import { verifyDpopProof } from './dpop.js';
 import { fitsEncryptionAlg, type PublicJwk } from './registration.js';
@@ -16,7 +17,7 @@ import { fitsEncryptionAlg, type PublicJwk } from './registration.js';
 /**
  * Authenticate a FAPI client's token request and check its DPoP proof; the thumbprint of the
  * proof key. `tokenUrl` is the token endpoint's public URL (the proof's `htu`).
- * @throws FapiRefusal, DpopRefusal
+ * @throws OAuthRefusal, DpopRefusal
  */
 export async function authenticateFapiTokenRequest(
   ctx: ProviderContext,
@@ -27,7 +28,7 @@ export async function authenticateFapiTokenRequest(
 ): Promise<string> {
   if (req.headers.authorization !== undefined) {
     if (/^basic /i.test(req.headers.authorization)) ctx.audit.flag(client.clientId, 'fapi_client_secret_sent');
-    throw new FapiRefusal(401, 'invalid_client', 'This client is registered for FAPI 2.0: authenticate with a client_assertion (private_key_jwt) in the body, not an Authorization header.');
+    throw new OAuthRefusal(401, 'invalid_client', 'This client is registered for FAPI 2.0: authenticate with a client_assertion (private_key_jwt) in the body, not an Authorization header.');
   }
   await authenticateAssertion(ctx, ctx.clientJwks, client, fields);
   return verifyDpopProof(ctx, ctx.dpopNonces, client.clientId, req.headers.dpop, { method: 'POST', url: tokenUrl });
@@ -41,7 +42,7 @@ async function encryptionKey(ctx: ProviderContext, client: ResolvedClient): Prom
     try {
       keys = await ctx.clientJwks.keys(client, refresh);
     } catch (err) {
-      if (err instanceof ClientKeysUnavailable) throw new FapiRefusal(401, 'invalid_client', `The client's public keys could not be had: ${err.message}.`);
+      if (err instanceof ClientKeysUnavailable) throw new OAuthRefusal(401, 'invalid_client', `The client's public keys could not be had: ${err.message}.`);
       throw err;
     }
     const fitting = keys.filter((k) => fitsEncryptionAlg(k, alg));
@@ -51,22 +52,29 @@ async function encryptionKey(ctx: ProviderContext, client: ResolvedClient): Prom
   return undefined;
 }
 
+/** Imported encryption keys, per registered or fetched JWK object (imported once). */
+const importedKeys = new WeakMap<PublicJwk, Awaited<ReturnType<typeof importJWK>>>();
+
 /**
  * The signed ID token `jws` encrypted to the client's newest fitting `enc` key.
- * @throws FapiRefusal (`invalid_client`) when the client has no such key; the audit records it.
+ * @throws OAuthRefusal (`invalid_client`) when the client has no such key; the audit records it.
  */
 export async function encryptIdToken(ctx: ProviderContext, client: ResolvedClient, jws: string): Promise<string> {
   const registered = client.fapi?.idTokenEncryption;
   const jwk = await encryptionKey(ctx, client);
   if (registered === undefined || jwk === undefined) {
     ctx.audit.flag(client.clientId, 'id_token_encryption_key_missing');
-    throw new FapiRefusal(
+    throw new OAuthRefusal(
       401,
       'invalid_client',
       `The client's JWKS has no key to encrypt the ID token with ${registered?.alg ?? 'its registered algorithm'}: publish an ${registered?.alg === 'RSA-OAEP-256' ? 'RSA' : 'EC P-256'} public key with "use": "enc".`,
     );
   }
-  const key = await importJWK({ ...jwk, alg: registered.alg }, registered.alg);
+  let key = importedKeys.get(jwk);
+  if (key === undefined) {
+    key = await importJWK({ ...jwk, alg: registered.alg }, registered.alg);
+    importedKeys.set(jwk, key);
+  }
   return new CompactEncrypt(new TextEncoder().encode(jws))
     .setProtectedHeader({ alg: registered.alg, enc: registered.enc, cty: 'JWT', ...(jwk.kid === undefined ? {} : { kid: jwk.kid }) })
     .encrypt(key);

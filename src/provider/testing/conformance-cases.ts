@@ -35,7 +35,17 @@ export type ConformanceCaseId =
   | 'state_modified'
   | 'userinfo_sub_mismatch'
   | 'userinfo_tampered_jwe'
-  | 'userinfo_rsa1_5_key';
+  | 'userinfo_rsa1_5_key'
+  // The FAPI 2.0 plan's own (conformance-fapi-cases.ts):
+  | 'missing_aud'
+  | 'missing_iss'
+  | 'aud_array'
+  | 'alternate_alg'
+  | 'unencrypted_id_token'
+  | 'iss_param_invalid'
+  | 'iss_param_missing'
+  | 'token_type_lowercase'
+  | 'expires_in_missing';
 
 /** One case of the plan. */
 export interface ConformanceCase {
@@ -46,7 +56,7 @@ export interface ConformanceCase {
    * Where the fault is: in the authorization response (the redirect to the callback), in the ID
    * token (token response) or in the userinfo response.
    */
-  level: 'authorization_response' | 'id_token' | 'userinfo';
+  level: 'authorization_response' | 'id_token' | 'token_response' | 'userinfo';
   /** What a correct app does: sign the person in (`accept`) or refuse the login (`reject`). */
   expect: 'accept' | 'reject';
   /**
@@ -158,7 +168,13 @@ export async function caseIdToken(id: ConformanceCaseId, claims: JWTPayload, key
     case 'missing_sub':
     case 'missing_iat':
     case 'missing_exp':
+    case 'missing_aud':
+    case 'missing_iss':
       return keys.sign(without(id.slice('missing_'.length)));
+    case 'aud_array':
+      return keys.sign({ ...claims, aud: [String(claims.aud)] });
+    case 'alternate_alg':
+      return keys.signPs256(claims);
     case 'nonce_mismatch':
       return keys.sign({ ...claims, nonce: randomBytes(16).toString('base64url') });
     case 'nonce_missing':

@@ -24,6 +24,7 @@ import type { KeyObject } from 'node:crypto';
 import type { SigningKeys } from '../crypto.js';
 import type { Audit } from './audit.js';
 import { caseIdToken, caseUserinfo, CONFORMANCE_CASES, type ConformanceCase, type ConformanceCaseId } from './conformance-cases.js';
+import { fapiPlan } from './conformance-fapi-cases.js';
 
 /** The outcome of one case. */
 export type ConformanceStatus = 'pass' | 'fail' | 'inconclusive' | 'not_run';
@@ -48,7 +49,7 @@ export interface ConformanceResults {
 
 /** Control of the plan: `provider.conformance`. */
 export interface ConformancePlan {
-  /** The cases, in order. */
+  /** The cases, in order: those of the client under test (a FAPI 2.0 client gets the extended plan). */
   readonly cases: readonly ConformanceCase[];
   /** Start (or restart) the plan for `clientId` (default: the first registered client). */
   start(options?: { clientId?: string }): void;
@@ -78,7 +79,7 @@ const hashOf = (token: string): string => createHash('sha256').update(token).dig
 
 /** The plan of one provider, and the hooks the endpoints call. */
 export class Conformance implements ConformancePlan {
-  readonly cases = CONFORMANCE_CASES;
+  #cases: readonly ConformanceCase[] = CONFORMANCE_CASES;
   #clientId: string | undefined;
   #index = -1;
   #running = false;
@@ -89,7 +90,13 @@ export class Conformance implements ConformancePlan {
     private readonly keys: SigningKeys,
     private readonly audit: Audit,
     private readonly clientIds: () => string[],
+    /** True for a client registered with `profile: 'fapi2'`: its plan is the extended one. */
+    private readonly isFapi: (clientId: string) => boolean = () => false,
   ) {}
+
+  get cases(): readonly ConformanceCase[] {
+    return this.#cases;
+  }
 
   start(options: { clientId?: string } = {}): void {
     const clientId = options.clientId ?? this.clientIds()[0];
@@ -97,6 +104,7 @@ export class Conformance implements ConformancePlan {
       throw new TypeError(`conformance.start: clientId must be a registered client (${this.clientIds().join(', ')}).`);
     }
     this.#clientId = clientId;
+    this.#cases = this.isFapi(clientId) ? fapiPlan(CONFORMANCE_CASES) : CONFORMANCE_CASES;
     this.#index = -1;
     this.#running = true;
     this.#runs = new Map();
@@ -159,7 +167,7 @@ export class Conformance implements ConformancePlan {
     if (!c || !run || run.status !== undefined) return;
     if (c.level === 'authorization_response') {
       run.status = 'pass';
-      run.reason = 'The app did not redeem the code of a response carrying another state.';
+      run.reason = 'The app did not redeem the code of this authorization response.';
     } else if (!run.issued) {
       run.status = 'not_run';
       run.reason = 'The app did not redeem the code of this authorization.';
@@ -190,9 +198,36 @@ export class Conformance implements ConformancePlan {
    * to send back to `clientId`, another one than it sent while its open case is `state_modified`.
    */
   responseState(clientId: string, state: string | undefined): string | undefined {
-    const c = this.#running && clientId === this.#clientId ? this.cases[this.#index] : undefined;
-    if (c?.level !== 'authorization_response') return state;
+    if (this.#open(clientId)?.id !== 'state_modified') return state;
     return randomBytes(24).toString('base64url');
+  }
+
+  /** Hook of every code response: the `iss` parameter to send, changed or left out while such a case is open. */
+  responseIss(clientId: string, issuer: string): string | undefined {
+    const id = this.#open(clientId)?.id;
+    if (id === 'iss_param_missing') return undefined;
+    return id === 'iss_param_invalid' ? `${issuer}/elsewhere` : issuer;
+  }
+
+  #open(clientId: string): ConformanceCase | undefined {
+    return this.#running && clientId === this.#clientId ? this.cases[this.#index] : undefined;
+  }
+
+  /** Hook of the token endpoint of a FAPI client: false while `unencrypted_id_token` is open for this access token. */
+  encryptsIdToken(accessToken: string): boolean {
+    return this.#caseOfToken(accessToken) !== 'unencrypted_id_token';
+  }
+
+  /** Hook of the token endpoint: the token response body, changed while a token-response case is open for this access token. */
+  tokenBody(accessToken: string, body: Record<string, unknown>): Record<string, unknown> {
+    const id = this.#caseOfToken(accessToken);
+    if (id === 'token_type_lowercase') return { ...body, token_type: String(body['token_type']).toLowerCase() };
+    if (id === 'expires_in_missing') return Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'expires_in'));
+    return body;
+  }
+
+  #caseOfToken(accessToken: string): ConformanceCaseId | undefined {
+    return this.#byToken.size === 0 ? undefined : this.#byToken.get(hashOf(accessToken));
   }
 
   /** Hook of the token endpoint: the ID token to send beside `accessToken` (the genuine one outside a case). */
@@ -203,7 +238,10 @@ export class Conformance implements ConformancePlan {
     run.issued = true;
     if (c.level === 'authorization_response') {
       run.status = 'fail';
-      run.reason = 'The app redeemed the code of an authorization response whose state was not the one it sent.';
+      run.reason =
+        c.id === 'state_modified'
+          ? 'The app redeemed the code of an authorization response whose state was not the one it sent.'
+          : `The app redeemed the code of an authorization response whose iss parameter was ${c.id === 'iss_param_missing' ? 'missing' : 'another issuer'}.`;
       return this.keys.sign(claims);
     }
     run.tokenHash = hashOf(accessToken);

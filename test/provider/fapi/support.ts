@@ -85,25 +85,32 @@ export function loginParams(test: TestProvider, extra: Record<string, string> = 
   };
 }
 
-/** POST to the PAR endpoint: the params, a fresh assertion unless given, and a proof unless `dpop: null`. */
-export async function push(
-  test: TestProvider,
-  dpop: DpopKey,
-  params: Record<string, string>,
-  options: { assertion?: string | null; proof?: string | null; headers?: Record<string, string> } = {},
-): Promise<Response> {
-  const body = new URLSearchParams(params);
+/** What a FAPI request sends beside its fields: a fresh assertion and proof unless given (null leaves one out). */
+export interface FapiCallOptions {
+  assertion?: string | null;
+  proof?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** POST a form to `path` as the FAPI client: the fields, its assertion and its DPoP proof. */
+async function postAsClient(test: TestProvider, dpop: DpopKey, path: string, fields: Record<string, string>, options: FapiCallOptions): Promise<Response> {
+  const body = new URLSearchParams(fields);
   const signed = options.assertion === undefined ? await assertion(test) : options.assertion;
   if (signed !== null) {
     body.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
     body.set('client_assertion', signed);
   }
-  const proof = options.proof === undefined ? await dpop.proof(test, 'POST', `${test.baseUrl}/v2/oauth/par`) : options.proof;
-  return fetch(`${test.baseUrl}/v2/oauth/par`, {
+  const proof = options.proof === undefined ? await dpop.proof(test, 'POST', `${test.baseUrl}${path}`) : options.proof;
+  return fetch(`${test.baseUrl}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...(proof === null ? {} : { dpop: proof }), ...options.headers },
     body,
   });
+}
+
+/** POST to the PAR endpoint: the params, a fresh assertion unless given, and a proof unless `proof: null`. */
+export function push(test: TestProvider, dpop: DpopKey, params: Record<string, string>, options: FapiCallOptions = {}): Promise<Response> {
+  return postAsClient(test, dpop, '/v2/oauth/par', params, options);
 }
 
 /** Authorize with only client_id and request_uri (auto-approval): the callback URL. */
@@ -113,24 +120,8 @@ export async function authorizeUri(test: TestProvider, requestUri: string, extra
 }
 
 /** POST to the token endpoint as a FAPI client: fields, a fresh assertion and proof unless overridden. */
-export async function tokenCall(
-  test: TestProvider,
-  dpop: DpopKey,
-  fields: Record<string, string>,
-  options: { assertion?: string | null; proof?: string | null; headers?: Record<string, string> } = {},
-): Promise<Response> {
-  const body = new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: test.client.redirectUri, ...fields });
-  const signed = options.assertion === undefined ? await assertion(test) : options.assertion;
-  if (signed !== null) {
-    body.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
-    body.set('client_assertion', signed);
-  }
-  const proof = options.proof === undefined ? await dpop.proof(test, 'POST', `${test.baseUrl}/v2/oauth/token`) : options.proof;
-  return fetch(`${test.baseUrl}/v2/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(proof === null ? {} : { dpop: proof }), ...options.headers },
-    body,
-  });
+export function tokenCall(test: TestProvider, dpop: DpopKey, fields: Record<string, string>, options: FapiCallOptions = {}): Promise<Response> {
+  return postAsClient(test, dpop, '/v2/oauth/token', { grant_type: 'authorization_code', redirect_uri: test.client.redirectUri, ...fields }, options);
 }
 
 /** PAR then authorize: the code and the verifier of one approved login. */
