@@ -94,13 +94,10 @@ export function decryptGcmJwe(jwe: CompactJwe, key: KeyObject): Buffer {
   if (header.crit !== undefined) throw new JweRefused('crit');
   const alg = header.alg as string;
   const keyBytes = GCM_KEY_BYTES[header.enc as string] as number;
-  const [, encryptedKeySeg, ivSeg, ciphertextSeg, tagSeg] = parts;
+  const [, encryptedKeySeg] = parts;
   const encryptedKey = strictBase64url(encryptedKeySeg);
   // Every part is read before any key is used, so a malformed JWE is refused as such first.
-  const iv = strictBase64url(ivSeg);
-  strictBase64url(ciphertextSeg);
-  const tag = strictBase64url(tagSeg);
-  if (iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
+  const content = readGcmParts(jwe);
   let cek: KeyObject | Buffer;
   if (alg === 'dir') {
     if (encryptedKey.length !== 0 || key.type !== 'secret' || key.symmetricKeySize !== keyBytes) throw new JweRefused('failed');
@@ -117,7 +114,23 @@ export function decryptGcmJwe(jwe: CompactJwe, key: KeyObject): Buffer {
     }
     if (cek.length !== keyBytes) throw new JweRefused('failed');
   }
-  return decryptGcmContent(jwe, cek);
+  return decryptGcm(jwe, content, cek);
+}
+
+/** The IV, ciphertext and tag of a JWE, decoded, with the IV and tag sizes AES-GCM takes. */
+interface GcmParts {
+  iv: Buffer;
+  ciphertext: Buffer;
+  tag: Buffer;
+}
+
+function readGcmParts(jwe: CompactJwe): GcmParts {
+  const [, , ivSeg, ciphertextSeg, tagSeg] = jwe.parts;
+  const iv = strictBase64url(ivSeg);
+  const ciphertext = strictBase64url(ciphertextSeg);
+  const tag = strictBase64url(tagSeg);
+  if (iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
+  return { iv, ciphertext, tag };
 }
 
 /**
@@ -127,18 +140,16 @@ export function decryptGcmJwe(jwe: CompactJwe, key: KeyObject): Buffer {
  * @throws JweRefused `malformed` or `failed`.
  */
 export function decryptGcmContent(jwe: CompactJwe, cek: KeyObject | Buffer): Buffer {
-  const { header, parts } = jwe;
-  const keyBytes = GCM_KEY_BYTES[header.enc as string];
+  return decryptGcm(jwe, readGcmParts(jwe), cek);
+}
+
+function decryptGcm(jwe: CompactJwe, { iv, ciphertext, tag }: GcmParts, cek: KeyObject | Buffer): Buffer {
+  const keyBytes = GCM_KEY_BYTES[jwe.header.enc as string];
   if (keyBytes === undefined) throw new JweRefused('failed');
-  const [protectedSeg, , ivSeg, ciphertextSeg, tagSeg] = parts;
-  const iv = strictBase64url(ivSeg);
-  const ciphertext = strictBase64url(ciphertextSeg);
-  const tag = strictBase64url(tagSeg);
-  if (iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
   if ((Buffer.isBuffer(cek) ? cek.length : cek.symmetricKeySize) !== keyBytes) throw new JweRefused('failed');
   try {
     const decipher = createDecipheriv(`aes-${keyBytes * 8}-gcm` as 'aes-256-gcm', cek, iv, { authTagLength: 16 });
-    decipher.setAAD(Buffer.from(protectedSeg, 'ascii'));
+    decipher.setAAD(Buffer.from(jwe.parts[0], 'ascii'));
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
   } catch {
