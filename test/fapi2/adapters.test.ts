@@ -17,11 +17,10 @@ import { NdIdStrategy } from '../../src/passport/strategy.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCookieSession } from '../../src/adapters/cookie-session.js';
 import { createFetchLogin } from '../../src/adapters/fetch.js';
-import { IdClient } from '../../src/client/id-client.js';
 import { generatePkcePair } from '../../src/pkce.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { Browser, closeServer, listenOnLoopback } from '../integrations/harness.js';
-import { appKeys, FAPI_CLIENT_ID, registeredJwks } from './harness.js';
+import { appKeys, FAPI_CLIENT_ID, fapiIdClient, fapiRegistration, registeredJwks } from './harness.js';
 
 let cleanup: (() => Promise<void>) | undefined;
 afterEach(async () => {
@@ -37,31 +36,13 @@ describe('createFetchLogin (Hono, sealed cookie session) in the FAPI 2.0 profile
     const baseUrl = await listenOnLoopback(server);
     const provider: StartedProvider = await startProvider({
       autoApprove: true,
-      clients: [
-        {
-          clientId: FAPI_CLIENT_ID,
-          redirectUris: [`${baseUrl}/auth/callback`],
-          publicKey: keys.rsa.publicKeyPem,
-          profile: 'fapi2',
-          jwksUri: `${baseUrl}/auth/jwks.json`,
-          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
-          idTokenEncryptedResponseEnc: 'A256GCM',
-        },
-      ],
+      clients: [fapiRegistration(keys, `${baseUrl}/auth/callback`, `${baseUrl}/auth/jwks.json`)],
     } as Parameters<typeof startProvider>[0]);
     cleanup = async () => {
       await provider.close();
       await closeServer(server);
     };
-    const client = new IdClient({
-      clientId: FAPI_CLIENT_ID,
-      privateKey: keys.rsa.privateKeyPem,
-      hostname: provider.baseUrl,
-      redirectUri: `${baseUrl}/auth/callback`,
-      profile: 'fapi2',
-      clientAssertionKey: keys.assertion,
-      idTokenDecryptionKey: keys.idToken!,
-    });
+    const client = fapiIdClient(keys, provider.baseUrl, `${baseUrl}/auth/callback`);
     const auth = createFetchLogin({ client, session: createCookieSession({ secret: 'a-cookie-secret-of-at-least-32-characters!' }), scope: 'openid profile.name' });
     app.get('/auth/login', (c) => auth.login(c.req.raw, { authenticationContextMessage: 'Sign in to the Hono test' }));
     app.get('/auth/callback', (c) => auth.callback(c.req.raw));
@@ -94,17 +75,7 @@ describe('IdClient against the provider: a stale DPoP nonce at userinfo', () => 
       autoApprove: true,
       dpopNonce: true,
       clock: () => Date.now() + offset,
-      clients: [
-        {
-          clientId: FAPI_CLIENT_ID,
-          redirectUris: [callback],
-          publicKey: keys.rsa.publicKeyPem,
-          profile: 'fapi2',
-          jwks: registeredJwks(keys),
-          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
-          idTokenEncryptedResponseEnc: 'A256GCM',
-        },
-      ],
+      clients: [fapiRegistration(keys, callback)],
     } as Parameters<typeof startProvider>[0]);
     cleanup = () => provider.close();
     const challenges: string[] = [];
@@ -113,16 +84,7 @@ describe('IdClient against the provider: a stale DPoP nonce at userinfo', () => 
         if (res.statusCode === 401) challenges.push(String(req.url));
       });
     });
-    const client = new IdClient({
-      clientId: FAPI_CLIENT_ID,
-      privateKey: keys.rsa.privateKeyPem,
-      hostname: provider.baseUrl,
-      redirectUri: callback,
-      profile: 'fapi2',
-      clientAssertionKey: keys.assertion,
-      idTokenDecryptionKey: keys.idToken!,
-      clock: () => Date.now() + offset,
-    });
+    const client = fapiIdClient(keys, provider.baseUrl, callback, { clock: () => Date.now() + offset });
     const { codeVerifier, codeChallenge } = generatePkcePair();
     const { key, stored } = await client.dpopKeyForLogin();
     const { url, nonce } = await client.pushAuthorizationRequest({ codeChallenge, state: 'state-1', scope: 'openid profile.name', dpopKey: key });
@@ -133,16 +95,7 @@ describe('IdClient against the provider: a stale DPoP nonce at userinfo', () => 
     expect(tokens.tokenType?.toLowerCase()).toBe('dpop');
     // Another client of the app (its own nonce memory) pushes logins a minute apart: the provider
     // rotates its nonce twice, so the one this client remembers is no longer accepted.
-    const other = new IdClient({
-      clientId: FAPI_CLIENT_ID,
-      privateKey: keys.rsa.privateKeyPem,
-      hostname: provider.baseUrl,
-      redirectUri: callback,
-      profile: 'fapi2',
-      clientAssertionKey: keys.assertion,
-      idTokenDecryptionKey: keys.idToken!,
-      clock: () => Date.now() + offset,
-    });
+    const other = fapiIdClient(keys, provider.baseUrl, callback, { clock: () => Date.now() + offset });
     for (let i = 0; i < 2; i++) {
       offset += 61_000;
       await other.pushAuthorizationRequest({ codeChallenge, state: `other-${i}`, dpopKey: (await other.dpopKeyForLogin()).key });
@@ -182,17 +135,7 @@ describe('Fastify with @fastify/passport and @fastify/secure-session in the FAPI
     const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
     const provider = await startProvider({
       autoApprove: true,
-      clients: [
-        {
-          clientId: FAPI_CLIENT_ID,
-          redirectUris: [`${baseUrl}/auth/callback`],
-          publicKey: keys.rsa.publicKeyPem,
-          profile: 'fapi2',
-          jwks: registeredJwks(keys),
-          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
-          idTokenEncryptedResponseEnc: 'A256GCM',
-        },
-      ],
+      clients: [fapiRegistration(keys, `${baseUrl}/auth/callback`)],
     } as Parameters<typeof startProvider>[0]);
     cleanup = async () => {
       await provider.close();

@@ -13,7 +13,7 @@ import passport from 'passport';
 import request from 'supertest';
 import { IdClient } from '../../src/client/id-client.js';
 import type { IdClientOptions } from '../../src/client/types.js';
-import { startProvider, type StartedProvider, type StartProviderOptions } from '../../src/provider/index.js';
+import { startProvider, type ProviderClient, type StartedProvider, type StartProviderOptions } from '../../src/provider/index.js';
 import { ndIdRouter, type NdIdRouterOptions } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
 import { testKeyPair } from '../helpers/keys.js';
@@ -62,15 +62,34 @@ export interface FapiRp {
 
 /** The public key set the app registers, as its own IdClient publishes it. */
 export function registeredJwks(keys: AppKeys): { keys: Record<string, unknown>[] } {
-  const client = new IdClient({
+  return fapiIdClient(keys, 'http://127.0.0.1:1', 'http://127.0.0.1:1/cb').publicJwks() as unknown as { keys: Record<string, unknown>[] };
+}
+
+/** The FAPI client registration of the app for the provider: its keys inline, or by `jwksUri`. */
+export function fapiRegistration(keys: AppKeys, redirectUri: string, jwksUri?: string): ProviderClient {
+  return {
+    clientId: FAPI_CLIENT_ID,
+    redirectUris: [redirectUri],
+    publicKey: keys.rsa.publicKeyPem,
+    profile: 'fapi2',
+    ...(jwksUri === undefined ? { jwks: registeredJwks(keys) } : { jwksUri }),
+    idTokenEncryptedResponseAlg: keys.idToken === undefined ? 'RSA-OAEP-256' : 'ECDH-ES+A256KW',
+    idTokenEncryptedResponseEnc: 'A256GCM',
+  } as ProviderClient;
+}
+
+/** The app's IdClient in the profile, against `hostname`. */
+export function fapiIdClient(keys: AppKeys, hostname: string, redirectUri: string, extra: Partial<IdClientOptions> = {}): IdClient {
+  return new IdClient({
     clientId: FAPI_CLIENT_ID,
     privateKey: keys.rsa.privateKeyPem,
-    hostname: 'http://127.0.0.1:1',
+    hostname,
+    redirectUri,
     profile: 'fapi2',
     clientAssertionKey: keys.assertion,
     ...(keys.idToken === undefined ? {} : { idTokenDecryptionKey: keys.idToken }),
+    ...extra,
   });
-  return client.publicJwks() as unknown as { keys: Record<string, unknown>[] };
 }
 
 export async function startFapiRp(options: FapiRpOptions = {}): Promise<FapiRp> {
@@ -91,20 +110,9 @@ export async function startFapiRp(options: FapiRpOptions = {}): Promise<FapiRp> 
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const callbackURL = `${baseUrl}/auth/callback`;
 
-  const rsaIdToken = keys.idToken === undefined;
   const provider = await startProvider({
     autoApprove: options.interactive !== true,
-    clients: [
-      {
-        clientId: FAPI_CLIENT_ID,
-        redirectUris: [callbackURL],
-        publicKey: keys.rsa.publicKeyPem,
-        profile: 'fapi2',
-        ...(options.jwksByUrl === true ? { jwksUri: `${baseUrl}/auth/jwks.json` } : { jwks: registeredJwks(keys) }),
-        idTokenEncryptedResponseAlg: rsaIdToken ? 'RSA-OAEP-256' : 'ECDH-ES+A256KW',
-        idTokenEncryptedResponseEnc: 'A256GCM',
-      },
-    ],
+    clients: [fapiRegistration(keys, callbackURL, options.jwksByUrl === true ? `${baseUrl}/auth/jwks.json` : undefined)],
     ...options.provider,
   } as StartProviderOptions);
 
