@@ -19,8 +19,8 @@ import { createCookieSession } from '../../src/adapters/cookie-session.js';
 import { createFetchLogin } from '../../src/adapters/fetch.js';
 import { generatePkcePair } from '../../src/pkce.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
-import { Browser, closeServer, listenOnLoopback } from '../integrations/harness.js';
-import { appKeys, FAPI_CLIENT_ID, fapiIdClient, fapiRegistration, registeredJwks } from './harness.js';
+import { closeServer, listenOnLoopback } from '../integrations/harness.js';
+import { appKeys, FAPI_CLIENT_ID, fapiIdClient, fapiRegistration, registeredJwks, walkFapiLogin } from './harness.js';
 
 let cleanup: (() => Promise<void>) | undefined;
 afterEach(async () => {
@@ -50,19 +50,10 @@ describe('createFetchLogin (Hono, sealed cookie session) in the FAPI 2.0 profile
     app.get('/me', async (c) => c.json((await auth.user(c.req.raw)) ?? null));
     expect((await (await fetch(`${baseUrl}/auth/jwks.json`)).json()) as unknown).toEqual(registeredJwks(keys));
 
-    const browser = new Browser(baseUrl);
-    const started = await browser.get('/auth/login');
-    expect(started.status).toBe(302);
-    const authorize = new URL(started.location ?? '');
-    expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+    const { loginCookies, me } = await walkFapiLogin(baseUrl);
     // The sealed cookie holds the pending login, DPoP key included: no key material is readable in it.
-    const cookie = started.setCookies.join(';');
-    expect(cookie).not.toMatch(/"d"|crv|P-256/);
-    const back = await fetch(authorize, { redirect: 'manual' });
-    const done = await browser.get(back.headers.get('location') ?? '');
-    expect(done.status, done.text).toBe(302);
-    const user = JSON.parse((await browser.get('/me')).text) as { data: Record<string, string> };
-    expect(user.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
+    expect(loginCookies).not.toMatch(/"d"|crv|P-256/);
+    expect((me as { data: Record<string, string> }).data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
   });
 });
 
@@ -153,15 +144,7 @@ describe('Fastify with @fastify/passport and @fastify/secure-session in the FAPI
         idTokenDecryptionKey: keys.idToken!,
       }) as never,
     );
-    const browser = new Browser(baseUrl);
-    const started = await browser.get('/auth/login');
-    expect(started.status, started.text).toBe(302);
-    const authorize = new URL(started.location ?? '');
-    expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
-    const back = await fetch(authorize, { redirect: 'manual' });
-    const done = await browser.get(back.headers.get('location') ?? '');
-    expect(done.status, done.text).toBe(302);
-    const me = JSON.parse((await browser.get('/me')).text) as { user: { data: Record<string, string> } | null };
-    expect(me.user?.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
+    const { me } = await walkFapiLogin(baseUrl);
+    expect((me as { user: { data: Record<string, string> } | null }).user?.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
   });
 });

@@ -16,7 +16,9 @@ import type { IdClientOptions } from '../../src/client/types.js';
 import { startProvider, type ProviderClient, type StartedProvider, type StartProviderOptions } from '../../src/provider/index.js';
 import { ndIdRouter, type NdIdRouterOptions } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
+import { expect } from 'vitest';
 import { testKeyPair } from '../helpers/keys.js';
+import { Browser } from '../integrations/harness.js';
 
 export const FAPI_CLIENT_ID = 'fapi-rp-under-test';
 
@@ -90,6 +92,23 @@ export function fapiIdClient(keys: AppKeys, hostname: string, redirectUri: strin
     ...(keys.idToken === undefined ? {} : { idTokenDecryptionKey: keys.idToken }),
     ...extra,
   });
+}
+
+/**
+ * Walks a browser through a FAPI login of the app at `baseUrl` (autoApprove provider): the login
+ * redirect carries only client_id and request_uri, the callback redirects; returns the `Set-Cookie`
+ * of the login and the JSON of `mePath` afterwards.
+ */
+export async function walkFapiLogin(baseUrl: string, mePath = '/me'): Promise<{ loginCookies: string; me: unknown }> {
+  const browser = new Browser(baseUrl);
+  const started = await browser.get('/auth/login');
+  expect(started.status, started.text).toBe(302);
+  const authorize = new URL(started.location ?? '');
+  expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+  const back = await fetch(authorize, { redirect: 'manual' });
+  const done = await browser.get(back.headers.get('location') ?? '');
+  expect(done.status, done.text).toBe(302);
+  return { loginCookies: started.setCookies.join(';'), me: JSON.parse((await browser.get(mePath)).text) as unknown };
 }
 
 export async function startFapiRp(options: FapiRpOptions = {}): Promise<FapiRp> {

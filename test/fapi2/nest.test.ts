@@ -12,9 +12,9 @@ import { afterAll, expect, it } from 'vitest';
 import { ndIdGuardResult, ndIdLogIn } from '../../src/adapters/nest.js';
 import { NdIdStrategy, type NdIdDefaultUser } from '../../src/passport/strategy.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
-import { Browser, closeServer, listenOnLoopback } from '../integrations/harness.js';
+import { closeServer, listenOnLoopback } from '../integrations/harness.js';
 import { decorateMethod, startNestApp } from '../integrations/nest-support.js';
-import { appKeys, FAPI_CLIENT_ID, fapiRegistration } from './harness.js';
+import { appKeys, FAPI_CLIENT_ID, fapiRegistration, walkFapiLogin } from './harness.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -76,14 +76,6 @@ it('signs a person in through a pushed, DPoP-bound login with private_key_jwt an
   const app = await startNestApp(AppModule, expressApp, 'nest-fapi-session-secret-0123456789');
   closers.push(() => app.close());
 
-  const browser = new Browser(baseUrl);
-  const started = await browser.get('/auth/login');
-  expect(started.status, started.text).toBe(302);
-  const authorize = new URL(started.location ?? '');
-  expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
-  const back = await fetch(authorize, { redirect: 'manual' });
-  const done = await browser.get(back.headers.get('location') ?? '');
-  expect(done.status, done.text).toBe(302);
-  const me = JSON.parse((await browser.get('/me')).text) as { user: { data: Record<string, string> } | null };
-  expect(me.user?.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
+  const { me } = await walkFapiLogin(baseUrl);
+  expect((me as { user: { data: Record<string, string> } | null }).user?.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
 });
