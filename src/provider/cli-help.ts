@@ -6,7 +6,7 @@ export const DEFAULT_PORT = 4000;
 
 /** Printed by `nd-id-provider --help` and `nd-id-provider init --help`. */
 export const HELP = `Usage: nd-id-provider --clients FILE [options]
-       nd-id-provider init --redirect-uri URL [--dir DIR] [--client-id ID] [--force]
+       nd-id-provider init --redirect-uri URL [--dir DIR] [--client-id ID] [--profile fapi2] [--force]
 
 Runs a strict test instance of the national digital identity service: every endpoint,
 a QR login page and a simulated mobile app. For development and CI only.
@@ -60,7 +60,9 @@ Init:
   init --redirect-uri URL   Write ${INIT_FILES.privateKey} (the app's key), ${INIT_FILES.publicKey}
                             and ${INIT_FILES.clients} registering the callback URL, with a fresh
                             client secret. --dir DIR writes there; --client-id ID (default
-                            my-app); existing files are kept unless --force.
+                            my-app); existing files are kept unless --force. --profile fapi2
+                            registers a FAPI 2.0 client instead (no secret; EC signing and
+                            encryption keys in ${INIT_FILES.fapiKeys}, public JWKS registered).
 
 Environment:
   ND_ID_SUBJECT_SECRET      Secret of the pairwise "sub" (at least 16 characters). Set it to

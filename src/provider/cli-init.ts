@@ -1,8 +1,11 @@
 /**
  * `nd-id-provider init --redirect-uri URL`: writes what a relying party needs to start against the
  * provider: an RSA key pair for the client (the app keeps the private key, userinfo is encrypted to
- * the public one) and a `clients.json` registering it with a fresh client secret. Existing files
- * are never replaced unless `--force` is given.
+ * the public one) and a `clients.json` registering it with a fresh client secret. With
+ * `--profile fapi2` the client is registered in the FAPI 2.0 profile instead: no secret, and an EC
+ * P-256 signing key (ES256, private_key_jwt) and encryption key (ECDH-ES+A256KW, ID tokens), kept
+ * as a private JWKS for the app and registered as the public JWKS. Existing files are never
+ * replaced unless `--force` is given.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -14,6 +17,8 @@ export const INIT_FILES = Object.freeze({
   privateKey: 'rp-private-key.pem',
   publicKey: 'rp-public-key.pem',
   clients: 'clients.json',
+  /** With `--profile fapi2`: the app's private signing and encryption keys (a JWKS). */
+  fapiKeys: 'rp-fapi-private-jwks.json',
 });
 
 /** What `init` was asked to do. */
@@ -26,6 +31,15 @@ export interface InitOptions {
   clientId?: string;
   /** Replace files that exist. */
   force?: boolean;
+  /** `'fapi2'`: register the client in the FAPI 2.0 profile, with its EC keys. */
+  profile?: 'fapi2';
+}
+
+/** One EC P-256 key pair as private and public JWKs, with a `kid`, `use` and `alg`. */
+function ecKey(kid: string, use: 'sig' | 'enc', alg: string): { privateJwk: object; publicJwk: object } {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const meta = { kid, use, alg };
+  return { privateJwk: { ...privateKey.export({ format: 'jwk' }), ...meta }, publicJwk: { ...publicKey.export({ format: 'jwk' }), ...meta } };
 }
 
 /** What `init` did: the files written, or the mistakes that stopped it (nothing written then). */
@@ -51,25 +65,30 @@ export function runInit(options: InitOptions): InitOutcome {
   const mistakes = redirectUriMistakes(options.redirectUri);
   if (!/^[A-Za-z0-9._-]{1,128}$/.test(clientId)) mistakes.push('--client-id must be 1 to 128 characters of A-Z a-z 0-9 . _ -');
   const dir = resolve(options.dir ?? '.');
-  const paths = Object.values(INIT_FILES).map((name) => join(dir, name));
+  const fapi = options.profile === 'fapi2';
+  const paths = Object.values(INIT_FILES)
+    .filter((name) => fapi || name !== INIT_FILES.fapiKeys)
+    .map((name) => join(dir, name));
   if (!options.force) {
     for (const path of paths) if (existsSync(path)) mistakes.push(`${path} exists; keep it, or pass --force to replace it`);
   }
   if (mistakes.length > 0) return { ok: false, mistakes };
 
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const day = new Date().toISOString().slice(0, 10);
+  const sig = fapi ? ecKey(`sig-${day}`, 'sig', 'ES256') : undefined;
+  const enc = fapi ? ecKey(`enc-${day}`, 'enc', 'ECDH-ES+A256KW') : undefined;
+  const registration =
+    sig !== undefined && enc !== undefined
+      ? { profile: 'fapi2', jwks: { keys: [sig.publicJwk, enc.publicJwk] }, idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' }
+      : { clientSecret: randomBytes(32).toString('base64url') };
   const clients = {
-    clients: [
-      {
-        clientId,
-        clientSecret: randomBytes(32).toString('base64url'),
-        redirectUris: [options.redirectUri],
-        publicKeyFile: INIT_FILES.publicKey,
-        name: clientId,
-      },
-    ],
+    clients: [{ clientId, redirectUris: [options.redirectUri], publicKeyFile: INIT_FILES.publicKey, name: clientId, ...registration }],
   };
   mkdirSync(dir, { recursive: true });
+  if (sig !== undefined && enc !== undefined) {
+    writeFileSync(join(dir, INIT_FILES.fapiKeys), `${JSON.stringify({ keys: [sig.privateJwk, enc.privateJwk] }, null, 2)}\n`, { mode: 0o600 });
+  }
   writeFileSync(join(dir, INIT_FILES.privateKey), privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
   writeFileSync(join(dir, INIT_FILES.publicKey), publicKey.export({ format: 'pem', type: 'spki' }));
   writeFileSync(join(dir, INIT_FILES.clients), `${JSON.stringify(clients, null, 2)}\n`, { mode: 0o600 });

@@ -399,6 +399,7 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
   let dir: string | undefined;
   let clientId: string | undefined;
   let force = false;
+  let profile: 'fapi2' | undefined;
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
     const eq = arg.indexOf('=');
@@ -417,6 +418,11 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
     else if (flag === '--dir') dir = take();
     else if (flag === '--client-id') clientId = take();
     else if (flag === '--force') force = true;
+    else if (flag === '--profile') {
+      const value = take();
+      if (value === 'fapi2') profile = value;
+      else if (value !== undefined) mistakes.push('--profile must be fapi2 (or left out for the spec as written)');
+    }
     else if (flag === '--help' || flag === '-h') {
       io.stdout(HELP);
       return { exitCode: 0 };
@@ -426,11 +432,11 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
     mistakes.push('--redirect-uri URL is required: the callback URL of your app, e.g. http://localhost:3000/auth/callback');
   }
   if (mistakes.length > 0 || redirectUri === undefined) return reportMistakes(io, mistakes, 'nd-id-provider init: nothing written');
-  const outcome = runInit({ redirectUri, force, ...(dir !== undefined ? { dir } : {}), ...(clientId !== undefined ? { clientId } : {}) });
+  const outcome = runInit({ redirectUri, force, ...(dir !== undefined ? { dir } : {}), ...(clientId !== undefined ? { clientId } : {}), ...(profile ? { profile } : {}) });
   if (!outcome.ok) return reportMistakes(io, outcome.mistakes, 'nd-id-provider init: nothing written');
   io.stdout(
     `Wrote:\n${outcome.files.map((f) => `  ${f}\n`).join('')}` +
-      `Client id: ${outcome.clientId} (its secret is in ${INIT_FILES.clients}; keep the private key and clients.json out of version control)\n` +
+      `Client id: ${outcome.clientId} (${profile ? `FAPI 2.0: its private keys are in ${INIT_FILES.fapiKeys}` : `its secret is in ${INIT_FILES.clients}`}; keep the private keys and clients.json out of version control)\n` +
       `Next: nd-id-provider --clients ${dir !== undefined ? `${withoutTrailingSlashes(dir)}/` : ''}${INIT_FILES.clients} --auto-approve\n`,
   );
   return { exitCode: 0 };

@@ -83,7 +83,8 @@ export type { StoredCookie } from './testing/cookie-jar.js';
 export { CookieJar } from './testing/cookie-jar.js';
 export type { PersonaDirectory } from './testing/persona-directory.js';
 export type { ClientPublicKey } from './types.js';
-export type { TestProvider, TestProviderOptions, TestClient } from './testing/create-test-provider.js';
+export type { TestProvider, TestProviderOptions, TestClient, TestFapiKeys } from './testing/create-test-provider.js';
+export { fapiTestKeys } from './testing/create-test-provider.js';
 
 /**
  * Build a provider: validate the options (throwing one TypeError that lists every mistake),

@@ -380,6 +380,7 @@ const EVERY_FAULT: Fault[] = [
   { kind: 'expired_id_token' },
   { kind: 'wrong_audience' },
   { kind: 'sub_mismatch' },
+  { kind: 'issuer_mismatch' },
 ];
 
 describe('no fault crashes the provider', () => {

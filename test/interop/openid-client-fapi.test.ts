@@ -83,6 +83,12 @@ describe('openid-client 6 in the FAPI 2.0 profile against the provider', () => {
     }
   });
 
+  it('refuses a discovery document naming another issuer (the issuer_mismatch fault)', async () => {
+    test.provider.faults.inject({ kind: 'issuer_mismatch' });
+    await expect(configure(test)).rejects.toThrow(/issuer/);
+    await configure(test);
+  });
+
   it('decrypts an RSA-OAEP-256 ID token too', async () => {
     const rsa = await createTestProvider({ profile: 'fapi2', autoApprove: true, idTokenEncryptedResponseAlg: 'RSA-OAEP-256' });
     try {

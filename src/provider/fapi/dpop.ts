@@ -14,7 +14,7 @@
  * `DPoP-Nonce` header: one without it (or with a stale one) is answered `use_dpop_nonce` with
  * a fresh nonce, so a client can be tested for its one retry.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, type JWK, jwtVerify, type JWTPayload } from 'jose';
 import type { ProviderContext } from '../context.js';
 import type { DpopNonces } from './dpop-nonces.js';
@@ -87,10 +87,16 @@ export async function verifyDpopProof(
   const jwk = protectedHeader.jwk as JWK | undefined;
   if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw refuse('The DPoP proof header must carry the public key as jwk.');
   if (PRIVATE_MEMBERS.some((m) => m in jwk)) throw refuse('The DPoP proof jwk holds a private key member: put only the public key in the header.');
+  let publicKey: KeyObject;
+  try {
+    // A node KeyObject: jose verifies with it for less CPU than after importing a CryptoKey.
+    publicKey = createPublicKey({ key: jwk as NodeJwk, format: 'jwk' });
+  } catch {
+    throw refuse('The DPoP proof jwk is not a usable public key.');
+  }
   let payload: JWTPayload;
   try {
-    payload = (await jwtVerify(header, jwk as never, { typ: 'dpop+jwt', algorithms: [...FAPI_SIGNING_ALGS], currentDate: new Date(ctx.config.clock()) }))
-      .payload;
+    payload = (await jwtVerify(header, publicKey, { typ: 'dpop+jwt', algorithms: [...FAPI_SIGNING_ALGS], currentDate: new Date(ctx.config.clock()) })).payload;
   } catch {
     throw refuse('The DPoP proof signature does not verify with the jwk of its header.');
   }

@@ -163,6 +163,12 @@ export class FaultController implements FaultControl {
       case 'rotated_key':
         await this.#ctx.keys.rotate();
         return run();
+      case 'issuer_mismatch': {
+        const answer = await run();
+        const body = answer.body.type === 'json' ? answer.body.value : undefined;
+        if (!isRecord(body) || typeof body['issuer'] !== 'string') return answer;
+        return json(answer.status, { ...body, issuer: `${body['issuer']}/elsewhere` }, answer.headers);
+      }
       case 'sub_mismatch': {
         const answer = await run();
         const body = answer.body.type === 'json' ? answer.body.value : undefined;

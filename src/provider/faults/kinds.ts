@@ -81,6 +81,15 @@ export interface SubMismatchFault {
   kind: 'sub_mismatch';
 }
 
+/**
+ * The discovery document names another `issuer` than the one it is served under (its endpoints
+ * unchanged): an app must refuse it (OpenID Discovery 4.3, RFC 8414 3.3) and not start a login.
+ * Discovery only.
+ */
+export interface IssuerMismatchFault {
+  kind: 'issuer_mismatch';
+}
+
 /** One way for the provider to misbehave. */
 export type Fault =
   | LatencyFault
@@ -89,7 +98,8 @@ export type Fault =
   | TruncatedFault
   | NonJsonFault
   | IdTokenFault
-  | SubMismatchFault;
+  | SubMismatchFault
+  | IssuerMismatchFault;
 
 /** The name of a kind of fault. */
 export type FaultKind = Fault['kind'];
@@ -99,7 +109,7 @@ export interface FaultOptions {
   /**
    * The endpoint, or `'all'` for every endpoint the kind applies to. Default: `'all'` for
    * latency, status, reset, truncated and non_json; `'token'` for ID-token faults;
-   * `'userinfo'` for sub_mismatch.
+   * `'userinfo'` for sub_mismatch; `'discovery'` for issuer_mismatch.
    */
   endpoint?: FaultEndpoint | 'all';
   /** Apply to this many requests (a whole number from 1 to 1 000 000). Default 1 when `forMs` is not given either. */
@@ -158,6 +168,7 @@ export const KINDS: readonly FaultKind[] = [
   'expired_id_token',
   'wrong_audience',
   'sub_mismatch',
+  'issuer_mismatch',
 ];
 /** The endpoints answering JSON. */
 export const JSON_ENDPOINTS: readonly FaultEndpoint[] = ['token', 'userinfo', 'jwks', 'discovery'];
@@ -174,4 +185,5 @@ export const APPLIES_TO: Readonly<Record<FaultKind, readonly FaultEndpoint[]>> =
   expired_id_token: ['token'],
   wrong_audience: ['token'],
   sub_mismatch: ['userinfo'],
+  issuer_mismatch: ['discovery'],
 };

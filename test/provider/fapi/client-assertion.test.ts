@@ -5,20 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestProvider, type TestProvider } from '../../../src/provider/index.js';
 import { fapiTestKeys } from '../../../src/provider/testing/create-test-provider.js';
 import { testKeyPair } from '../../helpers/keys.js';
-import { assertion, codeOf, DpopKey, loginParams, push, startFapi, tokenCall } from './support.js';
+import { assertion, codeOf, loginParams, push, tokenCall, fapiFixture } from './support.js';
 
-let test: TestProvider;
-let dpop: DpopKey;
-
-beforeAll(async () => {
-  test = await startFapi();
-  dpop = await DpopKey.make();
-});
-afterAll(() => test.close());
+const f = fapiFixture();
 
 async function refusedAtToken(options: { assertion?: string | null; headers?: Record<string, string> }, extra: Record<string, string> = {}): Promise<string> {
-  const { code, verifier } = await codeOf(test, dpop);
-  const res = await tokenCall(test, dpop, { code, code_verifier: verifier, ...extra }, options);
+  const { code, verifier } = await codeOf(f.test, f.dpop);
+  const res = await tokenCall(f.test, f.dpop, { code, code_verifier: verifier, ...extra }, options);
   expect(res.status).toBe(401);
   const body = (await res.json()) as { error: string; error_description: string };
   expect(body.error).toBe('invalid_client');
@@ -26,7 +19,7 @@ async function refusedAtToken(options: { assertion?: string | null; headers?: Re
 }
 
 async function refusedAtPar(signed: string): Promise<string> {
-  const res = await push(test, dpop, loginParams(test).params, { assertion: signed });
+  const res = await push(f.test, f.dpop, loginParams(f.test).params, { assertion: signed });
   expect(res.status).toBe(401);
   const body = (await res.json()) as { error: string; error_description: string };
   expect(body.error).toBe('invalid_client');
@@ -35,91 +28,91 @@ async function refusedAtPar(signed: string): Promise<string> {
 
 describe('private_key_jwt at the token endpoint: every refusal is invalid_client (401) with the fix', () => {
   it('no assertion at all', async () => {
-    expect(await refusedAtToken({ assertion: null }, { client_id: test.client.clientId })).toMatch(/client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer/);
+    expect(await refusedAtToken({ assertion: null }, { client_id: f.test.client.clientId })).toMatch(/client_assertion_type=urn:ietf:params:oauth:client-assertion-type:jwt-bearer/);
   });
   it('a client secret instead (audited)', async () => {
-    expect(await refusedAtToken({ assertion: null }, { client_id: test.client.clientId, client_secret: 'anything' })).toMatch(/never client_secret/);
-    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('fapi_client_secret_sent');
+    expect(await refusedAtToken({ assertion: null }, { client_id: f.test.client.clientId, client_secret: 'anything' })).toMatch(/never client_secret/);
+    expect(f.test.provider.audit(f.test.client.clientId).map((f) => f.code)).toContain('fapi_client_secret_sent');
   });
   it('HTTP Basic', async () => {
-    expect(await refusedAtToken({ headers: { authorization: `Basic ${Buffer.from(`${test.client.clientId}:x`).toString('base64')}` } })).toMatch(/not an Authorization header/);
+    expect(await refusedAtToken({ headers: { authorization: `Basic ${Buffer.from(`${f.test.client.clientId}:x`).toString('base64')}` } })).toMatch(/not an Authorization header/);
   });
   it('aud is the token endpoint URL', async () => {
-    expect(await refusedAtToken({ assertion: await assertion(test, { aud: `${test.baseUrl}/v2/oauth/token` }) })).toMatch(/aud must be the issuer/);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { aud: `${f.test.baseUrl}/v2/oauth/token` }) })).toMatch(/aud must be the issuer/);
   });
   it('aud is an array holding the issuer', async () => {
-    expect(await refusedAtToken({ assertion: await assertion(test, { aud: [test.provider.issuer] }) })).toMatch(/it is an array/);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { aud: [f.test.provider.issuer] }) })).toMatch(/it is an array/);
   });
   it('aud is missing', async () => {
-    expect(await refusedAtToken({ assertion: await assertion(test, { aud: undefined }) })).toMatch(/it is missing/);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { aud: undefined }) })).toMatch(/it is missing/);
   });
   it('iss is another client', async () => {
-    expect(await refusedAtToken({ assertion: await assertion(test, { iss: 'someone-else' }) }, { client_id: test.client.clientId })).toMatch(/iss/);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { iss: 'someone-else' }) }, { client_id: f.test.client.clientId })).toMatch(/iss/);
   });
   it('sub differs from the client id', async () => {
-    expect(await refusedAtToken({ assertion: await assertion(test, { sub: 'someone-else' }) })).toMatch(/iss and sub must both be the client_id/);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { sub: 'someone-else' }) })).toMatch(/iss and sub must both be the client_id/);
   });
   it('exp is missing', async () => {
-    expect(await refusedAtToken({ assertion: await assertion(test, { exp: undefined }) })).toMatch(/no exp/);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { exp: undefined }) })).toMatch(/no exp/);
   });
   it('exp has passed', async () => {
-    const now = Math.floor(test.provider.clock() / 1000);
-    expect(await refusedAtToken({ assertion: await assertion(test, { exp: now - 120, iat: now - 180 }) })).toMatch(/expired/);
+    const now = Math.floor(f.test.provider.clock() / 1000);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { exp: now - 120, iat: now - 180 }) })).toMatch(/expired/);
   });
   it('exp is more than 5 minutes ahead (audited as long-lived)', async () => {
-    const now = Math.floor(test.provider.clock() / 1000);
-    expect(await refusedAtToken({ assertion: await assertion(test, { exp: now + 3600 }) })).toMatch(/expire within 300 s/);
-    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('client_assertion_long_lived');
+    const now = Math.floor(f.test.provider.clock() / 1000);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { exp: now + 3600 }) })).toMatch(/expire within 300 s/);
+    expect(f.test.provider.audit(f.test.client.clientId).map((f) => f.code)).toContain('client_assertion_long_lived');
   });
   it('nbf in the future', async () => {
-    const now = Math.floor(test.provider.clock() / 1000);
-    expect(await refusedAtToken({ assertion: await assertion(test, { nbf: now + 200 }) })).toMatch(/nbf/);
+    const now = Math.floor(f.test.provider.clock() / 1000);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { nbf: now + 200 }) })).toMatch(/nbf/);
   });
   it('iat in the future', async () => {
-    const now = Math.floor(test.provider.clock() / 1000);
-    expect(await refusedAtToken({ assertion: await assertion(test, { iat: now + 200 }) })).toMatch(/iat is in the future/);
+    const now = Math.floor(f.test.provider.clock() / 1000);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { iat: now + 200 }) })).toMatch(/iat is in the future/);
   });
   it('jti is missing', async () => {
-    expect(await refusedAtToken({ assertion: await assertion(test, { jti: undefined }) })).toMatch(/no jti/);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { jti: undefined }) })).toMatch(/no jti/);
   });
   it('jti used a second time (audited)', async () => {
-    const signed = await assertion(test, { jti: 'once-only' });
-    const first = await codeOf(test, dpop);
-    expect((await tokenCall(test, dpop, { code: first.code, code_verifier: first.verifier }, { assertion: signed })).status).toBe(200);
+    const signed = await assertion(f.test, { jti: 'once-only' });
+    const first = await codeOf(f.test, f.dpop);
+    expect((await tokenCall(f.test, f.dpop, { code: first.code, code_verifier: first.verifier }, { assertion: signed })).status).toBe(200);
     expect(await refusedAtToken({ assertion: signed })).toMatch(/jti was already used/);
-    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('client_assertion_jti_reused');
+    expect(f.test.provider.audit(f.test.client.clientId).map((f) => f.code)).toContain('client_assertion_jti_reused');
   });
   it('alg none', async () => {
     const encode = (v: object): string => Buffer.from(JSON.stringify(v)).toString('base64url');
-    const now = Math.floor(test.provider.clock() / 1000);
-    const unsigned = `${encode({ alg: 'none' })}.${encode({ iss: test.client.clientId, sub: test.client.clientId, aud: test.provider.issuer, jti: 'n', exp: now + 60 })}.`;
+    const now = Math.floor(f.test.provider.clock() / 1000);
+    const unsigned = `${encode({ alg: 'none' })}.${encode({ iss: f.test.client.clientId, sub: f.test.client.clientId, aud: f.test.provider.issuer, jti: 'n', exp: now + 60 })}.`;
     expect(await refusedAtToken({ assertion: unsigned })).toMatch(/alg "none" is not accepted/);
   });
   it('HS256 signed with anything', async () => {
     const { SignJWT } = await import('jose');
-    const hs = await new SignJWT({ iss: test.client.clientId, sub: test.client.clientId, aud: test.provider.issuer, jti: 'h', exp: Math.floor(Date.now() / 1000) + 60 })
+    const hs = await new SignJWT({ iss: f.test.client.clientId, sub: f.test.client.clientId, aud: f.test.provider.issuer, jti: 'h', exp: Math.floor(Date.now() / 1000) + 60 })
       .setProtectedHeader({ alg: 'HS256' })
       .sign(new TextEncoder().encode('a shared secret of at least 32 bytes!'));
     expect(await refusedAtToken({ assertion: hs })).toMatch(/alg "HS256" is not accepted/);
   });
   it('signed by a key that is not registered', async () => {
     const stranger = (await fapiTestKeys()).signingKey;
-    expect(await refusedAtToken({ assertion: await assertion(test, {}, {}, { ...stranger, kid: test.client.fapi!.signingKey.kid! }) })).toMatch(/signature does not verify/);
-    expect(await refusedAtToken({ assertion: await assertion(test, {}, {}, stranger) })).toMatch(/No registered signing key/);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, {}, {}, { ...stranger, kid: f.test.client.fapi!.signingKey.kid! }) })).toMatch(/signature does not verify/);
+    expect(await refusedAtToken({ assertion: await assertion(f.test, {}, {}, stranger) })).toMatch(/No registered signing key/);
   });
   it('a wrong client_assertion_type', async () => {
-    const { code, verifier } = await codeOf(test, dpop);
+    const { code, verifier } = await codeOf(f.test, f.dpop);
     const body = new URLSearchParams({
       grant_type: 'authorization_code',
-      redirect_uri: test.client.redirectUri,
+      redirect_uri: f.test.client.redirectUri,
       code,
       code_verifier: verifier,
       client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:saml2-bearer',
-      client_assertion: await assertion(test),
+      client_assertion: await assertion(f.test),
     });
-    const res = await fetch(`${test.baseUrl}/v2/oauth/token`, {
+    const res = await fetch(`${f.test.baseUrl}/v2/oauth/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpop.proof(test, 'POST', `${test.baseUrl}/v2/oauth/token`) },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await f.dpop.proof(f.test, 'POST', `${f.test.baseUrl}/v2/oauth/token`) },
       body,
     });
     expect(res.status).toBe(401);
@@ -129,9 +122,9 @@ describe('private_key_jwt at the token endpoint: every refusal is invalid_client
 
 describe('private_key_jwt at the PAR endpoint', () => {
   it('refuses the same mistakes there', async () => {
-    expect(await refusedAtPar(await assertion(test, { aud: `${test.baseUrl}/v2/oauth/par` }))).toMatch(/aud must be the issuer/);
-    const signed = await assertion(test);
-    expect((await push(test, dpop, loginParams(test).params, { assertion: signed })).status).toBe(201);
+    expect(await refusedAtPar(await assertion(f.test, { aud: `${f.test.baseUrl}/v2/oauth/par` }))).toMatch(/aud must be the issuer/);
+    const signed = await assertion(f.test);
+    expect((await push(f.test, f.dpop, loginParams(f.test).params, { assertion: signed })).status).toBe(201);
     expect(await refusedAtPar(signed)).toMatch(/jti was already used/);
   });
 });
@@ -178,31 +171,31 @@ describe('a client registered by jwksUri', () => {
   });
 
   it('fetches the keys, keeps them, and fetches again (bounded) when an assertion names an unknown kid', async () => {
-    const first = await codeOf(fapi, dpop);
-    expect((await tokenCall(fapi, dpop, { code: first.code, code_verifier: first.verifier })).status).toBe(200);
+    const first = await codeOf(fapi, f.dpop);
+    expect((await tokenCall(fapi, f.dpop, { code: first.code, code_verifier: first.verifier })).status).toBe(200);
     expect(hits).toBe(1);
     const rotated = await fapiTestKeys();
     served = { keys: [...served.keys, ...rotated.jwks.keys.filter((k) => k.use === 'sig')] };
     fapi.provider.advanceClock(11_000);
-    const second = await codeOf(fapi, dpop);
-    const res = await tokenCall(fapi, dpop, { code: second.code, code_verifier: second.verifier }, { assertion: await assertion(fapi, {}, {}, rotated.signingKey) });
+    const second = await codeOf(fapi, f.dpop);
+    const res = await tokenCall(fapi, f.dpop, { code: second.code, code_verifier: second.verifier }, { assertion: await assertion(fapi, {}, {}, rotated.signingKey) });
     expect(res.status).toBe(200);
     expect(hits).toBe(2);
     // An unknown kid again within 10 s: no fetch, refused.
     const stranger = (await fapiTestKeys()).signingKey;
-    const third = await push(fapi, dpop, loginParams(fapi).params, { assertion: await assertion(fapi, {}, {}, stranger) });
+    const third = await push(fapi, f.dpop, loginParams(fapi).params, { assertion: await assertion(fapi, {}, {}, stranger) });
     expect(third.status).toBe(401);
     expect(hits).toBe(2);
   });
 
   it('refuses the token request, and audits it, when the hosted JWKS loses its encryption key', async () => {
-    const { code, verifier } = await codeOf(fapi, dpop);
+    const { code, verifier } = await codeOf(fapi, f.dpop);
     served = { keys: served.keys.filter((k) => k.use === 'sig') };
     fapi.provider.advanceClock(11_000);
     // A fresh signing kid forces a refetch, which returns no enc key.
     const rotated = await fapiTestKeys();
     served = { keys: [...served.keys, { ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).publicKey)), kid: 'unused', use: 'sig' }, ...rotated.jwks.keys.filter((k) => k.use === 'sig')] };
-    const res = await tokenCall(fapi, dpop, { code, code_verifier: verifier }, { assertion: await assertion(fapi, {}, {}, rotated.signingKey) });
+    const res = await tokenCall(fapi, f.dpop, { code, code_verifier: verifier }, { assertion: await assertion(fapi, {}, {}, rotated.signingKey) });
     expect(res.status).toBe(401);
     expect(((await res.json()) as { error_description: string }).error_description).toMatch(/no key to encrypt the ID token/);
     expect(fapi.provider.audit('by-uri').map((f) => f.code)).toContain('id_token_encryption_key_missing');

@@ -159,3 +159,35 @@ describe('the dpopNonce option', () => {
     }
   });
 });
+
+describe('the DPoP scheme with a token that is not DPoP-bound', () => {
+  it('is refused with invalid_token naming the DPoP scheme', async () => {
+    const { createTestProvider } = await import('../../../src/provider/index.js');
+    const { pkce } = await import('../../helpers/provider-fixtures.js');
+    const base = await createTestProvider({ autoApprove: true });
+    try {
+      const { verifier, challenge } = pkce();
+      const q = new URLSearchParams({
+        response_type: 'code',
+        client_id: base.client.clientId,
+        redirect_uri: base.client.redirectUri,
+        scope: 'openid',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      });
+      const code = new URL((await fetch(`${base.baseUrl}/v2/oauth/authorize?${q}`, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code') ?? '';
+      const token = await fetch(`${base.baseUrl}/v2/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: base.client.redirectUri, client_id: base.client.clientId, client_secret: base.client.clientSecret }),
+      });
+      const { access_token, token_type } = (await token.json()) as { access_token: string; token_type: string };
+      expect(token_type).toBe('Bearer');
+      const res = await fetch(`${base.baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `DPoP ${access_token}` } });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_token"/);
+    } finally {
+      await base.close();
+    }
+  });
+});

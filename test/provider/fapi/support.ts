@@ -5,6 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
+import { afterAll, beforeAll } from 'vitest';
 import { createTestProvider, type TestProvider, type TestProviderOptions } from '../../../src/provider/index.js';
 import { pkce } from '../../helpers/provider-fixtures.js';
 
@@ -15,6 +16,20 @@ export function startFapi(options: TestProviderOptions = {}): Promise<TestProvid
 
 function nowS(test: TestProvider): number {
   return Math.floor(test.provider.clock() / 1000);
+}
+
+/**
+ * The FAPI provider and the DPoP key of one test file: started before its tests, closed after.
+ * Read its members inside tests (they are set once the file's `beforeAll` has run).
+ */
+export function fapiFixture(options: TestProviderOptions = {}): { test: TestProvider; dpop: DpopKey } {
+  const fixture = {} as { test: TestProvider; dpop: DpopKey };
+  beforeAll(async () => {
+    fixture.test = await startFapi(options);
+    fixture.dpop = await DpopKey.make();
+  });
+  afterAll(() => fixture.test.close());
+  return fixture;
 }
 
 /** A private_key_jwt assertion of the test client, with claim and header overrides (undefined removes). */
