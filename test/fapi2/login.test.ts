@@ -116,6 +116,19 @@ describe('a FAPI 2.0 login through ndIdRouter against the provider', () => {
     expect(phone).toContain('Approve payment 2041 to Example Shop');
   });
 
+  it('a discovery document naming another issuer stops the login before anything is pushed (discovery_issuer_mismatch)', async () => {
+    rp = await startFapiRp();
+    rp.provider.provider.faults.inject({ kind: 'issuer_mismatch' });
+    let pushed = 0;
+    rp.provider.server.on('request', (req) => {
+      if (req.url?.startsWith('/v2/oauth/par')) pushed++;
+    });
+    const res = await rp.browser().get('/auth/login');
+    expect(res.status).toBe(500);
+    expect(res.body).toMatchObject({ code: 'discovery_issuer_mismatch' });
+    expect(pushed).toBe(0);
+  });
+
   it('a context message over 100 characters is refused before anything is sent', async () => {
     rp = await startFapiRp({ router: { authenticationContextMessage: 'x'.repeat(101) } });
     const res = await rp.browser().get('/auth/login');
