@@ -3,10 +3,21 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-/** The stub answers for `clientId`, encrypts to `rpPublicKeyPem` and signs ID tokens with `nonce`. */
-export async function startStub(rpPublicKeyPem: string, clientId: string, nonce: string): Promise<{ origin: string; child: ChildProcess }> {
+/** The stub answers for `clientId`, encrypts to `rpPublicKeyPem` and signs ID tokens with `nonce`; with `idTokenKeyPem`, as for a FAPI 2.0 client. */
+export async function startStub(
+  rpPublicKeyPem: string,
+  clientId: string,
+  nonce: string,
+  idTokenKeyPem?: string,
+): Promise<{ origin: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [...process.execArgv, join(__dirname, 'stub-server.ts')], {
-    env: { ...process.env, BENCH_RP_PUBLIC_KEY: rpPublicKeyPem, BENCH_CLIENT_ID: clientId, BENCH_NONCE: nonce },
+    env: {
+      ...process.env,
+      BENCH_RP_PUBLIC_KEY: rpPublicKeyPem,
+      BENCH_CLIENT_ID: clientId,
+      BENCH_NONCE: nonce,
+      ...(idTokenKeyPem === undefined ? {} : { BENCH_ID_TOKEN_KEY: idTokenKeyPem }),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.on('exit', () => child.kill('SIGTERM'));

@@ -2,7 +2,10 @@
  * Bench stub provider, run as a child process so its CPU never counts against the relying
  * party. Every response is computed once at start-up and then served as fixed bytes.
  *
- * Input (environment): BENCH_RP_PUBLIC_KEY (SPKI PEM), BENCH_CLIENT_ID, BENCH_NONCE.
+ * Input (environment): BENCH_RP_PUBLIC_KEY (SPKI PEM), BENCH_CLIENT_ID, BENCH_NONCE; with
+ * BENCH_ID_TOKEN_KEY (an SPKI PEM EC key) it answers as for a FAPI 2.0 client: a DPoP token
+ * type, the ID token encrypted to that key (ECDH-ES+A256KW, A256GCM), and a PAR endpoint.
+ * Nothing the client sends is checked: the bench measures the relying party only.
  * Output: one JSON line on stdout, `{ "origin": "http://127.0.0.1:PORT" }`, once listening.
  * `GET /stats` returns request counts per path; `POST /stats/reset` zeroes them.
  */
@@ -57,8 +60,20 @@ async function main(): Promise<void> {
       .encrypt(blockKey);
   }
 
+  const encKey = process.env.BENCH_ID_TOKEN_KEY;
+  const fapi = encKey !== undefined && encKey !== '';
+  const sentIdToken = fapi
+    ? await new CompactEncrypt(Buffer.from(idToken))
+        .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', cty: 'JWT' })
+        .encrypt(createPublicKey(encKey))
+    : idToken;
   const bodies = new Map<string, Buffer>([
-    ['/v2/oauth/token', json({ access_token: accessToken, token_type: 'Bearer', expires_in: 3600, id_token: idToken })],
+    ['/v2/oauth/token', json({ access_token: accessToken, token_type: fapi ? 'DPoP' : 'Bearer', expires_in: 3600, id_token: sentIdToken })],
+    ['/v2/oauth/par', json({ request_uri: 'urn:ietf:params:oauth:request_uri:bench', expires_in: 60 })],
+    [
+      '/v2/.well-known/openid-configuration',
+      json({ issuer, authorization_response_iss_parameter_supported: true, pushed_authorization_request_endpoint: `${issuer}/oauth/par` }),
+    ],
     ['/v2/oauth/userinfo', json({ sub: 'bench-user-1', key, data })],
     ['/v2/.well-known/jwks.json', json({ keys: [jwk] })],
   ]);

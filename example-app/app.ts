@@ -147,12 +147,18 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
     ...(config.clock === undefined ? {} : { clock: config.clock }),
   });
   const authenticator = new passport.Passport();
-  authenticator.use(
-    new NdIdStrategy(
+  const strategy = new NdIdStrategy(
       {
         clientId: config.provider.clientId,
-        clientSecret: config.provider.clientSecret,
         privateKey: config.provider.privateKey,
+        ...(config.provider.profile === 'fapi2'
+          ? {
+              profile: 'fapi2' as const,
+              clientAssertionKey: config.provider.clientAssertionKey,
+              ...(config.provider.idTokenDecryptionKey === undefined ? {} : { idTokenDecryptionKey: config.provider.idTokenDecryptionKey }),
+              ...(config.provider.contextMessage === undefined ? {} : { authenticationContextMessage: config.provider.contextMessage }),
+            }
+          : { clientSecret: config.provider.clientSecret }),
         hostname: config.provider.hostname,
         callbackURL: config.provider.redirectUri,
         scope: config.provider.scope,
@@ -162,8 +168,8 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
       },
       // Keep only what the pages show: the pairwise sub and the decrypted attributes.
       async (user: NdIdUser): Promise<ProfileUser> => ({ sub: user.sub, data: user.data }),
-    ),
   );
+  authenticator.use(strategy);
   authenticator.serializeUser((user, done) => done(null, user));
   authenticator.deserializeUser((user: ProfileUser, done) => done(null, user));
 
@@ -222,7 +228,9 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
     ndIdRouter({
       // This app's own Passport instance, so several apps can live in one process.
       passport: authenticator,
-      routes: { login: ROUTES.login, callback: redirect.pathname, logout: ROUTES.logout },
+      routes: { login: ROUTES.login, callback: redirect.pathname, logout: ROUTES.logout, jwks: '/auth/jwks.json' },
+      // FAPI 2.0: the app's public keys, for registration by jwks_uri.
+      ...(config.provider.profile === 'fapi2' ? { publishKeys: strategy } : {}),
       successRedirect: ROUTES.profile,
       logoutRedirect: '/',
       sessionCookieName: sessionCookieName(secure),

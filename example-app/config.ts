@@ -9,6 +9,11 @@
  * - **real provider** (any `ND_ID_*` variable set): all of `ND_ID_HOSTNAME`, `ND_ID_CLIENT_ID`,
  *   `ND_ID_CLIENT_SECRET`, `ND_ID_PRIVATE_KEY` or `ND_ID_PRIVATE_KEY_FILE`, `ND_ID_REDIRECT_URI`
  *   and `SESSION_SECRET` are required.
+ *   With `ND_ID_PROFILE=fapi2` (the FAPI 2.0 Security Profile, see docs/fapi2.md) the client
+ *   secret is replaced by `ND_ID_CLIENT_ASSERTION_KEY` or `ND_ID_CLIENT_ASSERTION_KEY_FILE` (the
+ *   EC P-256 private key that signs client assertions); `ND_ID_ID_TOKEN_KEY(_FILE)` (the ID-token
+ *   decryption key, default the RSA private key) and `ND_ID_CONTEXT_MESSAGE` (shown on the
+ *   approval screen) are optional, and the app serves its public keys at `/auth/jwks.json`.
  */
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -27,9 +32,18 @@ export interface ProviderSettings {
   /** The service origin, e.g. `https://id.example`. */
   hostname: string;
   clientId: string;
-  clientSecret: string;
+  /** The client secret (base profile). Absent with `profile: 'fapi2'`. */
+  clientSecret?: string;
   /** PEM private key (PKCS#1 or PKCS#8). */
   privateKey: string;
+  /** `'fapi2'` (from `ND_ID_PROFILE`): the FAPI 2.0 Security Profile. Absent: the base profile. */
+  profile?: 'fapi2';
+  /** FAPI 2.0: the PEM private key that signs client assertions. */
+  clientAssertionKey?: string;
+  /** FAPI 2.0: the PEM private key ID tokens are encrypted to; absent: `privateKey`. */
+  idTokenDecryptionKey?: string;
+  /** FAPI 2.0: the message shown on the approval screen. */
+  contextMessage?: string;
   /** The registered callback URL. Its path is where the app serves the callback. */
   redirectUri: string;
   /** Space-separated scopes to request. */
@@ -166,6 +180,37 @@ function readPrivateKey(env: Env, problems: string[]): string | undefined {
   return text;
 }
 
+/** A PEM private key from `NAME` (the text) or `NAME_FILE` (a path), checked readable; undefined when absent or wrong. */
+function readPemVariable(env: Env, problems: string[], name: string, what: string, isRequired: boolean): string | undefined {
+  const inline = value(env, name);
+  const file = value(env, `${name}_FILE`);
+  if (inline && file) {
+    problems.push(`Set only one of ${name} and ${name}_FILE, not both`);
+    return undefined;
+  }
+  let pem = inline;
+  if (file) {
+    try {
+      pem = readFileSync(file, 'utf8');
+    } catch (err) {
+      problems.push(`${name}_FILE names a file that cannot be read (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+      return undefined;
+    }
+  }
+  if (pem === undefined) {
+    if (isRequired) problems.push(`${name} (the PEM text) or ${name}_FILE (a path to it) is required with ND_ID_PROFILE=fapi2: ${what}`);
+    return undefined;
+  }
+  const text = pem.replace(/\\r\\n|\\n/g, '\n').trim() + '\n';
+  try {
+    createPrivateKey({ key: text, format: 'pem' });
+  } catch {
+    problems.push(`${name} is not a readable PEM private key (expected -----BEGIN PRIVATE KEY-----): ${what}`);
+    return undefined;
+  }
+  return text;
+}
+
 function parsePort(env: Env, problems: string[], name = 'PORT', fallback = DEFAULT_PORT): number {
   const text = value(env, name);
   if (text === undefined) return fallback;
@@ -297,7 +342,20 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
   };
   const hostnameText = required('ND_ID_HOSTNAME', 'the identity service origin, e.g. https://id.example');
   const clientId = required('ND_ID_CLIENT_ID', 'the client id issued at registration');
-  const clientSecret = required('ND_ID_CLIENT_SECRET', 'the client secret issued at registration');
+  const profileText = value(env, 'ND_ID_PROFILE');
+  if (profileText !== undefined && profileText !== 'fapi2' && profileText !== 'base') {
+    problems.push('ND_ID_PROFILE must be "fapi2" (the FAPI 2.0 Security Profile) or "base" (the default)');
+  }
+  const fapi2 = profileText === 'fapi2';
+  const clientSecret = fapi2 ? undefined : required('ND_ID_CLIENT_SECRET', 'the client secret issued at registration');
+  if (fapi2 && value(env, 'ND_ID_CLIENT_SECRET') !== undefined) {
+    problems.push('ND_ID_CLIENT_SECRET is not used with ND_ID_PROFILE=fapi2 (the app signs client assertions with ND_ID_CLIENT_ASSERTION_KEY); remove it');
+  }
+  const clientAssertionKey = fapi2 ? readPemVariable(env, problems, 'ND_ID_CLIENT_ASSERTION_KEY', 'the EC P-256 private key that signs client assertions (see docs/fapi2.md)', true) : undefined;
+  const idTokenDecryptionKey = fapi2 ? readPemVariable(env, problems, 'ND_ID_ID_TOKEN_KEY', 'the private key ID tokens are encrypted to', false) : undefined;
+  const contextMessage = value(env, 'ND_ID_CONTEXT_MESSAGE');
+  if (contextMessage !== undefined && !fapi2) problems.push('ND_ID_CONTEXT_MESSAGE is sent only with ND_ID_PROFILE=fapi2; set that or remove it');
+  if (contextMessage !== undefined && [...contextMessage].length > 100) problems.push('ND_ID_CONTEXT_MESSAGE must be at most 100 characters');
   const privateKey = readPrivateKey(env, problems);
   const redirectText = required(
     'ND_ID_REDIRECT_URI',
@@ -341,10 +399,14 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
     provider: {
       hostname: hostname!,
       clientId: clientId!,
-      clientSecret: clientSecret!,
+      ...(clientSecret === undefined ? {} : { clientSecret }),
       privateKey: privateKey!,
       redirectUri: redirectUri!,
       scope,
+      ...(fapi2 ? { profile: 'fapi2' as const } : {}),
+      ...(clientAssertionKey === undefined ? {} : { clientAssertionKey }),
+      ...(idTokenDecryptionKey === undefined ? {} : { idTokenDecryptionKey }),
+      ...(contextMessage === undefined ? {} : { contextMessage }),
     },
   };
 }

@@ -37,6 +37,15 @@ export type IdErrorCode =
   | 'access_token_missing'
   | 'access_token_invalid'
   | 'at_hash_mismatch'
+  // FAPI 2.0 profile and the authorization response
+  | 'id_token_not_encrypted'
+  | 'id_token_jwe_alg_not_allowed'
+  | 'id_token_decrypt_failed'
+  | 'token_type_invalid'
+  | 'par_request_failed'
+  | 'discovery_issuer_mismatch'
+  | 'authorization_response_iss_missing'
+  | 'authorization_response_iss_mismatch'
   // userinfo
   | 'userinfo_malformed'
   | 'userinfo_sub_mismatch'
@@ -121,10 +130,13 @@ const APP_SIDE_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
   'userinfo_key_decrypt_failed',
   'userinfo_key_invalid',
   'configuration_invalid',
+  'id_token_decrypt_failed',
+  'discovery_issuer_mismatch',
+  'par_request_failed',
 ]);
 
 /** OAuth errors of a refused call that mean the app's own registration was refused (wrong secret, unknown client). */
-const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set(['invalid_client', 'unauthorized_client']);
+const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set(['invalid_client', 'unauthorized_client', 'invalid_dpop_proof']);
 
 /**
  * True when a failed login is not the person's doing and trying again will not help them: the

@@ -34,6 +34,17 @@ export {
   DEFAULT_SCOPE,
 } from './client/id-client.js';
 export type { OAuthErrorBody } from './client/http.js';
+export {
+  MAX_CONTEXT_MESSAGE_LENGTH,
+  type IdClientProfile,
+  type PublicJwks,
+  type RetiredPublicKey,
+} from './client/fapi-config.js';
+export type { AppKeyInput, AppPrivateJwk, AssertionAlgorithm, IdTokenKeyAlgorithm, PublicJwk } from './client/fapi-keys.js';
+export { DPOP_ALGORITHM, type DpopKey, type StoredDpopKey } from './client/dpop.js';
+export { CLIENT_ASSERTION_LIFETIME_S } from './client/client-assertion.js';
+export { ID_TOKEN_JWE_ALGORITHMS, ID_TOKEN_JWE_ENCRYPTION } from './client/id-token-jwe.js';
+export { DEFAULT_JWKS_PATH, type KeyPublisher } from './flow/publish-keys.js';
 export { proxyAgentFromEnv, type ProxyAgentFromEnvOptions } from './client/proxy-agent.js';
 export type { RsaPrivateJwk } from './keys.js';
 export {
@@ -117,6 +128,7 @@ export {
   createFetchLogin,
   type FetchLogin,
   type FetchLoginOptions,
+  type FetchLoginStartOptions,
   type FetchSessionProvider,
   type FetchSessionUser,
 } from './adapters/fetch.js';

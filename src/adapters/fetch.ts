@@ -17,6 +17,8 @@ import { readCookie, type CookieFlowSession, type CookieSessionStore } from './c
 import { DEFAULT_LOGIN_PATH, stepUpMaxAge, type AccessOptions } from '../flow/access.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import { createFetchGuards, type SignedInHandler } from './fetch-guard.js';
+import type { PublicJwks } from '../client/fapi-config.js';
+import { JWKS_HEADERS } from '../flow/publish-keys.js';
 
 export type { SignedInHandler, SignedInRequest } from './fetch-guard.js';
 
@@ -56,12 +58,27 @@ export interface FetchLoginOptions extends LoginFlowOptions {
   sessions?: SessionPolicy;
 }
 
+/** Per-login options of {@link FetchLogin.login}. */
+export interface FetchLoginStartOptions {
+  /** FAPI 2.0: the message the person sees on the approval screen for this login (at most 100 characters). */
+  authenticationContextMessage?: string;
+}
+
 /** The handler pair and a few helpers. */
 export interface FetchLogin {
   /** The flow underneath. */
   readonly flow: LoginFlow;
-  /** GET login: starts a login (`?returnTo=/path` optional) and redirects to the service. */
-  login(request: Request): Promise<Response>;
+  /**
+   * GET login: starts a login (`?returnTo=/path` optional) and redirects to the service. In the
+   * fapi2 profile the login is pushed first (PAR); `options.authenticationContextMessage` is
+   * shown to the person on the approval screen (at most 100 characters).
+   */
+  login(request: Request, options?: FetchLoginStartOptions): Promise<Response>;
+  /**
+   * GET jwks: the app's public keys (`sig`, `enc`) as a JWKS for registration by `jwks_uri`
+   * (`application/jwk-set+json`); 404 when the client speaks the base profile.
+   */
+  jwks(request?: Request): Response;
   /** GET callback: completes the login, regenerates the session, keeps the person and redirects; a failure page otherwise. */
   callback(request: Request): Promise<Response>;
   /** The signed-in person kept in the request's session, or `undefined`. */
@@ -177,15 +194,17 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     return new Response(html, { status: failure.status, headers: FAILURE_PAGE_HEADERS });
   }
 
-  async function login(request: Request): Promise<Response> {
+  async function login(request: Request, startOptions: FetchLoginStartOptions = {}): Promise<Response> {
     try {
       const session = await sessionOf(request);
       const url = new URL(request.url);
       const returnTo = url.searchParams.get('returnTo') ?? undefined;
       const maxAge = stepUpMaxAge(url.searchParams.get('maxAge'));
-      const { redirectUrl } = flow.begin(session, {
+      const message = startOptions.authenticationContextMessage;
+      const { redirectUrl } = await flow.start(session, {
         ...(returnTo === undefined ? {} : { returnTo }),
         ...(maxAge === undefined ? {} : { maxAge }),
+        ...(message === undefined ? {} : { authenticationContextMessage: message }),
         request: facts(request),
       });
       const headers = new Headers();
@@ -282,5 +301,12 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     failurePage: (err) => failurePage(flow.report(err)),
   });
 
-  return { flow, login, callback, user, logout, requireSignIn: guards.requireSignIn, requireRecentSignIn: guards.requireRecentSignIn };
+  const client = options.client as { profile?: unknown; publicJwks?: () => PublicJwks };
+  function jwks(): Response {
+    const body = client.profile === 'fapi2' && typeof client.publicJwks === 'function' ? JSON.stringify(client.publicJwks()) : undefined;
+    if (body === undefined) return new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
+    return new Response(body, { status: 200, headers: JWKS_HEADERS });
+  }
+
+  return { flow, login, jwks, callback, user, logout, requireSignIn: guards.requireSignIn, requireRecentSignIn: guards.requireRecentSignIn };
 }

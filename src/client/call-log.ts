@@ -10,7 +10,7 @@ import { LOG_EVENTS, type Log } from '../log.js';
 import { knownOAuthError } from './oauth-error-codes.js';
 
 /** The endpoints of the service the client calls. */
-export type Endpoint = 'token' | 'userinfo' | 'jwks';
+export type Endpoint = 'token' | 'userinfo' | 'jwks' | 'par' | 'discovery';
 
 /** Logs `err` at `warn` when it is a server-side failure of a call to `endpoint`; otherwise nothing. */
 export function logCallFailure(log: Log, endpoint: Endpoint, err: unknown): void {

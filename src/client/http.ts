@@ -31,6 +31,10 @@ export interface JsonRequest {
   onServerDate?: (date: string) => void;
   /** Sent as JSON with `Content-Type: application/json`. */
   body?: unknown;
+  /** Sent as `application/x-www-form-urlencoded` instead of `body` (PAR and the token call in the FAPI 2.0 profile). */
+  form?: Readonly<Record<string, string>>;
+  /** Called with every answer's status and headers, before its status is judged (DPoP nonces, `WWW-Authenticate`). */
+  onResponse?: (status: number, headers: http.IncomingHttpHeaders) => void;
 }
 
 /** The provider's OAuth error body, kept as the `cause` of a refused request. */
@@ -43,6 +47,7 @@ interface RawResponse {
   status: number;
   body: Buffer;
   date?: string | undefined;
+  headers: http.IncomingHttpHeaders;
 }
 
 /** Connection errors worth one retry of an idempotent request on a reused keep-alive socket. */
@@ -67,6 +72,7 @@ export class HttpClient {
     const res = await this.#exchange(req);
     const { status } = res;
     if (res.date !== undefined && req.onServerDate !== undefined) req.onServerDate(res.date);
+    if (req.onResponse !== undefined) req.onResponse(status, res.headers);
     if (status >= 300 && status < 400) {
       throw new IdError(
         'provider_redirect_refused',
@@ -125,11 +131,13 @@ export class HttpClient {
    */
   #once(req: JsonRequest, retryable: boolean): Promise<RawResponse> {
     const { url, what } = req;
-    const payload = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const payload =
+      req.form !== undefined ? new URLSearchParams(req.form).toString() : req.body === undefined ? undefined : JSON.stringify(req.body);
+    const contentType = req.form !== undefined ? 'application/x-www-form-urlencoded' : 'application/json';
     const headers: Record<string, string | number> =
       payload === undefined
         ? { Accept: 'application/json' }
-        : { Accept: 'application/json', 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) };
+        : { Accept: 'application/json', 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) };
     if (req.headers) Object.assign(headers, req.headers);
     const isHttps = url.protocol === 'https:';
     const options: http.RequestOptions = {
@@ -209,7 +217,7 @@ export class HttpClient {
           }
         });
         const date = res.headers.date;
-        res.on('end', () => finish(undefined, { status, body: rest ? Buffer.concat(rest) : (first ?? EMPTY), date }));
+        res.on('end', () => finish(undefined, { status, body: rest ? Buffer.concat(rest) : (first ?? EMPTY), date, headers: res.headers }));
         res.on('error', (err) =>
           finish(new IdError('provider_unreachable', `The connection to the ${what} broke during the answer.`, { cause: err })),
         );

@@ -1,9 +1,23 @@
 /**
  * IdClient: the protocol client of spec 4.7 (authorizationUrl, callback, userinfo).
  */
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
-import { importRsaPrivateKeyOrJwk, type DecryptionKey } from '../keys.js';
+import type { DecryptionKey } from '../keys.js';
+import {
+  asObject,
+  BEARER_TOKEN,
+  importPrivateKeys,
+  normalizeScope,
+  optionalClock,
+  optionalNumber,
+  parseHostname,
+  requireDpopKey,
+  requireHttpUrl,
+  requireString,
+} from './client-options.js';
+
+export { DEFAULT_HOSTNAME, DEFAULT_SCOPE, isLoopbackHost } from './client-options.js';
 import { checkLogger, createLog, type Log } from '../log.js';
 import { logCallFailure, type Endpoint } from './call-log.js';
 import { generateNonce, isPkceString } from '../pkce.js';
@@ -17,19 +31,24 @@ import type {
   CallbackParams,
   CallbackResult,
   IdClientOptions,
+  PushedAuthorizationParams,
+  PushedAuthorizationResult,
   UserinfoParams,
   UserinfoResult,
 } from './types.js';
 import { decryptUserinfo } from './userinfo-crypto.js';
+import { checkResponseIssuer } from './authorization-response.js';
+import { CLIENT_ASSERTION_TYPE, createClientAssertion } from './client-assertion.js';
+import { DiscoveryCache } from './discovery.js';
+import { dpopKeyFromKeyObject, DpopNonces, generateDpopKey, restoreDpopKey, type DpopKey, type StoredDpopKey } from './dpop.js';
+import { dpopCall } from './dpop-call.js';
+import { appJwks, checkContextMessage, parseFapiOptions, type FapiConfig, type IdClientProfile, type PublicJwks } from './fapi-config.js';
+import { importIdTokenDecryptionKeys, type IdTokenDecryptionKey } from './fapi-keys.js';
+import { checkFapiTokenResponse, decryptIdToken, isCompactJwe } from './id-token-jwe.js';
 
 /** ID-token failures caused by time: a clock difference with the service can explain them. */
 const TIME_CODES: ReadonlySet<string> = new Set(['id_token_expired', 'id_token_issued_in_future', 'id_token_not_yet_valid']);
 
-/**
- * A placeholder origin, as in examples. `hostname` is required and this value is refused: set
- * `hostname` to the origin of the service you are registered with.
- */
-export const DEFAULT_HOSTNAME = 'https://id.nd-id.example';
 /** Default timeout of each HTTP call to the service, in ms. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Default cap on a response body from the service, in bytes (1 MiB). */
@@ -40,8 +59,6 @@ export const DEFAULT_CLOCK_TOLERANCE_S = 60;
 export const DEFAULT_JWKS_COOLDOWN_MS = 60_000;
 /** Default longest time a fetched JWKS is used before the next lookup refetches it, in ms (10 minutes). */
 export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
-/** Scopes requested when `authorizationUrl` is given none. */
-export const DEFAULT_SCOPE = 'openid profile.name';
 
 /**
  * Client of the national digital identity service for one registered relying party.
@@ -55,7 +72,14 @@ export class IdClient {
   readonly origin: string;
   /** Expected `iss` of ID tokens: `{origin}/v2`. */
   readonly issuer: string;
-  readonly #clientSecret: string;
+  /** `'fapi2'` for the FAPI 2.0 Security Profile, `'base'` for the service as its spec describes it. */
+  readonly profile: IdClientProfile;
+  readonly #clientSecret: string | undefined;
+  readonly #fapi: FapiConfig | undefined;
+  readonly #idTokenKeys: readonly IdTokenDecryptionKey[];
+  readonly #discovery: DiscoveryCache;
+  readonly #nonces = new DpopNonces();
+  #instanceDpopKey: DpopKey | undefined;
   readonly #privateKeys: readonly DecryptionKey[];
   readonly #log: Log;
   readonly #redirectUri: string | undefined;
@@ -74,8 +98,16 @@ export class IdClient {
       throw new TypeError('IdClient: options must be an object with clientId, clientSecret and privateKey');
     }
     this.clientId = requireString(options.clientId, 'clientId');
-    this.#clientSecret = requireString(options.clientSecret, 'clientSecret');
     this.#privateKeys = importPrivateKeys(options.privateKey);
+    this.#fapi = parseFapiOptions(options.profile, options, this.#privateKeys);
+    this.profile = this.#fapi === undefined ? 'base' : 'fapi2';
+    if (this.#fapi === undefined) {
+      this.#clientSecret = requireString(options.clientSecret, 'clientSecret');
+    } else if (options.clientSecret !== undefined) {
+      throw new TypeError("IdClient: clientSecret is not used with profile: 'fapi2' (the client authenticates with clientAssertionKey, private_key_jwt); remove it");
+    }
+    // ID tokens that arrive encrypted are decrypted in both profiles; in the base profile, with the userinfo key.
+    this.#idTokenKeys = this.#fapi?.decryptionKeys ?? importIdTokenDecryptionKeys(this.#privateKeys.map((k) => k.key), 'IdClient: privateKey');
     this.#log = createLog(checkLogger(options.logger, 'IdClient'), 'client');
     this.#redirectUri =
       options.redirectUri === undefined ? undefined : requireHttpUrl(options.redirectUri, 'IdClient: redirectUri');
@@ -96,6 +128,7 @@ export class IdClient {
     this.#http = new HttpClient({ timeout, maxResponseBytes, agent: options.agent });
     this.#tokenUrl = new URL(`${this.issuer}/oauth/token`);
     this.#userinfoUrl = new URL(`${this.issuer}/oauth/userinfo`);
+    this.#discovery = new DiscoveryCache({ http: this.#http, issuer: this.issuer, clock: this.#clock, maxAge });
     this.#jwks = new RemoteKeySet({
       http: this.#http,
       url: new URL(`${this.issuer}/.well-known/jwks.json`),
@@ -118,25 +151,118 @@ export class IdClient {
    *   `nonce` is ill-formed.
    */
   authorizationUrl(params: AuthorizationUrlParams): AuthorizationUrlResult {
+    if (this.#fapi !== undefined) {
+      throw new TypeError("authorizationUrl: with profile: 'fapi2' the parameters are pushed first; use await pushAuthorizationRequest({ ... })");
+    }
+    const { query, nonce } = this.#authorizationParams(params, 'authorizationUrl');
+    const search = query.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+    const url = `${this.issuer}/oauth/authorize?${search}`;
+    return nonce === undefined ? { url } : { url, nonce };
+  }
+
+  /**
+   * FAPI 2.0: pushes the authorization parameters (RFC 9126) with a client assertion and a DPoP
+   * proof, binding the code to `dpopKey` (`dpop_jkt`), and gives the URL to send the browser to:
+   * it carries only `client_id` and `request_uri`.
+   * @throws TypeError on ill-formed parameters or in the base profile; IdError when the service
+   *   refuses the request or publishes no pushed-authorization endpoint.
+   */
+  async pushAuthorizationRequest(params: PushedAuthorizationParams): Promise<PushedAuthorizationResult> {
+    const fapi = this.#requireFapi('pushAuthorizationRequest');
+    const { query, nonce } = this.#authorizationParams(params, 'pushAuthorizationRequest');
+    const dpopKey = requireDpopKey(params.dpopKey, 'pushAuthorizationRequest');
+    const message =
+      params.authenticationContextMessage === undefined
+        ? fapi.contextMessage
+        : checkContextMessage(params.authenticationContextMessage, 'pushAuthorizationRequest: authenticationContextMessage');
+    query.push(['dpop_jkt', dpopKey.jkt]);
+    if (message !== undefined) query.push(['authentication_context_message', message]);
+    const metadata = await this.#metadata('par');
+    const parUrl = metadata.parEndpoint;
+    if (parUrl === undefined) {
+      throw new IdError(
+        'configuration_invalid',
+        "The service's discovery document names no pushed_authorization_request_endpoint on its own origin; check that the service offers the FAPI 2.0 profile to this client.",
+      );
+    }
+    const body = await this.#dpopCall('par', dpopKey, 'POST', parUrl, async () => ({
+      what: 'pushed authorization request endpoint',
+      refusedCode: 'par_request_failed',
+      form: Object.fromEntries([...query, ...(await this.#clientAuthentication(fapi))]),
+    }));
+    const answer = asObject(body, 'pushed authorization request endpoint');
+    const requestUri = answer.request_uri;
+    const expiresIn = answer.expires_in;
+    if (typeof requestUri !== 'string' || requestUri === '' || requestUri.length > 2048) {
+      throw new IdError('provider_invalid_response', 'The pushed authorization request endpoint answered without a request_uri.');
+    }
+    if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn <= 0) {
+      throw new IdError('provider_invalid_response', 'The pushed authorization request endpoint answered without a positive expires_in.');
+    }
+    const url = `${this.issuer}/oauth/authorize?client_id=${encodeURIComponent(this.clientId)}&request_uri=${encodeURIComponent(requestUri)}`;
+    return { url, requestUri, expiresIn, ...(nonce === undefined ? {} : { nonce }) };
+  }
+
+  /**
+   * FAPI 2.0: the DPoP key for a new login: a fresh P-256 key pair with the form to keep it in
+   * (per login, the default), or the app-wide `dpopKey` (nothing to keep).
+   */
+  async dpopKeyForLogin(): Promise<{ key: DpopKey; stored?: StoredDpopKey }> {
+    const fapi = this.#requireFapi('dpopKeyForLogin');
+    if (fapi.instanceDpopKey !== undefined) return { key: await this.#appDpopKey(fapi) };
+    return generateDpopKey();
+  }
+
+  /** FAPI 2.0: the DPoP key of a login, from what {@link IdClient.dpopKeyForLogin} gave to keep (nothing for an app-wide key). */
+  async restoreDpopKey(stored: StoredDpopKey | undefined): Promise<DpopKey> {
+    const fapi = this.#requireFapi('restoreDpopKey');
+    if (fapi.instanceDpopKey !== undefined) return this.#appDpopKey(fapi);
+    if (stored === undefined) throw new TypeError('restoreDpopKey: give the stored key that dpopKeyForLogin returned for this login');
+    return restoreDpopKey(stored);
+  }
+
+  /**
+   * FAPI 2.0: the app's public keys as a JWKS, for registration by `jwks_uri`: the assertion keys
+   * (`use: sig`), the ID-token decryption keys (`use: enc`) and the retired keys until their date.
+   * Never a private member.
+   */
+  publicJwks(): PublicJwks {
+    return appJwks(this.#requireFapi('publicJwks'), this.#clock);
+  }
+
+  /**
+   * Checks the authorization response's `iss` (RFC 9207) before anything in it is trusted: when
+   * present it must be this issuer, and when the discovery document advertises
+   * `authorization_response_iss_parameter_supported` it must be present. Both profiles.
+   * @throws IdError `authorization_response_iss_mismatch` or `authorization_response_iss_missing`;
+   *   a discovery failure (`discovery_issuer_mismatch`, or an HTTP code).
+   */
+  async checkAuthorizationResponse(query: Record<string, unknown>): Promise<void> {
+    if (typeof query !== 'object' || query === null) throw new TypeError('checkAuthorizationResponse: expected the callback query as an object');
+    const metadata = query.iss === undefined ? await this.#metadata('discovery') : undefined;
+    checkResponseIssuer(query.iss, this.issuer, metadata?.issParameterSupported === true);
+  }
+
+  /** The authorization parameters shared by the plain and the pushed request, checked. */
+  #authorizationParams(params: AuthorizationUrlParams, fn: string): { query: [string, string][]; nonce: string | undefined } {
     if (typeof params !== 'object' || params === null) {
-      throw new TypeError('authorizationUrl: expected an object with at least codeChallenge');
+      throw new TypeError(`${fn}: expected an object with at least codeChallenge`);
     }
     if (!isPkceString(params.codeChallenge)) {
       throw new TypeError(
-        'authorizationUrl: codeChallenge must be the S256 challenge of the code verifier (43-128 characters of A-Z a-z 0-9 - . _ ~); use generatePkcePair()',
+        `${fn}: codeChallenge must be the S256 challenge of the code verifier (43-128 characters of A-Z a-z 0-9 - . _ ~); use generatePkcePair()`,
       );
     }
-    const redirectUri = this.#pickRedirectUri(params.redirectUri, 'authorizationUrl');
+    const redirectUri = this.#pickRedirectUri(params.redirectUri, fn);
     const scope = normalizeScope(params.scope);
     let nonce: string | undefined;
     if (params.nonce === undefined) nonce = generateNonce();
     else if (params.nonce === null) nonce = undefined;
-    else nonce = requireString(params.nonce, 'nonce', 'authorizationUrl');
-    const state = params.state === undefined ? undefined : requireString(params.state, 'state', 'authorizationUrl');
+    else nonce = requireString(params.nonce, 'nonce', fn);
+    const state = params.state === undefined ? undefined : requireString(params.state, 'state', fn);
     if (params.maxAge !== undefined && (!Number.isInteger(params.maxAge) || params.maxAge < 0)) {
-      throw new TypeError('authorizationUrl: maxAge must be a whole number of seconds, 0 or more');
+      throw new TypeError(`${fn}: maxAge must be a whole number of seconds, 0 or more`);
     }
-
     const query: [string, string][] = [
       ['response_type', 'code'],
       ['client_id', this.clientId],
@@ -148,9 +274,7 @@ export class IdClient {
     if (state !== undefined) query.push(['state', state]);
     if (nonce !== undefined) query.push(['nonce', nonce]);
     if (params.maxAge !== undefined) query.push(['max_age', String(params.maxAge)]);
-    const search = query.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
-    const url = `${this.issuer}/oauth/authorize?${search}`;
-    return nonce === undefined ? { url } : { url, nonce };
+    return { query, nonce };
   }
 
   /**
@@ -168,33 +292,53 @@ export class IdClient {
     }
     if (params.nonce !== undefined && params.nonce !== null) requireString(params.nonce, 'nonce', 'callback');
     const redirectUri = this.#pickRedirectUri(params.redirectUri, 'callback');
+    if (params.iss !== undefined) checkResponseIssuer(params.iss, this.issuer, true);
 
     let serverDate: string | undefined;
-    const body = await this.#call('token', {
-      onServerDate: (date) => {
-        serverDate = date;
-      },
-      method: 'POST',
-      url: this.#tokenUrl,
-      what: 'token endpoint',
-      refusedCode: 'token_request_failed',
-      body: {
-        client_id: this.clientId,
-        client_secret: this.#clientSecret,
-        code,
-        grant_type: 'authorization_code',
-        code_verifier: params.codeVerifier,
-        redirect_uri: redirectUri,
-      },
-    });
+    const onServerDate = (date: string): void => {
+      serverDate = date;
+    };
+    const grant = {
+      client_id: this.clientId,
+      code,
+      grant_type: 'authorization_code',
+      code_verifier: params.codeVerifier,
+      redirect_uri: redirectUri,
+    };
+    let body: unknown;
+    if (this.#fapi === undefined) {
+      body = await this.#call('token', {
+        onServerDate,
+        method: 'POST',
+        url: this.#tokenUrl,
+        what: 'token endpoint',
+        refusedCode: 'token_request_failed',
+        body: { ...grant, client_secret: this.#clientSecret },
+      });
+    } else {
+      const fapi = this.#fapi;
+      const dpopKey = requireDpopKey(params.dpopKey, 'callback');
+      if (params.iss === undefined) await this.checkAuthorizationResponse({});
+      body = await this.#dpopCall('token', dpopKey, 'POST', this.#tokenUrl, async () => ({
+        onServerDate,
+        what: 'token endpoint',
+        refusedCode: 'token_request_failed',
+        form: { ...grant, ...Object.fromEntries(await this.#clientAuthentication(fapi)) },
+      }));
+    }
     const tokens = asObject(body, 'token endpoint');
     const accessToken = tokens.access_token;
     if (typeof accessToken !== 'string' || accessToken === '') {
       throw new IdError('access_token_missing', 'The token endpoint answered without an access_token.');
     }
+    const tokenType = typeof tokens.token_type === 'string' ? tokens.token_type : undefined;
+    // The profile binds tokens to DPoP (a Bearer token is refused) and encrypts ID tokens.
+    if (this.#fapi !== undefined) checkFapiTokenResponse(tokens.token_type, tokens.id_token);
     let claims: IdTokenClaims;
+    let idToken = tokens.id_token;
     try {
-      claims = await validateIdToken(tokens.id_token, {
+      if (isCompactJwe(idToken)) idToken = await decryptIdToken(idToken, this.#idTokenKeys);
+      claims = await validateIdToken(idToken, {
         issuer: this.issuer,
         clientId: this.clientId,
         nonce: params.nonce,
@@ -212,7 +356,7 @@ export class IdClient {
       }
       throw err;
     }
-    return { sub: claims.sub, accessToken, idToken: tokens.id_token as string, claims };
+    return { sub: claims.sub, accessToken, idToken: idToken as string, claims, ...(tokenType === undefined ? {} : { tokenType }) };
   }
 
   /**
@@ -233,13 +377,18 @@ export class IdClient {
         'The access token has characters a bearer token cannot have (RFC 6750); it was not sent to the userinfo endpoint.',
       );
     }
-    const body = await this.#call('userinfo', {
-      method: 'GET',
-      url: this.#userinfoUrl,
-      what: 'userinfo endpoint',
-      refusedCode: 'userinfo_request_failed',
-      headers: { Authorization: `Bearer ${accessToken}` },
-    });
+    const request = { what: 'userinfo endpoint', refusedCode: 'userinfo_request_failed' } as const;
+    const body =
+      this.#fapi === undefined
+        ? await this.#call('userinfo', { ...request, method: 'GET', url: this.#userinfoUrl, headers: { Authorization: `Bearer ${accessToken}` } })
+        : await this.#dpopCall(
+            'userinfo',
+            requireDpopKey(params.dpopKey, 'userinfo'),
+            'GET',
+            this.#userinfoUrl,
+            async () => ({ ...request, headers: { Authorization: `DPoP ${accessToken}` } }),
+            accessToken,
+          );
     const info = asObject(body, 'userinfo endpoint');
     if (typeof info.sub !== 'string') {
       throw new IdError('userinfo_malformed', 'The userinfo response has no sub.');
@@ -281,6 +430,53 @@ export class IdClient {
     }
   }
 
+  /** A DPoP-protected call; a server-side failure is logged before it is thrown. */
+  async #dpopCall(
+    endpoint: Endpoint,
+    key: DpopKey,
+    method: 'GET' | 'POST',
+    url: URL,
+    build: Parameters<typeof dpopCall>[3],
+    accessToken?: string,
+  ): Promise<unknown> {
+    try {
+      return await dpopCall({ http: this.#http, nonces: this.#nonces, key, clock: this.#clock }, method, url, build, accessToken);
+    } catch (err) {
+      logCallFailure(this.#log, endpoint, err);
+      throw err;
+    }
+  }
+
+  /** The discovery document; a failure to read it is logged before it is thrown. */
+  async #metadata(endpoint: Endpoint): Promise<Awaited<ReturnType<DiscoveryCache['get']>>> {
+    try {
+      return await this.#discovery.get();
+    } catch (err) {
+      logCallFailure(this.#log, endpoint, err);
+      throw err;
+    }
+  }
+
+  /** `private_key_jwt` (RFC 7523): a fresh assertion signed with the first (current) assertion key. */
+  async #clientAuthentication(fapi: FapiConfig): Promise<[string, string][]> {
+    const [current] = fapi.signingKeys;
+    if (current === undefined) throw new TypeError('IdClient: clientAssertionKey is required with profile: fapi2');
+    return [
+      ['client_assertion_type', CLIENT_ASSERTION_TYPE],
+      ['client_assertion', await createClientAssertion(current, this.clientId, this.issuer, this.#clock)],
+    ];
+  }
+
+  #appDpopKey(fapi: FapiConfig): DpopKey {
+    if (fapi.instanceDpopKey === undefined) throw new TypeError('IdClient: no app-wide dpopKey is configured');
+    return (this.#instanceDpopKey ??= dpopKeyFromKeyObject(fapi.instanceDpopKey));
+  }
+
+  #requireFapi(fn: string): FapiConfig {
+    if (this.#fapi === undefined) throw new TypeError(`${fn}: this IdClient speaks the base profile; construct it with profile: 'fapi2' and its keys (see docs/fapi2.md)`);
+    return this.#fapi;
+  }
+
   #pickRedirectUri(given: string | undefined, fn: string): string {
     if (given !== undefined) return requireHttpUrl(given, `${fn}: redirectUri`);
     if (this.#redirectUri === undefined) {
@@ -288,116 +484,4 @@ export class IdClient {
     }
     return this.#redirectUri;
   }
-}
-
-/** RFC 6750 section 2.1 b64token: what an `Authorization: Bearer` value may hold. */
-const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-
-function requireString(value: unknown, name: string, fn = 'IdClient'): string {
-  if (typeof value !== 'string' || value === '') {
-    throw new TypeError(`${fn}: ${name} must be a non-empty string`);
-  }
-  return value;
-}
-
-function requireHttpUrl(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value === '') throw new TypeError(`${name} must be a non-empty absolute URL`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new TypeError(`${name} must be an absolute http(s) URL`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new TypeError(`${name} must be an absolute http(s) URL`);
-  }
-  return value;
-}
-
-/** The keys of the `privateKey` option, imported once. */
-function importPrivateKeys(value: unknown): DecryptionKey[] {
-  const list = Array.isArray(value) ? (value as unknown[]) : [value];
-  if (list.length === 0) {
-    throw new TypeError('IdClient: privateKey must be a PEM string or JWK, or a non-empty array of them');
-  }
-  return list.map((key, i) => {
-    const what = Array.isArray(value) ? `IdClient: privateKey[${i}]` : 'IdClient: privateKey';
-    if (typeof key === 'string' ? key.trim() === '' : typeof key !== 'object' || key === null) {
-      throw new TypeError(`${what} must be a non-empty PEM string (PKCS#1 or PKCS#8 RSA private key) or an RSA private JWK`);
-    }
-    return importRsaPrivateKeyOrJwk(key as string, what);
-  });
-}
-
-/** True for `localhost`, 127.0.0.0/8 and ::1 (as the URL parser writes them). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase();
-  return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-/** `https://host[:port]` from `hostname`, which may end in one slash but has no path or query. */
-function parseHostname(value: unknown, allowInsecureHttp: boolean): string {
-  if (value === undefined || value === '') {
-    throw new TypeError(
-      'IdClient: hostname is required: set it to the origin of the service you are registered with, like https://id.example',
-    );
-  }
-  const fail = (): never => {
-    throw new TypeError('IdClient: hostname must be the http(s) origin of the service, like https://id.example (no path or query)');
-  };
-  if (typeof value !== 'string' || value === '') return fail();
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return fail();
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return fail();
-  if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    return fail();
-  }
-  if (value.includes('?') || value.includes('#')) return fail();
-  if (url.origin === DEFAULT_HOSTNAME) {
-    throw new TypeError(
-      `IdClient: hostname is the placeholder ${DEFAULT_HOSTNAME}; set it to the origin of the service you are registered with`,
-    );
-  }
-  if (url.protocol === 'http:' && !allowInsecureHttp && !isLoopbackHost(url.hostname)) {
-    throw new TypeError(
-      `IdClient: hostname ${url.origin} is plain http: on a host that is not loopback, so client secrets and tokens would ` +
-        'cross the network unencrypted; use the https: origin of the service (or, on a closed test network only, set allowInsecureHttp: true)',
-    );
-  }
-  return url.origin;
-}
-
-function optionalNumber(value: unknown, name: string, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min) {
-    throw new TypeError(`IdClient: ${name} must be a finite number of at least ${min}`);
-  }
-  return value;
-}
-
-function optionalClock(value: unknown): Clock {
-  if (value === undefined) return systemClock;
-  if (typeof value !== 'function') throw new TypeError('IdClient: clock must be a function returning ms since the epoch');
-  return value as Clock;
-}
-
-function normalizeScope(scope: string | string[] | undefined): string {
-  let list: string[];
-  if (scope === undefined) list = DEFAULT_SCOPE.split(' ');
-  else if (typeof scope === 'string') list = scope.split(/\s+/).filter((s) => s !== '');
-  else if (Array.isArray(scope) && scope.every((s) => typeof s === 'string' && s !== '' && !/\s/.test(s))) list = scope;
-  else throw new TypeError('authorizationUrl: scope must be a space-separated string or an array of scope names');
-  if (!list.includes('openid')) throw new TypeError('authorizationUrl: scope must include "openid"');
-  return [...new Set(list)].join(' ');
-}
-
-function asObject(body: unknown, what: string): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new IdError('provider_invalid_response', `The ${what} answered with JSON that is not an object.`);
-  }
-  return body as Record<string, unknown>;
 }

@@ -94,12 +94,10 @@ export function decryptGcmJwe(jwe: CompactJwe, key: KeyObject): Buffer {
   if (header.crit !== undefined) throw new JweRefused('crit');
   const alg = header.alg as string;
   const keyBytes = GCM_KEY_BYTES[header.enc as string] as number;
-  const [protectedSeg, encryptedKeySeg, ivSeg, ciphertextSeg, tagSeg] = parts;
+  const [, encryptedKeySeg] = parts;
   const encryptedKey = strictBase64url(encryptedKeySeg);
-  const iv = strictBase64url(ivSeg);
-  const ciphertext = strictBase64url(ciphertextSeg);
-  const tag = strictBase64url(tagSeg);
-  if (iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
+  // Every part is read before any key is used, so a malformed JWE is refused as such first.
+  const content = readGcmParts(jwe);
   let cek: KeyObject | Buffer;
   if (alg === 'dir') {
     if (encryptedKey.length !== 0 || key.type !== 'secret' || key.symmetricKeySize !== keyBytes) throw new JweRefused('failed');
@@ -116,9 +114,42 @@ export function decryptGcmJwe(jwe: CompactJwe, key: KeyObject): Buffer {
     }
     if (cek.length !== keyBytes) throw new JweRefused('failed');
   }
+  return decryptGcm(jwe, content, cek);
+}
+
+/** The IV, ciphertext and tag of a JWE, decoded, with the IV and tag sizes AES-GCM takes. */
+interface GcmParts {
+  iv: Buffer;
+  ciphertext: Buffer;
+  tag: Buffer;
+}
+
+function readGcmParts(jwe: CompactJwe): GcmParts {
+  const [, , ivSeg, ciphertextSeg, tagSeg] = jwe.parts;
+  const iv = strictBase64url(ivSeg);
+  const ciphertext = strictBase64url(ciphertextSeg);
+  const tag = strictBase64url(tagSeg);
+  if (iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
+  return { iv, ciphertext, tag };
+}
+
+/**
+ * The AES-GCM content step alone, with the content-encryption key already known (from the key
+ * management step of another algorithm): a 12-byte IV, a 16-byte tag, a key of the size `enc`
+ * names, the ASCII protected header as AAD.
+ * @throws JweRefused `malformed` or `failed`.
+ */
+export function decryptGcmContent(jwe: CompactJwe, cek: KeyObject | Buffer): Buffer {
+  return decryptGcm(jwe, readGcmParts(jwe), cek);
+}
+
+function decryptGcm(jwe: CompactJwe, { iv, ciphertext, tag }: GcmParts, cek: KeyObject | Buffer): Buffer {
+  const keyBytes = GCM_KEY_BYTES[jwe.header.enc as string];
+  if (keyBytes === undefined) throw new JweRefused('failed');
+  if ((Buffer.isBuffer(cek) ? cek.length : cek.symmetricKeySize) !== keyBytes) throw new JweRefused('failed');
   try {
     const decipher = createDecipheriv(`aes-${keyBytes * 8}-gcm` as 'aes-256-gcm', cek, iv, { authTagLength: 16 });
-    decipher.setAAD(Buffer.from(protectedSeg, 'ascii'));
+    decipher.setAAD(Buffer.from(jwe.parts[0], 'ascii'));
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
   } catch {

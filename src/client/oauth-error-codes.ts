@@ -1,6 +1,6 @@
 /**
  * The OAuth 2.0 / OpenID Connect error codes a service may answer with (RFC 6749 5.2 and 4.1.2.1,
- * RFC 6750 3.1, OIDC Core 3.1.2.6). Only these are repeated in messages and logs: any other value
+ * RFC 6750 3.1, OIDC Core 3.1.2.6, RFC 9449 7.1 and 8). Only these are repeated in messages and logs: any other value
  * in a service's `error` field could be anything, an echoed secret included.
  */
 const KNOWN: ReadonlySet<string> = new Set([
@@ -25,6 +25,8 @@ const KNOWN: ReadonlySet<string> = new Set([
   'request_not_supported',
   'request_uri_not_supported',
   'registration_not_supported',
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
 ]);
 
 /** `code` when it is a registered OAuth/OIDC error code, else undefined. */

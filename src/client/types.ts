@@ -6,13 +6,16 @@ import type { Agent } from 'node:http';
 import type { Clock } from '../clock.js';
 import type { RsaPrivateJwk } from '../keys.js';
 import type { Logger } from '../log.js';
+import type { DpopKey } from './dpop.js';
+import type { IdClientProfile, RetiredPublicKey } from './fapi-config.js';
+import type { AppKeyInput } from './fapi-keys.js';
 
 /** Constructor options of IdClient (spec 4.7, plus tuning). */
 export interface IdClientOptions {
   /** Client id issued at registration. Required. */
   clientId: string;
-  /** Client secret issued at registration. Required. */
-  clientSecret: string;
+  /** Client secret issued at registration. Required in the base profile; not used (and not needed) with `profile: 'fapi2'`. */
+  clientSecret?: string;
   /**
    * RSA private key from registration: PKCS#1 or PKCS#8 PEM (literal `\n` escapes are accepted)
    * or a private JWK. Required. An array of keys while rotating: userinfo is decrypted with the
@@ -58,6 +61,51 @@ export interface IdClientOptions {
    * `0` refetches for every ID token. Default 600 000 (10 minutes).
    */
   jwksCacheMaxAge?: number;
+  /**
+   * `'fapi2'`: the FAPI 2.0 Security Profile (pushed authorization requests, DPoP,
+   * `private_key_jwt`, encrypted ID tokens), for a client registered with `profile: 'fapi2'`.
+   * Default `'base'`: the service as its spec describes it. See docs/fapi2.md.
+   */
+  profile?: IdClientProfile;
+  /**
+   * FAPI 2.0: the private key that signs client assertions (`private_key_jwt`): an EC P-256 key
+   * (ES256, the default kind), or an RSA (PS256) or Ed25519 (EdDSA) key; PEM, private JWK or
+   * `KeyObject`. An array while rotating: the first signs, all are published by {@link IdClient.publicJwks}.
+   * Required with `profile: 'fapi2'`.
+   */
+  clientAssertionKey?: AppKeyInput | readonly AppKeyInput[];
+  /**
+   * FAPI 2.0: the private key ID tokens are encrypted to: EC (`ECDH-ES+A256KW`) or RSA
+   * (`RSA-OAEP-256`), with `A256GCM`. An array while rotating (all decrypt, all are published).
+   * Default: the `privateKey` (the userinfo RSA key), used with `RSA-OAEP-256`.
+   */
+  idTokenDecryptionKey?: AppKeyInput | readonly AppKeyInput[];
+  /**
+   * FAPI 2.0: the DPoP key policy. Default `'per-login'`: a fresh P-256 key pair for every login,
+   * kept (private) in the pending login in the session until the callback has finished. Or one EC
+   * P-256 private key for every login of every instance (give the same key to all of them).
+   */
+  dpopKey?: 'per-login' | AppKeyInput;
+  /** FAPI 2.0: the message shown to the person on the approval screen, for every login that gives none (at most 100 characters). */
+  authenticationContextMessage?: string;
+  /** FAPI 2.0: keys no longer used that stay in {@link IdClient.publicJwks} until a date (the rotation overlap). */
+  retiredPublicKeys?: readonly RetiredPublicKey[];
+}
+
+/** Input of {@link IdClient.pushAuthorizationRequest}: the authorization parameters, the login's DPoP key and its context message. */
+export interface PushedAuthorizationParams extends AuthorizationUrlParams {
+  /** The DPoP key the code will be bound to (`dpop_jkt`), from {@link IdClient.dpopKeyForLogin}. */
+  dpopKey: DpopKey;
+  /** Shown on the approval screen; at most 100 characters. Default: the client's `authenticationContextMessage`. */
+  authenticationContextMessage?: string;
+}
+
+/** Output of {@link IdClient.pushAuthorizationRequest}. */
+export interface PushedAuthorizationResult extends AuthorizationUrlResult {
+  /** The `request_uri` the service gave for the pushed parameters. */
+  requestUri: string;
+  /** How long the `request_uri` may be used, in seconds. */
+  expiresIn: number;
 }
 
 /** Input of {@link IdClient.authorizationUrl}. */
@@ -88,6 +136,10 @@ export interface CallbackParams {
   nonce?: string | null;
   redirectUri?: string;
   codeVerifier: string;
+  /** The callback's `iss` parameter (RFC 9207), when it had one: compared to the issuer. */
+  iss?: string;
+  /** FAPI 2.0: the login's DPoP key (the one its pushed request named). Required with `profile: 'fapi2'`. */
+  dpopKey?: DpopKey;
 }
 
 /** Validated ID token claims. */
@@ -109,12 +161,16 @@ export interface CallbackResult {
   accessToken: string;
   idToken: string;
   claims: IdTokenClaims;
+  /** The token response's `token_type`: `Bearer`, or `DPoP` in the FAPI 2.0 profile. */
+  tokenType?: string;
 }
 
 /** Input of {@link IdClient.userinfo}. */
 export interface UserinfoParams {
   sub: string;
   accessToken: string;
+  /** FAPI 2.0: the DPoP key the access token is bound to (sent with the `DPoP` scheme). Required with `profile: 'fapi2'`. */
+  dpopKey?: DpopKey;
 }
 
 /** Output of {@link IdClient.userinfo}: decrypted attributes keyed by scope name. */

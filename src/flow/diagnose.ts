@@ -36,6 +36,11 @@ export const DIAGNOSIS_CODES = [
   'id_token_expired',
   'id_token_not_yet_valid',
   'private_key_mismatch',
+  'response_iss_missing',
+  'response_iss_mismatch',
+  'client_assertion_refused',
+  'dpop_proof_refused',
+  'id_token_key_mismatch',
 ] as const;
 
 /** One of {@link DIAGNOSIS_CODES}. */
@@ -342,8 +347,44 @@ export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: n
  * `unauthorized_client`), or the userinfo key could not be decrypted with `privateKey`.
  * Undefined for any other failure.
  */
-export function diagnoseCredentials(code: string, oauthError: string | undefined): Diagnosis | undefined {
+export function diagnoseCredentials(code: string, oauthError: string | undefined, fapi2 = false): Diagnosis | undefined {
   // The OAuth error code is in the log's own oauthError field; the page does not repeat it.
+  const refusedCall = code === 'token_request_failed' || code === 'par_request_failed' || code === 'userinfo_request_failed';
+  if (refusedCall && oauthError === 'invalid_dpop_proof') {
+    return {
+      code: 'dpop_proof_refused',
+      cause: "The identity service refused this app's DPoP proof: most often this machine's clock is off (the proof's iat), or a proxy rewrote the URL the proof names (htu).",
+      fix: 'Synchronise the clock (NTP); call the service at the hostname it publishes, without a rewriting proxy between. See docs/fapi2.md.',
+    };
+  }
+  if (fapi2 && (code === 'token_request_failed' || code === 'par_request_failed') && (oauthError === 'invalid_client' || oauthError === 'unauthorized_client')) {
+    return {
+      code: 'client_assertion_refused',
+      cause: "The identity service refused this app's client assertion (private_key_jwt): clientAssertionKey is not a key registered for this client (jwks or jwks_uri), or this machine's clock is off.",
+      fix: 'Register the public part of clientAssertionKey (serve publicJwks() at your jwks_uri, or paste it into the registration); synchronise the clock. See docs/fapi2.md.',
+    };
+  }
+  if (code === 'id_token_decrypt_failed') {
+    return {
+      code: 'id_token_key_mismatch',
+      cause: 'The encrypted ID token could not be decrypted: idTokenDecryptionKey (or privateKey, its default) is not the key registered for ID-token encryption (use: enc).',
+      fix: 'Register the public part of idTokenDecryptionKey as the enc key (publicJwks() lists it), or give the private key that matches the registered one.',
+    };
+  }
+  if (code === 'authorization_response_iss_missing') {
+    return {
+      code: 'response_iss_missing',
+      cause: 'The callback arrived without the iss parameter, though the service advertises that it always sends one: a callback URL made by hand or by a proxy that drops query parameters, or a response from another service (mix-up).',
+      fix: 'Pass the whole callback query to the flow (iss included); never rebuild the callback URL. If a proxy is in front of the app, keep the query intact.',
+    };
+  }
+  if (code === 'authorization_response_iss_mismatch') {
+    return {
+      code: 'response_iss_mismatch',
+      cause: 'The callback names another issuer than the one this app is configured for: the browser came back from another identity service (mix-up), or hostname points at another service than the one the login was sent to.',
+      fix: 'Check the hostname option; with several identity services, give each its own callback URL. Refusing the response is right if you use only one.',
+    };
+  }
   if (code === 'token_request_failed' && (oauthError === 'invalid_client' || oauthError === 'unauthorized_client')) {
     return {
       code: 'client_secret_refused',

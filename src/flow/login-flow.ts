@@ -12,9 +12,13 @@ import type {
   CallbackParams,
   CallbackResult,
   IdTokenClaims,
+  PushedAuthorizationParams,
+  PushedAuthorizationResult,
   UserinfoParams,
   UserinfoResult,
 } from '../client/types.js';
+import type { DpopKey, StoredDpopKey } from '../client/dpop.js';
+import { checkContextMessage } from '../client/fapi-config.js';
 import { systemClock, type Clock } from '../clock.js';
 import { knownOAuthError } from '../client/oauth-error-codes.js';
 import { IdError } from '../errors.js';
@@ -61,6 +65,16 @@ export interface LoginFlowClient {
   readonly issuer?: string;
   /** The app's client id; pending logins are bound to it, and the default session key names it. */
   readonly clientId?: string;
+  /** `'fapi2'`: logins are pushed (PAR) and DPoP-bound, through the methods below (an `IdClient` has them). */
+  readonly profile?: 'base' | 'fapi2';
+  /** Checks the callback's `iss` (RFC 9207) before the rest of it is trusted. */
+  checkAuthorizationResponse?(query: Record<string, unknown>): Promise<void>;
+  /** FAPI 2.0: pushes the login's parameters and gives the URL with only `client_id` and `request_uri`. */
+  pushAuthorizationRequest?(params: PushedAuthorizationParams): Promise<PushedAuthorizationResult>;
+  /** FAPI 2.0: the DPoP key of a new login, and what to keep of it. */
+  dpopKeyForLogin?(): Promise<{ key: DpopKey; stored?: StoredDpopKey }>;
+  /** FAPI 2.0: the DPoP key of a login back from what was kept. */
+  restoreDpopKey?(stored: StoredDpopKey | undefined): Promise<DpopKey>;
 }
 
 /** Options of {@link createLoginFlow}. */
@@ -107,6 +121,11 @@ export interface BeginOptions {
    * token then carries `auth_time`, and {@link CompleteResult.maxAge} says it was asked.
    */
   maxAge?: number;
+  /**
+   * FAPI 2.0: the message the person sees on the approval screen for this login (at most 100
+   * characters), e.g. "Sign in to pay invoice 2041". Default: the client's `authenticationContextMessage`.
+   */
+  authenticationContextMessage?: string;
 }
 
 /** What {@link LoginFlow.begin} gives back. */
@@ -163,10 +182,18 @@ export interface LoginFlow {
   /** The issuer, client id and callback URL every login of this flow is bound to. */
   readonly binding: Readonly<LoginBinding>;
   /**
-   * Starts a login: keeps its secrets in `session` and gives the URL to redirect to.
-   * @throws TypeError when `options.scope` is wrong.
+   * Starts a login: keeps its secrets in `session` and gives the URL to redirect to. Base
+   * profile only (no network call); {@link LoginFlow.start} works in both.
+   * @throws TypeError when `options.scope` is wrong, or the client speaks the fapi2 profile.
    */
   begin(session: FlowSession, options?: BeginOptions): BeginResult;
+  /**
+   * Starts a login in either profile: with a fapi2 client, makes the login's DPoP key, pushes the
+   * parameters (PAR) and keeps the login (its DPoP key included) in `session`; otherwise as
+   * {@link LoginFlow.begin}. Adapters use this.
+   * @throws TypeError when an option is wrong; IdError when the service refuses the pushed request.
+   */
+  start(session: FlowSession, options?: BeginOptions): Promise<BeginResult>;
   /**
    * Completes a login from the callback's query (`code`, `state`, or `error`). Rejects with an
    * {@link IdError}; see `classifyFailure` for its status and sentence. When `session` has
@@ -249,6 +276,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     throw optionError(who, 'client', 'must be an IdClient (new IdClient({ ... })).');
   }
   const flowClient = options.client;
+  const fapi = fapiMethods(flowClient, who);
   if (options.clock !== undefined && typeof options.clock !== 'function') {
     throw optionError(who, 'clock', 'must be a function returning the time in ms since the epoch.');
   }
@@ -286,28 +314,70 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
   const callbackHost = binding.redirectUri === '' ? undefined : new URL(binding.redirectUri).host;
   const ledger = new LoginLedger();
 
-  function begin(session: FlowSession, beginOptions: BeginOptions = {}): BeginResult {
+  /** The values of a new login and its options, checked. */
+  function prepare(beginOptions: BeginOptions) {
     const scope = beginOptions.scope === undefined ? defaultScope : checkScope(beginOptions.scope, who, 'scope of this login');
     const { codeVerifier, codeChallenge } = generatePkcePair();
     const state = generateState();
     const nonce = generateNonce();
     const maxAge = beginOptions.maxAge === undefined ? undefined : checkInteger(beginOptions.maxAge, 0, 1e9, who, 'maxAge', 'must be a whole number of seconds (the step-up window), like 300.');
-    const result = flowClient.authorizationUrl({ state, scope, nonce, codeChallenge, ...redirectParam, ...(maxAge === undefined ? {} : { maxAge }) });
+    const params: AuthorizationUrlParams = { state, scope, nonce, codeChallenge, ...redirectParam, ...(maxAge === undefined ? {} : { maxAge }) };
+    return { scope, codeVerifier, state, nonce, maxAge, params };
+  }
+
+  /** Keeps the started login in the session and the ledger. */
+  function keep(session: FlowSession, beginOptions: BeginOptions, login: ReturnType<typeof prepare>, sentNonce: string | undefined, dpop: StoredDpopKey | undefined): void {
+    const { state, maxAge } = login;
     const returnTo = safeReturnTo(beginOptions.returnTo);
     const pending: PendingLogin = {
-      codeVerifier,
-      nonce: result.nonce ?? nonce,
+      codeVerifier: login.codeVerifier,
+      nonce: sentNonce ?? login.nonce,
       createdAt: clock(),
-      scope: scopeList(scope).join(' '),
+      scope: scopeList(login.scope).join(' '),
       ...binding,
       ...(returnTo === undefined ? {} : { returnTo }),
       ...(maxAge === undefined ? {} : { maxAge }),
+      ...(dpop === undefined ? {} : { dpop }),
     };
     const evicted = addPendingLogin(session, sessionKey, state, pending, { max: maxPendingLogins, ttl: loginTtl, now: pending.createdAt });
     ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt, returnTo);
     for (const old of evicted) ledger.settle(loginKey(binding, old), 'evicted', pending.createdAt);
     if (log.debugEnabled) log.write('debug', { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined }, 'Login started');
-    return { redirectUrl: result.url, state };
+  }
+
+  function begin(session: FlowSession, beginOptions: BeginOptions = {}): BeginResult {
+    if (fapi) throw optionError(who, 'begin()', "cannot start a fapi2 login (its parameters are pushed first, a network call): use await flow.start(session, options).");
+    if (beginOptions.authenticationContextMessage !== undefined) {
+      throw optionError(who, 'authenticationContextMessage', "is sent only in the fapi2 profile; construct the IdClient with profile: 'fapi2', or remove it.");
+    }
+    const login = prepare(beginOptions);
+    const result = flowClient.authorizationUrl(login.params);
+    keep(session, beginOptions, login, result.nonce, undefined);
+    return { redirectUrl: result.url, state: login.state };
+  }
+
+  async function start(session: FlowSession, beginOptions: BeginOptions = {}): Promise<BeginResult> {
+    if (!fapi) return begin(session, beginOptions);
+    const message =
+      beginOptions.authenticationContextMessage === undefined
+        ? undefined
+        : checkContextMessage(beginOptions.authenticationContextMessage, `${who}: authenticationContextMessage`);
+    const login = prepare(beginOptions);
+    let result: PushedAuthorizationResult;
+    let dpop: Awaited<ReturnType<typeof fapi.dpopKeyForLogin>>;
+    try {
+      dpop = await fapi.dpopKeyForLogin();
+      result = await fapi.pushAuthorizationRequest({
+        ...login.params,
+        dpopKey: dpop.key,
+        ...(message === undefined ? {} : { authenticationContextMessage: message }),
+      });
+    } catch (err) {
+      // A refused push is never the person's doing: logged with a reference like a failed callback.
+      throw report(err, beginOptions.request);
+    }
+    keep(session, beginOptions, login, result.nonce, dpop.stored);
+    return { redirectUrl: result.url, state: login.state };
   }
 
   function keepPendingLogins(session: FlowSession): RestorePendingLogins {
@@ -361,7 +431,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     } else if (err.code === 'id_token_expired' || err.code === 'id_token_issued_in_future' || err.code === 'id_token_not_yet_valid') {
       err.diagnosis = diagnoseClockSkew(err.clockSkewMs, options.clockTolerance, err.code);
     } else {
-      const credentials = diagnoseCredentials(err.code, oauthErrorOf(err).oauthError);
+      const credentials = diagnoseCredentials(err.code, oauthErrorOf(err).oauthError, fapi !== undefined);
       if (credentials !== undefined) err.diagnosis = credentials;
     }
     const failure = classifyFailure(err);
@@ -417,14 +487,16 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       throw new IdError('login_expired', 'This sign-in took too long and has expired. Please start again.');
     }
     const key = loginKey(binding, state);
-    // 5. The service sent an error instead of a code: the pending login is gone from the session
+    // 5. The response comes from this issuer (RFC 9207), before its error or its code is trusted.
+    if (flowClient.checkAuthorizationResponse !== undefined) await flowClient.checkAuthorizationResponse(query);
+    // 6. The service sent an error instead of a code: the pending login is gone from the session
     // already, and no code will be redeemed, so no replay key is spent (strangers could otherwise
     // fill the replay store with cancelled logins of their own).
     if (query.error !== undefined) {
       ledger.settle(key, 'failed', now);
       throw providerError(query);
     }
-    // 6. One redemption per login, also against concurrent replays that loaded the session before it was saved.
+    // 7. One redemption per login, also against concurrent replays that loaded the session before it was saved.
     let first: boolean;
     try {
       first = await replayStore.consume(key, pending.createdAt + loginTtl - now + 1000);
@@ -439,9 +511,12 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     if (code === undefined || code === '') {
       throw new IdError('provider_error', 'The identity service sent back no usable authorization code.');
     }
-    // 7. Exchange the code, read the attributes; keep only those requested.
-    const tokens = await flowClient.callback({ code, nonce: pending.nonce, codeVerifier: pending.codeVerifier, ...redirectParam });
-    const info = await flowClient.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken });
+    // 8. Exchange the code, read the attributes; keep only those requested. In the fapi2 profile
+    // both calls carry proofs of the login's DPoP key, and the callback's iss was checked above.
+    const dpopKey = fapi ? { dpopKey: await fapi.restoreDpopKey(pending.dpop) } : {};
+    const iss = typeof query.iss === 'string' ? { iss: query.iss } : {};
+    const tokens = await flowClient.callback({ code, nonce: pending.nonce, codeVerifier: pending.codeVerifier, ...redirectParam, ...iss, ...dpopKey });
+    const info = await flowClient.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken, ...dpopKey });
     const { data, dropped } = requestedAttributes(info.data, pending.scope ?? defaultScope);
     if (dropped.length > 0 && log.debugEnabled) {
       // Names only, never values.
@@ -476,6 +551,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     binding,
     log,
     begin,
+    start,
     complete,
     keepPendingLogins,
     completedLogin(state) {
@@ -488,12 +564,26 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
   };
 }
 
+/** The FAPI 2.0 methods of a client that speaks the profile, or undefined for a base-profile client. */
+function fapiMethods(client: LoginFlowClient, who: string) {
+  if (client.profile !== 'fapi2') return undefined;
+  const { pushAuthorizationRequest, dpopKeyForLogin, restoreDpopKey } = client;
+  if (typeof pushAuthorizationRequest !== 'function' || typeof dpopKeyForLogin !== 'function' || typeof restoreDpopKey !== 'function') {
+    throw optionError(who, 'client', "speaks the fapi2 profile but lacks pushAuthorizationRequest, dpopKeyForLogin or restoreDpopKey; give an IdClient constructed with profile: 'fapi2'.");
+  }
+  return {
+    pushAuthorizationRequest: pushAuthorizationRequest.bind(client),
+    dpopKeyForLogin: dpopKeyForLogin.bind(client),
+    restoreDpopKey: restoreDpopKey.bind(client),
+  };
+}
+
 /**
  * Creates the framework-neutral login flow over `client`.
  *
  * ```ts
  * const flow = createLoginFlow({ client: new IdClient({ ... }), redirectUri: 'https://app.example/auth/callback' });
- * const { redirectUrl } = flow.begin(session, { returnTo: '/account' });    // GET /login
+ * const { redirectUrl } = await flow.start(session, { returnTo: '/account' }); // GET /login
  * const { user, returnTo } = await flow.complete(session, query);           // GET /callback
  * ```
  * @throws TypeError naming the option when an option is missing or wrong.

@@ -5,6 +5,7 @@
  * Each records the issuer, client and callback URL it was started for, so no other
  * registration can complete it.
  */
+import { isStoredDpopKey, type StoredDpopKey } from '../client/dpop.js';
 import type { FlowSession } from './session.js';
 
 /** Who a login was started for: completed only by the same issuer, client and callback URL. */
@@ -31,6 +32,11 @@ export interface PendingLogin extends Partial<LoginBinding> {
   scope?: string;
   /** `max_age` sent with this login (a step-up), in seconds. */
   maxAge?: number;
+  /**
+   * FAPI 2.0: the login's DPoP private key (per-login keys), to sign the token and userinfo
+   * proofs on the callback. Taken out of the session with the rest of the login, once.
+   */
+  dpop?: StoredDpopKey;
 }
 
 /** Limits applied when a pending login is added. */
@@ -59,7 +65,8 @@ function isPendingLogin(value: unknown): value is PendingLogin {
     typeof v.createdAt === 'number' &&
     Number.isFinite(v.createdAt) &&
     OPTIONAL_STRINGS.every((k) => v[k] === undefined || typeof v[k] === 'string') &&
-    (v.maxAge === undefined || (typeof v.maxAge === 'number' && Number.isInteger(v.maxAge) && v.maxAge >= 0))
+    (v.maxAge === undefined || (typeof v.maxAge === 'number' && Number.isInteger(v.maxAge) && v.maxAge >= 0)) &&
+    (v.dpop === undefined || isStoredDpopKey(v.dpop))
   );
 }
 

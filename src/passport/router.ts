@@ -22,6 +22,7 @@ import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy
 import { LOG_EVENTS } from '../log.js';
 import { destroySession } from './require-sign-in.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
+import { checkKeyPublisher, DEFAULT_JWKS_PATH, JWKS_HEADERS, jwksBody, type KeyPublisher } from '../flow/publish-keys.js';
 import {
   ND_ID_STRATEGY_NAME,
   ROUTER_CHECK,
@@ -43,6 +44,8 @@ export interface NdIdRoutes {
   callback?: string | false;
   /** Default `'/logout'` (POST only). */
   logout?: string | false;
+  /** Default `'/jwks.json'`: the app's public keys, served only when `publishKeys` is given. */
+  jwks?: string | false;
 }
 
 /** A failed sign-in as given to `renderFailure`: what to show, and what to log or link. */
@@ -107,6 +110,16 @@ export interface NdIdRouterOptions {
    * `createSessionPolicy({ ... })` to the router and to `requireSignIn`. Default: the defaults.
    */
   sessions?: SessionPolicy;
+  /**
+   * FAPI 2.0: serve the app's public keys (`sig`, `enc`) at `GET {mount}/jwks.json`, for
+   * registration by `jwks_uri`: give the `NdIdStrategy` (or `IdClient`) with `profile: 'fapi2'`.
+   */
+  publishKeys?: KeyPublisher;
+  /**
+   * FAPI 2.0: the message the person sees on the approval screen, per login: a string, or a
+   * function of the login request (return undefined for the client's default). At most 100 characters.
+   */
+  authenticationContextMessage?: string | ((req: Request) => string | undefined);
 }
 
 /** Default paths of the routes. */
@@ -184,6 +197,12 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   const loginPath = checkPath(options.routes?.login, 'routes.login', DEFAULT_ROUTES.login);
   const callbackPath = checkPath(options.routes?.callback, 'routes.callback', DEFAULT_ROUTES.callback);
   const logoutPath = checkPath(options.routes?.logout, 'routes.logout', DEFAULT_ROUTES.logout);
+  const publisher = options.publishKeys === undefined ? undefined : checkKeyPublisher(options.publishKeys, 'ndIdRouter', 'publishKeys');
+  const jwksPath = publisher === undefined ? false : checkPath(options.routes?.jwks, 'routes.jwks', DEFAULT_JWKS_PATH);
+  const contextMessage = options.authenticationContextMessage;
+  if (contextMessage !== undefined && typeof contextMessage !== 'string' && typeof contextMessage !== 'function') {
+    throw optionError('authenticationContextMessage', 'must be a string of at most 100 characters, or a function (req) returning one.');
+  }
   const successRedirect = checkUrl(options.successRedirect, 'successRedirect', '/') as string;
   const failureRedirect = checkUrl(options.failureRedirect, 'failureRedirect', undefined);
   const logoutRedirect = checkUrl(options.logoutRedirect, 'logoutRedirect', '/') as string;
@@ -393,9 +412,11 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     let strategy: NdIdStrategy | undefined;
     const returnTo = safeReturnTo(req.query.returnTo);
     const maxAge = stepUpMaxAge(req.query.maxAge);
+    const message = typeof contextMessage === 'function' ? contextMessage(req) : contextMessage;
     const authOptions: NdIdAuthenticateOptions = {
       sessionCookieName,
       successRedirect,
+      ...(message === undefined ? {} : { authenticationContextMessage: message }),
       ...(returnTo === undefined ? {} : { returnTo }),
       ...(maxAge === undefined ? {} : { maxAge }),
       [ROUTER_CHECK]: (ran: NdIdStrategy) => {
@@ -460,11 +481,19 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   const isLogin = routeMatcher(loginPath);
   const isCallback = routeMatcher(callbackPath);
   const isLogout = routeMatcher(logoutPath);
+  const isJwks = routeMatcher(jwksPath);
   return function ndIdRoutes(req: Request, res: Response, next: NextFunction): void {
     const method = req.method;
     if (method === 'GET' || method === 'HEAD') {
       const path = req.path;
       if (isLogin(path) || isCallback(path)) return authenticateRoute(req, res, next);
+      if (publisher !== undefined && isJwks(path)) {
+        const body = jwksBody(publisher);
+        if (body !== undefined) {
+          res.set(JWKS_HEADERS).status(200).send(body);
+          return;
+        }
+      }
     } else if (method === 'POST' && isLogout(req.path)) {
       return logoutRoute(req, res, next);
     }

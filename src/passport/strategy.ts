@@ -8,6 +8,7 @@ import type { AuthenticateOptions } from 'passport';
 import type { Request } from 'express';
 import { DEFAULT_CLOCK_TOLERANCE_S, IdClient } from '../client/id-client.js';
 import type { IdClientOptions } from '../client/types.js';
+import type { PublicJwks } from '../client/fapi-config.js';
 import { systemClock, type Clock } from '../clock.js';
 import { IdError, type IdErrorCode } from '../errors.js';
 import { classifyFailure } from '../flow/failure.js';
@@ -129,6 +130,8 @@ export interface NdIdAuthenticateOptions extends AuthenticateOptions {
   sessionCookieName?: string;
   /** Step-up: ask for a sign-in at most this many seconds old (`max_age`). */
   maxAge?: number;
+  /** FAPI 2.0: the message the person sees on the approval screen for this login (at most 100 characters). */
+  authenticationContextMessage?: string;
 }
 
 /** What `success` passes on as `info` (it becomes `req.authInfo` with plain `passport.authenticate`). */
@@ -244,6 +247,7 @@ export class NdIdStrategy extends PassportStrategyBase {
   /** The framework-neutral login flow this strategy adapts to Passport. */
   readonly flow: LoginFlow;
 
+  private readonly client: NdIdClientLike & { publicJwks?: () => PublicJwks };
   private readonly passReqToCallback: boolean;
   private readonly verify: NdIdVerify | NdIdVerifyWithRequest | undefined;
 
@@ -295,12 +299,14 @@ export class NdIdStrategy extends PassportStrategyBase {
         throw optionError('client', 'must be an IdClient (new IdClient({ ... })).');
       }
       const fields = options as Partial<IdClientOptions>;
-      if (fields.clientId !== undefined || fields.clientSecret !== undefined || fields.privateKey !== undefined) {
+      if (fields.clientId !== undefined || fields.clientSecret !== undefined || fields.privateKey !== undefined || fields.profile !== undefined) {
         throw optionError('client', 'was given together with clientId/clientSecret/privateKey; give either a ready client or its fields.');
       }
       client = options.client;
     } else {
+      const fapi2 = (options as { profile?: unknown }).profile === 'fapi2';
       for (const field of ['clientId', 'clientSecret', 'privateKey'] as const) {
+        if (field === 'clientSecret' && fapi2) continue; // private_key_jwt: IdClient checks the assertion key
         const value: unknown = options[field];
         if (field === 'privateKey' && typeof value === 'object' && value !== null) continue; // JWK or key list: IdClient checks it
         if (typeof value !== 'string' || value.trim() === '') {
@@ -327,6 +333,7 @@ export class NdIdStrategy extends PassportStrategyBase {
       client = new IdClient({ ...clientOptions, redirectUri: callbackUrl, clock, ...(options.logger === undefined ? {} : { logger: options.logger }) });
     }
 
+    this.client = client;
     this.flow = buildLoginFlow(
       {
         client,
@@ -374,8 +381,18 @@ export class NdIdStrategy extends PassportStrategyBase {
         this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
       });
     } else {
-      this.startLogin(req, options);
+      this.startLogin(req, options).catch((err: unknown) => {
+        this.error(err instanceof Error ? err : new Error('Could not start the sign-in.'));
+      });
     }
+  }
+
+  /**
+   * The app's public keys (`sig` and `enc`) as a JWKS, when the client speaks the fapi2 profile
+   * (`IdClient.publicJwks()`); undefined otherwise. `ndIdRouter({ publishKeys: strategy })` serves it.
+   */
+  publicJwks(): PublicJwks | undefined {
+    return this.client.profile === 'fapi2' && typeof this.client.publicJwks === 'function' ? this.client.publicJwks() : undefined;
   }
 
   private sessionOf(req: Request): FlowSession | undefined {
@@ -391,15 +408,16 @@ export class NdIdStrategy extends PassportStrategyBase {
     );
   }
 
-  private startLogin(req: Request, options: NdIdAuthenticateOptions): void {
+  private async startLogin(req: Request, options: NdIdAuthenticateOptions): Promise<void> {
     const session = this.sessionOf(req);
     if (session === undefined) return this.error(this.flow.report(this.sessionMissing()));
     let redirectUrl: string;
     try {
-      ({ redirectUrl } = this.flow.begin(session, {
+      ({ redirectUrl } = await this.flow.start(session, {
         ...(options.returnTo === undefined ? {} : { returnTo: options.returnTo }),
         ...(options.scope === undefined ? {} : { scope: options.scope }),
         ...(options.maxAge === undefined ? {} : { maxAge: options.maxAge }),
+        ...(options.authenticationContextMessage === undefined ? {} : { authenticationContextMessage: options.authenticationContextMessage }),
         request: { host: hostOf(req) },
       }));
     } catch (err) {

@@ -57,6 +57,8 @@ async function failingLogin(c: Case, strategy: RpOptions['strategy'] = {}): Prom
   const authorize = new URL(started.headers.location as string);
   // When the strategy points elsewhere (unreachable), the person still signs in at the provider.
   const back = await approve(c.options?.hostname ? new URL(authorize.pathname + authorize.search, rp.provider.baseUrl) : authorize);
+  // An unreachable service would have sent its own iss (RFC 9207): the callback names the issuer the strategy expects.
+  if (c.options?.hostname) back.searchParams.set('iss', `${c.options.hostname}/v2`);
   secrets.push(cookie, back.searchParams.get('code')!, back.searchParams.get('state')!, authorize.searchParams.get('code_challenge')!);
   const res = await browser.get(back.pathname + back.search);
   expect(res.status).toBeGreaterThanOrEqual(400);

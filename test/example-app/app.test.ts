@@ -201,3 +201,49 @@ describe('session lifetime', () => {
     }
   });
 });
+
+describe('example app in the FAPI 2.0 profile (ND_ID_PROFILE=fapi2)', () => {
+  it('serves its public keys at /auth/jwks.json, pushes the login, and its default context message (ND_ID_CONTEXT_MESSAGE) reaches the phone page', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const { startProvider } = await import('../../src/provider/index.js');
+    const keys = testKeyPair();
+    const pem = (k: import('node:crypto').KeyObject): string => k.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const assertionKey = pem(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
+    const port = await freePort();
+    const redirectUri = `http://127.0.0.1:${port}/auth/callback`;
+    const appConfig = config({}, 'http://127.0.0.1:1');
+    appConfig.provider = {
+      hostname: 'http://127.0.0.1:1',
+      clientId: 'fapi-example',
+      privateKey: keys.privateKeyPem,
+      redirectUri,
+      scope: 'openid profile.name',
+      profile: 'fapi2',
+      clientAssertionKey: assertionKey,
+      contextMessage: 'Sign in to the example app',
+    };
+    // The keys the app publishes are what the provider registers.
+    const jwks = (await request(createExampleApp(appConfig).app).get('/auth/jwks.json')).body as { keys: { use: string; d?: string }[] };
+    expect(jwks.keys.map((k) => k.use)).toEqual(['sig', 'enc']);
+    expect(jwks.keys.some((k) => k.d !== undefined)).toBe(false);
+    const provider = await startProvider({
+      clients: [
+        { clientId: 'fapi-example', redirectUris: [redirectUri], publicKey: keys.publicKeyPem, profile: 'fapi2', jwks, idTokenEncryptedResponseAlg: 'RSA-OAEP-256', idTokenEncryptedResponseEnc: 'A256GCM' },
+      ],
+    } as Parameters<typeof startProvider>[0]);
+    try {
+      appConfig.provider.hostname = provider.baseUrl;
+      const { app } = createExampleApp(appConfig);
+      const browser = request.agent(app);
+      const login = await browser.get('/auth/login');
+      expect(login.status).toBe(302);
+      const authorize = new URL(login.headers.location as string);
+      expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+      const page = await (await fetch(authorize)).text();
+      const phoneUrl = (/data-qr-payload="([^"]+)"/.exec(page)?.[1] ?? '').replace(/&amp;/g, '&');
+      expect(await (await fetch(phoneUrl)).text()).toContain('Sign in to the example app');
+    } finally {
+      await provider.close();
+    }
+  });
+});

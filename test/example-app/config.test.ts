@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -148,5 +149,32 @@ describe('example app configuration', () => {
       }),
     );
     expect(config.mode).toBe('provider');
+  });
+});
+
+describe('ND_ID_PROFILE=fapi2', () => {
+
+  const assertionKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+
+  it('replaces the client secret by the assertion key, and carries the context message', () => {
+    const config = loadConfig(
+      realProviderEnv({ ND_ID_PROFILE: 'fapi2', ND_ID_CLIENT_SECRET: undefined, ND_ID_CLIENT_ASSERTION_KEY: assertionKey, ND_ID_CONTEXT_MESSAGE: 'Sign in to the example app' }),
+    );
+    if (config.mode !== 'provider') throw new Error('expected the real-provider mode');
+    expect(config.provider).toMatchObject({ profile: 'fapi2', contextMessage: 'Sign in to the example app' });
+    expect(config.provider.clientSecret).toBeUndefined();
+    expect(config.provider.clientAssertionKey).toContain('BEGIN PRIVATE KEY');
+  });
+
+  it('names every mistake: no assertion key, a leftover secret, an unknown profile, a message too long', () => {
+    expect(problemsOf(realProviderEnv({ ND_ID_PROFILE: 'fapi2' }))).toEqual([
+      expect.stringMatching(/^ND_ID_CLIENT_SECRET is not used with ND_ID_PROFILE=fapi2/),
+      expect.stringMatching(/^ND_ID_CLIENT_ASSERTION_KEY \(the PEM text\) or ND_ID_CLIENT_ASSERTION_KEY_FILE/),
+    ]);
+    expect(problemsOf(realProviderEnv({ ND_ID_PROFILE: 'fapi3' }))).toEqual([expect.stringMatching(/^ND_ID_PROFILE must be "fapi2"/)]);
+    expect(
+      problemsOf(realProviderEnv({ ND_ID_PROFILE: 'fapi2', ND_ID_CLIENT_SECRET: undefined, ND_ID_CLIENT_ASSERTION_KEY: assertionKey, ND_ID_CONTEXT_MESSAGE: 'x'.repeat(101) })),
+    ).toEqual([expect.stringMatching(/ND_ID_CONTEXT_MESSAGE must be at most 100 characters/)]);
+    expect(problemsOf(realProviderEnv({ ND_ID_CONTEXT_MESSAGE: 'hello' }))).toEqual([expect.stringMatching(/only with ND_ID_PROFILE=fapi2/)]);
   });
 });

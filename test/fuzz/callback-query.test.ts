@@ -206,6 +206,8 @@ describe('fuzzing the callback query', () => {
           }[shape];
           parts.push(...extra.map(([k, v]) => `${k}=${render(v)}`));
           const stateParam = `state=${encodeURIComponent(state)}`;
+          // The provider's iss (RFC 9207), which every response it sends carries.
+          parts.push(`iss=${encodeURIComponent(`${authorize.origin}/v2`)}`);
           if (stateFirst) parts.unshift(stateParam);
           else parts.push(stateParam);
 

@@ -150,8 +150,9 @@ describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/pas
     const browser = new Browser(rp.baseUrl);
     const authorize = await startLogin(browser, '/auth/login');
     const state = authorize.searchParams.get('state') ?? '';
-    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}`), 401, /cancelled or refused/);
-    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}`), 403, /not started in this browser/);
+    const iss = encodeURIComponent(`${authorize.origin}/v2`);
+    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`), 401, /cancelled or refused/);
+    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`), 403, /not started in this browser/);
   });
 
   it('signs out', async () => {

@@ -131,7 +131,8 @@ describe.each(['cookie', 'caller'] as const)('Hono with createFetchLogin (%s ses
   it('ends a refused sign-in on a clear page without internals', async () => {
     const browser = await newBrowser(rp, kind);
     const authorize = await startLogin(browser, '/auth/login');
-    const denied = await browser.get(`/auth/callback?error=access_denied&state=${authorize.searchParams.get('state') ?? ''}`);
+    const iss = encodeURIComponent(`${authorize.origin}/v2`);
+    const denied = await browser.get(`/auth/callback?error=access_denied&state=${authorize.searchParams.get('state') ?? ''}&iss=${iss}`);
     expectFailurePage(denied, 401, /cancelled or refused/);
     expect(denied.text).toContain('href="/auth/login"');
     expectFailurePage(await browser.get('/auth/callback?code=abc'), 403, /Please start again/);

@@ -176,8 +176,10 @@ describe('NestJS with @nestjs/passport and express-session', () => {
 
   it('ends a cancelled sign-in on a 401 page with the strategy’s sentence', async () => {
     const browser = new Browser(rp.baseUrl);
-    const state = (await startLogin(browser, '/auth/login')).searchParams.get('state') ?? '';
-    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}`), 401, /cancelled or refused/);
+    const authorize = await startLogin(browser, '/auth/login');
+    const state = authorize.searchParams.get('state') ?? '';
+    const iss = encodeURIComponent(`${authorize.origin}/v2`);
+    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`), 401, /cancelled or refused/);
   });
 
   it('guards a route with ndIdSignInGuard: a stranger is sent to sign in with returnTo, a signed-in person passes', async () => {

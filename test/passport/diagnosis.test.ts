@@ -371,7 +371,8 @@ describe('a service echoing a secret as its OAuth error code', () => {
       const { rp, lines } = await rpWithLog({ hostname: `http://127.0.0.1:${(stub.address() as { port: number }).port}` });
       const browser = rp.browser();
       const authorize = await startLogin(browser);
-      const res = await browser.get(`/auth/callback?code=some-code&state=${authorize.searchParams.get('state')}`);
+      const iss = encodeURIComponent(`${authorize.origin}/v2`);
+      const res = await browser.get(`/auth/callback?code=some-code&state=${authorize.searchParams.get('state')}&iss=${iss}`);
       expect(res.status).toBe(401);
       expect(lines.length).toBeGreaterThan(0);
       expect(JSON.stringify(lines)).not.toContain(echoed);

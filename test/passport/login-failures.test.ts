@@ -91,8 +91,11 @@ describe('callbacks that do not belong to this browser', () => {
   it('a person who refuses in the app (error=access_denied) sees a 401 page saying so', async () => {
     rp = await startRp();
     const browser = rp.browser();
-    const state = (await startLogin(browser)).searchParams.get('state') as string;
-    const res = await browser.get(`/auth/callback?error=access_denied&state=${encodeURIComponent(state)}`);
+    const authorize = await startLogin(browser);
+    const state = authorize.searchParams.get('state') as string;
+    // The provider's error redirects carry its iss (RFC 9207), as its code redirects do.
+    const iss = encodeURIComponent(`${authorize.origin}/v2`);
+    const res = await browser.get(`/auth/callback?error=access_denied&state=${encodeURIComponent(state)}&iss=${iss}`);
     expectSafePage(res, 401);
     expect(res.text).toMatch(/cancelled or refused/);
     expect(rp.tokenCalls()).toBe(0);
@@ -101,9 +104,11 @@ describe('callbacks that do not belong to this browser', () => {
   it('another provider error shows its code, with the description escaped', async () => {
     rp = await startRp();
     const browser = rp.browser();
-    const state = (await startLogin(browser)).searchParams.get('state') as string;
+    const authorize = await startLogin(browser);
+    const state = authorize.searchParams.get('state') as string;
+    const iss = encodeURIComponent(`${authorize.origin}/v2`);
     const res = await browser.get(
-      `/auth/callback?error=temporarily_unavailable&error_description=${encodeURIComponent('<b>x</b>')}&state=${state}`,
+      `/auth/callback?error=temporarily_unavailable&error_description=${encodeURIComponent('<b>x</b>')}&state=${state}&iss=${iss}`,
     );
     expectSafePage(res, 401);
     expect(res.text).toContain('temporarily_unavailable');

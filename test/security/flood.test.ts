@@ -39,8 +39,10 @@ describe.each(ADAPTERS)('%s: flooding the maps request traffic can grow', (adapt
     const before = consumed;
     for (let i = 0; i < FLOOD; i++) {
       const browser = new Browser(app.baseUrl);
-      const state = (await startLogin(browser, '/auth/login')).searchParams.get('state') ?? '';
-      expect((await browser.get(`/auth/callback?error=access_denied&state=${state}`)).status).toBe(401);
+      const authorize = await startLogin(browser, '/auth/login');
+      const state = authorize.searchParams.get('state') ?? '';
+      const iss = encodeURIComponent(`${authorize.origin}/v2`);
+      expect((await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`)).text).toMatch(/cancelled or refused/);
     }
     expect(consumed - before).toBe(0);
     await signIn(new Browser(app.baseUrl));
@@ -50,9 +52,11 @@ describe.each(ADAPTERS)('%s: flooding the maps request traffic can grow', (adapt
     const before = consumed;
     for (let i = 0; i < FLOOD; i++) {
       const browser = new Browser(app.baseUrl);
-      const state = (await startLogin(browser, '/auth/login')).searchParams.get('state') ?? '';
+      const authorize = await startLogin(browser, '/auth/login');
+      const state = authorize.searchParams.get('state') ?? '';
+      const iss = encodeURIComponent(`${authorize.origin}/v2`);
       // A made-up code: the key is spent, then the service refuses the code.
-      const page = await browser.get(`/auth/callback?code=made-up-${i}&state=${state}`);
+      const page = await browser.get(`/auth/callback?code=made-up-${i}&state=${state}&iss=${iss}`);
       expect(page.status).not.toBe(503);
     }
     expect(consumed - before).toBe(FLOOD);

@@ -1,0 +1,128 @@
+/**
+ * DPoP (RFC 9449): the key pair a login's code and tokens are bound to, the proofs sent with the
+ * PAR, token and userinfo calls, and the server nonces remembered between calls.
+ *
+ * A login's key pair is made when the login starts and kept, as a private JWK, in the pending
+ * login (the session) until the callback has read the attributes; it is never logged and never
+ * leaves the session. Sessions held in a cookie must be sealed (`createCookieSession` is).
+ */
+import { createHash, createPrivateKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { epochSeconds, type Clock } from '../clock.js';
+import { jwkThumbprint } from './fapi-keys.js';
+import { signCompactJwt } from './jws-sign.js';
+
+/** The only DPoP proof algorithm used. */
+export const DPOP_ALGORITHM = 'ES256';
+
+/** A DPoP key pair, ready to sign proofs. */
+export interface DpopKey {
+  /** The private key. */
+  readonly privateKey: KeyObject;
+  /** The public JWK sent in each proof's header (`kty`, `crv`, `x`, `y`). */
+  readonly publicJwk: Readonly<{ kty: string; crv: string; x: string; y: string }>;
+  /** RFC 7638 thumbprint of the public key: the `dpop_jkt` sent with the pushed request. */
+  readonly jkt: string;
+}
+
+/** How a login's DPoP key is kept between the login and the callback: the private EC P-256 JWK members. */
+export interface StoredDpopKey {
+  crv: 'P-256';
+  x: string;
+  y: string;
+  d: string;
+}
+
+/** True when `value` has the shape of a {@link StoredDpopKey}. */
+export function isStoredDpopKey(value: unknown): value is StoredDpopKey {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return v.crv === 'P-256' && typeof v.x === 'string' && typeof v.y === 'string' && typeof v.d === 'string';
+}
+
+/**
+ * A fresh P-256 key pair for one login, and the form it is kept in. Made with node:crypto
+ * (70 µs of CPU, against 530 µs through jose's WebCrypto `generateKeyPair` and `exportJWK`).
+ */
+export function generateDpopKey(): { key: DpopKey; stored: StoredDpopKey } {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const jwk = privateKey.export({ format: 'jwk' });
+  const stored: StoredDpopKey = { crv: 'P-256', x: String(jwk.x), y: String(jwk.y), d: String(jwk.d) };
+  return { key: dpopKeyOf(privateKey, stored), stored };
+}
+
+/** The key kept by {@link generateDpopKey}, ready to sign again. */
+export function restoreDpopKey(stored: StoredDpopKey): DpopKey {
+  const privateKey = createPrivateKey({ key: { kty: 'EC', ...stored }, format: 'jwk' });
+  return dpopKeyOf(privateKey, stored);
+}
+
+/** A DPoP key from an app-wide EC P-256 private key (the `dpopKey` option). */
+export function dpopKeyFromKeyObject(privateKey: KeyObject): DpopKey {
+  const jwk = privateKey.export({ format: 'jwk' });
+  return dpopKeyOf(privateKey, { crv: 'P-256', x: String(jwk.x), y: String(jwk.y), d: '' });
+}
+
+function dpopKeyOf(privateKey: KeyObject, stored: StoredDpopKey): DpopKey {
+  const publicJwk = Object.freeze({ kty: 'EC', crv: stored.crv, x: stored.x, y: stored.y });
+  return { privateKey, publicJwk, jkt: jwkThumbprint(publicJwk) };
+}
+
+/** What one proof covers. */
+export interface DpopProofInput {
+  /** The HTTP method. */
+  htm: 'GET' | 'POST';
+  /** The request URL; its query and fragment are left out of `htu` (RFC 9449 4.2). */
+  url: URL;
+  /** The server's last `DPoP-Nonce`, when it gave one. */
+  nonce?: string | undefined;
+  /** The access token sent with this request (userinfo): its hash becomes `ath`. */
+  accessToken?: string;
+  clock: Clock;
+}
+
+/** A DPoP proof JWT: header `typ: dpop+jwt`, `alg: ES256`, the public `jwk`; claims `htm`, `htu`, `iat`, a fresh `jti`, and `nonce`/`ath` when given. */
+export function createDpopProof(key: DpopKey, input: DpopProofInput): string {
+  const claims: Record<string, string | number> = {
+    htm: input.htm,
+    htu: `${input.url.origin}${input.url.pathname}`,
+    iat: epochSeconds(input.clock),
+    jti: randomUUID(),
+  };
+  if (input.nonce !== undefined) claims.nonce = input.nonce;
+  if (input.accessToken !== undefined) claims.ath = createHash('sha256').update(input.accessToken, 'ascii').digest('base64url');
+  return signCompactJwt({ typ: 'dpop+jwt', jwk: { ...key.publicJwk } }, claims, key.privateKey, DPOP_ALGORITHM);
+}
+
+/** Most origins whose nonce is remembered (one service: its authorization server and resource server). */
+const MAX_NONCE_ORIGINS = 8;
+
+/** The last `DPoP-Nonce` each server origin gave, used in the next proof to it (RFC 9449 8, 9). */
+export class DpopNonces {
+  readonly #byOrigin = new Map<string, string>();
+
+  /** The nonce to put in the next proof to `url`'s origin, if the server gave one. */
+  for(url: URL): string | undefined {
+    return this.#byOrigin.get(url.origin);
+  }
+
+  /** Remembers the `DPoP-Nonce` header of an answer from `url` (ignored when absent or not a plausible nonce). */
+  remember(url: URL, header: string | string[] | undefined): string | undefined {
+    const value = Array.isArray(header) ? header[0] : header;
+    // RFC 9449 8.1: nonce = 1*NQCHAR; bounded so a hostile server cannot grow our proofs.
+    if (value === undefined || value.length === 0 || value.length > 512 || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(value)) return undefined;
+    if (!this.#byOrigin.has(url.origin) && this.#byOrigin.size >= MAX_NONCE_ORIGINS) {
+      const oldest = this.#byOrigin.keys().next().value;
+      if (oldest !== undefined) this.#byOrigin.delete(oldest);
+    }
+    this.#byOrigin.set(url.origin, value);
+    return value;
+  }
+}
+
+/** True when an answer is a `use_dpop_nonce` challenge: the OAuth error body, or the `WWW-Authenticate: DPoP error="use_dpop_nonce"` of a resource server. */
+export function isNonceChallenge(status: number, oauthError: unknown, wwwAuthenticate: string | undefined): boolean {
+  if (status !== 400 && status !== 401) return false;
+  if (oauthError === 'use_dpop_nonce') return true;
+  if (wwwAuthenticate === undefined || wwwAuthenticate.length > 2048) return false;
+  return /^\s*dpop\s/i.test(wwwAuthenticate) && wwwAuthenticate.includes('error="use_dpop_nonce"');
+}

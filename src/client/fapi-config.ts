@@ -1,0 +1,174 @@
+/**
+ * The FAPI 2.0 options of {@link IdClient}, checked once at construction, and the app's public
+ * key set built from them (for registration by `jwks_uri`).
+ */
+import { createPublicKey, type KeyObject, type JsonWebKey } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { DecryptionKey } from '../keys.js';
+import {
+  importIdTokenDecryptionKeys,
+  importSigningKeys,
+  publicJwk,
+  type AppKeyInput,
+  type IdTokenDecryptionKey,
+  type PublicJwk,
+  type SigningKey,
+} from './fapi-keys.js';
+
+/** Longest `authenticationContextMessage`, in characters. */
+export const MAX_CONTEXT_MESSAGE_LENGTH = 100;
+
+/** The profile an {@link IdClient} speaks: the service as its spec describes it, or the FAPI 2.0 Security Profile. */
+export type IdClientProfile = 'base' | 'fapi2';
+
+/** A key that is no longer used but stays in the published JWKS until `until`, so the service can finish with it. */
+export interface RetiredPublicKey {
+  /** The public key: PEM (`-----BEGIN PUBLIC KEY-----`) or a public JWK. A private key here is refused. */
+  publicKey: string | { kty: string; kid?: string; [member: string]: unknown };
+  /** What it was: `'sig'` (a client-assertion key) or `'enc'` (an ID-token decryption key). */
+  use: 'sig' | 'enc';
+  /** Last moment it is listed: a `Date`, an ISO 8601 string or ms since the epoch. */
+  until: Date | string | number;
+}
+
+/** The FAPI 2.0 options as given. */
+export interface FapiOptionsInput {
+  clientAssertionKey?: AppKeyInput | readonly AppKeyInput[];
+  idTokenDecryptionKey?: AppKeyInput | readonly AppKeyInput[];
+  dpopKey?: 'per-login' | AppKeyInput;
+  authenticationContextMessage?: string;
+  retiredPublicKeys?: readonly RetiredPublicKey[];
+}
+
+/** The FAPI 2.0 configuration, imported. */
+export interface FapiConfig {
+  signingKeys: SigningKey[];
+  decryptionKeys: IdTokenDecryptionKey[];
+  /** One key for every login of this instance, or undefined for a key pair per login (the default). */
+  instanceDpopKey: KeyObject | undefined;
+  contextMessage: string | undefined;
+  retired: { jwk: PublicJwk; until: number }[];
+}
+
+/**
+ * Checks the FAPI 2.0 options. With `profile: 'base'` none of them may be given (they would be
+ * silently unused); with `'fapi2'` the assertion key is required and the ID-token key defaults
+ * to the userinfo `privateKey` (RSA-OAEP-256).
+ * @throws TypeError naming the option and saying what to do.
+ */
+export function parseFapiOptions(
+  profile: unknown,
+  options: FapiOptionsInput,
+  userinfoKeys: readonly DecryptionKey[],
+): FapiConfig | undefined {
+  if (profile !== undefined && profile !== 'base' && profile !== 'fapi2') {
+    throw new TypeError("IdClient: profile must be 'base' (the default: the service as its spec describes it) or 'fapi2' (the FAPI 2.0 Security Profile)");
+  }
+  if (profile !== 'fapi2') {
+    for (const name of ['clientAssertionKey', 'idTokenDecryptionKey', 'dpopKey', 'retiredPublicKeys'] as const) {
+      if (options[name] !== undefined) throw new TypeError(`IdClient: ${name} is used only with profile: 'fapi2'; add profile: 'fapi2' or remove ${name}`);
+    }
+    return undefined;
+  }
+  const signingKeys = importSigningKeys(options.clientAssertionKey, 'IdClient: clientAssertionKey');
+  const decryptionKeys =
+    options.idTokenDecryptionKey === undefined
+      ? importIdTokenDecryptionKeys(userinfoKeys.map((k) => k.key), 'IdClient: privateKey (used as idTokenDecryptionKey)')
+      : importIdTokenDecryptionKeys(options.idTokenDecryptionKey, 'IdClient: idTokenDecryptionKey');
+  for (const key of signingKeys) {
+    if (decryptionKeys.some((d) => d.kid === key.kid)) {
+      throw new TypeError('IdClient: clientAssertionKey and idTokenDecryptionKey are the same key (same kid); give each purpose its own key');
+    }
+  }
+  let instanceDpopKey: KeyObject | undefined;
+  if (options.dpopKey !== undefined && options.dpopKey !== 'per-login') {
+    const [imported] = importSigningKeys(options.dpopKey, 'IdClient: dpopKey');
+    if (imported === undefined || imported.alg !== 'ES256') throw new TypeError("IdClient: dpopKey must be an EC P-256 private key (ES256), or 'per-login'");
+    instanceDpopKey = imported.key;
+  }
+  const contextMessage =
+    options.authenticationContextMessage === undefined
+      ? undefined
+      : checkContextMessage(options.authenticationContextMessage, 'IdClient: authenticationContextMessage');
+  return { signingKeys, decryptionKeys, instanceDpopKey, contextMessage, retired: parseRetired(options.retiredPublicKeys) };
+}
+
+/**
+ * `message` when it is 1 to 100 characters with no control characters.
+ * @throws TypeError naming `what`.
+ */
+export function checkContextMessage(message: unknown, what: string): string {
+  if (typeof message !== 'string' || message.trim() === '') throw new TypeError(`${what} must be a non-empty string of at most ${MAX_CONTEXT_MESSAGE_LENGTH} characters`);
+  const length = [...message].length;
+  if (length > MAX_CONTEXT_MESSAGE_LENGTH) {
+    throw new TypeError(`${what} has ${length} characters; the service shows at most ${MAX_CONTEXT_MESSAGE_LENGTH}: shorten it`);
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(message)) throw new TypeError(`${what} must be one line of text, without control characters`);
+  return message;
+}
+
+function parseRetired(value: unknown): { jwk: PublicJwk; until: number }[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new TypeError('IdClient: retiredPublicKeys must be an array of { publicKey, use, until }');
+  return value.map((entry: unknown, i) => {
+    const what = `IdClient: retiredPublicKeys[${i}]`;
+    const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Partial<RetiredPublicKey>;
+    if (e.use !== 'sig' && e.use !== 'enc') throw new TypeError(`${what}.use must be 'sig' (an assertion key) or 'enc' (an ID-token decryption key)`);
+    const until = e.until instanceof Date ? e.until.getTime() : typeof e.until === 'string' ? Date.parse(e.until) : e.until;
+    if (typeof until !== 'number' || !Number.isFinite(until)) throw new TypeError(`${what}.until must be a Date, an ISO 8601 date or ms since the epoch`);
+    const key = importPublic(e.publicKey, `${what}.publicKey`);
+    const alg = algorithmFor(key, e.use);
+    const kid = typeof e.publicKey === 'object' && e.publicKey !== null && typeof e.publicKey.kid === 'string' ? e.publicKey.kid : undefined;
+    return { jwk: publicJwk(key, kid, e.use, alg), until };
+  });
+}
+
+function importPublic(value: unknown, what: string): KeyObject {
+  if (typeof value === 'string') {
+    if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value)) throw new TypeError(`${what} is a private key; a retired key is published, so give its public part (-----BEGIN PUBLIC KEY-----)`);
+    try {
+      return createPublicKey({ key: value.trim().replace(/\\n/g, '\n'), format: 'pem' });
+    } catch {
+      throw new TypeError(`${what} must be a PEM public key (-----BEGIN PUBLIC KEY-----) or a public JWK`);
+    }
+  }
+  if (typeof value === 'object' && value !== null) {
+    const jwk = value as Record<string, unknown>;
+    if (jwk.d !== undefined || jwk.k !== undefined) {
+      throw new TypeError(`${what} is a private or symmetric JWK; a retired key is published, so give its public part only (no "d" or "k")`);
+    }
+    try {
+      return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+    } catch {
+      throw new TypeError(`${what} is not a readable public JWK`);
+    }
+  }
+  throw new TypeError(`${what} must be a PEM public key or a public JWK`);
+}
+
+function algorithmFor(key: KeyObject, use: 'sig' | 'enc'): string {
+  const type = key.asymmetricKeyType;
+  if (use === 'sig') return type === 'ec' ? 'ES256' : type === 'rsa' ? 'PS256' : 'EdDSA';
+  return type === 'ec' ? 'ECDH-ES+A256KW' : 'RSA-OAEP-256';
+}
+
+/** A JSON Web Key Set of public keys only. */
+export interface PublicJwks {
+  keys: PublicJwk[];
+}
+
+/**
+ * The app's public keys: every assertion key (`sig`), every ID-token decryption key (`enc`), and
+ * the retired keys whose `until` has not passed. Never a private member.
+ */
+export function appJwks(config: FapiConfig, clock: Clock): PublicJwks {
+  const now = clock();
+  return {
+    keys: [
+      ...config.signingKeys.map((k) => ({ ...k.publicJwk })),
+      ...config.decryptionKeys.map((k) => ({ ...k.publicJwk })),
+      ...config.retired.filter((r) => r.until >= now).map((r) => ({ ...r.jwk })),
+    ],
+  };
+}

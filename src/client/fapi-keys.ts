@@ -1,0 +1,206 @@
+/**
+ * The app's own keys in the FAPI 2.0 profile: the client-assertion signing keys (`sig`) and the
+ * ID-token decryption keys (`enc`). Each is imported once, at construction, from PEM, a JWK or a
+ * `KeyObject`; every mistake (a public key where the private one is needed, a symmetric key, a
+ * key of the wrong type or size) is a TypeError that says what to give instead. Only the public
+ * members of each key ever leave this file (see {@link publicJwk}).
+ */
+import { createHash, createPrivateKey, createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
+import { MIN_RSA_BITS } from '../keys.js';
+
+/** A key as the app may give it: PEM text (PKCS#8, PKCS#1, SEC1), a private JWK, or a node `KeyObject`. */
+export type AppKeyInput = string | AppPrivateJwk | KeyObject;
+
+/** A private JSON Web Key (RFC 7517): `kty` `EC`, `RSA` or `OKP` with its private member `d`, and an optional `kid`. */
+export interface AppPrivateJwk {
+  kty: string;
+  kid?: string;
+  [member: string]: unknown;
+}
+
+/** The client-assertion signature algorithms accepted, by key type (FAPI 2.0 5.4: PS256, ES256, EdDSA). */
+export type AssertionAlgorithm = 'ES256' | 'PS256' | 'EdDSA';
+
+/** The ID-token key-management algorithms accepted, by key type. */
+export type IdTokenKeyAlgorithm = 'ECDH-ES+A256KW' | 'RSA-OAEP-256';
+
+/** An imported client-assertion signing key. */
+export interface SigningKey {
+  readonly key: KeyObject;
+  readonly alg: AssertionAlgorithm;
+  readonly kid: string;
+  /** The public JWK published in the app's JWKS (`use: sig`). */
+  readonly publicJwk: PublicJwk;
+}
+
+/** An imported ID-token decryption key. */
+export interface IdTokenDecryptionKey {
+  readonly key: KeyObject;
+  readonly alg: IdTokenKeyAlgorithm;
+  readonly kid: string;
+  /** The public JWK published in the app's JWKS (`use: enc`). */
+  readonly publicJwk: PublicJwk;
+}
+
+/** A public JWK with its `kid`, `use` and `alg`: nothing private. */
+export interface PublicJwk {
+  kty: string;
+  kid: string;
+  use: 'sig' | 'enc';
+  alg: string;
+  crv?: string;
+  x?: string;
+  y?: string;
+  n?: string;
+  e?: string;
+}
+
+/** The public members of each key type (RFC 7518 section 6, RFC 8037): the only ones ever copied out. */
+const PUBLIC_MEMBERS: Readonly<Record<string, readonly string[]>> = {
+  EC: ['crv', 'x', 'y'],
+  RSA: ['e', 'n'],
+  OKP: ['crv', 'x'],
+};
+
+/**
+ * Imports the client-assertion key (or keys, for rotation: the first signs, all are published).
+ * @throws TypeError naming `what` and saying what to give.
+ */
+export function importSigningKeys(value: unknown, what: string): SigningKey[] {
+  return importList(value, what, (key, name) => {
+    const imported = importPrivate(key, name, 'an EC P-256 private key (ES256), or an RSA (PS256) or Ed25519 (EdDSA) private key');
+    const alg = signingAlgorithm(imported.key, name);
+    const jwk = publicJwk(imported.key, imported.kid, 'sig', alg);
+    return { key: imported.key, alg, kid: jwk.kid, publicJwk: jwk };
+  });
+}
+
+/**
+ * Imports the ID-token decryption key (or keys, for rotation: all decrypt, all are published).
+ * @throws TypeError naming `what` and saying what to give.
+ */
+export function importIdTokenDecryptionKeys(value: unknown, what: string): IdTokenDecryptionKey[] {
+  return importList(value, what, (key, name) => {
+    const imported = importPrivate(key, name, 'an EC private key (P-256, P-384 or P-521, for ECDH-ES+A256KW) or an RSA private key (RSA-OAEP-256)');
+    const alg = decryptionAlgorithm(imported.key, name);
+    const jwk = publicJwk(imported.key, imported.kid, 'enc', alg);
+    return { key: imported.key, alg, kid: jwk.kid, publicJwk: jwk };
+  });
+}
+
+function importList<T>(value: unknown, what: string, one: (key: unknown, name: string) => T): T[] {
+  if (value === undefined || value === null || value === '') {
+    throw new TypeError(`${what} is required in the fapi2 profile: give a private key as PEM, a JWK or a KeyObject (see docs/fapi2.md for the commands that make one)`);
+  }
+  const list = Array.isArray(value) ? (value as unknown[]) : [value];
+  if (list.length === 0) throw new TypeError(`${what} must be a private key, or a non-empty array of them (the first is current)`);
+  const keys = list.map((key, i) => one(key, Array.isArray(value) ? `${what}[${i}]` : what));
+  const kids = new Set<string>();
+  for (const key of keys as unknown as { kid: string }[]) {
+    if (kids.has(key.kid)) throw new TypeError(`${what} lists two keys with the kid "${key.kid}"; give each key once, with its own kid`);
+    kids.add(key.kid);
+  }
+  return keys;
+}
+
+function importPrivate(value: unknown, what: string, expected: string): { key: KeyObject; kid: string | undefined } {
+  if (value instanceof KeyObject) {
+    if (value.type === 'secret') throw new TypeError(`${what} is a symmetric (secret) key; give ${expected}`);
+    if (value.type === 'public') {
+      throw new TypeError(`${what} is a public key; give the private key (its public part is what you register and publish)`);
+    }
+    return { key: value, kid: undefined };
+  }
+  if (typeof value === 'string') {
+    const text = value.trim().replace(/\\r\\n|\\n/g, '\n');
+    const label = /-----BEGIN ([A-Z0-9 ]+)-----/.exec(text)?.[1];
+    if (label === undefined) throw new TypeError(`${what} must be a PEM private key (-----BEGIN PRIVATE KEY-----) or a JWK; got text that is not PEM`);
+    if (label.includes('PUBLIC') || label === 'CERTIFICATE') {
+      throw new TypeError(`${what} is a "${label}" PEM block; give the private key (-----BEGIN PRIVATE KEY-----): its public part is what you register and publish`);
+    }
+    try {
+      return { key: createPrivateKey({ key: `${text}\n`, format: 'pem' }), kid: undefined };
+    } catch {
+      throw new TypeError(`${what} is not a readable PEM private key (encrypted keys are not accepted); give ${expected}`);
+    }
+  }
+  if (typeof value === 'object' && value !== null) {
+    const jwk = value as AppPrivateJwk;
+    if (jwk.kty === 'oct') throw new TypeError(`${what} is a symmetric (oct) JWK; give ${expected}`);
+    if (typeof jwk.d !== 'string') {
+      throw new TypeError(`${what} is a JWK without its private member "d" (a public key); give the private JWK: its public part is what you register and publish`);
+    }
+    let key: KeyObject;
+    try {
+      key = createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' });
+    } catch {
+      throw new TypeError(`${what} is not a readable private JWK; give ${expected}`);
+    }
+    const kid = typeof jwk.kid === 'string' && jwk.kid !== '' ? jwk.kid : undefined;
+    return { key, kid };
+  }
+  throw new TypeError(`${what} must be ${expected}, as PEM, a JWK or a KeyObject`);
+}
+
+function signingAlgorithm(key: KeyObject, what: string): AssertionAlgorithm {
+  const type = key.asymmetricKeyType;
+  if (type === 'ec') {
+    if (key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
+      throw new TypeError(`${what} is an EC key on ${key.asymmetricKeyDetails?.namedCurve ?? 'an unknown curve'}; ES256 needs P-256 (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)`);
+    }
+    return 'ES256';
+  }
+  if (type === 'rsa') {
+    checkRsaBits(key, what);
+    return 'PS256';
+  }
+  if (type === 'ed25519') return 'EdDSA';
+  throw new TypeError(`${what} is a ${type ?? 'non-asymmetric'} key; client assertions are signed with EC P-256 (ES256), RSA (PS256) or Ed25519 (EdDSA)`);
+}
+
+function decryptionAlgorithm(key: KeyObject, what: string): IdTokenKeyAlgorithm {
+  const type = key.asymmetricKeyType;
+  if (type === 'ec') {
+    const curve = key.asymmetricKeyDetails?.namedCurve;
+    if (curve !== 'prime256v1' && curve !== 'secp384r1' && curve !== 'secp521r1') {
+      throw new TypeError(`${what} is an EC key on ${curve ?? 'an unknown curve'}; ECDH-ES+A256KW needs P-256, P-384 or P-521`);
+    }
+    return 'ECDH-ES+A256KW';
+  }
+  if (type === 'rsa') {
+    checkRsaBits(key, what);
+    return 'RSA-OAEP-256';
+  }
+  throw new TypeError(`${what} is a ${type ?? 'non-asymmetric'} key; ID tokens are encrypted to an EC key (ECDH-ES+A256KW) or an RSA key (RSA-OAEP-256)`);
+}
+
+function checkRsaBits(key: KeyObject, what: string): void {
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < MIN_RSA_BITS) throw new TypeError(`${what} is an RSA key of ${bits} bits; give one of at least ${MIN_RSA_BITS} bits`);
+}
+
+/**
+ * The public JWK of `key` with only the public members of its type, its `kid` (the given one,
+ * else the RFC 7638 thumbprint), `use` and `alg`.
+ */
+export function publicJwk(key: KeyObject, kid: string | undefined, use: 'sig' | 'enc', alg: string): PublicJwk {
+  const full = (key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }) as Record<string, unknown>;
+  const kty = String(full.kty);
+  const members = PUBLIC_MEMBERS[kty] ?? [];
+  const out: Record<string, unknown> = { kty };
+  for (const m of members) if (typeof full[m] === 'string') out[m] = full[m];
+  out.kid = kid ?? jwkThumbprint(out as { kty: string });
+  out.use = use;
+  out.alg = alg;
+  return out as unknown as PublicJwk;
+}
+
+/**
+ * RFC 7638 SHA-256 thumbprint (base64url) of a public JWK: its required members in
+ * lexicographic order, no whitespace. Synchronous, so keys get their `kid` at construction.
+ */
+export function jwkThumbprint(jwk: { kty: string; [member: string]: unknown }): string {
+  const members = [...(PUBLIC_MEMBERS[jwk.kty] ?? []), 'kty'].sort();
+  const canonical = `{${members.map((m) => `${JSON.stringify(m)}:${JSON.stringify(String(jwk[m]))}`).join(',')}}`;
+  return createHash('sha256').update(canonical).digest('base64url');
+}

@@ -1,0 +1,119 @@
+/**
+ * The FAPI 2.0 options of IdClient: each misconfiguration throws at construction with a sentence
+ * that says what to do, and the published key set holds public members only.
+ */
+import { createSecretKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { calculateJwkThumbprint } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { IdClient } from '../../src/client/id-client.js';
+import { checkContextMessage } from '../../src/client/fapi-config.js';
+import type { IdClientOptions } from '../../src/client/types.js';
+import { testKeyPair } from '../helpers/keys.js';
+
+const rsa = testKeyPair('rp');
+const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const ec2 = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const ecEnc = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const pem = (key: { export(o: object): string | Buffer }, type = 'pkcs8'): string => key.export({ format: 'pem', type }).toString();
+
+function fapi(extra: Partial<IdClientOptions> = {}): IdClientOptions {
+  return {
+    clientId: 'fapi-app',
+    privateKey: rsa.privateKeyPem,
+    hostname: 'http://127.0.0.1:9',
+    redirectUri: 'http://127.0.0.1:3000/auth/callback',
+    profile: 'fapi2',
+    clientAssertionKey: pem(ec.privateKey),
+    ...extra,
+  };
+}
+
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+describe('IdClient with profile fapi2: construction', () => {
+  it('accepts an EC P-256 assertion key as PEM, JWK or KeyObject, and needs no client secret', () => {
+    expect(new IdClient(fapi()).profile).toBe('fapi2');
+    expect(new IdClient(fapi({ clientAssertionKey: ec.privateKey.export({ format: 'jwk' }) as never })).profile).toBe('fapi2');
+    expect(new IdClient(fapi({ clientAssertionKey: ec.privateKey })).profile).toBe('fapi2');
+  });
+
+  it.each([
+    ['no assertion key', { clientAssertionKey: undefined }, /clientAssertionKey is required in the fapi2 profile/],
+    ['a public key as PEM', { clientAssertionKey: pem(ec.publicKey, 'spki') }, /PUBLIC KEY.*give the private key/],
+    ['a public KeyObject', { clientAssertionKey: ec.publicKey }, /is a public key; give the private key/],
+    ['a public JWK', { clientAssertionKey: ec.publicKey.export({ format: 'jwk' }) as never }, /without its private member "d"/],
+    ['a symmetric KeyObject', { clientAssertionKey: createSecretKey(randomBytes(32)) }, /symmetric \(secret\) key/],
+    ['a symmetric JWK', { clientAssertionKey: { kty: 'oct', k: 'AAAA' } }, /symmetric \(oct\) JWK/],
+    ['an EC key on P-384', { clientAssertionKey: generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey }, /ES256 needs P-256/],
+    ['text that is not PEM', { clientAssertionKey: 'not a key' }, /got text that is not PEM/],
+    ['a client secret', { clientSecret: 'shh' }, /clientSecret is not used with profile: 'fapi2'/],
+    ['an X25519 decryption key', { idTokenDecryptionKey: generateKeyPairSync('x25519').privateKey }, /encrypted to an EC key/],
+    ['a 1024-bit RSA decryption key', { idTokenDecryptionKey: generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey }, /at least 2048 bits/],
+    ['the same key for both purposes', { idTokenDecryptionKey: pem(ec.privateKey) }, /same key/],
+    ['a dpopKey on RSA', { dpopKey: rsa.privateKeyPem }, /dpopKey must be an EC P-256 private key/],
+    ['a context message over 100 characters', { authenticationContextMessage: 'x'.repeat(101) }, /101 characters; the service shows at most 100/],
+    ['a retired key given as a private key', { retiredPublicKeys: [{ publicKey: pem(ec2.privateKey), use: 'sig', until: '2030-01-01' }] }, /is a private key; a retired key is published/],
+    ['a retired key without a valid date', { retiredPublicKeys: [{ publicKey: pem(ec2.publicKey, 'spki'), use: 'sig', until: 'soon' }] }, /until must be a Date/],
+    ['an unknown profile', { profile: 'fapi1' as never }, /profile must be 'base'.*or 'fapi2'/],
+  ])('throws for %s, saying what to do', (_name, extra, message) => {
+    expect(() => new IdClient(fapi(extra as Partial<IdClientOptions>))).toThrow(message);
+  });
+
+  it('refuses FAPI options without profile fapi2, instead of ignoring them', () => {
+    expect(() => new IdClient({ ...fapi(), profile: undefined, clientSecret: 's' })).toThrow(/clientAssertionKey is used only with profile: 'fapi2'/);
+  });
+
+  it('a base-profile client refuses the fapi2-only methods with a sentence naming the profile', () => {
+    const base = new IdClient({ ...fapi(), profile: undefined, clientAssertionKey: undefined, clientSecret: 's' });
+    expect(() => base.publicJwks()).toThrow(/construct it with profile: 'fapi2'/);
+    expect(() => new IdClient(fapi()).authorizationUrl({ codeChallenge: 'a'.repeat(43) })).toThrow(/pushAuthorizationRequest/);
+  });
+});
+
+describe('IdClient.publicJwks()', () => {
+  it('lists every assertion key (sig) and decryption key (enc), public members only, kid = RFC 7638 thumbprint', async () => {
+    const client = new IdClient(fapi({ clientAssertionKey: [pem(ec.privateKey), pem(ec2.privateKey)], idTokenDecryptionKey: pem(ecEnc.privateKey) }));
+    const { keys } = client.publicJwks();
+    expect(keys.map((k) => [k.use, k.alg])).toEqual([
+      ['sig', 'ES256'],
+      ['sig', 'ES256'],
+      ['enc', 'ECDH-ES+A256KW'],
+    ]);
+    expect(keys[0]!.kid).toBe(await calculateJwkThumbprint(ec.publicKey.export({ format: 'jwk' }) as never));
+    for (const key of keys) for (const member of PRIVATE_MEMBERS) expect(key, member).not.toHaveProperty(member);
+    expect(JSON.stringify(keys)).not.toContain(String(ec.privateKey.export({ format: 'jwk' }).d));
+  });
+
+  it('defaults the decryption key to privateKey (RSA-OAEP-256) and never publishes its private members', () => {
+    const { keys } = new IdClient(fapi()).publicJwks();
+    const enc = keys.find((k) => k.use === 'enc');
+    expect(enc).toMatchObject({ kty: 'RSA', alg: 'RSA-OAEP-256' });
+    for (const key of keys) for (const member of PRIVATE_MEMBERS) expect(key, member).not.toHaveProperty(member);
+  });
+
+  it('keeps a given JWK kid, and lists a retired key only until its date', () => {
+    let now = Date.parse('2027-01-01T00:00:00Z');
+    const jwk = { ...(ec.privateKey.export({ format: 'jwk' }) as Record<string, unknown>), kid: 'assertion-2027' };
+    const client = new IdClient(
+      fapi({
+        clock: () => now,
+        clientAssertionKey: jwk as never,
+        retiredPublicKeys: [{ publicKey: pem(ec2.publicKey, 'spki'), use: 'sig', until: '2027-01-31T00:00:00Z' }],
+      }),
+    );
+    expect(client.publicJwks().keys.map((k) => k.kid)).toContain('assertion-2027');
+    expect(client.publicJwks().keys.filter((k) => k.use === 'sig')).toHaveLength(2);
+    now = Date.parse('2027-02-01T00:00:00Z');
+    expect(client.publicJwks().keys.filter((k) => k.use === 'sig')).toHaveLength(1);
+  });
+});
+
+describe('authenticationContextMessage', () => {
+  it('accepts 100 characters (counted as characters, not UTF-16 units) and refuses 101, control characters and empty text', () => {
+    expect(checkContextMessage('é'.repeat(100), 'm')).toHaveLength(100);
+    expect(checkContextMessage('🙂'.repeat(100), 'm')).toBeTruthy();
+    expect(() => checkContextMessage('a'.repeat(101), 'm')).toThrow(/at most 100/);
+    expect(() => checkContextMessage('line\nbreak', 'm')).toThrow(/one line/);
+    expect(() => checkContextMessage('  ', 'm')).toThrow(/non-empty/);
+  });
+});
