@@ -233,12 +233,16 @@ export class IdClient {
   /**
    * Checks the authorization response's `iss` (RFC 9207) before anything in it is trusted: when
    * present it must be this issuer, and when the discovery document advertises
-   * `authorization_response_iss_parameter_supported` it must be present. Both profiles.
+   * `authorization_response_iss_parameter_supported` it must be present. Both profiles; with
+   * `profile: 'fapi2'` it must be present whatever discovery says.
    * @throws IdError `authorization_response_iss_mismatch` or `authorization_response_iss_missing`;
    *   a discovery failure (`discovery_issuer_mismatch`, or an HTTP code).
    */
   async checkAuthorizationResponse(query: Record<string, unknown>): Promise<void> {
     if (typeof query !== 'object' || query === null) throw new TypeError('checkAuthorizationResponse: expected the callback query as an object');
+    // FAPI 2.0 requires the iss parameter of every response: a discovery document that fails or
+    // omits the flag must not switch the mix-up defence off.
+    if (this.#fapi !== undefined) return checkResponseIssuer(query.iss, this.issuer, true);
     const metadata = query.iss === undefined ? await this.#metadata('discovery') : undefined;
     checkResponseIssuer(query.iss, this.issuer, metadata?.issParameterSupported === true);
   }

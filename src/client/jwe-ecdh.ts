@@ -12,6 +12,8 @@ import { JweRefused, strictBase64url, type CompactJwe } from './jwe-gcm.js';
 /** RFC 3394 default initial value. */
 const KW_IV = Buffer.from('A6A6A6A6A6A6A6A6', 'hex');
 const CURVES: Readonly<Record<string, string>> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' };
+/** Bytes of one coordinate on each curve (RFC 7518 6.2.1.2: exactly this length). */
+const COORDINATE_BYTES: Readonly<Record<string, number>> = { 'P-256': 32, 'P-384': 48, 'P-521': 66 };
 
 /**
  * The content-encryption key of a JWE under `ECDH-ES+A256KW`, unwrapped with `key`.
@@ -20,11 +22,15 @@ const CURVES: Readonly<Record<string, string>> = { 'P-256': 'prime256v1', 'P-384
  */
 export function unwrapEcdhEsA256kw(jwe: CompactJwe, key: KeyObject): Buffer {
   const { header, parts } = jwe;
+  // The caller picks this function by alg; checked again so no other caller can use it for another.
+  if (header.alg !== 'ECDH-ES+A256KW') throw new JweRefused('failed');
   const epk = header.epk as Record<string, unknown> | undefined;
   if (typeof epk !== 'object' || epk === null || Array.isArray(epk) || epk.kty !== 'EC' || typeof epk.crv !== 'string') {
     throw new JweRefused('malformed');
   }
   if (epk.d !== undefined || typeof epk.x !== 'string' || typeof epk.y !== 'string') throw new JweRefused('malformed');
+  const size = COORDINATE_BYTES[epk.crv];
+  if (size === undefined || strictBase64url(epk.x).length !== size || strictBase64url(epk.y).length !== size) throw new JweRefused('malformed');
   if (key.asymmetricKeyType !== 'ec' || key.type !== 'private' || CURVES[epk.crv] !== key.asymmetricKeyDetails?.namedCurve) {
     throw new JweRefused('failed');
   }

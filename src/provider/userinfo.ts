@@ -17,6 +17,7 @@ import { encryptUserinfo } from './crypto.js';
 import { DpopRefusal, verifyDpopProof } from './fapi/dpop.js';
 import { FAPI_SIGNING_ALGS } from './fapi/registration.js';
 import { empty, json, NO_STORE, oauthError, type Answer } from './http/answer.js';
+import { OAuthRefusal } from './http/refusal.js';
 import { mediaTypeOf } from './http/media-type.js';
 import type { ProviderRequest } from './http/request.js';
 import type { ProviderRoute } from './router.js';
@@ -122,8 +123,13 @@ async function checkDpop(
       method: req.method === 'HEAD' ? 'GET' : req.method,
       url: `${ctx.config.publicBase}${USERINFO_PATH}`,
       accessToken: token,
+      boundJkt: bound,
     });
   } catch (err) {
+    if (err instanceof OAuthRefusal) {
+      ctx.log('userinfo', `refused: ${err.error} (${err.status}): ${err.description}`);
+      return oauthError(err.status, err.error, err.description, err.headers);
+    }
     if (!(err instanceof DpopRefusal)) throw err;
     ctx.log('userinfo', `refused: ${err.error} (401): ${err.description}`);
     return dpopChallenge(err.error, err.description, err.nonce === undefined ? {} : { 'DPoP-Nonce': err.nonce });

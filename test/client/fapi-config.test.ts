@@ -3,6 +3,8 @@
  * that says what to do, and the published key set holds public members only.
  */
 import { createSecretKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { calculateJwkThumbprint } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
@@ -27,6 +29,8 @@ function fapi(extra: Partial<IdClientOptions> = {}): IdClientOptions {
     ...extra,
   };
 }
+
+let origin = 'http://127.0.0.1:9';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
@@ -115,5 +119,30 @@ describe('authenticationContextMessage', () => {
     expect(() => checkContextMessage('a'.repeat(101), 'm')).toThrow(/at most 100/);
     expect(() => checkContextMessage('line\nbreak', 'm')).toThrow(/one line/);
     expect(() => checkContextMessage('  ', 'm')).toThrow(/non-empty/);
+  });
+});
+
+describe('the authorization response iss in the profile', () => {
+  it.each([
+    ['answers 404', (res: import('node:http').ServerResponse) => res.writeHead(404).end()],
+    [
+      'omits authorization_response_iss_parameter_supported',
+      (res: import('node:http').ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: `${origin}/v2` })),
+    ],
+  ])('is required even when discovery %s (FAPI 2.0 requires RFC 9207), and checked when present', async (_case, answer) => {
+    const server = createServer((_req, res) => answer(res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new IdClient(fapi({ hostname: origin }));
+    try {
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's' })).rejects.toMatchObject({ code: 'authorization_response_iss_missing' });
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: 'https://other.example/v2' })).rejects.toMatchObject({
+        code: 'authorization_response_iss_mismatch',
+      });
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: `${origin}/v2` })).resolves.toBeUndefined();
+    } finally {
+      client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -16,6 +16,7 @@
  * - `jti` is required and used once: a second assertion with the same `jti` (until the first
  *   one's `exp`) is refused, and recorded by the audit.
  */
+import { rememberJti } from './seen-jtis.js';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { ResolvedClient } from '../config.js';
 import type { ProviderContext } from '../context.js';
@@ -164,5 +165,5 @@ export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJw
     ctx.audit.flag(client.clientId, 'client_assertion_jti_reused');
     throw invalidClient('The client assertion jti was already used: make a fresh assertion, with a new jti, for each request.');
   }
-  ctx.stores.seenJtis.set(key, true, (exp + CLOCK_SKEW_S) * 1000);
+  rememberJti(ctx, key, (exp + CLOCK_SKEW_S) * 1000);
 }

@@ -78,8 +78,7 @@ export class ClientJwks {
       }
       text = await readBounded(res);
     } catch (err) {
-      // Remember the failed attempt too, so a client that names unknown kids cannot make us fetch in a loop.
-      this.#fetched.set(clientId, { keys: this.#fetched.get(clientId)?.keys ?? [], at: this.clock() });
+      this.#failed(clientId);
       if (err instanceof ClientKeysUnavailable) throw err;
       throw new ClientKeysUnavailable(`the jwksUri could not be fetched within ${FETCH_TIMEOUT_MS} ms`);
     }
@@ -87,12 +86,24 @@ export class ClientJwks {
     try {
       parsed = JSON.parse(text);
     } catch {
+      this.#failed(clientId);
       throw new ClientKeysUnavailable('the jwksUri did not answer JSON');
     }
     const mistakes: string[] = [];
     const keys = checkPublicJwks(parsed, 'the hosted JWKS', mistakes);
-    if (keys.length === 0) throw new ClientKeysUnavailable(mistakes[0] ?? 'the hosted JWKS holds no usable key');
+    if (keys.length === 0) {
+      this.#failed(clientId);
+      throw new ClientKeysUnavailable(mistakes[0] ?? 'the hosted JWKS holds no usable key');
+    }
     this.#fetched.set(clientId, { keys, at: this.clock() });
     return keys;
+  }
+
+  /**
+   * Remembers a failed attempt (unreachable, not 200, not JSON, no usable key) with the keys held
+   * before, so requests naming unknown kids cannot make the provider fetch in a loop.
+   */
+  #failed(clientId: string): void {
+    this.#fetched.set(clientId, { keys: this.#fetched.get(clientId)?.keys ?? [], at: this.clock() });
   }
 }

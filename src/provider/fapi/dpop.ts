@@ -14,6 +14,7 @@
  * `DPoP-Nonce` header: one without it (or with a stale one) is answered `use_dpop_nonce` with
  * a fresh nonce, so a client can be tested for its one retry.
  */
+import { rememberJti } from './seen-jtis.js';
 import { createHash, createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, type JWK, jwtVerify, type JWTPayload } from 'jose';
 import type { ProviderContext } from '../context.js';
@@ -42,6 +43,12 @@ export interface ProofTarget {
   url: string;
   /** The access token, at a resource (userinfo): `ath` must be its hash. */
   accessToken?: string;
+  /**
+   * The key thumbprint the access token is bound to (`cnf.jkt`), at a resource: a proof of another
+   * key is answered with its thumbprint for the caller to refuse, and its `jti` is not remembered,
+   * so proofs made with throwaway keys cannot fill the replay store.
+   */
+  boundJkt?: string;
 }
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
@@ -121,11 +128,12 @@ export async function verifyDpopProof(
   } catch {
     throw refuse('The DPoP proof jwk is not a usable public key.');
   }
+  if (target.boundJkt !== undefined && jkt !== target.boundJkt) return jkt;
   const key = `dpop\u0000${jkt}\u0000${payload.jti}`;
   if (ctx.stores.seenJtis.get(key) !== undefined) {
     ctx.audit.flag(clientId, 'dpop_proof_jti_reused');
     throw refuse('The DPoP proof jti was already used: make a fresh proof, with a new jti, for every request.');
   }
-  ctx.stores.seenJtis.set(key, true, (payload.iat + 2 * DPOP_IAT_WINDOW_S) * 1000);
+  rememberJti(ctx, key, (payload.iat + 2 * DPOP_IAT_WINDOW_S) * 1000);
   return jkt;
 }

@@ -1,0 +1,115 @@
+/**
+ * The FAPI 2.0 replay defences stay closed under floods, over real HTTP:
+ * - a full store of used `jti`s refuses new requests (503 `temporarily_unavailable`) rather than
+ *   forget a live `jti` (which would make its assertion or proof replayable);
+ * - at userinfo, proofs made with keys other than the token's are refused without their `jti`
+ *   being remembered, so throwaway keys cannot fill the store;
+ * - a hosted JWKS that answers 200 with nothing usable is fetched again only after the refetch
+ *   interval, like one that does not answer.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fapiTestKeys, startProvider, type TestProvider } from '../../../src/provider/index.js';
+import { testKeyPair } from '../../helpers/keys.js';
+import { assertion, athOf, DpopKey, loginParams, push, startFapi, tokensOf } from './support.js';
+
+const errorOf = async (res: Response): Promise<{ error: string; error_description: string }> => (await res.json()) as { error: string; error_description: string };
+
+describe('the store of used jti values, bounded (maxCodes and maxAccessTokens 2: four entries)', () => {
+  let test: TestProvider;
+  let dpop: DpopKey;
+  beforeAll(async () => {
+    test = await startFapi({ maxCodes: 2, maxAccessTokens: 2 });
+    dpop = await DpopKey.make();
+  });
+  afterAll(() => test.close());
+
+  it('when full, refuses the next request with 503 instead of forgetting a live jti, and a replayed assertion stays refused', async () => {
+    const first = await assertion(test);
+    expect((await push(test, dpop, loginParams(test).params, { assertion: first })).status).toBe(201);
+    expect((await push(test, dpop, loginParams(test).params)).status).toBe(201);
+    const full = await push(test, dpop, loginParams(test).params);
+    expect(full.status).toBe(503);
+    expect(full.headers.get('retry-after')).toBe('60');
+    expect((await errorOf(full)).error).toBe('temporarily_unavailable');
+    const replay = await push(test, dpop, loginParams(test).params, { assertion: first });
+    expect(replay.status).toBe(401);
+    expect((await errorOf(replay)).error_description).toMatch(/jti was already used/);
+    // Once the entries have lived out their time the store takes new ones again.
+    test.provider.advanceClock(300_000);
+    expect((await push(test, dpop, loginParams(test).params)).status).toBe(201);
+  });
+
+  it('at userinfo, proofs of other keys do not fill it: a used proof stays refused and the real key still works', async () => {
+    test.provider.advanceClock(300_000);
+    const { access_token } = await tokensOf(test, dpop); // fills the four entries
+    test.provider.advanceClock(300_000); // they expire; the access token does not
+    const url = `${test.baseUrl}/v2/oauth/userinfo`;
+    const call = (proof: string): Promise<Response> => fetch(url, { headers: { authorization: `DPoP ${access_token}`, dpop: proof } });
+    const used = await dpop.proof(test, 'GET', url, { ath: athOf(access_token) });
+    expect((await call(used)).status).toBe(200);
+    for (let i = 0; i < 6; i++) {
+      const stranger = await DpopKey.make();
+      const res = await call(await stranger.proof(test, 'GET', url, { ath: athOf(access_token) }));
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    }
+    const replay = await call(used);
+    expect(replay.status).toBe(401);
+    expect(replay.headers.get('www-authenticate')).toMatch(/error="invalid_dpop_proof"/);
+    expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('dpop_proof_jti_reused');
+    expect((await call(await dpop.proof(test, 'GET', url, { ath: athOf(access_token) }))).status).toBe(200);
+  });
+});
+
+describe('a hosted JWKS that answers 200 with nothing usable', () => {
+  let server: Server;
+  let hits = 0;
+  let fapi: TestProvider;
+  beforeAll(async () => {
+    const keys = await fapiTestKeys();
+    server = createServer((_req, res) => {
+      hits++;
+      res.setHeader('content-type', 'text/html');
+      res.end('<html>maintenance</html>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const started = await startProvider({
+      autoApprove: true,
+      clients: [
+        {
+          clientId: 'broken-jwks',
+          redirectUris: ['http://127.0.0.1:3000/auth/callback'],
+          publicKey: testKeyPair('rp').publicKeyPem,
+          profile: 'fapi2',
+          jwksUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`,
+          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+        },
+      ],
+    });
+    fapi = {
+      provider: started.provider,
+      baseUrl: started.baseUrl,
+      client: { clientId: 'broken-jwks', clientSecret: '', privateKey: '', redirectUri: 'http://127.0.0.1:3000/auth/callback', fapi: keys },
+      close: () => started.close(),
+    };
+  });
+  afterAll(async () => {
+    await fapi.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('is fetched once per refetch interval however many requests name the client', async () => {
+    const dpop = await DpopKey.make();
+    for (let i = 0; i < 5; i++) {
+      const res = await push(fapi, dpop, loginParams(fapi).params);
+      expect(res.status).toBe(401);
+      expect((await errorOf(res)).error).toBe('invalid_client');
+    }
+    expect(hits).toBe(1);
+    fapi.provider.advanceClock(11_000);
+    expect((await push(fapi, dpop, loginParams(fapi).params)).status).toBe(401);
+    expect(hits).toBe(2);
+  });
+});
