@@ -4,8 +4,10 @@
  * people in against the bench stub with express-session's memory store (the fetch one with its
  * sealed cookie):
  * - `router`: `passport.session()` + `ndIdRouter()` + `NdIdStrategy`, set up as the README shows;
+ * - `fapi`: the same router app with the client in the FAPI 2.0 profile (PAR, DPoP, private_key_jwt,
+ *   encrypted ID token), against a stub answering as for a FAPI client;
  * - `bare`: minimal hand-written Express routes over `IdClient` (state, PKCE, nonce in the
- *   session; check, redeem, userinfo, regenerate);
+ *   session; check state and the RFC 9207 iss, redeem, userinfo, regenerate);
  * - `fetch`: `createFetchLogin()` with the cookie session, served by node:http.
  * `GET /__cpu` answers this process's CPU time in µs. Prints one JSON line with the port.
  */
@@ -17,7 +19,12 @@ import passport from 'passport';
 import { createCookieSession } from '../src/adapters/cookie-session.js';
 import { createFetchLogin } from '../src/adapters/fetch.js';
 import { IdClient } from '../src/client/id-client.js';
-import type { AuthorizationUrlParams, AuthorizationUrlResult } from '../src/client/types.js';
+import type {
+  AuthorizationUrlParams,
+  AuthorizationUrlResult,
+  PushedAuthorizationParams,
+  PushedAuthorizationResult,
+} from '../src/client/types.js';
 import { ndIdRouter } from '../src/passport/router.js';
 import { NdIdStrategy } from '../src/passport/strategy.js';
 import { generatePkcePair, generateState } from '../src/pkce.js';
@@ -39,10 +46,27 @@ class FixedNonceClient extends IdClient {
   override authorizationUrl(params: AuthorizationUrlParams): AuthorizationUrlResult {
     return super.authorizationUrl({ ...params, nonce: NONCE });
   }
+
+  override pushAuthorizationRequest(params: PushedAuthorizationParams): Promise<PushedAuthorizationResult> {
+    return super.pushAuthorizationRequest({ ...params, nonce: NONCE });
+  }
 }
 
 function client(redirectUri: string): FixedNonceClient {
   return new FixedNonceClient({ clientId: CLIENT_ID, clientSecret: 'bench-secret', privateKey, redirectUri, hostname: origin });
+}
+
+/** The same client in the FAPI 2.0 profile: assertion and ID-token keys from the driver. */
+function fapiClient(redirectUri: string): FixedNonceClient {
+  return new FixedNonceClient({
+    clientId: CLIENT_ID,
+    privateKey,
+    redirectUri,
+    hostname: origin,
+    profile: 'fapi2',
+    clientAssertionKey: required('BENCH_ASSERTION_KEY'),
+    idTokenDecryptionKey: required('BENCH_ID_TOKEN_PRIVATE_KEY'),
+  });
 }
 
 function cpu(): string {
@@ -58,11 +82,11 @@ function sessionMiddleware(): express.RequestHandler {
   return session({ secret: 'bench-session-secret', resave: false, saveUninitialized: false });
 }
 
-function routerApp(redirectUri: string): express.Express {
+function routerApp(redirectUri: string, make = client): express.Express {
   const authenticator = new passport.Passport();
   authenticator.serializeUser((user, done) => done(null, user));
   authenticator.deserializeUser((user: Express.User, done) => done(null, user));
-  authenticator.use(new NdIdStrategy({ client: client(redirectUri), scope: SCOPE }));
+  authenticator.use(new NdIdStrategy({ client: make(redirectUri), scope: SCOPE }));
   const app = express();
   app.get('/__cpu', (_req, res) => void res.type('json').send(cpu()));
   app.use(sessionMiddleware());
@@ -98,6 +122,7 @@ function bareApp(redirectUri: string): express.Express {
     }
     const code = req.query.code;
     void (async () => {
+      await id.checkAuthorizationResponse(req.query);
       const { sub, accessToken } = await id.callback({ code, nonce: login.nonce, codeVerifier: login.codeVerifier });
       const { data } = await id.userinfo({ sub, accessToken });
       req.session.regenerate((err) => {
@@ -142,7 +167,8 @@ function fetchHandler(redirectUri: string): (req: IncomingMessage, res: ServerRe
 }
 
 const APPS: Record<string, (redirectUri: string) => (req: IncomingMessage, res: ServerResponse) => void> = {
-  router: routerApp,
+  router: (redirectUri) => routerApp(redirectUri),
+  fapi: (redirectUri) => routerApp(redirectUri, fapiClient),
   bare: bareApp,
   fetch: fetchHandler,
 };

@@ -41,13 +41,13 @@ interface Scenario {
 }
 
 /** One login through `flow`: begin, then complete with the stub's fixed code (the stub signs a fixed nonce). */
-function flowLogin(flow: LoginFlow): Login {
+function flowLogin(flow: LoginFlow, iss: string): Login {
   return async () => {
     const record: Record<string, unknown> = {};
     const session = recordSession(record);
     const { state } = flow.begin(session);
-    (record[flow.sessionKey] as Record<string, { nonce: string }>)[state]!.nonce = NONCE;
-    return (await flow.complete(session, { code: 'bench-code', state })).user.data;
+    (record[flow.sessionKey] as { state: string; nonce: string }[]).find((login) => login.state === state)!.nonce = NONCE;
+    return (await flow.complete(session, { code: 'bench-code', state, iss })).user.data;
   };
 }
 
@@ -68,6 +68,8 @@ async function main(): Promise<void> {
   });
   const { codeVerifier } = generatePkcePair();
   const options = { client, redirectUri: REDIRECT_URI, scope: SCOPE };
+  // The stub advertises the RFC 9207 iss parameter: the callback carries it, as the service's does.
+  const issuer = `${stub.origin}/v2`;
   const scenarios: Scenario[] = [
     {
       name: 'IdClient alone (callback + userinfo)',
@@ -78,13 +80,13 @@ async function main(): Promise<void> {
         return (await client.userinfo({ sub, accessToken })).data;
       },
     },
-    { name: 'login flow, in-memory replay store', cpu: [], wall: [], login: flowLogin(createLoginFlow({ ...options, replayStore: createMemoryReplayStore() })) },
-    { name: 'login flow, Redis replay store', cpu: [], wall: [], login: flowLogin(createLoginFlow({ ...options, replayStore: createRedisReplayStore(redisClient) })) },
+    { name: 'login flow, in-memory replay store', cpu: [], wall: [], login: flowLogin(createLoginFlow({ ...options, replayStore: createMemoryReplayStore() }), issuer) },
+    { name: 'login flow, Redis replay store', cpu: [], wall: [], login: flowLogin(createLoginFlow({ ...options, replayStore: createRedisReplayStore(redisClient) }), issuer) },
     {
       name: 'login flow, in-memory, logger at info',
       cpu: [],
       wall: [],
-      login: flowLogin(createLoginFlow({ ...options, replayStore: createMemoryReplayStore(), logger: infoLogger() })),
+      login: flowLogin(createLoginFlow({ ...options, replayStore: createMemoryReplayStore(), logger: infoLogger() }), issuer),
     },
   ];
 

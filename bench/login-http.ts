@@ -4,7 +4,10 @@
  * attributes, new session), measured as the server's CPU per login, for:
  * - `ndIdRouter()` with passport and express-session (memory store);
  * - minimal hand-written Express routes over `IdClient`, same session middleware (the baseline);
- * - `createFetchLogin()` with its sealed cookie session.
+ * - `createFetchLogin()` with its sealed cookie session;
+ * - `ndIdRouter()` again with the client in the FAPI 2.0 profile (the login pushes its request
+ *   with a client assertion and a DPoP proof, the ID token comes encrypted), against a second
+ *   stub answering as for a FAPI client: the profile's cost to a whole app, beside the router's.
  * Each app runs in a child process of its own (`bench/http-apps.ts`, so garbage collection is
  * counted against the app that caused it) against the bench stub in another; this process only
  * drives requests, so its own CPU is not counted. The authorize hop is the service's work and is
@@ -29,11 +32,14 @@ const CLIENT_ID = 'bench-client';
 const NONCE = 'bench-nonce-0123456789';
 
 /** One login through the app on `port`; throws unless it ends signed in (302 to `/`). */
-async function login(port: number): Promise<void> {
+async function login(port: number, iss: string): Promise<void> {
   const start = await get(port, '/auth/login');
-  const state = new URL(start.location).searchParams.get('state');
+  const sent = new URL(start.location).searchParams;
+  // A pushed login sends only client_id and request_uri; the bench stub's request_uri ends with the state.
+  const requestUri = sent.get('request_uri');
+  const state = requestUri === null ? sent.get('state') : decodeURIComponent(requestUri.slice(requestUri.lastIndexOf(':') + 1));
   if (start.status !== 302 || state === null) throw new Error(`login answered ${start.status}`);
-  const done = await get(port, `/auth/callback?code=bench-code&state=${encodeURIComponent(state)}`, start.cookies.join('; '));
+  const done = await get(port, `/auth/callback?code=bench-code&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(iss)}`, start.cookies.join('; '));
   if (done.status !== 302 || done.location !== '/') throw new Error(`callback answered ${done.status}: ${done.body.slice(0, 200)}`);
 }
 
@@ -69,17 +75,31 @@ async function main(): Promise<void> {
     BENCH_NONCE: NONCE,
   }, 0);
   const { origin } = JSON.parse(stub.line) as { origin: string };
+  const assertionKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  const idTokenKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const fapiStub = await startChild('stub-server.ts', {
+    BENCH_RP_PUBLIC_KEY: rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+    BENCH_CLIENT_ID: CLIENT_ID,
+    BENCH_NONCE: NONCE,
+    BENCH_ID_TOKEN_KEY: idTokenKey.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+  }, 0);
+  const fapiOrigin = (JSON.parse(fapiStub.line) as { origin: string }).origin;
   const scenarios = [
     { key: 'bare', name: 'hand-written IdClient routes (express-session)', samples: [] as number[] },
     { key: 'router', name: 'ndIdRouter() + passport (express-session)', samples: [] as number[] },
     { key: 'fetch', name: 'createFetchLogin() (sealed cookie session)', samples: [] as number[] },
+    { key: 'fapi', name: 'ndIdRouter() + passport, FAPI 2.0 profile', samples: [] as number[] },
   ] as const;
+  // Each stub advertises the RFC 9207 iss parameter, as the service does: every callback carries it.
+  const issuerOf = (key: string): string => `${key === 'fapi' ? fapiOrigin : origin}/v2`;
   const ports: Record<string, number> = {};
   const apps: ChildProcess[] = [];
   for (const s of scenarios) {
     const app = await startChild('http-apps.ts', {
       BENCH_APP: s.key,
-      BENCH_ORIGIN: origin,
+      BENCH_ORIGIN: s.key === 'fapi' ? fapiOrigin : origin,
+      BENCH_ASSERTION_KEY: assertionKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+      BENCH_ID_TOKEN_PRIVATE_KEY: idTokenKey.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
       BENCH_RP_PRIVATE_KEY: rp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
       BENCH_CLIENT_ID: CLIENT_ID,
       BENCH_NONCE: NONCE,
@@ -88,16 +108,16 @@ async function main(): Promise<void> {
     apps.push(app.child);
   }
 
-  for (const s of scenarios) for (let i = 0; i < WARMUP; i++) await login(ports[s.key]);
+  for (const s of scenarios) for (let i = 0; i < WARMUP; i++) await login(ports[s.key], issuerOf(s.key));
   for (let round = 0; round < ROUNDS; round++) {
     for (const s of scenarios) {
       const before = await serverCpu(ports[s.key]);
-      for (let i = 0; i < ITERATIONS; i++) await login(ports[s.key]);
+      for (let i = 0; i < ITERATIONS; i++) await login(ports[s.key], issuerOf(s.key));
       const after = await serverCpu(ports[s.key]);
       s.samples.push((after - before) / ITERATIONS);
     }
   }
-  const [bare, router, fetchLogin] = scenarios;
+  const [bare, router, fetchLogin, fapi] = scenarios;
   const ratios = (a: number[], b: number[]): number[] => a.map((x, i) => x / b[i]!).sort((x, y) => x - y);
   const ratio = (a: number[], b: number[]): string => {
     const r = ratios(a, b);
@@ -109,11 +129,13 @@ async function main(): Promise<void> {
     ...scenarios.map((s) => `  ${s.name.padEnd(50)} ${median(s.samples).toFixed(0).padStart(6)} µs`),
     `Router vs hand-written routes: ${ratio(router.samples, bare.samples)}; target at most 1.10x.`,
     `createFetchLogin vs hand-written routes: ${ratio(fetchLogin.samples, bare.samples)}.`,
+    `Router in the FAPI 2.0 profile vs the base profile: ${ratio(fapi.samples, router.samples)}; target at most 1.5x.`,
   ];
   process.stdout.write(out.join('\n') + '\n');
   agent.destroy();
   for (const app of apps) app.kill('SIGTERM');
   stub.child.kill('SIGTERM');
+  fapiStub.child.kill('SIGTERM');
 }
 
 main().catch((err: unknown) => {

@@ -4,7 +4,8 @@
  *
  * Input (environment): BENCH_RP_PUBLIC_KEY (SPKI PEM), BENCH_CLIENT_ID, BENCH_NONCE; with
  * BENCH_ID_TOKEN_KEY (an SPKI PEM EC key) it answers as for a FAPI 2.0 client: a DPoP token
- * type, the ID token encrypted to that key (ECDH-ES+A256KW, A256GCM), and a PAR endpoint.
+ * type, the ID token encrypted to that key (ECDH-ES+A256KW, A256GCM), and a PAR endpoint whose
+ * request_uri ends with the pushed state (URL-encoded).
  * Nothing the client sends is checked: the bench measures the relying party only.
  * Output: one JSON line on stdout, `{ "origin": "http://127.0.0.1:PORT" }`, once listening.
  * `GET /stats` returns request counts per path; `POST /stats/reset` zeroes them.
@@ -69,7 +70,6 @@ async function main(): Promise<void> {
     : idToken;
   const bodies = new Map<string, Buffer>([
     ['/v2/oauth/token', json({ access_token: accessToken, token_type: fapi ? 'DPoP' : 'Bearer', expires_in: 3600, id_token: sentIdToken })],
-    ['/v2/oauth/par', json({ request_uri: 'urn:ietf:params:oauth:request_uri:bench', expires_in: 60 })],
     [
       '/v2/.well-known/openid-configuration',
       json({ issuer, authorization_response_iss_parameter_supported: true, pushed_authorization_request_endpoint: `${issuer}/oauth/par` }),
@@ -80,9 +80,8 @@ async function main(): Promise<void> {
   const counts: Record<string, number> = {};
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    for await (const _chunk of req) {
-      // drain the request body so the connection can be reused
-    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
     const path = (req.url ?? '/').split('?')[0]!;
     if (path === '/stats') return send(res, 200, json(counts));
     if (path === '/stats/reset') {
@@ -90,6 +89,12 @@ async function main(): Promise<void> {
       return send(res, 200, json({}));
     }
     counts[path] = (counts[path] ?? 0) + 1;
+    if (path === '/v2/oauth/par') {
+      // The request_uri names the pushed state, so a driver can answer the callback the way the
+      // service would without seeing the pushed parameters.
+      const state = new URLSearchParams(Buffer.concat(chunks).toString('latin1')).get('state') ?? '';
+      return send(res, 201, json({ request_uri: `urn:ietf:params:oauth:request_uri:${encodeURIComponent(state)}`, expires_in: 60 }));
+    }
     const body = bodies.get(path);
     if (body) send(res, 200, body);
     else send(res, 404, json({ error: 'not_found' }));
