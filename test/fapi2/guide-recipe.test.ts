@@ -1,5 +1,5 @@
 /**
- * docs/fapi2.md's "Switching an Express app" (the README's app in the FAPI 2.0 profile, marked
+ * docs/fapi2.md's "Switching an existing app" (the README's app in the FAPI 2.0 profile, marked
  * `<!-- readme-test: fapi -->`) runs as written against the built package and the built
  * provider CLI (`nd-id-provider --clients clients.json`) with a FAPI client registered by the
  * app's own jwks_uri, and signs a person in. (test/readme.test.ts type-checks the snippet.)
