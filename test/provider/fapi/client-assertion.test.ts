@@ -4,8 +4,7 @@ import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestProvider, type TestProvider } from '../../../src/provider/index.js';
 import { fapiTestKeys } from '../../../src/provider/testing/create-test-provider.js';
-import { testKeyPair } from '../../helpers/keys.js';
-import { assertion, codeOf, loginParams, push, tokenCall, fapiFixture } from './support.js';
+import { assertion, codeOf, loginParams, push, tokenCall, fapiFixture, startWithJwksUri } from './support.js';
 
 const f = fapiFixture();
 
@@ -144,26 +143,7 @@ describe('a client registered by jwksUri', () => {
       res.end(JSON.stringify(served));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { startProvider } = await import('../../../src/provider/index.js');
-    const started = await startProvider({
-      autoApprove: true,
-      clients: [
-        {
-          clientId: 'by-uri',
-          redirectUris: ['http://127.0.0.1:3000/auth/callback'],
-          publicKey: testKeyPair('rp').publicKeyPem,
-          profile: 'fapi2',
-          jwksUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`,
-          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
-        },
-      ],
-    });
-    fapi = {
-      provider: started.provider,
-      baseUrl: started.baseUrl,
-      client: { clientId: 'by-uri', clientSecret: '', privateKey: '', redirectUri: 'http://127.0.0.1:3000/auth/callback', fapi: keys },
-      close: () => started.close(),
-    };
+    fapi = await startWithJwksUri('by-uri', `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`, keys);
   });
   afterAll(async () => {
     await fapi.close();

@@ -10,9 +10,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fapiTestKeys, startProvider, type TestProvider } from '../../../src/provider/index.js';
-import { testKeyPair } from '../../helpers/keys.js';
-import { assertion, athOf, DpopKey, loginParams, push, startFapi, tokensOf } from './support.js';
+import { fapiTestKeys, type TestProvider } from '../../../src/provider/index.js';
+import { assertion, athOf, DpopKey, loginParams, push, startFapi, tokensOf, startWithJwksUri } from './support.js';
 
 const errorOf = async (res: Response): Promise<{ error: string; error_description: string }> => (await res.json()) as { error: string; error_description: string };
 
@@ -75,25 +74,7 @@ describe('a hosted JWKS that answers 200 with nothing usable', () => {
       res.end('<html>maintenance</html>');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const started = await startProvider({
-      autoApprove: true,
-      clients: [
-        {
-          clientId: 'broken-jwks',
-          redirectUris: ['http://127.0.0.1:3000/auth/callback'],
-          publicKey: testKeyPair('rp').publicKeyPem,
-          profile: 'fapi2',
-          jwksUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`,
-          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
-        },
-      ],
-    });
-    fapi = {
-      provider: started.provider,
-      baseUrl: started.baseUrl,
-      client: { clientId: 'broken-jwks', clientSecret: '', privateKey: '', redirectUri: 'http://127.0.0.1:3000/auth/callback', fapi: keys },
-      close: () => started.close(),
-    };
+    fapi = await startWithJwksUri('broken-jwks', `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`, keys);
   });
   afterAll(async () => {
     await fapi.close();

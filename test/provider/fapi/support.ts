@@ -6,7 +6,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { compactDecrypt, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll } from 'vitest';
-import { createTestProvider, type TestProvider, type TestProviderOptions } from '../../../src/provider/index.js';
+import { createTestProvider, startProvider, type TestFapiKeys, type TestProvider, type TestProviderOptions } from '../../../src/provider/index.js';
+import { testKeyPair } from '../../helpers/keys.js';
 import { pkce } from '../../helpers/provider-fixtures.js';
 
 /** A FAPI test provider (auto-approving unless told otherwise). */
@@ -169,4 +170,22 @@ export async function userinfoCall(test: TestProvider, dpop: DpopKey, token: str
   const url = `${test.baseUrl}/v2/oauth/userinfo`;
   const proof = options.proof === undefined ? await dpop.proof(test, 'GET', url, { ath: athOf(token) }) : options.proof;
   return fetch(url, { headers: { authorization: `${options.scheme ?? 'DPoP'} ${token}`, ...(proof === null ? {} : { dpop: proof }) } });
+}
+
+/**
+ * A provider with one FAPI client registered by `jwksUri` (auto-approving), for the tests of the
+ * hosted key set: its keys are `keys` (the caller serves them, or something else, at the URL).
+ */
+export async function startWithJwksUri(clientId: string, jwksUri: string, keys: TestFapiKeys): Promise<TestProvider> {
+  const redirectUri = 'http://127.0.0.1:3000/auth/callback';
+  const started = await startProvider({
+    autoApprove: true,
+    clients: [{ clientId, redirectUris: [redirectUri], publicKey: testKeyPair('rp').publicKeyPem, profile: 'fapi2', jwksUri, idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' }],
+  });
+  return {
+    provider: started.provider,
+    baseUrl: started.baseUrl,
+    client: { clientId, clientSecret: '', privateKey: '', redirectUri, fapi: keys },
+    close: () => started.close(),
+  };
 }
