@@ -51,6 +51,7 @@ export type {
   FaultKind,
   FaultOptions,
   IdTokenFault,
+  IssuerMismatchFault,
   LatencyFault,
   NonJsonFault,
   ResetFault,
