@@ -108,14 +108,13 @@ function proceed(ctx: ProviderContext, req: ProviderRequest, request: ValidReque
         'too_many_requests',
         'Too many sign-ins are waiting for an answer from this network. Answer or close the open ones, or try again in a few minutes.',
       ),
-      undefined,
       { 'Retry-After': String(config.ttl.authorization) },
     );
   }
 
-  // Every random value of the QR login in one draw: two ids, the page's script nonce, the numbers.
-  const random = pooledRandomBytes(32 + 32 + 16 + MATCH_RANDOM_BYTES);
-  const { choices, code: matchCode } = matchNumbers(random.subarray(80));
+  // Every random value of the QR login in one draw: two ids and the numbers.
+  const random = pooledRandomBytes(32 + 32 + MATCH_RANDOM_BYTES);
+  const { choices, code: matchCode } = matchNumbers(random.subarray(64));
   const pending: PendingAuthorization = {
     mobileId: random.subarray(0, 32).toString('base64url'),
     pollId: random.subarray(32, 64).toString('base64url'),
@@ -141,30 +140,27 @@ function proceed(ctx: ProviderContext, req: ProviderRequest, request: ValidReque
 
   const mobileUrl = `${config.publicBase}${MOBILE_PATH}/${pending.mobileId}`;
   const base = config.basePath;
-  const nonce = random.subarray(64, 80).toString('base64');
-  const html = renderQrPage(
-    {
-      clientName: request.clientName,
-      // Same-origin relative paths: they work whichever host name the browser used.
-      qrImageUrl: `${base}${QR_IMAGE_PATH}/${pending.pollId}`,
-      qrSize: QR_SIZE,
-      mobileUrl,
-      matchCode,
-      statusUrl: `${base}${STATUS_PATH}/${pending.pollId}`,
-      continueUrl: `${base}${CONTINUE_PATH}/${pending.pollId}`,
-      cancelUrl: `${base}${CANCEL_PATH}/${pending.pollId}`,
-      // A pushed request cannot be rebuilt as a URL: start again goes back to the app, which pushes a new one.
-      authorizeUrl:
-        extras === undefined
-          ? startAgainUrl(config.publicBase, request)
-          : callbackUrl(config.issuer, request.redirectUri, { error: 'access_denied', error_description: 'The sign-in was started again.', state: request.state }),
-      pollIntervalMs: config.pollIntervalMs,
-      expiresInSeconds: config.ttl.authorization,
-    },
-    nonce,
-  );
+  const html = renderQrPage({
+    clientName: request.clientName,
+    // Same-origin relative paths: they work whichever host name the browser used.
+    qrImageUrl: `${base}${QR_IMAGE_PATH}/${pending.pollId}`,
+    qrSize: QR_SIZE,
+    mobileUrl,
+    matchCode,
+    statusUrl: `${base}${STATUS_PATH}/${pending.pollId}`,
+    continueUrl: `${base}${CONTINUE_PATH}/${pending.pollId}`,
+    cancelUrl: `${base}${CANCEL_PATH}/${pending.pollId}`,
+    // A pushed request cannot be rebuilt as a URL: start again goes back to the app, which pushes a new one.
+    authorizeUrl:
+      extras === undefined
+        ? startAgainUrl(config.publicBase, request)
+        : callbackUrl(config.issuer, request.redirectUri, { error: 'access_denied', error_description: 'The sign-in was started again.', state: request.state }),
+    pollIntervalMs: config.pollIntervalMs,
+    expiresInSeconds: config.ttl.authorization,
+    base,
+  });
   ctx.log('authorize', `QR page shown for client ${request.clientId}`);
-  return htmlAnswer(200, html, nonce);
+  return htmlAnswer(200, html);
 }
 
 /** Random bytes drawn for the numbers: enough for {@link MATCH_CHOICES} distinct ones nearly always. */

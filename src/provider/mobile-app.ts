@@ -59,6 +59,7 @@ function show(ctx: ProviderContext, req: ProviderRequest): Answer {
       secondsAgo: Math.max(0, Math.floor((ctx.config.clock() - pending.createdAt) / 1000)),
       matchChoices: pending.matchChoices,
       contextMessage: pending.contextMessage,
+      base: ctx.config.basePath,
     }),
   );
 }
@@ -86,7 +87,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
     pending.status = 'denied';
     pending.redirectTo = callbackUrl(ctx.config.issuer, pending.redirectUri, { error: 'access_denied', state: pending.state });
     ctx.log('mobile', `denied for client ${pending.clientId}`);
-    return htmlAnswer(200, renderMobileDone('denied', clientName(ctx, pending)));
+    return htmlAnswer(200, renderMobileDone('denied', clientName(ctx, pending), ctx.config.basePath));
   }
   if (decision !== 'approve') {
     return htmlAnswer(400, renderErrorPage('invalid_request', 'Choose Approve or Deny.', { phone: true }));
@@ -98,7 +99,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   if (match !== pending.matchCode) {
     pending.status = 'mismatch';
     ctx.log('mobile', `number mismatch for client ${pending.clientId}: authorization ended`);
-    return htmlAnswer(403, renderMobileMismatch());
+    return htmlAnswer(403, renderMobileMismatch(ctx.config.basePath));
   }
   const persona = ctx.persona(bodyField(form, 'persona') ?? '');
   if (!persona) {
@@ -109,7 +110,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   const iss = ctx.conformance.responseIss(pending.clientId, ctx.config.issuer);
   pending.redirectTo = callbackUrl(iss, pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
   ctx.log('mobile', `approved for client ${pending.clientId}`);
-  return htmlAnswer(200, renderMobileDone('approved', clientName(ctx, pending)));
+  return htmlAnswer(200, renderMobileDone('approved', clientName(ctx, pending), ctx.config.basePath));
 }
 
 /** The routes of this file. */

@@ -7,6 +7,7 @@ import { callbackUrl } from './grant.js';
 import { bytes, empty, json, redirect, type Answer } from './http/answer.js';
 import type { ProviderRequest } from './http/request.js';
 import type { ProviderRoute } from './router.js';
+import { STATIC_ASSETS } from './views/assets.js';
 import { quotaKeyOf } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
 import { escapeHtml, htmlAnswer, renderPage } from './views/html.js';
@@ -55,6 +56,7 @@ function continueWithoutScript(ctx: ProviderContext, req: ProviderRequest): Answ
     return htmlAnswer(
       200,
       renderPage({
+        base: ctx.config.basePath,
         title: 'Waiting for the app',
         body: `<h1>Still waiting</h1><p>Answer the request in the identity app, then <a href="${escapeHtml(again)}">continue</a>.</p>`,
       }),
@@ -108,5 +110,15 @@ export function qrStatusRoutes(ctx: ProviderContext): ProviderRoute[] {
     { endpoint: 'continue', method: 'GET', path: `${CONTINUE_PATH}/:pollId`, failure: 'html', handle: (req) => continueWithoutScript(ctx, req) },
     { endpoint: 'status', method: 'GET', path: `${QR_IMAGE_PATH}/:pollId`, failure: 'json', handle: (req) => qrImage(ctx, req) },
     { endpoint: 'continue', method: 'GET', path: `${CANCEL_PATH}/:pollId`, failure: 'html', handle: (req) => cancel(ctx, req) },
+    // The pages' stylesheet and script: named by their content's hash, so cached for good.
+    ...STATIC_ASSETS.map(
+      (asset): ProviderRoute => ({
+        endpoint: 'status',
+        method: 'GET',
+        path: asset.path,
+        failure: 'json',
+        handle: () => bytes(200, asset.type, asset.body, { 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' }),
+      }),
+    ),
   ];
 }

@@ -48,7 +48,7 @@ export function faultStatusAnswer(style: FailureStyle, status: number): Answer {
       ? 'The service failed to handle this request. Try again later.'
       : 'The request was refused.';
   const headers: Record<string, string> = unavailable ? { 'Retry-After': '30' } : {};
-  if (style === 'html') return htmlAnswer(status, renderErrorPage(code, description), undefined, headers);
+  if (style === 'html') return htmlAnswer(status, renderErrorPage(code, description), headers);
   return oauthError(status, code, description, headers);
 }
 

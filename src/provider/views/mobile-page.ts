@@ -32,6 +32,8 @@ export interface MobilePageModel {
   matchChoices: readonly string[];
   /** The app's message about this login (`authentication_context_message`, at most 100 characters), when sent. */
   contextMessage?: string | undefined;
+  /** The provider's base path as browsers see it: the static stylesheet is below it. */
+  base: string;
 }
 
 function ago(seconds: number): string {
@@ -97,14 +99,15 @@ ${options}
 <button type="submit" name="decision" value="deny" formnovalidate>Deny</button>
 </div>
 </form>`;
-  return renderPage({ title: `Sign in to ${model.clientName}`, body, phone: true });
+  return renderPage({ title: `Sign in to ${model.clientName}`, body, phone: true, base: model.base });
 }
 
 /** The page after a wrong number was picked. */
-export function renderMobileMismatch(): string {
+export function renderMobileMismatch(base: string): string {
   return renderPage({
     title: 'Sign-in stopped',
     phone: true,
+    base,
     body: `<h1>Sign-in stopped</h1>
 <p id="outcome" data-outcome="mismatch" data-error-code="number_mismatch">That number is not the one on the sign-in screen, so this sign-in was stopped and nothing was shared.</p>
 <p>If you scanned a code someone sent you or showed you, it was someone else's sign-in: do not scan it again.</p>`,
@@ -112,7 +115,7 @@ export function renderMobileMismatch(): string {
 }
 
 /** The page after a decision. */
-export function renderMobileDone(decision: 'approved' | 'denied', clientName: string): string {
+export function renderMobileDone(decision: 'approved' | 'denied', clientName: string, base: string): string {
   const text =
     decision === 'approved'
       ? `You approved the sign-in to ${escapeHtml(clientName)}. You can return to your computer.`
@@ -120,6 +123,7 @@ export function renderMobileDone(decision: 'approved' | 'denied', clientName: st
   return renderPage({
     title: decision === 'approved' ? 'Approved' : 'Declined',
     phone: true,
+    base,
     body: `<h1>${decision === 'approved' ? 'Approved' : 'Declined'}</h1><p id="outcome" data-outcome="${decision}">${text}</p>`,
   });
 }

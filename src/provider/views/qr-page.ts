@@ -4,7 +4,7 @@
  * screen), a Cancel link back to the client, and a small script that polls the decision and then
  * sends the browser back to the client.
  */
-import { compactStatic, escapeHtml, jsonForScript, renderPage } from './html.js';
+import { escapeHtml, jsonForScript, renderPage } from './html.js';
 
 /** What the QR page shows and polls. */
 export interface QrPageModel {
@@ -27,39 +27,13 @@ export interface QrPageModel {
   authorizeUrl: string;
   pollIntervalMs: number;
   expiresInSeconds: number;
+  /** The provider's base path as browsers see it: the static stylesheet and script are below it. */
+  base: string;
 }
 
-// Line breaks kept: the script relies on them nowhere, but they keep it readable in a browser.
-const POLL_SCRIPT = compactStatic(`
-(function () {
-  var cfg = JSON.parse(document.getElementById('qr-config').textContent);
-  function show(id) {
-    document.getElementById('waiting').hidden = true;
-    document.getElementById(id).hidden = false;
-  }
-  function poll() {
-    fetch(cfg.statusUrl, { cache: 'no-store', credentials: 'omit' })
-      .then(function (r) { return r.json(); })
-      .then(function (s) {
-        if ((s.status === 'approved' || s.status === 'denied') && typeof s.redirectTo === 'string') {
-          document.getElementById('status').textContent = s.status === 'approved' ? 'Approved. Signing you in\\u2026' : 'Declined. Returning\\u2026';
-          window.location.replace(s.redirectTo);
-        } else if (s.status === 'expired') {
-          show('expired');
-        } else if (s.status === 'mismatch') {
-          show('mismatch');
-        } else {
-          setTimeout(poll, cfg.pollIntervalMs);
-        }
-      })
-      .catch(function () { setTimeout(poll, cfg.pollIntervalMs * 2); });
-  }
-  setTimeout(poll, cfg.pollIntervalMs);
-})();
-`, false);
 
-/** The QR page. Its script needs `nonce` in the CSP. */
-export function renderQrPage(model: QrPageModel, nonce: string): string {
+/** The QR page, with its poll script. */
+export function renderQrPage(model: QrPageModel): string {
   const minutes = Math.max(1, Math.round(model.expiresInSeconds / 60));
   // Each value escaped once, however often the page shows it.
   const clientName = escapeHtml(model.clientName);
@@ -90,5 +64,5 @@ If you did not scan this code yourself, someone may have tried to sign in as you
     statusUrl: model.statusUrl,
     pollIntervalMs: model.pollIntervalMs,
   })}</script>`;
-  return renderPage({ title: `Sign in to ${model.clientName}`, body, script: POLL_SCRIPT, nonce });
+  return renderPage({ title: `Sign in to ${model.clientName}`, body, base: model.base, qrScript: true });
 }
