@@ -20,7 +20,7 @@ import { createFetchLogin } from '../../src/adapters/fetch.js';
 import { generatePkcePair } from '../../src/pkce.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { closeServer, listenOnLoopback } from '../integrations/harness.js';
-import { appKeys, FAPI_CLIENT_ID, fapiIdClient, fapiRegistration, registeredJwks, walkFapiLogin } from './harness.js';
+import { appKeys, FAPI_CLIENT_ID, fapiIdClient, fapiRegistration, registeredJwks, walkFapiLogin, fapiClientOptions } from './harness.js';
 
 let cleanup: (() => Promise<void>) | undefined;
 afterEach(async () => {
@@ -134,15 +134,7 @@ describe('Fastify with @fastify/passport and @fastify/secure-session in the FAPI
     };
     passport.use(
       'nd-id',
-      new NdIdStrategy({
-        clientId: FAPI_CLIENT_ID,
-        privateKey: keys.rsa.privateKeyPem,
-        hostname: provider.baseUrl,
-        callbackURL: `${baseUrl}/auth/callback`,
-        profile: 'fapi2',
-        clientAssertionKey: keys.assertion,
-        idTokenDecryptionKey: keys.idToken!,
-      }) as never,
+      new NdIdStrategy({ ...fapiClientOptions(keys, provider.baseUrl, `${baseUrl}/auth/callback`), callbackURL: `${baseUrl}/auth/callback` }) as never,
     );
     const { me } = await walkFapiLogin(baseUrl);
     expect((me as { user: { data: Record<string, string> } | null }).user?.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);

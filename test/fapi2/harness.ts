@@ -80,9 +80,9 @@ export function fapiRegistration(keys: AppKeys, redirectUri: string, jwksUri?: s
   } as ProviderClient;
 }
 
-/** The app's IdClient in the profile, against `hostname`. */
-export function fapiIdClient(keys: AppKeys, hostname: string, redirectUri: string, extra: Partial<IdClientOptions> = {}): IdClient {
-  return new IdClient({
+/** The app's client options in the profile, against `hostname`, returning to `redirectUri`. */
+export function fapiClientOptions(keys: AppKeys, hostname: string, redirectUri: string): IdClientOptions & { profile: 'fapi2' } {
+  return {
     clientId: FAPI_CLIENT_ID,
     privateKey: keys.rsa.privateKeyPem,
     hostname,
@@ -90,8 +90,12 @@ export function fapiIdClient(keys: AppKeys, hostname: string, redirectUri: strin
     profile: 'fapi2',
     clientAssertionKey: keys.assertion,
     ...(keys.idToken === undefined ? {} : { idTokenDecryptionKey: keys.idToken }),
-    ...extra,
-  });
+  };
+}
+
+/** The app's IdClient in the profile, against `hostname`. */
+export function fapiIdClient(keys: AppKeys, hostname: string, redirectUri: string, extra: Partial<IdClientOptions> = {}): IdClient {
+  return new IdClient({ ...fapiClientOptions(keys, hostname, redirectUri), ...extra });
 }
 
 /**

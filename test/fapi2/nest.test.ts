@@ -14,7 +14,7 @@ import { NdIdStrategy, type NdIdDefaultUser } from '../../src/passport/strategy.
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { closeServer, listenOnLoopback } from '../integrations/harness.js';
 import { decorateMethod, startNestApp } from '../integrations/nest-support.js';
-import { appKeys, FAPI_CLIENT_ID, fapiRegistration, walkFapiLogin } from './harness.js';
+import { appKeys, fapiRegistration, walkFapiLogin, fapiClientOptions } from './harness.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -31,15 +31,7 @@ it('signs a person in through a pushed, DPoP-bound login with private_key_jwt an
 
   class FapiStrategy extends PassportStrategy(NdIdStrategy, 'nd-id') {
     constructor() {
-      super({
-        clientId: FAPI_CLIENT_ID,
-        privateKey: keys.rsa.privateKeyPem,
-        hostname: provider.baseUrl,
-        callbackURL: `${baseUrl}/auth/callback`,
-        profile: 'fapi2',
-        clientAssertionKey: keys.assertion,
-        idTokenDecryptionKey: keys.idToken!,
-      });
+      super({ ...fapiClientOptions(keys, provider.baseUrl, `${baseUrl}/auth/callback`), callbackURL: `${baseUrl}/auth/callback` });
     }
     validate(user: NdIdDefaultUser): NdIdDefaultUser {
       return { sub: user.sub, data: user.data };
