@@ -15,8 +15,6 @@ export interface ServiceMetadata {
   issParameterSupported: boolean;
   /** `pushed_authorization_request_endpoint`, when given and on the service's own origin. */
   parEndpoint: URL | undefined;
-  /** False when the service publishes no discovery document (HTTP 404): nothing is advertised. */
-  published: boolean;
 }
 
 /** Options of {@link DiscoveryCache}. */
@@ -76,7 +74,7 @@ export class DiscoveryCache {
     try {
       body = await this.#http.json({ method: 'GET', url: this.#url, what: 'discovery endpoint', refusedCode: 'provider_invalid_response' });
     } catch (err) {
-      if (err instanceof IdError && err.status === 404) return { issParameterSupported: false, parEndpoint: undefined, published: false };
+      if (err instanceof IdError && err.status === 404) return { issParameterSupported: false, parEndpoint: undefined };
       throw err;
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -92,7 +90,6 @@ export class DiscoveryCache {
     return {
       issParameterSupported: doc.authorization_response_iss_parameter_supported === true,
       parEndpoint: sameOriginUrl(doc.pushed_authorization_request_endpoint, this.#url),
-      published: true,
     };
   }
 }

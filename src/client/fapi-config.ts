@@ -25,8 +25,12 @@ export type IdClientProfile = 'base' | 'fapi2';
 export interface RetiredPublicKey {
   /** The public key: PEM (`-----BEGIN PUBLIC KEY-----`) or a public JWK. A private key here is refused. */
   publicKey: string | { kty: string; kid?: string; [member: string]: unknown };
-  /** What it was: `'sig'` (a client-assertion key) or `'enc'` (an ID-token decryption key). */
-  use: 'sig' | 'enc';
+  /**
+   * What it was: `'sig'`, a client-assertion key. (A retired ID-token key is not published: the
+   * service would encrypt to a key the app no longer holds. Keep the old private key in the
+   * `idTokenDecryptionKey` list, after the new one, for the overlap instead.)
+   */
+  use: 'sig';
   /** Last moment it is listed: a `Date`, an ISO 8601 string or ms since the epoch. */
   until: Date | string | number;
 }
@@ -114,7 +118,13 @@ function parseRetired(value: unknown): { jwk: PublicJwk; until: number }[] {
   return value.map((entry: unknown, i) => {
     const what = `IdClient: retiredPublicKeys[${i}]`;
     const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Partial<RetiredPublicKey>;
-    if (e.use !== 'sig' && e.use !== 'enc') throw new TypeError(`${what}.use must be 'sig' (an assertion key) or 'enc' (an ID-token decryption key)`);
+    if ((e.use as string) === 'enc') {
+      throw new TypeError(
+        `${what}: a retired ID-token key is not published, since the service would encrypt ID tokens to a key this app no longer holds; ` +
+          'keep the old private key in the idTokenDecryptionKey list, after the new one, until the service has fetched the new set, then drop it',
+      );
+    }
+    if (e.use !== 'sig') throw new TypeError(`${what}.use must be 'sig' (a retired client-assertion key)`);
     const until = e.until instanceof Date ? e.until.getTime() : typeof e.until === 'string' ? Date.parse(e.until) : e.until;
     if (typeof until !== 'number' || !Number.isFinite(until)) throw new TypeError(`${what}.until must be a Date, an ISO 8601 date or ms since the epoch`);
     const key = importPublic(e.publicKey, `${what}.publicKey`);
@@ -159,8 +169,9 @@ export interface PublicJwks {
 }
 
 /**
- * The app's public keys: every assertion key (`sig`), every ID-token decryption key (`enc`), and
- * the retired keys whose `until` has not passed. Never a private member.
+ * The app's public keys: every assertion key (`sig`), every ID-token decryption key (`enc`, the
+ * current one first: a service encrypts to the first that fits), and the retired assertion keys
+ * whose `until` has not passed. Never a private member.
  */
 export function appJwks(config: FapiConfig, clock: Clock): PublicJwks {
   const now = clock();

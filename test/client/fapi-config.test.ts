@@ -57,6 +57,11 @@ describe('IdClient with profile fapi2: construction', () => {
     ['a dpopKey on RSA', { dpopKey: rsa.privateKeyPem }, /dpopKey must be an EC P-256 private key/],
     ['a context message over 100 characters', { authenticationContextMessage: 'x'.repeat(101) }, /101 characters; the service shows at most 100/],
     ['a retired key given as a private key', { retiredPublicKeys: [{ publicKey: pem(ec2.privateKey), use: 'sig', until: '2030-01-01' }] }, /is a private key; a retired key is published/],
+    [
+      'a retired ID-token key (the service would encrypt to it)',
+      { retiredPublicKeys: [{ publicKey: pem(ecEnc.publicKey, 'spki'), use: 'enc' as 'sig', until: '2030-01-01' }] },
+      /retired ID-token key is not published.*idTokenDecryptionKey list/,
+    ],
     ['a retired key without a valid date', { retiredPublicKeys: [{ publicKey: pem(ec2.publicKey, 'spki'), use: 'sig', until: 'soon' }] }, /until must be a Date/],
     ['an unknown profile', { profile: 'fapi1' as never }, /profile must be 'base'.*or 'fapi2'/],
   ])('throws for %s, saying what to do', (_name, extra, message) => {

@@ -15,6 +15,11 @@ export const FETCH_TIMEOUT_MS = 3000;
 export const MAX_JWKS_BYTES = 64 * 1024;
 /** Shortest time between two fetches of one client's JWKS. */
 export const REFETCH_INTERVAL_MS = 10_000;
+/**
+ * Longest a fetched JWKS is used without fetching it again (the `max-age` the relying party's own
+ * key route sends): a rotated encryption key or a withdrawn signing key takes effect within it.
+ */
+export const MAX_JWKS_AGE_MS = 300_000;
 
 /** A client's keys could not be had: the sentence says why, without any key material. */
 export class ClientKeysUnavailable extends Error {}
@@ -50,8 +55,9 @@ export class ClientJwks {
   constructor(private readonly clock: Clock) {}
 
   /**
-   * The keys of `client`. `refresh`: the caller did not find the key it needed in the last
-   * answer, so fetch again (a hosted JWKS only, and at most once per {@link REFETCH_INTERVAL_MS}).
+   * The keys of `client`. A hosted JWKS is fetched again once older than {@link MAX_JWKS_AGE_MS};
+   * `refresh`: the caller did not find the key it needed in the last answer, so fetch again sooner
+   * (at most once per {@link REFETCH_INTERVAL_MS}).
    * @throws ClientKeysUnavailable when a hosted JWKS cannot be fetched or read.
    */
   async keys(client: ResolvedClient, refresh = false): Promise<readonly PublicJwk[]> {
@@ -59,7 +65,8 @@ export class ClientJwks {
     if (fapi === undefined) return [];
     if (fapi.jwks !== undefined || fapi.jwksUri === undefined) return fapi.jwks ?? [];
     const known = this.#fetched.get(client.clientId);
-    if (known !== undefined && (!refresh || this.clock() - known.at < REFETCH_INTERVAL_MS)) return known.keys;
+    const age = known === undefined ? Infinity : this.clock() - known.at;
+    if (known !== undefined && age < MAX_JWKS_AGE_MS && (!refresh || age < REFETCH_INTERVAL_MS)) return known.keys;
     let inflight = this.#inflight.get(client.clientId);
     if (inflight === undefined) {
       inflight = this.#fetch(client.clientId, fapi.jwksUri).finally(() => this.#inflight.delete(client.clientId));

@@ -47,7 +47,8 @@ async function encryptionKey(ctx: ProviderContext, client: ResolvedClient): Prom
       throw err;
     }
     const fitting = keys.filter((k) => fitsEncryptionAlg(k, alg));
-    if (fitting.length > 0) return fitting[fitting.length - 1];
+    // The first fitting key: an app lists its current key first (later ones are kept for rotation).
+    if (fitting.length > 0) return fitting[0];
     if (client.fapi?.jwksUri === undefined) break;
   }
   return undefined;
@@ -60,7 +61,7 @@ async function encryptionKey(ctx: ProviderContext, client: ResolvedClient): Prom
 const importedKeys = new WeakMap<PublicJwk, KeyObject>();
 
 /**
- * The signed ID token `jws` encrypted to the client's newest fitting `enc` key.
+ * The signed ID token `jws` encrypted to the client's first fitting `enc` key (its current one).
  * @throws OAuthRefusal (`invalid_client`) when the client has no such key; the audit records it.
  */
 export async function encryptIdToken(ctx: ProviderContext, client: ResolvedClient, jws: string): Promise<string> {

@@ -168,6 +168,17 @@ describe('a client registered by jwksUri', () => {
     expect(hits).toBe(2);
   });
 
+  it('is fetched again once older than five minutes, even when every kid is known (a rotation or a withdrawn key takes effect)', async () => {
+    const before = hits;
+    const fresh = await codeOf(fapi, f.dpop);
+    expect((await tokenCall(fapi, f.dpop, { code: fresh.code, code_verifier: fresh.verifier })).status).toBe(200);
+    expect(hits).toBe(before);
+    fapi.provider.advanceClock(301_000);
+    const later = await codeOf(fapi, f.dpop);
+    expect((await tokenCall(fapi, f.dpop, { code: later.code, code_verifier: later.verifier })).status).toBe(200);
+    expect(hits).toBe(before + 1);
+  });
+
   it('refuses the token request, and audits it, when the hosted JWKS loses its encryption key', async () => {
     const { code, verifier } = await codeOf(fapi, f.dpop);
     served = { keys: served.keys.filter((k) => k.use === 'sig') };

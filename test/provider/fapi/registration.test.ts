@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createProvider, createTestProvider, type ProviderOptions } from '../../../src/provider/index.js';
 import { fapiTestKeys } from '../../../src/provider/testing/create-test-provider.js';
 import { testKeyPair } from '../../helpers/keys.js';
+import { decryptIdToken, DpopKey, startWithJwksUri, tokensOf } from './support.js';
 
 const publicKey = testKeyPair('rp').publicKeyPem;
 let keys: Awaited<ReturnType<typeof fapiTestKeys>>;
@@ -75,6 +76,23 @@ describe('discovery with a FAPI 2.0 client', () => {
       expect(doc['token_endpoint_auth_methods_supported']).toContain('private_key_jwt');
       expect(test.client.fapi?.jwks.keys).toHaveLength(2);
       expect(test.client.clientSecret).toBe('');
+    } finally {
+      await test.close();
+    }
+  });
+});
+
+describe('the ID-token encryption key of a client with several', () => {
+  it('is the first that fits (the current one an app lists first), so a key kept after it for rotation is not used', async () => {
+    const keys = await fapiTestKeys();
+    const later = (await fapiTestKeys()).jwks.keys.find((k) => k.use === 'enc')!;
+    const test = await startWithJwksUri('two-enc-keys', { keys: [...keys.jwks.keys, { ...later, kid: 'enc-later' }] }, keys);
+    try {
+      const dpop = await DpopKey.make();
+      const { id_token } = await tokensOf(test, dpop);
+      expect(JSON.parse(Buffer.from(id_token.split('.')[0]!, 'base64url').toString()).kid).toBe(keys.encryptionKey.kid);
+      const claims = JSON.parse(Buffer.from((await decryptIdToken(test, id_token)).split('.')[1]!, 'base64url').toString()) as { aud: string };
+      expect(claims.aud).toBe('two-enc-keys');
     } finally {
       await test.close();
     }

@@ -173,14 +173,15 @@ export async function userinfoCall(test: TestProvider, dpop: DpopKey, token: str
 }
 
 /**
- * A provider with one FAPI client registered by `jwksUri` (auto-approving), for the tests of the
- * hosted key set: its keys are `keys` (the caller serves them, or something else, at the URL).
+ * A provider with one FAPI client (auto-approving) whose key set is registered as given: by
+ * `jwksUri` (the caller serves `keys`, or something else, at the URL) or inline (`jwks`).
  */
-export async function startWithJwksUri(clientId: string, jwksUri: string, keys: TestFapiKeys): Promise<TestProvider> {
+export async function startWithJwksUri(clientId: string, source: string | { keys: JWK[] }, keys: TestFapiKeys): Promise<TestProvider> {
   const redirectUri = 'http://127.0.0.1:3000/auth/callback';
+  const registered = typeof source === 'string' ? { jwksUri: source } : { jwks: source };
   const started = await startProvider({
     autoApprove: true,
-    clients: [{ clientId, redirectUris: [redirectUri], publicKey: testKeyPair('rp').publicKeyPem, profile: 'fapi2', jwksUri, idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' }],
+    clients: [{ clientId, redirectUris: [redirectUri], publicKey: testKeyPair('rp').publicKeyPem, profile: 'fapi2', ...registered, idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' }],
   });
   return {
     provider: started.provider,
