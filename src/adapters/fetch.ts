@@ -17,8 +17,7 @@ import { readCookie, type CookieFlowSession, type CookieSessionStore } from './c
 import { DEFAULT_LOGIN_PATH, stepUpMaxAge, type AccessOptions } from '../flow/access.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import { createFetchGuards, type SignedInHandler } from './fetch-guard.js';
-import type { PublicJwks } from '../client/fapi-config.js';
-import { JWKS_HEADERS } from '../flow/publish-keys.js';
+import { JWKS_HEADERS, jwksBody, type KeyPublisher } from '../flow/publish-keys.js';
 
 export type { SignedInHandler, SignedInRequest } from './fetch-guard.js';
 
@@ -301,9 +300,10 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     failurePage: (err) => failurePage(flow.report(err)),
   });
 
-  const client = options.client as { profile?: unknown; publicJwks?: () => PublicJwks };
+  const client = options.client as unknown as KeyPublisher & { profile?: unknown };
   function jwks(): Response {
-    const body = client.profile === 'fapi2' && typeof client.publicJwks === 'function' ? JSON.stringify(client.publicJwks()) : undefined;
+    // In the base profile publicJwks() throws: there is nothing to publish, so the route is absent.
+    const body = client.profile === 'fapi2' ? jwksBody(client) : undefined;
     if (body === undefined) return new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
     return new Response(body, { status: 200, headers: JWKS_HEADERS });
   }

@@ -2,6 +2,7 @@
  * The FAPI 2.0 options of {@link IdClient}, checked once at construction, and the app's public
  * key set built from them (for registration by `jwks_uri`).
  */
+import { contextMessageProblem, MAX_CONTEXT_MESSAGE_LENGTH } from '../context-message.js';
 import { createPublicKey, type KeyObject, type JsonWebKey } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { DecryptionKey } from '../keys.js';
@@ -15,8 +16,7 @@ import {
   type SigningKey,
 } from './fapi-keys.js';
 
-/** Longest `authenticationContextMessage`, in characters. */
-export const MAX_CONTEXT_MESSAGE_LENGTH = 100;
+export { MAX_CONTEXT_MESSAGE_LENGTH };
 
 /** The profile an {@link IdClient} speaks: the service as its spec describes it, or the FAPI 2.0 Security Profile. */
 export type IdClientProfile = 'base' | 'fapi2';
@@ -102,13 +102,9 @@ export function parseFapiOptions(
  * @throws TypeError naming `what`.
  */
 export function checkContextMessage(message: unknown, what: string): string {
-  if (typeof message !== 'string' || message.trim() === '') throw new TypeError(`${what} must be a non-empty string of at most ${MAX_CONTEXT_MESSAGE_LENGTH} characters`);
-  const length = [...message].length;
-  if (length > MAX_CONTEXT_MESSAGE_LENGTH) {
-    throw new TypeError(`${what} has ${length} characters; the service shows at most ${MAX_CONTEXT_MESSAGE_LENGTH}: shorten it`);
-  }
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(message)) throw new TypeError(`${what} must be one line of text, without control characters`);
+  if (typeof message !== 'string') throw new TypeError(`${what} must be a string of at most ${MAX_CONTEXT_MESSAGE_LENGTH} characters`);
+  const problem = contextMessageProblem(message);
+  if (problem !== undefined) throw new TypeError(`${what} ${problem}`);
   return message;
 }
 

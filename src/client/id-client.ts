@@ -463,8 +463,7 @@ export class IdClient {
 
   /** `private_key_jwt` (RFC 7523): a fresh assertion signed with the first (current) assertion key. */
   async #clientAuthentication(fapi: FapiConfig): Promise<[string, string][]> {
-    const [current] = fapi.signingKeys;
-    if (current === undefined) throw new TypeError('IdClient: clientAssertionKey is required with profile: fapi2');
+    const current = fapi.signingKeys[0]!; // parseFapiOptions refuses an empty list
     return [
       ['client_assertion_type', CLIENT_ASSERTION_TYPE],
       ['client_assertion', await createClientAssertion(current, this.clientId, this.issuer, this.#clock)],

@@ -55,7 +55,7 @@ describe('IdClient with profile fapi2: construction', () => {
     ['a 1024-bit RSA decryption key', { idTokenDecryptionKey: generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey }, /at least 2048 bits/],
     ['the same key for both purposes', { idTokenDecryptionKey: pem(ec.privateKey) }, /same key/],
     ['a dpopKey on RSA', { dpopKey: rsa.privateKeyPem }, /dpopKey must be an EC P-256 private key/],
-    ['a context message over 100 characters', { authenticationContextMessage: 'x'.repeat(101) }, /101 characters; the service shows at most 100/],
+    ['a context message over 100 characters', { authenticationContextMessage: 'x'.repeat(101) }, /has 101 characters; the approval screen shows at most 100: shorten it/],
     ['a retired key given as a private key', { retiredPublicKeys: [{ publicKey: pem(ec2.privateKey), use: 'sig', until: '2030-01-01' }] }, /is a private key; a retired key is published/],
     [
       'a retired ID-token key (the service would encrypt to it)',
@@ -123,7 +123,7 @@ describe('authenticationContextMessage', () => {
     expect(checkContextMessage('🙂'.repeat(100), 'm')).toBeTruthy();
     expect(() => checkContextMessage('a'.repeat(101), 'm')).toThrow(/at most 100/);
     expect(() => checkContextMessage('line\nbreak', 'm')).toThrow(/one line/);
-    expect(() => checkContextMessage('  ', 'm')).toThrow(/non-empty/);
+    expect(() => checkContextMessage('  ', 'm')).toThrow(/must not be blank/);
   });
 });
 

@@ -29,14 +29,18 @@ describe('the phone page shows the login\'s authentication_context_message', () 
     expect(phone).not.toContain('<b>42</b>');
   });
 
-  it('refuses more than 100 characters, and control characters, with invalid_request', async () => {
+  it('refuses more than 100 characters, control characters, line separators and blank text, with invalid_request', async () => {
     const long = await pushed({ authentication_context_message: 'x'.repeat(101) });
     expect(long.status).toBe(400);
     const body = (await long.json()) as { error: string; error_description: string };
     expect(body.error).toBe('invalid_request');
-    expect(body.error_description).toMatch(/101 characters long; it must be at most 100/);
-    const control = await pushed({ authentication_context_message: 'two\nlines' });
-    expect(control.status).toBe(400);
+    expect(body.error_description).toMatch(/has 101 characters; the approval screen shows at most 100: shorten it/);
+    // The same rule as the client's (src/context-message.ts): blank text and line separators too.
+    for (const refused of ['two\nlines', 'two\u2028lines', '   ']) {
+      const res = await pushed({ authentication_context_message: refused });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
+    }
     expect((await pushed({ authentication_context_message: 'é'.repeat(100) })).status).toBe(201);
   });
 });
