@@ -184,4 +184,6 @@ async function main(): Promise<void> {
   process.stdout.write(JSON.stringify({ port }) + '\n');
 }
 
+// Exit cleanly on the driver's SIGTERM, so a run under --cpu-prof writes each app's profile.
+process.on('SIGTERM', () => process.exit(0));
 void main();
