@@ -74,6 +74,11 @@ describe('private_key_jwt at the token endpoint: every refusal is invalid_client
   it('jti is missing', async () => {
     expect(await refusedAtToken({ assertion: await assertion(f.test, { jti: undefined }) })).toMatch(/no jti/);
   });
+  it('jti longer than 256 characters (256 is accepted)', async () => {
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { jti: 'j'.repeat(257) }) })).toMatch(/jti must be a string of 1 to 256 characters/);
+    const { code, verifier } = await codeOf(f.test, f.dpop);
+    expect((await tokenCall(f.test, f.dpop, { code, code_verifier: verifier }, { assertion: await assertion(f.test, { jti: 'k'.repeat(256) }) })).status).toBe(200);
+  });
   it('jti used a second time (audited)', async () => {
     const signed = await assertion(f.test, { jti: 'once-only' });
     const first = await codeOf(f.test, f.dpop);
@@ -125,6 +130,10 @@ describe('private_key_jwt at the PAR endpoint', () => {
     const signed = await assertion(f.test);
     expect((await push(f.test, f.dpop, loginParams(f.test).params, { assertion: signed })).status).toBe(201);
     expect(await refusedAtPar(signed)).toMatch(/jti was already used/);
+  });
+  it('refuses a jti longer than 256 characters, and takes one of 256', async () => {
+    expect(await refusedAtPar(await assertion(f.test, { jti: 'p'.repeat(257) }))).toMatch(/jti must be a string of 1 to 256 characters/);
+    expect((await push(f.test, f.dpop, loginParams(f.test).params, { assertion: await assertion(f.test, { jti: 'q'.repeat(256) }) })).status).toBe(201);
   });
 });
 
