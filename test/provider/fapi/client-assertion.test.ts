@@ -137,6 +137,31 @@ describe('private_key_jwt at the PAR endpoint', () => {
   });
 });
 
+describe('no client_id, and an assertion that names no client: invalid_client (401), as a failed authentication', () => {
+  const withoutClientId = (): Record<string, string> => {
+    const { client_id: _named, ...params } = loginParams(f.test).params;
+    return params;
+  };
+  const refused = async (res: Response): Promise<string> => {
+    expect(res.status).toBe(401);
+    const body = (await res.json()) as { error: string; error_description: string };
+    expect(body.error).toBe('invalid_client');
+    return body.error_description;
+  };
+
+  it('at PAR, an assertion that is not a JWT', async () => {
+    expect(await refused(await push(f.test, f.dpop, withoutClientId(), { assertion: 'not-a-jwt' }))).toMatch(/client_assertion is not a JWT/);
+  });
+  it('at token, an assertion that is not a JWT (not a 400 for the missing client_id)', async () => {
+    expect(await refused(await tokenCall(f.test, f.dpop, { code: 'x', code_verifier: 'v'.repeat(43) }, { assertion: 'not-a-jwt' }))).toMatch(/client_assertion is not a JWT/);
+  });
+  it('at PAR and token, a signed assertion whose iss is no registered client', async () => {
+    const stranger = await assertion(f.test, { iss: 'nobody', sub: 'nobody' });
+    expect(await refused(await push(f.test, f.dpop, withoutClientId(), { assertion: stranger }))).toMatch(/iss names no client registered with profile "fapi2"/);
+    expect(await refused(await tokenCall(f.test, f.dpop, { code: 'x', code_verifier: 'v'.repeat(43) }, { assertion: stranger }))).toMatch(/iss names no client registered/);
+  });
+});
+
 describe('a client registered by jwksUri', () => {
   let server: Server;
   let served: { keys: JWK[] };
