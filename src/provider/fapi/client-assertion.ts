@@ -182,5 +182,5 @@ export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJw
     ctx.audit.flag(client.clientId, 'client_assertion_jti_reused');
     throw invalidClient('The client assertion jti was already used: make a fresh assertion, with a new jti, for each request.');
   }
-  rememberJti(ctx, key, (exp + CLOCK_SKEW_S) * 1000);
+  rememberJti(ctx, client.clientId, key, (exp + CLOCK_SKEW_S) * 1000);
 }
