@@ -220,7 +220,7 @@ export interface ProviderStores {
 }
 
 /** The most live `jti`s each of `fapiClients` FAPI clients may hold in a store of `storeSize`: an equal share. */
-export function jtiShareOf(storeSize: number, fapiClients: number): number {
+function jtiShareOf(storeSize: number, fapiClients: number): number {
   return Math.max(1, Math.floor(storeSize / Math.max(1, fapiClients)));
 }
 
