@@ -160,6 +160,7 @@ export function createProvider(options: ProviderOptions): Provider {
       stores.accessTokens.clear();
       stores.pushed.clear();
       stores.seenJtis.clear();
+      stores.jtiShares.clear();
     },
   };
 }

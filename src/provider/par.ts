@@ -14,7 +14,7 @@
  */
 import { validateAuthorizeQuery, type Validation } from './authorize-request.js';
 import type { ProviderContext } from './context.js';
-import { authenticateAssertion, fapiClientNamed } from './fapi/client-assertion.js';
+import { authenticateAssertion, fapiClientNamed, unnamedClientRefusal } from './fapi/client-assertion.js';
 import { OAuthRefusal } from './http/refusal.js';
 import { DpopRefusal, verifyDpopProof } from './fapi/dpop.js';
 import { json, NO_STORE, oauthError, type Answer } from './http/answer.js';
@@ -76,7 +76,7 @@ async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer>
     const named = fields.client_id !== undefined && ctx.config.clients.has(fields.client_id);
     throw named
       ? new OAuthRefusal(400, 'unauthorized_client', 'Pushed authorization requests are for clients registered with profile "fapi2"; this client uses /v2/oauth/authorize directly.')
-      : new OAuthRefusal(401, 'invalid_client', 'The client is not registered, or not named: send client_id and a client_assertion whose iss is the client_id.');
+      : unnamedClientRefusal(fields);
   }
   await authenticateAssertion(ctx, ctx.clientJwks, client, fields);
   if (params.has('request_uri')) throw new OAuthRefusal(400, 'invalid_request', 'A pushed request must not carry request_uri (RFC 9126 section 2.1).');

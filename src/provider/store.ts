@@ -215,13 +215,22 @@ export interface ProviderStores {
   pushed: ExpiringStore<PushedRequest>;
   /** `jti` values of client assertions and DPoP proofs seen, until they could no longer be accepted anyway. */
   seenJtis: ExpiringStore<true>;
+  /** Live entries of `seenJtis` per FAPI client (by client id), each client held to its share. */
+  jtiShares: PendingQuota;
 }
 
-/** Empty stores with the given bounds. */
+/** The most live `jti`s each of `fapiClients` FAPI clients may hold in a store of `storeSize`: an equal share. */
+function jtiShareOf(storeSize: number, fapiClients: number): number {
+  return Math.max(1, Math.floor(storeSize / Math.max(1, fapiClients)));
+}
+
+/** Empty stores with the given bounds; `clients`, when given, sets each FAPI client's share of `seenJtis`. */
 export function createStores(
   clock: Clock,
-  bounds: { maxPending: number; maxPendingPerAddress: number; maxCodes: number; maxAccessTokens: number },
+  bounds: { maxPending: number; maxPendingPerAddress: number; maxCodes: number; maxAccessTokens: number; clients?: ReadonlyMap<string, { profile: string }> },
 ): ProviderStores {
+  const seenJtisSize = 2 * Math.max(bounds.maxCodes, bounds.maxAccessTokens);
+  const fapiClients = [...(bounds.clients?.values() ?? [])].filter((client) => client.profile === 'fapi2').length;
   return {
     pendingByMobileId: new ExpiringStore(clock, bounds.maxPending),
     pendingByPollId: new ExpiringStore(clock, bounds.maxPending),
@@ -230,6 +239,7 @@ export function createStores(
     accessTokens: new ExpiringStore(clock, bounds.maxAccessTokens),
     pushed: new ExpiringStore(clock, bounds.maxPending),
     // Every assertion and proof is short-lived, so the bound is that of the busiest store, twice.
-    seenJtis: new ExpiringStore(clock, 2 * Math.max(bounds.maxCodes, bounds.maxAccessTokens)),
+    seenJtis: new ExpiringStore(clock, seenJtisSize),
+    jtiShares: new PendingQuota(clock, jtiShareOf(seenJtisSize, fapiClients), Math.max(1, fapiClients)),
   };
 }

@@ -14,7 +14,7 @@ import { epochSeconds } from '../clock.js';
 import { isPkceString, randomToken } from '../pkce.js';
 import { clientAuthRefusal, isBasicAuthorization } from './client-auth-policy.js';
 import type { ResolvedClient } from './config.js';
-import { fapiClientNamed } from './fapi/client-assertion.js';
+import { fapiClientNamed, unnamedClientRefusal } from './fapi/client-assertion.js';
 import { DpopRefusal } from './fapi/dpop.js';
 import { authenticateFapiTokenRequest, encryptIdToken } from './fapi/token-request.js';
 import type { ProviderContext } from './context.js';
@@ -153,6 +153,9 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
     dpopJkt = await authenticateFapiTokenRequest(ctx, fapiClient, req, body, `${config.publicBase}${TOKEN_PATH}`);
     client = fapiClient;
   } else {
+    // An assertion alone names its client by its iss: one that names none is refused as a failed
+    // client authentication, as at PAR, not as a missing client_id.
+    if (body.client_assertion !== undefined && body.client_id === undefined && req.headers.authorization === undefined) throw unnamedClientRefusal(body);
     refuseOutsideSpec(ctx, req, body);
     client = authenticateClient(ctx, req, body);
   }

@@ -58,6 +58,23 @@ export function fapiClientNamed(ctx: ProviderContext, fields: AssertionFields): 
   return client?.profile === 'fapi2' ? client : undefined;
 }
 
+/**
+ * The refusal (`invalid_client`, 401) of a PAR or token request that names no registered FAPI
+ * client, saying which: an assertion sent without `client_id` that is not a JWT, an assertion
+ * whose `iss` is no FAPI client, or a `client_id` that is not registered.
+ */
+export function unnamedClientRefusal(fields: AssertionFields): OAuthRefusal {
+  if (fields.client_id === undefined && fields.client_assertion !== undefined) {
+    try {
+      decodeJwt(fields.client_assertion);
+    } catch {
+      return invalidClient("The client_assertion is not a JWT (three base64url parts, a JSON payload): sign one with the client's key, iss and sub the client_id (private_key_jwt).");
+    }
+    return invalidClient('The client assertion iss names no client registered with profile "fapi2": make iss and sub the client_id, and send client_id beside it.');
+  }
+  return invalidClient('The client is not registered, or not named: send client_id and a client_assertion whose iss is the client_id.');
+}
+
 /** One local key set per key list (inline, or one fetch): jose then imports each key once. */
 const keySets = new WeakMap<readonly PublicJwk[], ReturnType<typeof createLocalJWKSet>>();
 
@@ -165,5 +182,5 @@ export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJw
     ctx.audit.flag(client.clientId, 'client_assertion_jti_reused');
     throw invalidClient('The client assertion jti was already used: make a fresh assertion, with a new jti, for each request.');
   }
-  rememberJti(ctx, key, (exp + CLOCK_SKEW_S) * 1000);
+  rememberJti(ctx, client.clientId, key, (exp + CLOCK_SKEW_S) * 1000);
 }

@@ -27,6 +27,8 @@ export class ClientKeysUnavailable extends Error {}
 interface Fetched {
   keys: readonly PublicJwk[];
   at: number;
+  /** Why the last attempt failed, when it did. */
+  failure?: string;
 }
 
 async function readBounded(res: Response): Promise<string> {
@@ -66,7 +68,9 @@ export class ClientJwks {
     if (fapi.jwks !== undefined || fapi.jwksUri === undefined) return fapi.jwks ?? [];
     const known = this.#fetched.get(client.clientId);
     const age = known === undefined ? Infinity : this.clock() - known.at;
-    if (known !== undefined && age < MAX_JWKS_AGE_MS && (!refresh || age < REFETCH_INTERVAL_MS)) return known.keys;
+    // Nothing held and the last attempt failed: its reason until the next attempt is due.
+    if (known !== undefined && known.keys.length === 0 && age < REFETCH_INTERVAL_MS) throw new ClientKeysUnavailable(known.failure ?? 'the hosted JWKS holds no usable key');
+    if (known !== undefined && known.keys.length > 0 && age < MAX_JWKS_AGE_MS && (!refresh || age < REFETCH_INTERVAL_MS)) return known.keys;
     let inflight = this.#inflight.get(client.clientId);
     if (inflight === undefined) {
       inflight = this.#fetch(client.clientId, fapi.jwksUri).finally(() => this.#inflight.delete(client.clientId));
@@ -78,39 +82,42 @@ export class ClientJwks {
   async #fetch(clientId: string, uri: string): Promise<readonly PublicJwk[]> {
     let text: string;
     try {
-      const res = await fetch(uri, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+      // 'manual': a redirect is answered as itself (never followed), and named as such.
+      const res = await fetch(uri, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
       if (res.status !== 200) {
         await res.body?.cancel();
-        throw new ClientKeysUnavailable(`the jwksUri answered HTTP ${res.status}, not 200`);
+        throw new ClientKeysUnavailable(
+          res.status >= 300 && res.status < 400
+            ? `the jwksUri answered a redirect (HTTP ${res.status}), which is not followed: register the URL that serves the JWKS itself`
+            : `the jwksUri answered HTTP ${res.status}, not 200`,
+        );
       }
       text = await readBounded(res);
     } catch (err) {
-      this.#failed(clientId);
-      if (err instanceof ClientKeysUnavailable) throw err;
-      throw new ClientKeysUnavailable(`the jwksUri could not be fetched within ${FETCH_TIMEOUT_MS} ms`);
+      if (err instanceof ClientKeysUnavailable) throw this.#failed(clientId, err);
+      const timedOut = err instanceof Error && err.name === 'TimeoutError';
+      throw this.#failed(clientId, new ClientKeysUnavailable(timedOut ? `the jwksUri did not answer within ${FETCH_TIMEOUT_MS} ms` : 'the jwksUri could not be reached'));
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      this.#failed(clientId);
-      throw new ClientKeysUnavailable('the jwksUri did not answer JSON');
+      throw this.#failed(clientId, new ClientKeysUnavailable('the jwksUri did not answer JSON'));
     }
     const mistakes: string[] = [];
     const keys = checkPublicJwks(parsed, 'the hosted JWKS', mistakes);
-    if (keys.length === 0) {
-      this.#failed(clientId);
-      throw new ClientKeysUnavailable(mistakes[0] ?? 'the hosted JWKS holds no usable key');
-    }
+    if (keys.length === 0) throw this.#failed(clientId, new ClientKeysUnavailable(mistakes[0] ?? 'the hosted JWKS holds no usable key'));
     this.#fetched.set(clientId, { keys, at: this.clock() });
     return keys;
   }
 
   /**
    * Remembers a failed attempt (unreachable, not 200, not JSON, no usable key) with the keys held
-   * before, so requests naming unknown kids cannot make the provider fetch in a loop.
+   * before, so requests naming unknown kids cannot make the provider fetch in a loop; with no
+   * keys held, the requests until the next attempt get the same reason. Returns `failure`.
    */
-  #failed(clientId: string): void {
-    this.#fetched.set(clientId, { keys: this.#fetched.get(clientId)?.keys ?? [], at: this.clock() });
+  #failed(clientId: string, failure: ClientKeysUnavailable): ClientKeysUnavailable {
+    this.#fetched.set(clientId, { keys: this.#fetched.get(clientId)?.keys ?? [], at: this.clock(), failure: failure.message });
+    return failure;
   }
 }

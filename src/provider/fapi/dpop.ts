@@ -134,6 +134,6 @@ export async function verifyDpopProof(
     ctx.audit.flag(clientId, 'dpop_proof_jti_reused');
     throw refuse('The DPoP proof jti was already used: make a fresh proof, with a new jti, for every request.');
   }
-  rememberJti(ctx, key, (payload.iat + 2 * DPOP_IAT_WINDOW_S) * 1000);
+  rememberJti(ctx, clientId, key, (payload.iat + 2 * DPOP_IAT_WINDOW_S) * 1000);
   return jkt;
 }

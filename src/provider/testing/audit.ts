@@ -32,6 +32,7 @@ export type AuditCode =
   | 'client_assertion_jti_reused'
   | 'client_assertion_long_lived'
   | 'dpop_proof_jti_reused'
+  | 'jti_share_used_up'
   | 'dpop_key_not_bound'
   | 'dpop_bearer_scheme_used'
   | 'id_token_encryption_key_missing';
@@ -58,6 +59,8 @@ export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
   client_assertion_jti_reused: 'A client assertion was sent again with a jti already used: make a fresh assertion, with a new jti, for every request.',
   client_assertion_long_lived: 'A client assertion expired more than 5 minutes after it was sent: make one per request, with exp about a minute ahead.',
   dpop_proof_jti_reused: 'A DPoP proof was sent again with a jti already used: make a fresh proof, with a new jti, for every request.',
+  jti_share_used_up:
+    "A FAPI 2.0 client held its whole share of the provider's store of used jti values (assertions and DPoP proofs not yet expired): it sent far more requests than its logins need, and the next ones were refused (429) until some expired.",
   dpop_key_not_bound:
     'A token request proved a DPoP key other than the one the authorization was bound to (dpop_jkt): use the same key pair for the whole login.',
   dpop_bearer_scheme_used: 'Userinfo was called with Authorization: Bearer for a DPoP-bound access token: use Authorization: DPoP with a proof carrying ath.',

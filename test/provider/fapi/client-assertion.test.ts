@@ -74,6 +74,11 @@ describe('private_key_jwt at the token endpoint: every refusal is invalid_client
   it('jti is missing', async () => {
     expect(await refusedAtToken({ assertion: await assertion(f.test, { jti: undefined }) })).toMatch(/no jti/);
   });
+  it('jti longer than 256 characters (256 is accepted)', async () => {
+    expect(await refusedAtToken({ assertion: await assertion(f.test, { jti: 'j'.repeat(257) }) })).toMatch(/jti must be a string of 1 to 256 characters/);
+    const { code, verifier } = await codeOf(f.test, f.dpop);
+    expect((await tokenCall(f.test, f.dpop, { code, code_verifier: verifier }, { assertion: await assertion(f.test, { jti: 'k'.repeat(256) }) })).status).toBe(200);
+  });
   it('jti used a second time (audited)', async () => {
     const signed = await assertion(f.test, { jti: 'once-only' });
     const first = await codeOf(f.test, f.dpop);
@@ -125,6 +130,35 @@ describe('private_key_jwt at the PAR endpoint', () => {
     const signed = await assertion(f.test);
     expect((await push(f.test, f.dpop, loginParams(f.test).params, { assertion: signed })).status).toBe(201);
     expect(await refusedAtPar(signed)).toMatch(/jti was already used/);
+  });
+  it('refuses a jti longer than 256 characters, and takes one of 256', async () => {
+    expect(await refusedAtPar(await assertion(f.test, { jti: 'p'.repeat(257) }))).toMatch(/jti must be a string of 1 to 256 characters/);
+    expect((await push(f.test, f.dpop, loginParams(f.test).params, { assertion: await assertion(f.test, { jti: 'q'.repeat(256) }) })).status).toBe(201);
+  });
+});
+
+describe('no client_id, and an assertion that names no client: invalid_client (401), as a failed authentication', () => {
+  const withoutClientId = (): Record<string, string> => {
+    const { client_id: _named, ...params } = loginParams(f.test).params;
+    return params;
+  };
+  const refused = async (res: Response): Promise<string> => {
+    expect(res.status).toBe(401);
+    const body = (await res.json()) as { error: string; error_description: string };
+    expect(body.error).toBe('invalid_client');
+    return body.error_description;
+  };
+
+  it('at PAR, an assertion that is not a JWT', async () => {
+    expect(await refused(await push(f.test, f.dpop, withoutClientId(), { assertion: 'not-a-jwt' }))).toMatch(/client_assertion is not a JWT/);
+  });
+  it('at token, an assertion that is not a JWT (not a 400 for the missing client_id)', async () => {
+    expect(await refused(await tokenCall(f.test, f.dpop, { code: 'x', code_verifier: 'v'.repeat(43) }, { assertion: 'not-a-jwt' }))).toMatch(/client_assertion is not a JWT/);
+  });
+  it('at PAR and token, a signed assertion whose iss is no registered client', async () => {
+    const stranger = await assertion(f.test, { iss: 'nobody', sub: 'nobody' });
+    expect(await refused(await push(f.test, f.dpop, withoutClientId(), { assertion: stranger }))).toMatch(/iss names no client registered with profile "fapi2"/);
+    expect(await refused(await tokenCall(f.test, f.dpop, { code: 'x', code_verifier: 'v'.repeat(43) }, { assertion: stranger }))).toMatch(/iss names no client registered/);
   });
 });
 

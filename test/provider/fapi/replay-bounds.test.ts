@@ -4,14 +4,17 @@
  *   forget a live `jti` (which would make its assertion or proof replayable);
  * - at userinfo, proofs made with keys other than the token's are refused without their `jti`
  *   being remembered, so throwaway keys cannot fill the store;
+ * - each FAPI client holds at most its share of that store (its size over the number of FAPI
+ *   clients): one client's flood is refused for that client (429, audited) while another signs in;
  * - a hosted JWKS that answers 200 with nothing usable is fetched again only after the refetch
  *   interval, like one that does not answer.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fapiTestKeys, type TestProvider } from '../../../src/provider/index.js';
-import { assertion, athOf, DpopKey, loginParams, push, startFapi, tokensOf, startWithJwksUri } from './support.js';
+import { fapiTestKeys, type ProviderClient, startProvider, type TestFapiKeys, type TestProvider } from '../../../src/provider/index.js';
+import { testKeyPair } from '../../helpers/keys.js';
+import { assertion, athOf, DpopKey, loginParams, push, startFapi, tokensOf, startWithJwksUri, tokenCall } from './support.js';
 
 const errorOf = async (res: Response): Promise<{ error: string; error_description: string }> => (await res.json()) as { error: string; error_description: string };
 
@@ -59,6 +62,75 @@ describe('the store of used jti values, bounded (maxCodes and maxAccessTokens 2:
     expect(replay.headers.get('www-authenticate')).toMatch(/error="invalid_dpop_proof"/);
     expect(test.provider.audit(test.client.clientId).map((f) => f.code)).toContain('dpop_proof_jti_reused');
     expect((await call(await dpop.proof(test, 'GET', url, { ath: athOf(access_token) }))).status).toBe(200);
+  });
+});
+
+describe('each FAPI client held to its share of the store (two clients, maxCodes and maxAccessTokens 4: eight entries, four each)', () => {
+  let close: () => Promise<void>;
+  let flooder: TestProvider;
+  let other: TestProvider;
+  beforeAll(async () => {
+    const redirectUri = 'http://127.0.0.1:3000/auth/callback';
+    const [floodKeys, otherKeys] = [await fapiTestKeys(), await fapiTestKeys()];
+    const registration = (clientId: string, keys: TestFapiKeys): ProviderClient => ({
+      clientId,
+      redirectUris: [redirectUri],
+      publicKey: testKeyPair('rp').publicKeyPem,
+      profile: 'fapi2',
+      jwks: keys.jwks,
+      idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+    });
+    const started = await startProvider({
+      autoApprove: true,
+      maxCodes: 4,
+      maxAccessTokens: 4,
+      clients: [registration('flooder', floodKeys), registration('other', otherKeys)],
+    });
+    close = started.close;
+    const as = (clientId: string, fapi: TestFapiKeys): TestProvider => ({
+      provider: started.provider,
+      baseUrl: started.baseUrl,
+      client: { clientId, clientSecret: '', privateKey: '', redirectUri, fapi },
+      close: started.close,
+    });
+    flooder = as('flooder', floodKeys);
+    other = as('other', otherKeys);
+  });
+  afterAll(() => close());
+
+  it('refuses the flooding client past its share (429, audited) while the other client signs in', async () => {
+    const dpop = await DpopKey.make();
+    // Each pushed request holds two entries: its assertion's jti and its proof's.
+    expect((await push(flooder, dpop, loginParams(flooder).params)).status).toBe(201);
+    expect((await push(flooder, dpop, loginParams(flooder).params)).status).toBe(201);
+    const refused = await push(flooder, dpop, loginParams(flooder).params);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('60');
+    const body = await errorOf(refused);
+    expect(body.error).toBe('temporarily_unavailable');
+    expect(body.error_description).toMatch(/This client has 4 client assertions and DPoP proofs in flight, its share/);
+    expect(flooder.provider.audit('flooder').map((f) => f.code)).toContain('jti_share_used_up');
+    // The token endpoint refuses it the same way.
+    const atToken = await tokenCall(flooder, dpop, { code: 'unused', code_verifier: 'v'.repeat(43) });
+    expect(atToken.status).toBe(429);
+    expect((await errorOf(atToken)).error).toBe('temporarily_unavailable');
+    // The other client has its own four: a whole login (PAR and token, two entries each).
+    const { token_type } = await tokensOf(other, dpop);
+    expect(token_type).toBe('DPoP');
+    expect(other.provider.audit('other').map((f) => f.code)).not.toContain('jti_share_used_up');
+    // Once its entries have lived out their time the flooding client is served again.
+    flooder.provider.advanceClock(400_000);
+    expect((await push(flooder, dpop, loginParams(flooder).params)).status).toBe(201);
+  });
+
+  it('does not let a refused assertion be replayed once the share frees up', async () => {
+    flooder.provider.advanceClock(400_000);
+    const dpop = await DpopKey.make();
+    const used = await assertion(flooder);
+    expect((await push(flooder, dpop, loginParams(flooder).params, { assertion: used })).status).toBe(201);
+    const replay = await push(flooder, dpop, loginParams(flooder).params, { assertion: used });
+    expect(replay.status).toBe(401);
+    expect((await errorOf(replay)).error_description).toMatch(/jti was already used/);
   });
 });
 
