@@ -18,6 +18,14 @@ interface Entry<V> {
  */
 export class ExpiringStore<V> {
   private readonly entries = new Map<string, Entry<V>>();
+  /**
+   * The expiry of the entry the last front sweep stopped at (the oldest live one), while it is
+   * still the front: no entry at the front can have expired before then, so a sweep before then
+   * finds nothing. `-Infinity` when unknown. Walking a `Map` from its start steps over the slots
+   * its deleted entries leave until it is rehashed, thousands once entries expire steadily, so a
+   * sweep that cannot drop anything is not started.
+   */
+  private frontExpiresAt = -Infinity;
 
   constructor(
     private readonly clock: Clock,
@@ -32,13 +40,13 @@ export class ExpiringStore<V> {
 
   /** Store `value` under `key` until `expiresAt`. */
   set(key: string, value: V, expiresAt: number): void {
-    this.entries.delete(key);
+    this.delete(key);
     this.sweepFront();
     if (this.entries.size >= this.maxSize) this.sweepAll();
     while (this.entries.size >= this.maxSize) {
       const oldest = this.entries.keys().next();
       if (oldest.done === true) break;
-      this.entries.delete(oldest.value);
+      this.delete(oldest.value);
     }
     this.entries.set(key, { value, expiresAt });
   }
@@ -48,7 +56,7 @@ export class ExpiringStore<V> {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.clock()) {
-      this.entries.delete(key);
+      this.delete(key);
       return undefined;
     }
     return entry.value;
@@ -81,19 +89,29 @@ export class ExpiringStore<V> {
 
   /** Remove `key`. */
   delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
     this.entries.delete(key);
+    // It may have been the front (the front's expiry is this one): then the front is unknown.
+    if (entry.expiresAt <= this.frontExpiresAt) this.frontExpiresAt = -Infinity;
   }
 
   /** Remove everything. */
   clear(): void {
     this.entries.clear();
+    this.frontExpiresAt = -Infinity;
   }
 
   /** Drop expired entries at the front (the oldest), which is where they gather. */
   private sweepFront(): void {
     const now = this.clock();
+    if (now < this.frontExpiresAt) return;
+    this.frontExpiresAt = -Infinity;
     for (const [key, entry] of this.entries) {
-      if (entry.expiresAt > now) break;
+      if (entry.expiresAt > now) {
+        this.frontExpiresAt = entry.expiresAt;
+        break;
+      }
       this.entries.delete(key);
     }
   }
@@ -103,6 +121,7 @@ export class ExpiringStore<V> {
     for (const [key, entry] of this.entries) {
       if (entry.expiresAt <= now) this.entries.delete(key);
     }
+    this.frontExpiresAt = -Infinity;
   }
 }
 
