@@ -40,7 +40,8 @@ export class ExpiringStore<V> {
 
   /** Store `value` under `key` until `expiresAt`. */
   set(key: string, value: V, expiresAt: number): void {
-    this.delete(key);
+    // A key set again (rare: keys are random) may have been the front.
+    if (this.entries.delete(key)) this.frontExpiresAt = -Infinity;
     this.sweepFront();
     if (this.entries.size >= this.maxSize) this.sweepAll();
     while (this.entries.size >= this.maxSize) {

@@ -73,7 +73,9 @@ export class QrPage {
     const mark = Object.fromEntries(SLOTS.map((slot) => [slot, marker(slot)])) as Record<Slot, string>;
     // Split on the markers: the pieces at the even places, the slot numbers at the odd ones.
     const parts = renderQrPage(settings, mark).split(MARKERS);
-    this.#pieces = parts.filter((_, i) => i % 2 === 0);
+    // Pieces cut from a string that held the (two-byte) markers keep two bytes a character; read
+    // back from UTF-8 they are one byte a character again, as the page text is.
+    this.#pieces = parts.filter((_, i) => i % 2 === 0).map((piece) => Buffer.from(piece, 'utf8').toString('utf8'));
     this.#slots = parts.filter((_, i) => i % 2 === 1).map((n) => SLOTS[Number(n)]!);
   }
 
@@ -89,9 +91,11 @@ export class QrPage {
     };
     const pieces = this.#pieces;
     const slots = this.#slots;
-    let html = pieces[0]!;
-    for (let i = 0; i < slots.length; i++) html += text[slots[i]!] + pieces[i + 1]!;
-    return html;
+    const parts: string[] = [pieces[0]!];
+    for (let i = 0; i < slots.length; i++) parts.push(text[slots[i]!], pieces[i + 1]!);
+    // Joined into one flat string: a string built by `+` is a tree of pieces, which measuring
+    // and writing it would first copy into one, at twice the cost of joining.
+    return parts.join('');
   }
 }
 
