@@ -162,7 +162,8 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
 export function startAgainUrl(publicBase: string, request: ValidRequest): string {
   // The same query URLSearchParams would print, in the same order, written directly.
   let query = `response_type=code&client_id=${formEncode(request.clientId)}&redirect_uri=${formEncode(request.redirectUri)}`;
-  query += `&scope=${formEncode(request.scopes.join(' '))}`;
+  // Each scope encoded on its own, the spaces between them written as `+`: the same text.
+  query += `&scope=${request.scopes.map(formEncode).join('+')}`;
   if (request.state !== undefined) query += `&state=${formEncode(request.state)}`;
   if (request.nonce !== undefined) query += `&nonce=${formEncode(request.nonce)}`;
   query += `&code_challenge=${formEncode(request.codeChallenge)}&code_challenge_method=S256`;

@@ -21,13 +21,13 @@ import type { ProviderRequest } from './http/request.js';
 import { redeemRequestUri, type PushedExtras, type Redeemed } from './par.js';
 import { CANCEL_PATH, CONTINUE_PATH, MOBILE_PATH, QR_IMAGE_PATH, QR_SIZE, qrStatusRoutes, STATUS_PATH } from './qr-status.js';
 import type { ProviderRoute } from './router.js';
-import { pooledRandomBytes } from './random-pool.js';
+import { base64url, pooledRandomBytes } from './random-pool.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
 import type { Persona } from './types.js';
 import { describeUserAgent, quotaKeyOf } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
 import { htmlAnswer } from './views/html.js';
-import { renderQrPage } from './views/qr-page.js';
+import { QrPage } from './views/qr-page.js';
 
 export { AUTHORIZE_PATH, MAX_AUTHORIZE_QUERY_LENGTH, MAX_NONCE_LENGTH, MAX_STATE_LENGTH, startAgainUrl, validateAuthorizeQuery } from './authorize-request.js';
 export type { ValidRequest } from './authorize-request.js';
@@ -43,7 +43,7 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 export const MATCH_CHOICES = 12;
 
 
-function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
+function authorize(ctx: ProviderContext, page: QrPage, req: ProviderRequest): Answer {
   if (req.rawQuery.length > MAX_AUTHORIZE_QUERY_LENGTH) {
     ctx.log('authorize', 'refused: invalid_request (query too large)');
     return htmlAnswer(
@@ -57,12 +57,12 @@ function authorize(ctx: ProviderContext, req: ProviderRequest): Answer {
   if (fapi) {
     const pushed: Redeemed = redeemRequestUri(ctx, params);
     if (!pushed.ok) return refuse(ctx, params, pushed);
-    return proceed(ctx, req, pushed.request, pushed.extras);
+    return proceed(ctx, page, req, pushed.request, pushed.extras);
   }
   const result: Validation = validateAuthorizeQuery(ctx, params);
   ctx.audit.authorize(clientId ?? undefined, result);
   if (!result.ok) return refuse(ctx, params, result);
-  return proceed(ctx, req, result.request, undefined);
+  return proceed(ctx, page, req, result.request, undefined);
 }
 
 function refuse(ctx: ProviderContext, params: URLSearchParams, result: { code: string; message: string }): Answer {
@@ -71,7 +71,7 @@ function refuse(ctx: ProviderContext, params: URLSearchParams, result: { code: s
 }
 
 /** A valid request (from the query, or pushed): answered at once, or shown the QR page. */
-function proceed(ctx: ProviderContext, req: ProviderRequest, request: ValidRequest, extras: PushedExtras | undefined): Answer {
+function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, request: ValidRequest, extras: PushedExtras | undefined): Answer {
   const { config, stores } = ctx;
   const now = config.clock();
 
@@ -115,9 +115,11 @@ function proceed(ctx: ProviderContext, req: ProviderRequest, request: ValidReque
   // Every random value of the QR login in one draw: two ids and the numbers.
   const random = pooledRandomBytes(32 + 32 + MATCH_RANDOM_BYTES);
   const { choices, code: matchCode } = matchNumbers(random.subarray(64));
+  const mobileId = base64url(random.subarray(0, 32));
+  const pollId = base64url(random.subarray(32, 64));
   const pending: PendingAuthorization = {
-    mobileId: random.subarray(0, 32).toString('base64url'),
-    pollId: random.subarray(32, 64).toString('base64url'),
+    mobileId,
+    pollId,
     clientId: request.clientId,
     redirectUri: request.redirectUri,
     scopes: request.scopes,
@@ -125,8 +127,6 @@ function proceed(ctx: ProviderContext, req: ProviderRequest, request: ValidReque
     nonce: request.nonce,
     codeChallenge: request.codeChallenge,
     maxAge: request.maxAge,
-    ...(extras === undefined ? {} : { dpopJkt: extras.dpopJkt }),
-    ...(request.contextMessage === undefined ? {} : { contextMessage: request.contextMessage }),
     createdAt: now,
     expiresAt,
     address,
@@ -135,29 +135,21 @@ function proceed(ctx: ProviderContext, req: ProviderRequest, request: ValidReque
     matchChoices: choices,
     status: 'pending',
   };
-  stores.pendingByMobileId.set(pending.mobileId, pending, expiresAt);
-  stores.pendingByPollId.set(pending.pollId, pending, expiresAt);
+  if (extras !== undefined) pending.dpopJkt = extras.dpopJkt;
+  if (request.contextMessage !== undefined) pending.contextMessage = request.contextMessage;
+  stores.pendingByMobileId.set(mobileId, pending, expiresAt);
+  stores.pendingByPollId.set(pollId, pending, expiresAt);
 
-  const mobileUrl = `${config.publicBase}${MOBILE_PATH}/${pending.mobileId}`;
-  const base = config.basePath;
-  const html = renderQrPage({
+  const html = page.render({
     clientName: request.clientName,
-    // Same-origin relative paths: they work whichever host name the browser used.
-    qrImageUrl: `${base}${QR_IMAGE_PATH}/${pending.pollId}`,
-    qrSize: QR_SIZE,
-    mobileUrl,
+    mobileId,
+    pollId,
     matchCode,
-    statusUrl: `${base}${STATUS_PATH}/${pending.pollId}`,
-    continueUrl: `${base}${CONTINUE_PATH}/${pending.pollId}`,
-    cancelUrl: `${base}${CANCEL_PATH}/${pending.pollId}`,
     // A pushed request cannot be rebuilt as a URL: start again goes back to the app, which pushes a new one.
     authorizeUrl:
       extras === undefined
         ? startAgainUrl(config.publicBase, request)
         : callbackUrl(config.issuer, request.redirectUri, { error: 'access_denied', error_description: 'The sign-in was started again.', state: request.state }),
-    pollIntervalMs: config.pollIntervalMs,
-    expiresInSeconds: config.ttl.authorization,
-    base,
   });
   ctx.log('authorize', `QR page shown for client ${request.clientId}`);
   return htmlAnswer(200, html);
@@ -173,25 +165,29 @@ const MATCH_RANDOM_BYTES = 64;
  * runs out.
  */
 export function matchNumbers(random: Buffer): { choices: string[]; code: string } {
-  const picked = new Set<number>();
+  // At most twelve numbers: a list to search is cheaper than a set.
+  const picked: number[] = [];
   let bytes = random;
   let at = 0;
   let index = -1;
-  while (picked.size < MATCH_CHOICES || index < 0) {
+  while (picked.length < MATCH_CHOICES || index < 0) {
     if (at === bytes.length) {
       bytes = pooledRandomBytes(MATCH_RANDOM_BYTES);
       at = 0;
     }
     const byte = bytes[at++]!;
-    if (picked.size < MATCH_CHOICES) {
-      if (byte < 180) picked.add(10 + (byte % 90));
+    if (picked.length < MATCH_CHOICES) {
+      if (byte < 180 && !picked.includes(10 + (byte % 90))) picked.push(10 + (byte % 90));
     } else if (byte < 252 - (252 % MATCH_CHOICES)) {
       index = byte % MATCH_CHOICES;
     }
   }
-  const choices = [...picked].map(String);
+  const choices = picked.map((n) => TWO_DIGITS[n]!);
   return { choices, code: choices[index]! };
 }
+
+/** The numbers 0 to 99 as text, written once. */
+const TWO_DIGITS: readonly string[] = Array.from({ length: 100 }, (_, n) => String(n));
 
 /** Redirects back at once: with a code for `persona`, or `error=access_denied` when there is none. */
 function answerAtOnce(
@@ -223,8 +219,21 @@ function refusalLine(ctx: ProviderContext, params: URLSearchParams, result: { co
 
 /** The routes of this file. */
 export function authorizeRoutes(ctx: ProviderContext): ProviderRoute[] {
+  const { basePath: base, publicBase } = ctx.config;
+  const page = new QrPage({
+    base,
+    mobileUrlPrefix: `${publicBase}${MOBILE_PATH}/`,
+    // Same-origin relative paths: they work whichever host name the browser used.
+    qrImagePrefix: `${base}${QR_IMAGE_PATH}/`,
+    qrSize: QR_SIZE,
+    statusPrefix: `${base}${STATUS_PATH}/`,
+    continuePrefix: `${base}${CONTINUE_PATH}/`,
+    cancelPrefix: `${base}${CANCEL_PATH}/`,
+    pollIntervalMs: ctx.config.pollIntervalMs,
+    expiresInSeconds: ctx.config.ttl.authorization,
+  });
   return [
-    { endpoint: 'authorize', method: 'GET', path: AUTHORIZE_PATH, failure: 'html', handle: (req) => authorize(ctx, req) },
+    { endpoint: 'authorize', method: 'GET', path: AUTHORIZE_PATH, failure: 'html', handle: (req) => authorize(ctx, page, req) },
     ...qrStatusRoutes(ctx),
   ];
 }

@@ -25,6 +25,17 @@ export function pooledRandomBytes(size: number): Buffer {
   return out;
 }
 
+/**
+ * Text of base64url characters only (A-Z a-z 0-9 - _), such as an id drawn here: safe as it is in
+ * a URL path, an HTML attribute and a JSON string, so a page puts it in without escaping.
+ */
+export type Base64url = string & { readonly base64url: true };
+
+/** `bytes` as base64url text. */
+export function base64url(bytes: Buffer): Base64url {
+  return bytes.toString('base64url') as Base64url;
+}
+
 /** `bytes` fresh random bytes as base64url: an authorization code, an access token, an id. */
 export function pooledRandomToken(bytes: number): string {
   return pooledRandomBytes(bytes).toString('base64url');

@@ -7,17 +7,31 @@ import { PendingQuota } from './pending-quota.js';
 import type { ValidRequest } from './valid-request.js';
 
 interface Entry<V> {
+  key: string;
   value: V;
   expiresAt: number;
 }
+
+/** Setting-order slots passed over before the list drops them. */
+const COMPACT_AFTER = 1024;
 
 /**
  * A map with a size bound and a per-entry expiry (ms since the epoch, read from the clock).
  * Expired entries are never returned. When full, expired entries are dropped first, then the
  * oldest entries.
+ *
+ * Beside the map, the entries in the order they were set: its front is the oldest entry, where
+ * expired ones gather. Walking the `Map` itself from its start would step over every slot its
+ * deleted entries leave until it is rehashed, thousands once entries expire steadily, on every
+ * write. The list holds each entry until it is dropped from its front or the list is compacted
+ * (once it holds more than twice the live entries), so its length stays within a small multiple
+ * of the bound.
  */
 export class ExpiringStore<V> {
   private readonly entries = new Map<string, Entry<V>>();
+  /** Entries in setting order from `head` on; some may be gone from the map (deleted, or set again). */
+  private order: Entry<V>[] = [];
+  private head = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -36,11 +50,14 @@ export class ExpiringStore<V> {
     this.sweepFront();
     if (this.entries.size >= this.maxSize) this.sweepAll();
     while (this.entries.size >= this.maxSize) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done === true) break;
-      this.entries.delete(oldest.value);
+      const oldest = this.front();
+      if (oldest === undefined) break;
+      this.entries.delete(oldest.key);
     }
-    this.entries.set(key, { value, expiresAt });
+    const entry: Entry<V> = { key, value, expiresAt };
+    this.entries.set(key, entry);
+    this.order.push(entry);
+    this.compact();
   }
 
   /** The live value under `key`, or undefined when absent or expired. */
@@ -87,14 +104,26 @@ export class ExpiringStore<V> {
   /** Remove everything. */
   clear(): void {
     this.entries.clear();
+    this.order = [];
+    this.head = 0;
+  }
+
+  /** The oldest entry still in the map (passing over the ones gone from it), or undefined. */
+  private front(): Entry<V> | undefined {
+    const order = this.order;
+    while (this.head < order.length) {
+      const entry = order[this.head]!;
+      if (this.entries.get(entry.key) === entry) return entry;
+      this.head += 1;
+    }
+    return undefined;
   }
 
   /** Drop expired entries at the front (the oldest), which is where they gather. */
   private sweepFront(): void {
     const now = this.clock();
-    for (const [key, entry] of this.entries) {
-      if (entry.expiresAt > now) break;
-      this.entries.delete(key);
+    for (let entry = this.front(); entry !== undefined && entry.expiresAt <= now; entry = this.front()) {
+      this.entries.delete(entry.key);
     }
   }
 
@@ -102,6 +131,18 @@ export class ExpiringStore<V> {
     const now = this.clock();
     for (const [key, entry] of this.entries) {
       if (entry.expiresAt <= now) this.entries.delete(key);
+    }
+  }
+
+  /** Drop the list's passed-over slots, and the entries gone from the map once they outnumber the live ones. */
+  private compact(): void {
+    const waiting = this.order.length - this.head;
+    if (waiting > 2 * this.entries.size + COMPACT_AFTER) {
+      this.order = this.order.slice(this.head).filter((entry) => this.entries.get(entry.key) === entry);
+      this.head = 0;
+    } else if (this.head > COMPACT_AFTER && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head);
+      this.head = 0;
     }
   }
 }

@@ -277,3 +277,31 @@ describe('the conformance plan through the QR page', () => {
     }
   });
 });
+
+describe('what the QR page shows of the client and the request', () => {
+  it('escapes the client name, and links back with a state of markup characters form-encoded and escaped', async () => {
+    const base = providerOptions();
+    const name = 'Tom & "Jerry" <b>\'s</b>';
+    const started = await startProvider({ ...base, clients: base.clients.map((c, i) => (i === 0 ? { ...c, name } : c)) });
+    try {
+      const state = `a"b<c>d&e'f`;
+      const url = `${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { state })}`;
+      const page = await openQrPage(url);
+      const escaped = 'Tom &amp; &quot;Jerry&quot; &lt;b&gt;&#39;s&lt;/b&gt;';
+      expect(page.html).toContain(`<title>Sign in to ${escaped}</title>`);
+      expect(page.html).toContain(`<h1>Sign in to ${escaped}</h1>`);
+      expect(page.html).toContain(`<span class="muted">and go back to ${escaped}</span>`);
+      expect(page.html).not.toContain('<b>');
+      const hrefs = [...page.html.matchAll(/<a id="start-again(?:-mismatch)?" href="([^"]+)">/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+      expect(hrefs).toHaveLength(2);
+      for (const href of hrefs) {
+        expect(href).not.toMatch(/[<>"']/);
+        expect(new URL(href).searchParams.get('state')).toBe(state);
+      }
+      expect(new URL(page.payload).pathname).toMatch(/^\/mobile-app\/[A-Za-z0-9_-]{43}$/);
+      expect(page.statusUrl).toMatch(/\/_provider\/qr-status\/[A-Za-z0-9_-]{43}$/);
+    } finally {
+      await started.close();
+    }
+  });
+});

@@ -30,6 +30,21 @@ describe('bounded stores', () => {
     expect(store.get('w')).toBe(4);
   });
 
+  it('drop the expired entries at the front as they are next written, also once the entry the last sweep stopped at is gone', () => {
+    const clock = manualClock();
+    const store = new ExpiringStore<string>(clock.now, 10);
+    store.set('long', 'L', clock.now() + 10_000);
+    store.set('short', 'S', clock.now() + 1_000);
+    store.set('next', 'N', clock.now() + 60_000); // its sweep stops at 'long', the front
+    store.delete('long'); // 'short' is the front now, and expires first
+    clock.advance(2);
+    store.set('later', 'A', clock.now() + 60_000);
+    expect(store.size).toBe(2);
+    clock.advance(60);
+    store.set('last', 'Z', clock.now() + 60_000);
+    expect(store.size).toBe(1);
+  });
+
   it('a per-address quota counts live entries only and frees them at expiry or release', () => {
     const clock = manualClock();
     const quota = new PendingQuota(clock.now, 2, 100);

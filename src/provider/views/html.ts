@@ -56,7 +56,7 @@ ${script}
 }
 
 /** The security headers of every provider page (the same for all: nothing in them varies per response). */
-const PAGE_HEADERS: Readonly<Record<string, string>> = {
+const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'Cache-Control': 'no-store',
   'Content-Security-Policy':
     `default-src 'none'; img-src 'self' data:; style-src 'self' ${INLINE_STYLE_SOURCE}; script-src 'self'; connect-src 'self'; ` +
@@ -64,9 +64,9 @@ const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
-};
+});
 
 /** An HTML page answer with the security headers (and any `extra` headers, such as Retry-After). */
-export function htmlAnswer(status: number, html: string, extra: Readonly<Record<string, string>> = {}): Answer {
-  return { status, headers: { ...PAGE_HEADERS, ...extra }, body: { type: 'html', html } };
+export function htmlAnswer(status: number, html: string, extra?: Readonly<Record<string, string>>): Answer {
+  return { status, headers: extra === undefined ? PAGE_HEADERS : { ...PAGE_HEADERS, ...extra }, body: { type: 'html', html } };
 }

@@ -3,43 +3,118 @@
  * must match, the same URL as an "open the identity app" link (the primary button on a phone-sized
  * screen), a Cancel link back to the client, and a small script that polls the decision and then
  * sends the browser back to the client.
+ *
+ * Most of the page is the same on every QR page a provider shows: the layout, the paths below its
+ * base, the poll interval, the lifetime. {@link QrPage} renders the page once, at start-up, with a
+ * marker in place of each value that changes (the client's name, the two ids, the number, the
+ * start-again link), and keeps the escaped text between the markers; a page is then that text
+ * with the request's values put back, each escaped once, or as it is when it can hold nothing to
+ * escape (the ids are base64url).
  */
+import type { Base64url } from '../random-pool.js';
 import { escapeHtml, jsonForScript, renderPage } from './html.js';
 
-/** What the QR page shows and polls. */
-export interface QrPageModel {
-  clientName: string;
-  /** Same-origin URL of the QR code's SVG image. */
-  qrImageUrl: string;
-  /** CSS pixel size of the QR image (square). */
-  qrSize: number;
-  /** The mobile-app URL the QR encodes. */
-  mobileUrl: string;
-  /** The two-digit number the person must pick on the phone. */
-  matchCode: string;
-  /** Cancel: ends the request and returns to the client with access_denied (same-origin path). */
-  cancelUrl: string;
-  /** JSON status endpoint of this request (same-origin path). */
-  statusUrl: string;
-  /** Same decision, for browsers without scripts: redirects when decided (same-origin path). */
-  continueUrl: string;
-  /** The authorize URL, to start again after expiry. */
-  authorizeUrl: string;
-  pollIntervalMs: number;
-  expiresInSeconds: number;
+/** What stays the same on every QR page of one provider. */
+export interface QrPageSettings {
   /** The provider's base path as browsers see it: the static stylesheet and script are below it. */
   base: string;
+  /** The mobile-app URL the QR encodes, without the pending authorization's mobile id. */
+  mobileUrlPrefix: string;
+  /** Same-origin path of the QR code's SVG image, without the poll id. */
+  qrImagePrefix: string;
+  /** CSS pixel size of the QR image (square). */
+  qrSize: number;
+  /** JSON status endpoint of a request (same-origin path), without the poll id. */
+  statusPrefix: string;
+  /** Same decision, for browsers without scripts: redirects when decided (same-origin path), without the poll id. */
+  continuePrefix: string;
+  /** Cancel: ends the request and returns to the client with access_denied (same-origin path), without the poll id. */
+  cancelPrefix: string;
+  pollIntervalMs: number;
+  expiresInSeconds: number;
 }
 
+/** What changes from one QR page to the next. */
+export interface QrPageValues {
+  clientName: string;
+  /** The id in the mobile-app URL (the QR payload). */
+  mobileId: Base64url;
+  /** The id the page polls with and its image, continue and cancel links carry. */
+  pollId: Base64url;
+  /** The two-digit number the person must pick on the phone. */
+  matchCode: string;
+  /** The authorize URL, to start again after expiry (or a mismatch). */
+  authorizeUrl: string;
+}
 
-/** The QR page, with its poll script. */
-export function renderQrPage(model: QrPageModel): string {
-  const minutes = Math.max(1, Math.round(model.expiresInSeconds / 60));
-  // Each value escaped once, however often the page shows it.
-  const clientName = escapeHtml(model.clientName);
+type Slot = keyof QrPageValues;
+
+const SLOTS: readonly Slot[] = ['clientName', 'mobileId', 'pollId', 'matchCode', 'authorizeUrl'];
+
+/** A marker no page text holds (private-use characters), which neither HTML escaping nor JSON changes. */
+function marker(slot: Slot): string {
+  return `\ue000${SLOTS.indexOf(slot)}\ue001`;
+}
+
+const MARKERS = /\ue000(\d)\ue001/g;
+const MARKER_CHARACTER = /[\ue000\ue001]/;
+
+/** The QR pages of one provider. */
+export class QrPage {
+  /** The page's text between the values, escaped: one piece more than there are slots. */
+  readonly #pieces: readonly string[];
+  /** Which value goes after each piece. */
+  readonly #slots: readonly Slot[];
+
+  constructor(settings: QrPageSettings) {
+    if (Object.values(settings).some((v) => typeof v === 'string' && MARKER_CHARACTER.test(v))) {
+      throw new TypeError('QR page: the base URL or path holds a private-use character (U+E000 or U+E001)');
+    }
+    const mark = Object.fromEntries(SLOTS.map((slot) => [slot, marker(slot)])) as Record<Slot, string>;
+    // Split on the markers: the pieces at the even places, the slot numbers at the odd ones.
+    const parts = renderQrPage(settings, mark).split(MARKERS);
+    // Pieces cut from a string that held the (two-byte) markers keep two bytes a character; read
+    // back from UTF-8 they are one byte a character again, as the page text is.
+    this.#pieces = parts.filter((_, i) => i % 2 === 0).map((piece) => Buffer.from(piece, 'utf8').toString('utf8'));
+    this.#slots = parts.filter((_, i) => i % 2 === 1).map((n) => SLOTS[Number(n)]!);
+  }
+
+  /** The page for one pending authorization. */
+  render(values: QrPageValues): string {
+    // Each value escaped once, however often the page shows it; the ids are base64url.
+    const text: Record<Slot, string> = {
+      clientName: escapeHtml(values.clientName),
+      mobileId: values.mobileId,
+      pollId: values.pollId,
+      matchCode: escapeHtml(values.matchCode),
+      authorizeUrl: escapeHtml(values.authorizeUrl),
+    };
+    const pieces = this.#pieces;
+    const slots = this.#slots;
+    const parts: string[] = [pieces[0]!];
+    for (let i = 0; i < slots.length; i++) parts.push(text[slots[i]!], pieces[i + 1]!);
+    // Joined into one flat string: a string built by `+` is a tree of pieces, which measuring
+    // and writing it would first copy into one, at twice the cost of joining.
+    return parts.join('');
+  }
+}
+
+/** The page's one definition: the settings, and each value as `value` gives it (a marker, at start-up). */
+function renderQrPage(settings: QrPageSettings, value: Record<Slot, string>): string {
+  const model = {
+    qrImageUrl: `${settings.qrImagePrefix}${value.pollId}`,
+    qrSize: settings.qrSize,
+    mobileUrl: `${settings.mobileUrlPrefix}${value.mobileId}`,
+    statusUrl: `${settings.statusPrefix}${value.pollId}`,
+    continueUrl: `${settings.continuePrefix}${value.pollId}`,
+    cancelUrl: `${settings.cancelPrefix}${value.pollId}`,
+    pollIntervalMs: settings.pollIntervalMs,
+  };
+  const minutes = Math.max(1, Math.round(settings.expiresInSeconds / 60));
+  const clientName = escapeHtml(value.clientName);
   const mobileUrl = escapeHtml(model.mobileUrl);
-  const matchCode = escapeHtml(model.matchCode);
-  const authorizeUrl = escapeHtml(model.authorizeUrl);
+  const matchCode = escapeHtml(value.matchCode);
+  const authorizeUrl = escapeHtml(value.authorizeUrl);
   const body = `<h1>Sign in to ${clientName}</h1>
 <div id="waiting">
 <p>Scan this QR code with the identity app on your phone.</p>
@@ -64,5 +139,5 @@ If you did not scan this code yourself, someone may have tried to sign in as you
     statusUrl: model.statusUrl,
     pollIntervalMs: model.pollIntervalMs,
   })}</script>`;
-  return renderPage({ title: `Sign in to ${model.clientName}`, body, base: model.base, qrScript: true });
+  return renderPage({ title: `Sign in to ${value.clientName}`, body, base: settings.base, qrScript: true });
 }
