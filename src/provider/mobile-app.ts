@@ -85,6 +85,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   const decision = bodyField(form, 'decision');
   if (decision === 'deny') {
     pending.status = 'denied';
+    pending.qrSvg = undefined; // served only while pending: freed now, not when the entry expires
     pending.redirectTo = callbackUrl(ctx.config.issuer, pending.redirectUri, { error: 'access_denied', state: pending.state });
     ctx.log('mobile', `denied for client ${pending.clientId}`);
     return htmlAnswer(200, renderMobileDone('denied', clientName(ctx, pending), ctx.config.basePath));
@@ -98,6 +99,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
   if (match !== pending.matchCode) {
     pending.status = 'mismatch';
+    pending.qrSvg = undefined;
     ctx.log('mobile', `number mismatch for client ${pending.clientId}: authorization ended`);
     return htmlAnswer(403, renderMobileMismatch(ctx.config.basePath));
   }
@@ -107,6 +109,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';
+  pending.qrSvg = undefined;
   const iss = ctx.conformance.responseIss(pending.clientId, ctx.config.issuer);
   pending.redirectTo = callbackUrl(iss, pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
   ctx.log('mobile', `approved for client ${pending.clientId}`);

@@ -32,6 +32,12 @@ export class ExpiringStore<V> {
   /** Entries in setting order from `head` on; some may be gone from the map (deleted, or set again). */
   private order: Entry<V>[] = [];
   private head = 0;
+  /**
+   * No live entry expires before this (ms): a store full of live entries is not walked again
+   * until then, so a flood against a full store costs each refused request O(1), not a full walk.
+   * Lowered by every write, made exact by every full walk.
+   */
+  private nextExpiry = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly clock: Clock,
@@ -57,6 +63,7 @@ export class ExpiringStore<V> {
     const entry: Entry<V> = { key, value, expiresAt };
     this.entries.set(key, entry);
     this.order.push(entry);
+    if (expiresAt < this.nextExpiry) this.nextExpiry = expiresAt;
     this.compact();
   }
 
@@ -106,6 +113,7 @@ export class ExpiringStore<V> {
     this.entries.clear();
     this.order = [];
     this.head = 0;
+    this.nextExpiry = Number.POSITIVE_INFINITY;
   }
 
   /** The oldest entry still in the map (passing over the ones gone from it), or undefined. */
@@ -129,9 +137,13 @@ export class ExpiringStore<V> {
 
   private sweepAll(): void {
     const now = this.clock();
+    if (now < this.nextExpiry) return;
+    let next = Number.POSITIVE_INFINITY;
     for (const [key, entry] of this.entries) {
       if (entry.expiresAt <= now) this.entries.delete(key);
+      else if (entry.expiresAt < next) next = entry.expiresAt;
     }
+    this.nextExpiry = next;
   }
 
   /** Drop the list's passed-over slots, and the entries gone from the map once they outnumber the live ones. */
@@ -183,8 +195,8 @@ export interface PendingAuthorization {
   matchCode: string;
   /** The codes the phone offers (`MATCH_CHOICES` of them), one of them `matchCode`. */
   matchChoices: readonly string[];
-  /** The QR image, drawn at its first request and kept for the life of the entry. */
-  qrSvg?: string;
+  /** The QR image, drawn at its first request and kept while the entry waits for an answer (dropped once answered). */
+  qrSvg?: string | undefined;
   status: PendingStatus;
   /** Where the QR page sends the browser once decided. */
   redirectTo?: string;

@@ -45,6 +45,25 @@ describe('bounded stores', () => {
     expect(store.size).toBe(1);
   });
 
+  it('a store full of live entries frees a place as soon as any of them expires, also one written later with an earlier expiry', () => {
+    const clock = manualClock();
+    const store = new ExpiringStore<number>(clock.now, 3);
+    const start = clock.now();
+    store.set('a', 1, start + 60_000);
+    store.set('b', 2, start + 60_000);
+    store.set('c', 3, start + 60_000);
+    expect(store.isFull()).toBe(true); // walked: nothing expires before start + 60 s
+    store.delete('b');
+    store.set('d', 4, start + 5_000); // the clock stepped back for this writer: it expires first
+    expect(store.isFull()).toBe(true);
+    clock.advance(6);
+    expect(store.isFull()).toBe(false);
+    expect([store.get('a'), store.get('c'), store.get('d')]).toEqual([1, 3, undefined]);
+    clock.advance(60);
+    expect(store.isFull()).toBe(false);
+    expect(store.size).toBe(0);
+  });
+
   it('a per-address quota counts live entries only and frees them at expiry or release', () => {
     const clock = manualClock();
     const quota = new PendingQuota(clock.now, 2, 100);
