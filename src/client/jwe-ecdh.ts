@@ -73,7 +73,9 @@ function agreementFor(key: KeyObject, curve: string): ECDH {
   let ecdh = agreements.get(key);
   if (ecdh === undefined) {
     ecdh = createECDH(curve);
-    ecdh.setPrivateKey(Buffer.from(String(key.export({ format: 'jwk' }).d), 'base64url'));
+    const scalar = Buffer.from(String(key.export({ format: 'jwk' }).d), 'base64url');
+    ecdh.setPrivateKey(scalar);
+    scalar.fill(0);
     agreements.set(key, ecdh);
   }
   return ecdh;

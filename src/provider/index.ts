@@ -159,8 +159,7 @@ export function createProvider(options: ProviderOptions): Provider {
       stores.codes.clear();
       stores.accessTokens.clear();
       stores.pushed.clear();
-      stores.seenJtis.clear();
-      stores.jtiShares.clear();
+      stores.usedJtis.clear();
     },
   };
 }

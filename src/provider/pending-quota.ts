@@ -1,7 +1,6 @@
 /**
  * How many live pending authorizations each source address holds. A flood from one address is
- * refused at its own quota instead of pushing other people's QR logins out of the store. Keyed by
- * client id, the same counter holds each FAPI client to its share of the used-`jti` store.
+ * refused at its own quota instead of pushing other people's QR logins out of the store.
  */
 import type { Clock } from '../clock.js';
 

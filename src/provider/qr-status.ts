@@ -96,6 +96,7 @@ function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
   if (pending.status === 'approved' && pending.redirectTo !== undefined) {
     return redirect(303, pending.redirectTo, NO_STORE);
   }
+  pending.qrSvg = undefined;
   ctx.stores.pendingByPollId.delete(pending.pollId);
   ctx.stores.pendingByMobileId.delete(pending.mobileId);
   ctx.stores.pendingQuota.release(quotaKeyOf(pending.address), pending.expiresAt);

@@ -3,6 +3,7 @@
  * authorizations, codes and access tokens each live in one.
  */
 import type { Clock } from '../clock.js';
+import { UsedJtis } from './fapi/used-jtis.js';
 import { PendingQuota } from './pending-quota.js';
 import type { ValidRequest } from './valid-request.js';
 
@@ -267,9 +268,7 @@ export interface ProviderStores {
   /** Pushed authorization requests by the random part of their `request_uri`. */
   pushed: ExpiringStore<PushedRequest>;
   /** `jti` values of client assertions and DPoP proofs seen, until they could no longer be accepted anyway. */
-  seenJtis: ExpiringStore<true>;
-  /** Live entries of `seenJtis` per FAPI client (by client id), each client held to its share. */
-  jtiShares: PendingQuota;
+  usedJtis: UsedJtis;
 }
 
 /** The most live `jti`s each of `fapiClients` FAPI clients may hold in a store of `storeSize`: an equal share. */
@@ -277,12 +276,12 @@ function jtiShareOf(storeSize: number, fapiClients: number): number {
   return Math.max(1, Math.floor(storeSize / Math.max(1, fapiClients)));
 }
 
-/** Empty stores with the given bounds; `clients`, when given, sets each FAPI client's share of `seenJtis`. */
+/** Empty stores with the given bounds; `clients`, when given, sets each FAPI client's share of `usedJtis`. */
 export function createStores(
   clock: Clock,
   bounds: { maxPending: number; maxPendingPerAddress: number; maxCodes: number; maxAccessTokens: number; clients?: ReadonlyMap<string, { profile: string }> },
 ): ProviderStores {
-  const seenJtisSize = 2 * Math.max(bounds.maxCodes, bounds.maxAccessTokens);
+  const usedJtisSize = 2 * Math.max(bounds.maxCodes, bounds.maxAccessTokens);
   const fapiClients = [...(bounds.clients?.values() ?? [])].filter((client) => client.profile === 'fapi2').length;
   return {
     pendingByMobileId: new ExpiringStore(clock, bounds.maxPending),
@@ -292,7 +291,6 @@ export function createStores(
     accessTokens: new ExpiringStore(clock, bounds.maxAccessTokens),
     pushed: new ExpiringStore(clock, bounds.maxPending),
     // Every assertion and proof is short-lived, so the bound is that of the busiest store, twice.
-    seenJtis: new ExpiringStore(clock, seenJtisSize),
-    jtiShares: new PendingQuota(clock, jtiShareOf(seenJtisSize, fapiClients), Math.max(1, fapiClients)),
+    usedJtis: new UsedJtis(clock, usedJtisSize, jtiShareOf(usedJtisSize, fapiClients)),
   };
 }

@@ -178,7 +178,7 @@ export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJw
   const jti = payload.jti;
   if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw invalidClient('The client assertion jti must be a string of 1 to 256 characters, new for each assertion.');
   const key = `assertion\u0000${client.clientId}\u0000${jti}`;
-  if (ctx.stores.seenJtis.get(key) !== undefined) {
+  if (ctx.stores.usedJtis.has(key)) {
     ctx.audit.flag(client.clientId, 'client_assertion_jti_reused');
     throw invalidClient('The client assertion jti was already used: make a fresh assertion, with a new jti, for each request.');
   }

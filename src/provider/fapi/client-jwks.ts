@@ -21,14 +21,18 @@ export const REFETCH_INTERVAL_MS = 10_000;
  */
 export const MAX_JWKS_AGE_MS = 300_000;
 
+/** The statuses that redirect (named as such in the refusal; never followed). */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
 /** A client's keys could not be had: the sentence says why, without any key material. */
 export class ClientKeysUnavailable extends Error {}
 
 interface Fetched {
+  /** The keys of the last fetch that succeeded (none yet: empty), and when it was made. */
   keys: readonly PublicJwk[];
   at: number;
-  /** Why the last attempt failed, when it did. */
-  failure?: string;
+  /** The last failed attempt since, when there was one: why, and when. */
+  failure?: { reason: string; at: number };
 }
 
 async function readBounded(res: Response): Promise<string> {
@@ -67,10 +71,18 @@ export class ClientJwks {
     if (fapi === undefined) return [];
     if (fapi.jwks !== undefined || fapi.jwksUri === undefined) return fapi.jwks ?? [];
     const known = this.#fetched.get(client.clientId);
-    const age = known === undefined ? Infinity : this.clock() - known.at;
-    // Nothing held and the last attempt failed: its reason until the next attempt is due.
-    if (known !== undefined && known.keys.length === 0 && age < REFETCH_INTERVAL_MS) throw new ClientKeysUnavailable(known.failure ?? 'the hosted JWKS holds no usable key');
-    if (known !== undefined && known.keys.length > 0 && age < MAX_JWKS_AGE_MS && (!refresh || age < REFETCH_INTERVAL_MS)) return known.keys;
+    if (known !== undefined) {
+      const now = this.clock();
+      const age = now - known.at;
+      // Keys are used for MAX_JWKS_AGE_MS from the fetch that brought them, never longer: a failed
+      // refetch does not extend them (a withdrawn key must stop working).
+      const usable = known.keys.length > 0 && age >= 0 && age < MAX_JWKS_AGE_MS;
+      const sinceFailure = known.failure === undefined ? Infinity : now - known.failure.at;
+      const failedRecently = sinceFailure >= 0 && sinceFailure < REFETCH_INTERVAL_MS;
+      if (usable && (!refresh || age < REFETCH_INTERVAL_MS || failedRecently)) return known.keys;
+      // No usable keys and the last attempt failed: its reason until the next attempt is due.
+      if (failedRecently) throw new ClientKeysUnavailable(known.failure!.reason);
+    }
     let inflight = this.#inflight.get(client.clientId);
     if (inflight === undefined) {
       inflight = this.#fetch(client.clientId, fapi.jwksUri).finally(() => this.#inflight.delete(client.clientId));
@@ -87,7 +99,7 @@ export class ClientJwks {
       if (res.status !== 200) {
         await res.body?.cancel();
         throw new ClientKeysUnavailable(
-          res.status >= 300 && res.status < 400
+          REDIRECTS.has(res.status)
             ? `the jwksUri answered a redirect (HTTP ${res.status}), which is not followed: register the URL that serves the JWKS itself`
             : `the jwksUri answered HTTP ${res.status}, not 200`,
         );
@@ -112,12 +124,14 @@ export class ClientJwks {
   }
 
   /**
-   * Remembers a failed attempt (unreachable, not 200, not JSON, no usable key) with the keys held
-   * before, so requests naming unknown kids cannot make the provider fetch in a loop; with no
-   * keys held, the requests until the next attempt get the same reason. Returns `failure`.
+   * Remembers a failed attempt (unreachable, not 200, not JSON, no usable key) beside the keys
+   * held before, which stay usable only until they are {@link MAX_JWKS_AGE_MS} old: requests
+   * naming unknown kids cannot make the provider fetch in a loop, and once no key is usable the
+   * requests until the next attempt get the same reason. Returns `failure`.
    */
   #failed(clientId: string, failure: ClientKeysUnavailable): ClientKeysUnavailable {
-    this.#fetched.set(clientId, { keys: this.#fetched.get(clientId)?.keys ?? [], at: this.clock(), failure: failure.message });
+    const before = this.#fetched.get(clientId);
+    this.#fetched.set(clientId, { keys: before?.keys ?? [], at: before?.at ?? 0, failure: { reason: failure.message, at: this.clock() } });
     return failure;
   }
 }

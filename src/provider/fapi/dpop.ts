@@ -130,7 +130,7 @@ export async function verifyDpopProof(
   }
   if (target.boundJkt !== undefined && jkt !== target.boundJkt) return jkt;
   const key = `dpop\u0000${jkt}\u0000${payload.jti}`;
-  if (ctx.stores.seenJtis.get(key) !== undefined) {
+  if (ctx.stores.usedJtis.has(key)) {
     ctx.audit.flag(clientId, 'dpop_proof_jti_reused');
     throw refuse('The DPoP proof jti was already used: make a fresh proof, with a new jti, for every request.');
   }

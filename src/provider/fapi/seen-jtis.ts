@@ -16,18 +16,18 @@ import { OAuthRefusal } from '../http/refusal.js';
  * `temporarily_unavailable` when the client holds its whole share of it.
  */
 export function rememberJti(ctx: ProviderContext, clientId: string, key: string, expiresAt: number): void {
-  const { seenJtis, jtiShares } = ctx.stores;
-  if (seenJtis.isFull()) {
+  const { usedJtis } = ctx.stores;
+  const added = usedJtis.tryAdd(key, clientId, expiresAt);
+  if (added === 'full') {
     throw new OAuthRefusal(503, 'temporarily_unavailable', 'Too many client assertions and DPoP proofs are in flight: try again in a minute.', { 'Retry-After': '60' });
   }
-  if (!jtiShares.tryAdd(clientId, expiresAt)) {
+  if (added === 'share_used_up') {
     ctx.audit.flag(clientId, 'jti_share_used_up');
     throw new OAuthRefusal(
       429,
       'temporarily_unavailable',
-      `This client has ${jtiShares.perAddress} client assertions and DPoP proofs in flight, its share of the provider's store of used jti values: send one assertion and one proof per request, and try again in a minute.`,
+      `This client has ${usedJtis.share} client assertions and DPoP proofs in flight, its share of the provider's store of used jti values: send one assertion and one proof per request, and try again in a minute.`,
       { 'Retry-After': '60' },
     );
   }
-  seenJtis.set(key, true, expiresAt);
 }

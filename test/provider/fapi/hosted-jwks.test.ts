@@ -126,6 +126,30 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
     }
   });
 
+  it('keys fetched once are not used past five minutes when the refetch fails, and redirect-like statuses that are not redirects are named by their number', async () => {
+    let status = 200;
+    const flaky = createServer((_req, res) => {
+      res.statusCode = status;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(jwks));
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+    const fapi = await startWithJwksUri('stale', `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/jwks.json`, keys);
+    try {
+      expect((await push(fapi, dpop, loginParams(fapi).params)).status).toBe(201);
+      status = 304;
+      fapi.provider.advanceClock(300_001);
+      // The refetch fails; the keys of five minutes ago are not used for the requests after it either.
+      for (const description of await refusedTwice(fapi)) expect(description).toMatch(/the jwksUri answered HTTP 304, not 200/);
+      status = 200;
+      fapi.provider.advanceClock(11_000);
+      expect((await push(fapi, dpop, loginParams(fapi).params)).status).toBe(201);
+    } finally {
+      await fapi.close();
+      await new Promise((resolve) => flaky.close(resolve));
+    }
+  });
+
   it('is asked again after the refetch interval, and serves the client once it answers', async () => {
     let failing = true;
     const flaky = createServer((_req, res) => {
