@@ -357,10 +357,13 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       if (info.signIn !== undefined) sessions.start(record, info.signIn);
       if (strategy !== undefined) wiring.cookieWillBeSaved(req, strategy.flow.log);
       const redirect = (): void => res.redirect(safeReturnTo(info.returnTo) ?? successRedirect);
-      // Passport's logIn regenerates the session and saves it before calling back. Saving again
-      // is needed only when the session changed since: the other tabs' logins were carried over,
-      // or the session id did not change (a session without Passport's regenerate-and-save).
-      if (restoreOtherTabs === undefined && typeof idBefore === 'string' && (req as { sessionID?: unknown }).sessionID !== idBefore) {
+      // Passport's logIn regenerates the session and saves it before calling back. It is saved
+      // again, before the redirect, when it changed since: the sign-in's record was written, the
+      // other tabs' logins were carried over, or the session id did not change (a session without
+      // Passport's regenerate-and-save). Not left to express-session's save as the response ends:
+      // that one finishes after the redirect's headers are out, and a browser following them to
+      // another instance would find the session without its sign-in record, signed out.
+      if (info.signIn === undefined && restoreOtherTabs === undefined && typeof idBefore === 'string' && (req as { sessionID?: unknown }).sessionID !== idBefore) {
         return redirect();
       }
       session.save((saveErr) => {

@@ -25,8 +25,8 @@ export class UsedJtis {
   /** Second → the entries forgotten once it has begun. */
   readonly #bySecond = new Map<number, Filed[]>();
   readonly #perClient = new Map<string, number>();
-  /** Every second before this one has been swept. */
-  #sweptTo: number;
+  /** Every second before this one has been swept (set by the first sweep: the clock is read only when the store is used). */
+  #sweptTo = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly clock: Clock,
@@ -34,9 +34,7 @@ export class UsedJtis {
     readonly maxSize: number,
     /** Most live entries one client may hold. */
     readonly share: number,
-  ) {
-    this.#sweptTo = Math.floor(clock() / 1000);
-  }
+  ) {}
 
   /** Number of entries held (those due in the current second may still count). */
   get size(): number {
@@ -82,7 +80,7 @@ export class UsedJtis {
     this.#dueAt.clear();
     this.#bySecond.clear();
     this.#perClient.clear();
-    this.#sweptTo = Math.floor(this.clock() / 1000);
+    this.#sweptTo = Number.NEGATIVE_INFINITY;
   }
 
   /** Drops the entries of every second that has begun since the last sweep. */
