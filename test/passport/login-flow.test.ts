@@ -80,6 +80,31 @@ describe('signing in through the router', () => {
     expect(second.headers.location).toBe('/');
   });
 
+  it('has the sign-in record in the store when the redirect after sign-in arrives, however slow the store', async () => {
+    // Each write takes 300 ms: express-session's own save as the response ends finishes after the
+    // redirect's headers are out, so only a save before the redirect can be seen by the next request.
+    class SlowStore extends MemoryStore {
+      slow = false;
+      override set(sid: string, session: SessionData, cb?: (err?: unknown) => void): void {
+        if (this.slow) setTimeout(() => super.set(sid, session, cb), 300);
+        else super.set(sid, session, cb);
+      }
+    }
+    const store = new SlowStore();
+    rp = await startRp({ sessionStore: store });
+    const login = await fetch(`${rp.baseUrl}/auth/login`, { redirect: 'manual' });
+    const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
+    const callback = await approve(new URL(login.headers.get('location')!));
+    store.slow = true;
+    // Only the headers are awaited: a browser follows a redirect as soon as it has them.
+    const answer = await fetch(`${rp.baseUrl}${callback.pathname}${callback.search}`, { redirect: 'manual', headers: { cookie } });
+    expect(answer.status).toBe(302);
+    const sid = decodeURIComponent(answer.headers.getSetCookie()[0]!.split(';')[0]!.split('=')[1]!).slice(2).split('.')[0]!;
+    const saved = await new Promise<SessionData | null | undefined>((resolve) => store.get(sid, (_err, session) => resolve(session)));
+    expect(saved).toHaveProperty(['nd-id.signin', 'sub']);
+    await answer.arrayBuffer();
+  });
+
   it('gives the browser a new session id at login (no session fixation)', async () => {
     rp = await startRp();
     const browser = rp.browser();
