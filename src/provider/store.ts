@@ -94,16 +94,6 @@ export class ExpiringStore<V> {
     return this.entries.size >= this.maxSize;
   }
 
-  /**
-   * Store `value` under `key` until `expiresAt` only if that evicts no live entry: false when the
-   * store is full of live entries. For stores whose forgetting would reopen a door (used `jti`s).
-   */
-  tryAdd(key: string, value: V, expiresAt: number): boolean {
-    if (this.isFull()) return false;
-    this.set(key, value, expiresAt);
-    return true;
-  }
-
   /** Remove `key`. */
   delete(key: string): void {
     this.entries.delete(key);

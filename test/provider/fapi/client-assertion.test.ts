@@ -1,10 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestProvider, type TestProvider } from '../../../src/provider/index.js';
 import { fapiTestKeys } from '../../../src/provider/testing/create-test-provider.js';
-import { assertion, codeOf, loginParams, push, tokenCall, fapiFixture, startWithJwksUri } from './support.js';
+import { assertion, codeOf, fapiFixture, jwksHost, loginParams, push, startWithJwksUri, tokenCall } from './support.js';
 
 const f = fapiFixture();
 
@@ -163,7 +161,7 @@ describe('no client_id, and an assertion that names no client: invalid_client (4
 });
 
 describe('a client registered by jwksUri', () => {
-  let server: Server;
+  let host: Awaited<ReturnType<typeof jwksHost>>;
   let served: { keys: JWK[] };
   let hits = 0;
   let fapi: TestProvider;
@@ -171,17 +169,16 @@ describe('a client registered by jwksUri', () => {
   beforeAll(async () => {
     const keys = await fapiTestKeys();
     served = { keys: keys.jwks.keys };
-    server = createServer((_req, res) => {
+    host = await jwksHost((_req, res) => {
       hits++;
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify(served));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    fapi = await startWithJwksUri('by-uri', `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`, keys);
+    fapi = await startWithJwksUri('by-uri', `${host.origin}/jwks.json`, keys);
   });
   afterAll(async () => {
     await fapi.close();
-    await new Promise((resolve) => server.close(resolve));
+    await host.close();
   });
 
   it('fetches the keys, keeps them, and fetches again (bounded) when an assertion names an unknown kid', async () => {

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fapiTestKeys, type TestFapiKeys, type TestProvider } from '../../../src/provider/index.js';
-import { DpopKey, loginParams, push, startWithJwksUri, tokenCall } from './support.js';
+import { DpopKey, jwksHost, loginParams, push, startWithJwksUri, tokenCall } from './support.js';
 
 /** The JWKS server's answer per path; `hits` counts the requests per path. */
 const hits = new Map<string, number>();
@@ -128,13 +128,12 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
 
   it('keys fetched once are not used past five minutes when the refetch fails, and redirect-like statuses that are not redirects are named by their number', async () => {
     let status = 200;
-    const flaky = createServer((_req, res) => {
+    const flaky = await jwksHost((_req, res) => {
       res.statusCode = status;
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify(jwks));
     });
-    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
-    const fapi = await startWithJwksUri('stale', `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/jwks.json`, keys);
+    const fapi = await startWithJwksUri('stale', `${flaky.origin}/jwks.json`, keys);
     try {
       expect((await push(fapi, dpop, loginParams(fapi).params)).status).toBe(201);
       status = 304;
@@ -146,19 +145,18 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
       expect((await push(fapi, dpop, loginParams(fapi).params)).status).toBe(201);
     } finally {
       await fapi.close();
-      await new Promise((resolve) => flaky.close(resolve));
+      await flaky.close();
     }
   });
 
   it('is asked again after the refetch interval, and serves the client once it answers', async () => {
     let failing = true;
-    const flaky = createServer((_req, res) => {
+    const flaky = await jwksHost((_req, res) => {
       res.statusCode = failing ? 503 : 200;
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify(jwks));
     });
-    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
-    const fapi = await startWithJwksUri('flaky', `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/jwks.json`, keys);
+    const fapi = await startWithJwksUri('flaky', `${flaky.origin}/jwks.json`, keys);
     try {
       for (const description of await refusedTwice(fapi)) expect(description).toMatch(/HTTP 503/);
       failing = false;
@@ -167,7 +165,7 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
       expect((await push(fapi, dpop, loginParams(fapi).params)).status).toBe(201);
     } finally {
       await fapi.close();
-      await new Promise((resolve) => flaky.close(resolve));
+      await flaky.close();
     }
   });
 });

@@ -9,12 +9,10 @@
  * - a hosted JWKS that answers 200 with nothing usable is fetched again only after the refetch
  *   interval, like one that does not answer.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fapiTestKeys, type ProviderClient, startProvider, type TestFapiKeys, type TestProvider } from '../../../src/provider/index.js';
 import { testKeyPair } from '../../helpers/keys.js';
-import { assertion, athOf, DpopKey, loginParams, push, startFapi, tokensOf, startWithJwksUri, tokenCall } from './support.js';
+import { assertion, athOf, DpopKey, jwksHost, loginParams, push, startFapi, startWithJwksUri, tokenCall, tokensOf } from './support.js';
 
 const errorOf = async (res: Response): Promise<{ error: string; error_description: string }> => (await res.json()) as { error: string; error_description: string };
 
@@ -135,22 +133,21 @@ describe('each FAPI client held to its share of the store (two clients, maxCodes
 });
 
 describe('a hosted JWKS that answers 200 with nothing usable', () => {
-  let server: Server;
+  let host: Awaited<ReturnType<typeof jwksHost>>;
   let hits = 0;
   let fapi: TestProvider;
   beforeAll(async () => {
     const keys = await fapiTestKeys();
-    server = createServer((_req, res) => {
+    host = await jwksHost((_req, res) => {
       hits++;
       res.setHeader('content-type', 'text/html');
       res.end('<html>maintenance</html>');
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    fapi = await startWithJwksUri('broken-jwks', `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`, keys);
+    fapi = await startWithJwksUri('broken-jwks', `${host.origin}/jwks.json`, keys);
   });
   afterAll(async () => {
     await fapi.close();
-    await new Promise((resolve) => server.close(resolve));
+    await host.close();
   });
 
   it('is fetched once per refetch interval however many requests name the client', async () => {

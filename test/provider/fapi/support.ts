@@ -4,6 +4,8 @@
  * test can send exactly the mistake it wants refused.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { compactDecrypt, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestProvider, startProvider, type TestFapiKeys, type TestProvider, type TestProviderOptions } from '../../../src/provider/index.js';
@@ -188,5 +190,18 @@ export async function startWithJwksUri(clientId: string, source: string | { keys
     baseUrl: started.baseUrl,
     client: { clientId, clientSecret: '', privateKey: '', redirectUri, fapi: keys },
     close: () => started.close(),
+  };
+}
+
+/** A client's JWKS host on 127.0.0.1 answering with `handler`: its origin, and how to close it. */
+export async function jwksHost(handler: RequestListener): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
   };
 }
