@@ -163,6 +163,17 @@ type SessionData = Record<string, unknown> & {
   destroy(cb: (err?: unknown) => void): void;
 };
 
+/**
+ * Sends a redirect with an empty body. The text `res.redirect` writes ("Found. Redirecting to …")
+ * is never shown by a browser, and a body has a cost here: when express-session saves the session
+ * as the response ends, it writes a response with a body in two pieces (all but its last byte at
+ * once, the last byte once the save is done), and one without a body in one piece once the session
+ * is saved: one write to the socket fewer on every sign-in.
+ */
+function redirectTo(res: Response, status: 302 | 303, location: string): void {
+  res.location(location).status(status).set('Content-Length', '0').end();
+}
+
 function sessionOf(req: Request): SessionData | undefined {
   const session: unknown = (req as { session?: unknown }).session;
   return typeof session === 'object' && session !== null ? (session as SessionData) : undefined;
@@ -278,7 +289,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   }
 
   function sendFailure(req: Request, res: Response, failure: NdIdInfo | undefined, status: number | undefined): void {
-    if (failureRedirect !== undefined) return res.redirect(failureRedirect);
+    if (failureRedirect !== undefined) return redirectTo(res, 302, failureRedirect);
     const message = typeof failure?.message === 'string' && failure.message !== '' ? failure.message : 'Sign-in failed.';
     const f = (failure ?? {}) as Partial<NdIdFailure>;
     show(req, res, {
@@ -356,7 +367,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       // Saved with the session (express-session saves a regenerated session as it answers).
       if (info.signIn !== undefined) sessions.start(record, info.signIn);
       if (strategy !== undefined) wiring.cookieWillBeSaved(req, strategy.flow.log);
-      const redirect = (): void => res.redirect(safeReturnTo(info.returnTo) ?? successRedirect);
+      const redirect = (): void => redirectTo(res, 302, safeReturnTo(info.returnTo) ?? successRedirect);
       // Passport's logIn regenerates the session and saves it before calling back. It is saved
       // again, before the redirect, when it changed since: the sign-in's record was written, the
       // other tabs' logins were carried over, or the session id did not change (a session without
@@ -454,7 +465,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     const destroy = (): void => {
       const session = sessionOf(req);
       if (session === undefined) {
-        res.redirect(303, logoutRedirect);
+        redirectTo(res, 303, logoutRedirect);
         return;
       }
       sessions.signedOut();
@@ -466,7 +477,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
           ...(cookie.domain === undefined ? {} : { domain: cookie.domain }),
         });
         res.set('Cache-Control', 'no-store');
-        res.redirect(303, logoutRedirect);
+        redirectTo(res, 303, logoutRedirect);
       });
     };
     if (typeof req.logout === 'function') {
