@@ -8,7 +8,6 @@ import { contextMessageProblem, MAX_CONTEXT_MESSAGE_LENGTH } from '../context-me
 import { isPkceString } from '../pkce.js';
 import type { ProviderContext } from './context.js';
 import { singleParam } from './http/request.js';
-import { formEncode } from './http/form-encode.js';
 import { describeRedirectUriMismatch } from './redirect-uri-hint.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { ValidRequest } from './valid-request.js';
@@ -153,21 +152,5 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
       contextMessage: contextMessage.value,
     },
   };
-}
-
-/**
- * The authorize URL of a validated request, for "start again": rebuilt from the known parameters
- * only, so nothing else the browser sent is kept or echoed.
- */
-export function startAgainUrl(publicBase: string, request: ValidRequest): string {
-  // The same query URLSearchParams would print, in the same order, written directly.
-  let query = `response_type=code&client_id=${formEncode(request.clientId)}&redirect_uri=${formEncode(request.redirectUri)}`;
-  // Each scope encoded on its own, the spaces between them written as `+`: the same text.
-  query += `&scope=${request.scopes.map(formEncode).join('+')}`;
-  if (request.state !== undefined) query += `&state=${formEncode(request.state)}`;
-  if (request.nonce !== undefined) query += `&nonce=${formEncode(request.nonce)}`;
-  query += `&code_challenge=${formEncode(request.codeChallenge)}&code_challenge_method=S256`;
-  if (request.maxAge !== undefined) query += `&max_age=${request.maxAge}`;
-  return `${publicBase}${AUTHORIZE_PATH}?${query}`;
 }
 

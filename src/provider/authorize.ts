@@ -13,7 +13,7 @@
  * A FAPI 2.0 client (`profile: 'fapi2'`) sends only `client_id` and the `request_uri` the PAR
  * endpoint gave it (`par.ts`); its raw parameters here are refused.
  */
-import { AUTHORIZE_PATH, MAX_AUTHORIZE_QUERY_LENGTH, startAgainUrl, validateAuthorizeQuery, type Validation, type ValidRequest } from './authorize-request.js';
+import { AUTHORIZE_PATH, MAX_AUTHORIZE_QUERY_LENGTH, validateAuthorizeQuery, type Validation, type ValidRequest } from './authorize-request.js';
 import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import { redirect, type Answer } from './http/answer.js';
@@ -29,7 +29,7 @@ import { renderErrorPage } from './views/error-page.js';
 import { htmlAnswer } from './views/html.js';
 import { QrPage } from './views/qr-page.js';
 
-export { AUTHORIZE_PATH, MAX_AUTHORIZE_QUERY_LENGTH, MAX_NONCE_LENGTH, MAX_STATE_LENGTH, startAgainUrl, validateAuthorizeQuery } from './authorize-request.js';
+export { AUTHORIZE_PATH, MAX_AUTHORIZE_QUERY_LENGTH, MAX_NONCE_LENGTH, MAX_STATE_LENGTH, validateAuthorizeQuery } from './authorize-request.js';
 export type { ValidRequest } from './authorize-request.js';
 export { MISMATCH_MESSAGE, MOBILE_PATH } from './qr-status.js';
 
@@ -145,10 +145,12 @@ function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, reque
     mobileId,
     pollId,
     matchCode,
-    // A pushed request cannot be rebuilt as a URL: start again goes back to the app, which pushes a new one.
-    authorizeUrl:
+    // Start again sends the browser's own authorize request again (an empty href is the page's
+    // URL): nothing of its query is kept or echoed here. A pushed request is single-use: start
+    // again goes back to the app, which pushes a new one.
+    startAgainHref:
       extras === undefined
-        ? startAgainUrl(config.publicBase, request)
+        ? ''
         : callbackUrl(config.issuer, request.redirectUri, { error: 'access_denied', error_description: 'The sign-in was started again.', state: request.state }),
   });
   ctx.log('authorize', `QR page shown for client ${request.clientId}`);

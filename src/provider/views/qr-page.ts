@@ -43,13 +43,16 @@ export interface QrPageValues {
   pollId: Base64url;
   /** The two-digit number the person must pick on the phone. */
   matchCode: string;
-  /** The authorize URL, to start again after expiry (or a mismatch). */
-  authorizeUrl: string;
+  /**
+   * Where "Start again" leads after expiry (or a mismatch): empty for the page's own URL (the
+   * authorize request sent again), or, for a pushed request, back to the client.
+   */
+  startAgainHref: string;
 }
 
 type Slot = keyof QrPageValues;
 
-const SLOTS: readonly Slot[] = ['clientName', 'mobileId', 'pollId', 'matchCode', 'authorizeUrl'];
+const SLOTS: readonly Slot[] = ['clientName', 'mobileId', 'pollId', 'matchCode', 'startAgainHref'];
 
 /** A marker no page text holds (private-use characters), which neither HTML escaping nor JSON changes. */
 function marker(slot: Slot): string {
@@ -87,7 +90,7 @@ export class QrPage {
       mobileId: values.mobileId,
       pollId: values.pollId,
       matchCode: escapeHtml(values.matchCode),
-      authorizeUrl: escapeHtml(values.authorizeUrl),
+      startAgainHref: escapeHtml(values.startAgainHref),
     };
     const pieces = this.#pieces;
     const slots = this.#slots;
@@ -114,7 +117,7 @@ function renderQrPage(settings: QrPageSettings, value: Record<Slot, string>): st
   const clientName = escapeHtml(value.clientName);
   const mobileUrl = escapeHtml(model.mobileUrl);
   const matchCode = escapeHtml(value.matchCode);
-  const authorizeUrl = escapeHtml(value.authorizeUrl);
+  const startAgainHref = escapeHtml(value.startAgainHref);
   const body = `<h1>Sign in to ${clientName}</h1>
 <div id="waiting">
 <p>Scan this QR code with the identity app on your phone.</p>
@@ -129,11 +132,11 @@ function renderQrPage(settings: QrPageSettings, value: Record<Slot, string>): st
 <div id="mismatch" hidden>
 <p data-error-code="number_mismatch"><strong>The number picked on the phone did not match.</strong> This sign-in was stopped and nothing was shared.
 If you did not scan this code yourself, someone may have tried to sign in as you.</p>
-<p><a id="start-again-mismatch" href="${authorizeUrl}">Start again</a></p>
+<p><a id="start-again-mismatch" href="${startAgainHref}">Start again</a></p>
 </div>
 <div id="expired" hidden>
 <p><strong>This QR code has expired.</strong> Nothing was shared.</p>
-<p><a id="start-again" href="${authorizeUrl}">Start again</a></p>
+<p><a id="start-again" href="${startAgainHref}">Start again</a></p>
 </div>
 <script type="application/json" id="qr-config">${jsonForScript({
     statusUrl: model.statusUrl,
