@@ -18,7 +18,8 @@
  * ratios. Every server is warmed up first (LOAD_WARMUP logins, default 1000) so it is measured
  * with its code optimised; with two cores or more and `taskset` at hand, the servers run on the
  * last core and this driver on the first (LOAD_PIN=0 turns that off). LOAD_LOGINS (default 300
- * per round), LOAD_ROUNDS (default 7), LOAD_CONCURRENCY (default 4). Logins per second on one
+ * per round), LOAD_REQUESTS (requests per round of the authorize and discovery measurement, default
+ * ten times LOAD_LOGINS, in three times as many rounds as the logins), LOAD_ROUNDS (default 7), LOAD_CONCURRENCY (default 4). Logins per second on one
  * core is 1000 / (CPU ms per login): what one fully busy core would serve.
  *
  * Then how the cost grows (LOAD_GROWTH=0 skips it), a table: CPU per login with 1, 100 and
@@ -39,6 +40,16 @@ import { positiveInt } from './env.js';
 const LOGINS = positiveInt('LOAD_LOGINS', 300);
 const ROUNDS = positiveInt('LOAD_ROUNDS', 7);
 const WARMUP = positiveInt('LOAD_WARMUP', 1000);
+/**
+ * Requests per round of the authorize-beside-discovery measurement: ten times as many as logins,
+ * since each is about a twentieth of a login's CPU; with as few as a round's logins, one
+ * collection or one scheduling hiccup in a 15 ms window moved the ratio by half.
+ */
+const REQUESTS = positiveInt('LOAD_REQUESTS', 10 * LOGINS);
+/** Rounds of that measurement: three times as many as of logins (each takes a fraction of a second). */
+const REQUEST_ROUNDS = 3 * ROUNDS;
+/** Past the provider's default approval window (120 s): unanswered QR pages have expired by then. */
+const AUTHORIZATION_LIFETIME_MS = 121_000;
 const PIN = process.env.LOAD_PIN !== '0' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
 /** Moves every thread of process `pid` to `core`, when pinning is on. */
@@ -283,16 +294,25 @@ async function main(): Promise<void> {
       s.cpu.push(r.cpuMs);
       s.rate.push(r.perSecond);
     }
-    authorizeCpu.push(
-      (await run(qr, LOGINS, async (port) => {
-        expect((await call(port, 'GET', AUTHORIZE)).status === 200, 'authorize');
-      })).cpuMs,
-    );
-    trivialCpu.push(
-      (await run(qr, LOGINS, async (port) => {
-        expect((await call(port, 'GET', '/v2/.well-known/openid-configuration')).status === 200, 'discovery');
-      })).cpuMs,
-    );
+  }
+  // The authorize beside discovery, in rounds of their own: each is cheap, so there are more of
+  // them, each taking the two in turn (in alternating order), on the interactive provider.
+  const authorize = async (port: number): Promise<void> => {
+    expect((await call(port, 'GET', AUTHORIZE)).status === 200, 'authorize');
+  };
+  const discovery = async (port: number): Promise<void> => {
+    expect((await call(port, 'GET', '/v2/.well-known/openid-configuration')).status === 200, 'discovery');
+  };
+  for (let round = 0; round < REQUEST_ROUNDS; round++) {
+    for (const which of round % 2 === 0 ? ['authorize', 'discovery'] : ['discovery', 'authorize']) {
+      if (which === 'authorize') {
+        authorizeCpu.push((await run(qr, REQUESTS, authorize)).cpuMs);
+        // The QR pages' pending authorizations expire before the next round, as unanswered ones do.
+        await qr.advance(AUTHORIZATION_LIFETIME_MS);
+      } else {
+        trivialCpu.push((await run(qr, REQUESTS, discovery)).cpuMs);
+      }
+    }
   }
   const floorCpu = scenarios[0]!.cpu;
   /** Median of the per-round ratios a/b, with the middle half of the rounds. */
@@ -314,7 +334,7 @@ async function main(): Promise<void> {
   const a = median(authorizeCpu);
   const t = median(trivialCpu);
   console.log(
-    `  interactive authorize (QR page) ${(a * 1000).toFixed(0)} µs CPU; trivial request (discovery) ${(t * 1000).toFixed(0)} µs CPU: ${ratio(authorizeCpu, trivialCpu)}`,
+    `  interactive authorize (QR page) ${(a * 1000).toFixed(0)} µs CPU; trivial request (discovery) ${(t * 1000).toFixed(0)} µs CPU: ${ratio(authorizeCpu, trivialCpu)}; ${REQUEST_ROUNDS} rounds of ${REQUESTS} requests each`,
   );
   for (const s of scenarios) s.server.child.kill();
 }
