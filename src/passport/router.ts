@@ -371,9 +371,11 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       // Passport's logIn regenerates the session and saves it before calling back. It is saved
       // again, before the redirect, when it changed since: the sign-in's record was written, the
       // other tabs' logins were carried over, or the session id did not change (a session without
-      // Passport's regenerate-and-save). Not left to express-session's save as the response ends:
-      // that one finishes after the redirect's headers are out, and a browser following them to
-      // another instance would find the session without its sign-in record, signed out.
+      // Passport's regenerate-and-save). Not left to express-session's save as the response ends,
+      // as its documentation asks of redirects: whether that save finishes before the headers go
+      // out depends on the response (with a body they go out first) and on the session middleware,
+      // and a browser following them to another instance would find the session without its
+      // sign-in record, signed out.
       if (info.signIn === undefined && restoreOtherTabs === undefined && typeof idBefore === 'string' && (req as { sessionID?: unknown }).sessionID !== idBefore) {
         return redirect();
       }

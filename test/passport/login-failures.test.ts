@@ -120,6 +120,7 @@ describe('callbacks that do not belong to this browser', () => {
     const res = await rp.browser().get('/auth/callback?code=x&state=y');
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe('/signin-failed');
+    expect(res.headers['content-length']).toBe('0');
   });
 });
 
@@ -305,6 +306,7 @@ describe('signing out', () => {
     const res = await browser.post('/auth/logout').set('Origin', rp!.baseUrl).set('Sec-Fetch-Site', 'same-origin');
     expect(res.status).toBe(303);
     expect(res.headers.location).toBe('/');
+    expect(res.headers['content-length']).toBe('0');
     const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
     expect(setCookie.some((c) => /^connect\.sid=;/.test(c) && /Expires=Thu, 01 Jan 1970/.test(c))).toBe(true);
     expect(await currentUser(browser)).toBeNull();

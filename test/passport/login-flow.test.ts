@@ -83,9 +83,10 @@ describe('signing in through the router', () => {
   });
 
   it('has the sign-in record in the store when the redirect after sign-in arrives, however slow the store', async () => {
-    // Each write takes 300 ms. express-session's own save as a response with a body ends finishes
-    // after the headers are out; the router saves before redirecting, as express-session asks of
-    // redirects, so the record is there whatever the response (the write count is checked above).
+    // Each write takes 300 ms. The property a second instance relies on, end to end. It holds
+    // through the router's own save before the redirect; express-session's save as the response
+    // ends also finishes before the headers of a redirect without a body, so this test alone would
+    // not notice that save gone: the write count above does.
     class SlowStore extends MemoryStore {
       slow = false;
       override set(sid: string, session: SessionData, cb?: (err?: unknown) => void): void {

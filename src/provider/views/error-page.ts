@@ -1,17 +1,13 @@
 /** The error page of the browser-facing endpoints (authorize and the mobile app). */
 import { escapeHtml, renderPage } from './html.js';
 
-/** Page showing an error code and a sentence; optionally a link to start again. */
-export function renderErrorPage(code: string, message: string, opts: { phone?: boolean; startAgainUrl?: string } = {}): string {
-  const again = opts.startAgainUrl
-    ? `<p><a id="start-again" href="${escapeHtml(opts.startAgainUrl)}">Start again</a></p>`
-    : '';
+/** Page showing an error code and a sentence. */
+export function renderErrorPage(code: string, message: string, opts: { phone?: boolean } = {}): string {
   return renderPage({
     title: 'Sign-in error',
     phone: opts.phone,
     body: `<h1>Sign-in cannot continue</h1>
 <p data-error-code="${escapeHtml(code)}">Error: <span class="error-code">${escapeHtml(code)}</span></p>
-<p id="error-message">${escapeHtml(message)}</p>
-${again}`,
+<p id="error-message">${escapeHtml(message)}</p>`,
   });
 }

@@ -45,6 +45,27 @@ describe('the phone page shows the login\'s authentication_context_message', () 
   });
 });
 
+describe('the QR page of a pushed request', () => {
+  it('starts again through the client (a request_uri is single-use): access_denied with the state and iss', async () => {
+    const login = loginParams(test, {});
+    const res = await push(test, dpop, login.params);
+    const { request_uri } = (await res.json()) as { request_uri: string };
+    const page = await (await authorizeUri(test, request_uri)).text();
+    const hrefs = [...page.matchAll(/<a id="start-again(?:-mismatch)?" href="([^"]*)">/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+    expect(hrefs).toHaveLength(2);
+    for (const href of hrefs) {
+      const back = new URL(href);
+      expect(`${back.origin}${back.pathname}`).toBe(login.params.redirect_uri);
+      expect(Object.fromEntries(back.searchParams)).toEqual({
+        error: 'access_denied',
+        error_description: 'The sign-in was started again.',
+        state: login.params.state,
+        iss: test.provider.issuer,
+      });
+    }
+  });
+});
+
 describe('the test kit through a FAPI client', () => {
   it('approveNext: a persona and changed claims reach the encrypted ID token; a denial comes back with iss', async () => {
     const persona = test.provider.personas[1]!;
