@@ -18,9 +18,10 @@
  * ratios. Every server is warmed up first (LOAD_WARMUP logins, default 1000) so it is measured
  * with its code optimised; with two cores or more and `taskset` at hand, the servers run on the
  * last core and this driver on the first (LOAD_PIN=0 turns that off). LOAD_LOGINS (default 300
- * per round), LOAD_REQUESTS (requests per round of the authorize and discovery measurement, default
- * ten times LOAD_LOGINS, in three times as many rounds as the logins), LOAD_ROUNDS (default 7), LOAD_CONCURRENCY (default 4). Logins per second on one
- * core is 1000 / (CPU ms per login): what one fully busy core would serve.
+ * per round), LOAD_ROUNDS (default 7), LOAD_CONCURRENCY (default 4), LOAD_REQUESTS (requests per
+ * round of the authorize and discovery measurement, default ten times LOAD_LOGINS, in three times
+ * as many rounds as the logins). Logins per second on one core is 1000 / (CPU ms per login): what
+ * one fully busy core would serve.
  *
  * Then how the cost grows (LOAD_GROWTH=0 skips it), a table: CPU per login with 1, 100 and
  * 10 000 registered clients (auto-approve); with 10 and 10 000 pending authorizations from
