@@ -303,7 +303,9 @@ describe('what the QR page shows of the client and the request', () => {
       // The start-again links are the page's own URL: the state is not written into the page.
       const hrefs = [...page.html.matchAll(/<a id="start-again(?:-mismatch)?" href="([^"]*)">/g)].map((m) => m[1]);
       expect(hrefs).toEqual(['', '']);
+      // Neither escaped nor form-encoded (as the link rebuilt from the request wrote it).
       expect(page.html).not.toContain('b&lt;c&gt;d');
+      expect(page.html).not.toContain('b%3Cc%3Ed');
       expect(new URL(page.payload).pathname).toMatch(/^\/mobile-app\/[A-Za-z0-9_-]{43}$/);
       expect(page.statusUrl).toMatch(/\/_provider\/qr-status\/[A-Za-z0-9_-]{43}$/);
     } finally {
