@@ -12,8 +12,9 @@
  * counted against the app that caused it) against the bench stub in another; this process only
  * drives requests, so its own CPU is not counted. The authorize hop is the service's work and is
  * skipped: the stub accepts its fixed code.
- * Scenarios run interleaved, round after round; each figure is the median round, and ratios are
- * the median of per-round ratios, with their interquartile range to show the machine's noise.
+ * Scenarios run interleaved, round after round, each round starting with the next one; each
+ * figure is the median round, and ratios are the median of per-round ratios, with their
+ * interquartile range to show the machine's noise.
  * Environment: BENCH_HTTP_ITERATIONS (default 150 logins per round), BENCH_HTTP_ROUNDS (21),
  * BENCH_HTTP_WARMUP (1500 logins per app first, so every app is measured with its code fully optimised).
  */
@@ -110,7 +111,9 @@ async function main(): Promise<void> {
 
   for (const s of scenarios) for (let i = 0; i < WARMUP; i++) await login(ports[s.key], issuerOf(s.key));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const s of scenarios) {
+    // Each round starts with the next app, so no app always runs right after the same other one.
+    for (let k = 0; k < scenarios.length; k++) {
+      const s = scenarios[(round + k) % scenarios.length]!;
       const before = await serverCpu(ports[s.key]);
       for (let i = 0; i < ITERATIONS; i++) await login(ports[s.key], issuerOf(s.key));
       const after = await serverCpu(ports[s.key]);

@@ -13,10 +13,11 @@
  *   auto-approve login is printed too (the driver's own signing is not the provider's CPU).
  *
  * Then the cost of one interactive authorize (the QR page) beside a trivial request (the
- * discovery document) on the same provider. Rounds are interleaved so a burst of load elsewhere
- * hits all alike; each figure is the median round, each ratio the median of the per-round
- * ratios. Every server is warmed up first (LOAD_WARMUP logins, default 1000) so it is measured
- * with its code optimised; with two cores or more and `taskset` at hand, the servers run on the
+ * discovery document) on the same provider. Rounds are interleaved, each round of logins starting
+ * with the next server, so a burst of load elsewhere hits all alike and no server always runs
+ * right after the same other one; each figure is the median round, each ratio the median of the
+ * per-round ratios. Every server is warmed up first (LOAD_WARMUP logins, default 1000) so it is
+ * measured with its code optimised; with two cores or more and `taskset` at hand, the servers run on the
  * last core and this driver on the first (LOAD_PIN=0 turns that off). LOAD_LOGINS (default 300
  * per round), LOAD_ROUNDS (default 7), LOAD_CONCURRENCY (default 4), LOAD_REQUESTS (requests per
  * round of the authorize and discovery measurement, default ten times LOAD_LOGINS, in three times
@@ -290,7 +291,9 @@ async function main(): Promise<void> {
   const authorizeCpu: number[] = [];
   const trivialCpu: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    for (const s of scenarios) {
+    // Each round starts with the next server, so no server always runs right after the same other one.
+    for (let k = 0; k < scenarios.length; k++) {
+      const s = scenarios[(round + k) % scenarios.length]!;
       const r = await run(s.server, LOGINS, s.one);
       s.cpu.push(r.cpuMs);
       s.rate.push(r.perSecond);
