@@ -17,8 +17,8 @@
  * with the next server, so a burst of load elsewhere hits all alike and no server always runs
  * right after the same other one; each figure is the median round, each ratio the median of the
  * per-round ratios. Every server is warmed up first (LOAD_WARMUP logins, default 1000) so it is
- * measured with its code optimised; with two cores or more and `taskset` at hand, the servers run on the
- * last core and this driver on the first (LOAD_PIN=0 turns that off). LOAD_LOGINS (default 300
+ * measured with its code optimised; with two cores or more and `taskset` at hand, the servers
+ * run on the last core and this driver on the first (LOAD_PIN=0 turns that off). LOAD_LOGINS (default 300
  * per round), LOAD_ROUNDS (default 7), LOAD_CONCURRENCY (default 4), LOAD_REQUESTS (requests per
  * round of the authorize and discovery measurement, default ten times LOAD_LOGINS, in three times
  * as many rounds as the logins). Logins per second on one core is 1000 / (CPU ms per login): what
