@@ -10,6 +10,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { generateEcJwkPair } from '../keys.js';
 import { isLoopbackHost } from './config.js';
 
 /** The files `init` writes, by role. */
@@ -37,9 +38,9 @@ export interface InitOptions {
 
 /** One EC P-256 key pair as private and public JWKs, with a `kid`, `use` and `alg`. */
 function ecKey(kid: string, use: 'sig' | 'enc', alg: string): { privateJwk: object; publicJwk: object } {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const { privateJwk, publicJwk } = generateEcJwkPair('P-256');
   const meta = { kid, use, alg };
-  return { privateJwk: { ...privateKey.export({ format: 'jwk' }), ...meta }, publicJwk: { ...publicKey.export({ format: 'jwk' }), ...meta } };
+  return { privateJwk: { ...privateJwk, ...meta }, publicJwk: { ...publicJwk, ...meta } };
 }
 
 /** What `init` did: the files written, or the mistakes that stopped it (nothing written then). */
