@@ -10,7 +10,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { isLoopbackHost } from './config.js';
+import { isLoopbackHost } from '../loopback.js';
 
 /** The files `init` writes, by role. */
 export const INIT_FILES = Object.freeze({
