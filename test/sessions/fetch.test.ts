@@ -94,6 +94,22 @@ describe('step-up (fetch)', () => {
     expect((await browser.request('/transfer')).status).toBe(303);
   });
 
+  it('refuses an ID token whose auth_time is after its iat (id_token_malformed), so a future auth_time cannot pass the step-up', async () => {
+    const { app, browser } = await signedIn();
+    app.provider.provider.advanceClock(10 * MINUTE);
+    const refused = await browser.request('/transfer');
+    expect(refused.status).toBe(303);
+    app.provider.provider.approveNext({ claims: { auth_time: 3600 } }); // an hour after iat
+    const page = await browser.signIn(refused.headers.get('location')!);
+    expect(page.status).toBe(401);
+    expect(await page.text()).toContain('Sign-in failed');
+    // The person is still signed in as before, and the action still asks for a fresh confirmation.
+    expect((await browser.request('/account')).status).toBe(200);
+    expect((await browser.request('/transfer')).status).toBe(303);
+    app.provider.provider.advanceClock(30 * MINUTE);
+    expect((await browser.request('/transfer')).status).toBe(303);
+  });
+
   it('ends the session when a different person comes back', async () => {
     const { logger, events } = recordingLogger();
     const { app, browser } = await signedIn({ policy: { logger } });
