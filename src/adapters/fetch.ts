@@ -281,6 +281,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       fetchSite: h.get('sec-fetch-site') ?? undefined,
       origin: h.get('origin') ?? undefined,
       host: h.get('host') ?? new URL(request.url).host,
+      protocol: new URL(request.url).protocol,
       method: request.method,
     });
     if (refusal !== undefined) {
