@@ -15,7 +15,7 @@ import { isFlowSession, type FlowSession } from '../flow/session.js';
 import { FAILURE_PAGE_HEADERS, renderFailurePage } from '../flow/failure-page.js';
 import { readCookie, type CookieFlowSession, type CookieSessionStore } from './cookie-session.js';
 import { DEFAULT_LOGIN_PATH, stepUpMaxAge, type AccessOptions } from '../flow/access.js';
-import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
+import { defaultSessionPolicy, type SessionCheck, type SessionPolicy } from '../flow/session-policy.js';
 import { createFetchGuards, type SignedInHandler } from './fetch-guard.js';
 import { JWKS_HEADERS, jwksBody, type KeyPublisher } from '../flow/publish-keys.js';
 
@@ -80,7 +80,12 @@ export interface FetchLogin {
   jwks(request?: Request): Response;
   /** GET callback: completes the login, regenerates the session, keeps the person and redirects; a failure page otherwise. */
   callback(request: Request): Promise<Response>;
-  /** The signed-in person kept in the request's session, or `undefined`. */
+  /**
+   * The signed-in person kept in the request's session, or `undefined`: also `undefined` when the
+   * session policy has ended the session (`maxSessionAge`, `idleTimeout`, `signOutEverywhere`),
+   * as for the guards. It neither extends nor clears the session (no response to carry a cookie);
+   * the guards do. Rejects with `session_store_unavailable` when the sign-out store cannot be read.
+   */
   user(request: Request): Promise<unknown>;
   /**
    * Signs out (the cookie session is cleared) and redirects to `redirectTo` (a same-site path,
@@ -257,9 +262,17 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     }
   }
 
+  /** The person, read as the guards read it: a session the policy has ended (or never started) has nobody. */
   async function user(request: Request): Promise<unknown> {
     const session = await sessionOf(request);
-    return session.get(userKey);
+    let result: SessionCheck;
+    try {
+      // A read-only view: reading the person does not write "last seen" (only guarded routes do).
+      result = await policy.check({ get: (key) => session.get(key), set: () => undefined, delete: () => undefined });
+    } catch (err) {
+      throw new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err });
+    }
+    return result.signedIn ? session.get(userKey) : undefined;
   }
 
   async function logout(request: Request, redirectTo = '/'): Promise<Response> {
@@ -268,6 +281,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       fetchSite: h.get('sec-fetch-site') ?? undefined,
       origin: h.get('origin') ?? undefined,
       host: h.get('host') ?? new URL(request.url).host,
+      protocol: new URL(request.url).protocol,
       method: request.method,
     });
     if (refusal !== undefined) {

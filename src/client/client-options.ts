@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { IdError } from '../errors.js';
 import { importRsaPrivateKeyOrJwk, type DecryptionKey } from '../keys.js';
+import { isLoopbackHost } from '../loopback.js';
 import type { DpopKey } from './dpop.js';
 
 /**
@@ -63,11 +64,8 @@ export function importPrivateKeys(value: unknown): DecryptionKey[] {
   });
 }
 
-/** True for `localhost`, 127.0.0.0/8 and ::1 (as the URL parser writes them). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase();
-  return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
+/** True for `localhost`, a whole dotted quad in 127.0.0.0/8 and `[::1]`: the package's one loopback test. */
+export { isLoopbackHost };
 
 /** `https://host[:port]` from `hostname`, which may end in one slash but has no path or query. */
 export function parseHostname(value: unknown, allowInsecureHttp: boolean): string {

@@ -192,6 +192,11 @@ function checkIssuedAt(payload: JWTPayload, expect: IdTokenExpectations): void {
   if (iat > epochSeconds(expect.clock) + expect.clockTolerance) {
     throw new IdError('id_token_issued_in_future', 'The ID token was issued in the future (iat); check the server clock.');
   }
+  // The person cannot have authenticated after the token was issued: a later auth_time would pass every step-up.
+  const authTime = payload.auth_time;
+  if (authTime !== undefined && (typeof authTime !== 'number' || !Number.isFinite(authTime) || authTime > iat + expect.clockTolerance)) {
+    throw new IdError('id_token_malformed', 'The ID token claim "auth_time" is not a time at or before its "iat".');
+  }
 }
 
 function checkNonce(payload: JWTPayload, nonce: string | null | undefined): void {

@@ -5,7 +5,7 @@
  * `Referrer-Policy: no-referrer`, whose own posts carry `Origin: null`, can still sign out.
  *
  * Without it, the method matters. Every browser sends `Origin` on a POST from another site, so
- * a POST without `Sec-Fetch-Site` passes only when its `Origin` names this host, or when it has
+ * a POST without `Sec-Fetch-Site` passes only when its `Origin` names this scheme and host, or when it has
  * no `Origin` at all (not a browser acting for another site: curl, a test client). A GET (or any
  * other method) carries no `Origin` on a cross-site navigation, and browsers without fetch
  * metadata (Safari before 16.4) send neither header then: a GET passes only with
@@ -21,6 +21,11 @@ export interface CrossSiteHeaders {
   origin?: string | undefined;
   /** This app's host (with port) as the request reached it. */
   host: string | undefined;
+  /**
+   * This app's scheme as the request reached it (`'https:'` or `'http:'`), when known: then the
+   * `Origin` must have the same scheme as well as the same host.
+   */
+  protocol?: string | undefined;
   /** The request method. Default `'POST'`; any other method needs `Sec-Fetch-Site`. */
   method?: string | undefined;
 }
@@ -50,6 +55,9 @@ export function crossSiteRefusal(headers: CrossSiteHeaders): CrossSiteRefusal | 
     return 'signout_cross_site'; // "null", garbage, or no Host: not provably our own site.
   }
   if (originUrl.protocol !== 'https:' && originUrl.protocol !== 'http:') return 'signout_cross_site';
+  // Another scheme is another origin: a page on http://app.example (a network attacker can
+  // write one) must not sign out of https://app.example.
+  if (headers.protocol !== undefined && originUrl.protocol !== headers.protocol.toLowerCase()) return 'signout_cross_site';
   return originUrl.host.toLowerCase() === ownUrl.host.toLowerCase() ? undefined : 'signout_cross_site';
 }
 

@@ -1,7 +1,9 @@
 /**
- * A {@link SignOutStore} in Redis, shared by every instance of the app: `SET key time PX ttl` when
- * a person is signed out everywhere, one `GET key` per protected request. Any client with
- * node-redis's `sendCommand` works; `redis` itself is not a dependency of this package.
+ * A {@link SignOutStore} in Redis, shared by every instance of the app: one small script when a
+ * person is signed out everywhere (it keeps the later of the stored and the new time, so an
+ * instance whose clock is behind never moves the cut-off back), one `GET key` per protected
+ * request. Any client with node-redis's `sendCommand` works; `redis` itself is not a dependency
+ * of this package.
  */
 import type { RedisCommandClient } from './redis-replay-store.js';
 import type { SignOutStore } from './sign-out-store.js';
@@ -11,6 +13,21 @@ export interface RedisSignOutStoreOptions {
   /** Prefix of the keys, so several apps can share one Redis. Default `'nd-id:signed-out:'`. */
   prefix?: string;
 }
+
+/**
+ * Sets KEYS[1] to ARGV[1] (ms) for ARGV[2] ms, unless it holds a later time already: then the later
+ * time stays, and its lifetime is only ever lengthened. One atomic step, so two instances signing
+ * a person out at once keep the later cut-off whatever the order.
+ */
+const KEEP_LATER_SCRIPT = `local current = tonumber(redis.call('GET', KEYS[1]))
+local at = tonumber(ARGV[1])
+local ttl = tonumber(ARGV[2])
+if current ~= nil and current >= at then
+  if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+return 1`;
 
 /** Default key prefix of {@link createRedisSignOutStore}. */
 export const DEFAULT_REDIS_SIGN_OUT_PREFIX = 'nd-id:signed-out:';
@@ -35,7 +52,7 @@ export function createRedisSignOutStore(client: RedisCommandClient, options: Red
   return {
     async signOutBefore(key, at, ttlMs) {
       const ttl = String(Math.max(1, Math.ceil(ttlMs)));
-      await client.sendCommand(['SET', `${prefix}${key}`, String(Math.floor(at)), 'PX', ttl]);
+      await client.sendCommand(['EVAL', KEEP_LATER_SCRIPT, '1', `${prefix}${key}`, String(Math.floor(at)), ttl]);
     },
     async signedOutBefore(key) {
       const reply = await client.sendCommand(['GET', `${prefix}${key}`]);

@@ -54,14 +54,19 @@ function authorize(ctx: ProviderContext, page: QrPage, req: ProviderRequest): An
   const params = req.query;
   const clientId = params.get('client_id');
   const fapi = clientId !== null && ctx.config.clients.get(clientId)?.profile === 'fapi2';
+  // A HEAD (a link checker, a mail scanner, a prefetch) is checked as a GET but changes nothing:
+  // no request_uri used up, no code issued, no sign-in waiting, no scripted answer taken.
+  const head = req.method === 'HEAD';
   if (fapi) {
-    const pushed: Redeemed = redeemRequestUri(ctx, params);
+    const pushed: Redeemed = redeemRequestUri(ctx, params, !head);
     if (!pushed.ok) return refuse(ctx, params, pushed);
+    if (head) return htmlAnswer(200, '');
     return proceed(ctx, page, req, pushed.request, pushed.extras);
   }
   const result: Validation = validateAuthorizeQuery(ctx, params);
-  ctx.audit.authorize(clientId ?? undefined, result);
+  if (!head) ctx.audit.authorize(clientId ?? undefined, result);
   if (!result.ok) return refuse(ctx, params, result);
+  if (head) return htmlAnswer(200, '');
   return proceed(ctx, page, req, result.request, undefined);
 }
 

@@ -5,13 +5,15 @@
  * `--profile fapi2` the client is registered in the FAPI 2.0 profile instead: no secret, and an EC
  * P-256 signing key (ES256, private_key_jwt) and encryption key (ECDH-ES+A256KW, ID tokens), kept
  * as a private JWKS for the app and registered as the public JWKS. Existing files are never
- * replaced unless `--force` is given.
+ * replaced unless `--force` is given. Each file is written to a new file beside it (exclusive
+ * create: never an existing file or a symlink), secrets with mode 0600, then renamed into place:
+ * `--force` keeps neither an old file's mode nor a symlink planted where a file goes.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { closeSync, existsSync, fchmodSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { generateEcJwkPair } from '../keys.js';
-import { isLoopbackHost } from './config.js';
+import { isLoopbackHost } from '../loopback.js';
 
 /** The files `init` writes, by role. */
 export const INIT_FILES = Object.freeze({
@@ -60,6 +62,33 @@ function redirectUriMistakes(uri: string): string[] {
   return ['--redirect-uri must be https, or http on a loopback host (localhost, 127.0.0.1, [::1])'];
 }
 
+/** Mode of the files holding a secret (private keys, clients.json): the owner only. */
+const SECRET_MODE = 0o600;
+/** Mode of the public key file. */
+const PUBLIC_MODE = 0o644;
+
+/**
+ * Writes `data` to `path` through a new file beside it, opened with O_CREAT|O_EXCL (so it is
+ * never an existing file, nor a symlink that would send the data elsewhere) with `mode`, then
+ * renamed over `path` (which replaces a symlink there, not the file it points to).
+ */
+function writeNewFile(path: string, data: string | Buffer, mode: number): void {
+  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(8).toString('hex')}.tmp`);
+  const fd = openSync(temporary, 'wx', mode);
+  try {
+    try {
+      fchmodSync(fd, mode); // the exact mode, whatever the umask left of it
+      writeFileSync(fd, data);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, path);
+  } catch (err) {
+    rmSync(temporary, { force: true });
+    throw err;
+  }
+}
+
 /** Write the key pair and clients.json for one client. */
 export function runInit(options: InitOptions): InitOutcome {
   const clientId = options.clientId ?? 'my-app';
@@ -88,10 +117,10 @@ export function runInit(options: InitOptions): InitOutcome {
   };
   mkdirSync(dir, { recursive: true });
   if (sig !== undefined && enc !== undefined) {
-    writeFileSync(join(dir, INIT_FILES.fapiKeys), `${JSON.stringify({ keys: [sig.privateJwk, enc.privateJwk] }, null, 2)}\n`, { mode: 0o600 });
+    writeNewFile(join(dir, INIT_FILES.fapiKeys), `${JSON.stringify({ keys: [sig.privateJwk, enc.privateJwk] }, null, 2)}\n`, SECRET_MODE);
   }
-  writeFileSync(join(dir, INIT_FILES.privateKey), privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
-  writeFileSync(join(dir, INIT_FILES.publicKey), publicKey.export({ format: 'pem', type: 'spki' }));
-  writeFileSync(join(dir, INIT_FILES.clients), `${JSON.stringify(clients, null, 2)}\n`, { mode: 0o600 });
+  writeNewFile(join(dir, INIT_FILES.privateKey), privateKey.export({ format: 'pem', type: 'pkcs8' }), SECRET_MODE);
+  writeNewFile(join(dir, INIT_FILES.publicKey), publicKey.export({ format: 'pem', type: 'spki' }), PUBLIC_MODE);
+  writeNewFile(join(dir, INIT_FILES.clients), `${JSON.stringify(clients, null, 2)}\n`, SECRET_MODE);
   return { ok: true, files: paths, clientId };
 }

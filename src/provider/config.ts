@@ -6,6 +6,7 @@ import { randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../clock.js';
 import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
+import { isLoopbackHost } from '../loopback.js';
 import { camelCaseOf, checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
 import { DEFAULT_PERSONAS, isIsoDate, isValidNric } from './personas.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
@@ -119,10 +120,8 @@ const OPTION_KEYS = new Set([
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name', ...FAPI_CLIENT_KEYS]);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
 
-/** True for `localhost`, `127.0.0.0/8` and `[::1]`. */
-export function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-}
+/** True for `localhost`, a whole dotted quad in 127.0.0.0/8 and `[::1]`: the package's one loopback test. */
+export { isLoopbackHost };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -122,10 +122,10 @@ async function par(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> 
 }
 
 /**
- * The pushed request a FAPI client's authorize query names, taken (single use). The query must
- * hold `client_id` and `request_uri` only.
+ * The pushed request a FAPI client's authorize query names, taken (single use) unless `take` is
+ * false (a HEAD only looks). The query must hold `client_id` and `request_uri` only.
  */
-export function redeemRequestUri(ctx: ProviderContext, params: URLSearchParams): Redeemed {
+export function redeemRequestUri(ctx: ProviderContext, params: URLSearchParams, take = true): Redeemed {
   const clientId = params.get('client_id') ?? '';
   const extra = [...new Set(params.keys())].filter((name) => name !== 'client_id' && name !== 'request_uri');
   const requestUris = params.getAll('request_uri');
@@ -151,7 +151,7 @@ export function redeemRequestUri(ctx: ProviderContext, params: URLSearchParams):
       message: `The request_uri is unknown, already used or expired (it lives ${PUSHED_REQUEST_TTL_S} s and works once): push the request again.`,
     };
   }
-  ctx.stores.pushed.delete(id);
+  if (take) ctx.stores.pushed.delete(id);
   return { ok: true, request: pushed.request, extras: { dpopJkt: pushed.dpopJkt } };
 }
 

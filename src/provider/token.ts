@@ -209,6 +209,9 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   if (record.maxAge !== undefined && iat > record.authTime + record.maxAge) {
     throw new OAuthRefusal(400, 'invalid_grant', 'The sign-in is older than the max_age of the authorization request; start again.');
   }
+  // Listed before signing: a replay while this redemption signs and encrypts revokes it too.
+  const issued = record.accessTokens;
+  issued.push(accessToken);
   const signedIdToken = await ctx.conformance.signIdToken(
     client.clientId,
     accessToken,
@@ -229,6 +232,9 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   );
   const sealed = dpopJkt !== undefined && ctx.conformance.encryptsIdToken(accessToken);
   const idToken = sealed ? await encryptIdToken(ctx, client, signedIdToken) : signedIdToken;
+  if (record.accessTokens !== issued || !issued.includes(accessToken)) {
+    throw new OAuthRefusal(400, 'invalid_grant', 'The authorization code was used twice; the tokens issued from it are revoked.');
+  }
   stores.accessTokens.set(
     accessToken,
     {
@@ -241,7 +247,6 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
     },
     now + config.ttl.accessToken * 1000,
   );
-  record.accessTokens.push(accessToken);
   ctx.log('token', `tokens issued to client ${client.clientId}`);
   const tokens = { access_token: accessToken, id_token: idToken, token_type: dpopJkt === undefined ? 'Bearer' : 'DPoP', expires_in: config.ttl.accessToken };
   const answer = json(200, ctx.conformance.tokenBody(accessToken, tokens), NO_STORE);

@@ -182,6 +182,20 @@ describe('ID token: claims', () => {
     await refusedWith(login(clientFor(stub), stub), 'id_token_issued_in_future');
   });
 
+  it('refuses an auth_time later than iat beyond the clock tolerance, or not a number, as malformed', async () => {
+    const now = Math.floor(clock.now() / 1000);
+    stub.claims = { iat: now, auth_time: now + 61 };
+    await refusedWith(login(clientFor(stub), stub), 'id_token_malformed');
+    stub.claims = { iat: now - 3600, auth_time: now };
+    await refusedWith(login(clientFor(stub), stub), 'id_token_malformed');
+    stub.claims = { auth_time: 'now' };
+    await refusedWith(login(clientFor(stub), stub), 'id_token_malformed');
+    stub.claims = { iat: now, auth_time: now + 30 };
+    await expect(login(clientFor(stub), stub)).resolves.toMatchObject({ sub: stub.sub });
+    stub.claims = { iat: now, auth_time: now - 300 };
+    await expect(login(clientFor(stub), stub)).resolves.toMatchObject({ sub: stub.sub });
+  });
+
   it('refuses nbf in the future', async () => {
     const now = Math.floor(clock.now() / 1000);
     stub.claims = { nbf: now + 600 };

@@ -46,6 +46,17 @@ describe.each(ADAPTERS)('%s: sign-out', (adapter) => {
       expect(await me(browser)).not.toBeNull();
     });
 
+    it('refuses a POST whose Origin is its own host on another scheme (403 signout_cross_site), and takes one on its own', async () => {
+      const otherScheme = rp.app.baseUrl.replace(/^http:/, 'https:');
+      const refused = await send(browser, 'POST', { Origin: otherScheme });
+      expect(refused.status).toBe(403);
+      expect(refused.text).toContain('<code>signout_cross_site</code>');
+      expect(await me(browser)).not.toBeNull();
+      expect((await send(browser, 'POST', { Origin: rp.app.baseUrl })).status).toBe(302);
+      expect(await me(browser)).toBeNull();
+      await signIn(browser);
+    });
+
     it('signs out on a GET the browser says is same-origin', async () => {
       const answer = await send(browser, 'GET', { 'Sec-Fetch-Site': 'same-origin' });
       expect(answer.status).toBe(302);

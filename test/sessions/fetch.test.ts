@@ -3,6 +3,7 @@
  * and real cookies against the provider with its movable clock.
  */
 import { describe, expect, it } from 'vitest';
+import type { SignOutStore } from '../../src/flow/sign-out-store.js';
 import { Browser, OTHER_PERSONA, MINUTE, appsUnderTest, recordingLogger, startFetchApp } from './harness.js';
 
 const apps = appsUnderTest(startFetchApp);
@@ -94,6 +95,22 @@ describe('step-up (fetch)', () => {
     expect((await browser.request('/transfer')).status).toBe(303);
   });
 
+  it('refuses an ID token whose auth_time is after its iat (id_token_malformed), so a future auth_time cannot pass the step-up', async () => {
+    const { app, browser } = await signedIn();
+    app.provider.provider.advanceClock(10 * MINUTE);
+    const refused = await browser.request('/transfer');
+    expect(refused.status).toBe(303);
+    app.provider.provider.approveNext({ claims: { auth_time: 3600 } }); // an hour after iat
+    const page = await browser.signIn(refused.headers.get('location')!);
+    expect(page.status).toBe(401);
+    expect(await page.text()).toContain('Sign-in failed');
+    // The person is still signed in as before, and the action still asks for a fresh confirmation.
+    expect((await browser.request('/account')).status).toBe(200);
+    expect((await browser.request('/transfer')).status).toBe(303);
+    app.provider.provider.advanceClock(30 * MINUTE);
+    expect((await browser.request('/transfer')).status).toBe(303);
+  });
+
   it('ends the session when a different person comes back', async () => {
     const { logger, events } = recordingLogger();
     const { app, browser } = await signedIn({ policy: { logger } });
@@ -131,5 +148,50 @@ describe('sign-out (fetch)', () => {
     expect((await browser.request('/account')).status).toBe(303);
     const replay = await fetch(`${app.baseUrl}/account`, { headers: { cookie: copy }, redirect: 'manual' });
     expect(replay.status).toBe(303);
+  });
+});
+
+describe('auth.user (fetch) reads the person as the guards do', () => {
+  /** The unguarded `/me` with the cookie header `cookie`: the person it reads, or null. */
+  async function userWith(baseUrl: string, cookie: string): Promise<{ sub: string } | null> {
+    const res = await fetch(`${baseUrl}/me`, { headers: { cookie } });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { user: { sub: string } | null }).user;
+  }
+
+  it('gives nobody for a copy of the cookie once the person is signed out everywhere', async () => {
+    const { app, browser } = await signedIn();
+    const copy = browser.cookieHeader();
+    const person = await userWith(app.baseUrl, copy);
+    expect(person?.sub).toEqual(expect.any(String));
+    await app.sessions.signOutEverywhere(person!.sub);
+    expect(await userWith(app.baseUrl, copy)).toBeNull();
+    expect((await fetch(`${app.baseUrl}/account`, { headers: { cookie: copy }, redirect: 'manual' })).status).toBe(303);
+  });
+
+  it('gives nobody after the idle timeout, and reading does not keep the session alive', async () => {
+    const { app, browser } = await signedIn({ policy: { idleTimeout: 30 * MINUTE, touchInterval: MINUTE } });
+    const copy = browser.cookieHeader();
+    app.provider.provider.advanceClock(20 * MINUTE);
+    expect(await userWith(app.baseUrl, copy)).not.toBeNull(); // an unguarded read is not activity...
+    app.provider.provider.advanceClock(11 * MINUTE);
+    expect(await userWith(app.baseUrl, copy)).toBeNull(); // ...so 31 minutes after sign-in the session has ended
+    expect((await browser.request('/account')).status).toBe(303);
+  });
+
+  it('gives nobody after maxSessionAge, however active the session', async () => {
+    const { app, browser } = await signedIn({ policy: { maxSessionAge: 60 * MINUTE, idleTimeout: false } });
+    const copy = browser.cookieHeader();
+    app.provider.provider.advanceClock(59 * MINUTE);
+    expect(await userWith(app.baseUrl, copy)).not.toBeNull();
+    app.provider.provider.advanceClock(2 * MINUTE);
+    expect(await userWith(app.baseUrl, copy)).toBeNull();
+  });
+
+  it('rejects with session_store_unavailable, never the person, when the sign-out store cannot be read', async () => {
+    const failing: SignOutStore = { signOutBefore: () => Promise.resolve(), signedOutBefore: () => Promise.reject(new Error('store down')) };
+    const { app, browser } = await signedIn({ policy: { signOutStore: failing } });
+    const request = new Request(`${app.baseUrl}/me`, { headers: { cookie: browser.cookieHeader() } });
+    await expect(app.auth.user(request)).rejects.toMatchObject({ code: 'session_store_unavailable' });
   });
 });

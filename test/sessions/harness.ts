@@ -158,7 +158,8 @@ function serveFetch(handler: (request: Request) => Promise<Response>): (req: Inc
 
 /**
  * The fetch app: `/auth/login`, `/auth/callback`, `POST /auth/logout` (to `/signed-out`),
- * `/account` (requireSignIn), `/api/me` (api), `/transfer` (requireRecentSignIn(300)).
+ * `/account` (requireSignIn), `/api/me` (api), `/transfer` (requireRecentSignIn(300)), `/me`
+ * (unguarded `auth.user`).
  */
 export async function startFetchApp(options: TestAppOptions = {}): Promise<TestApp & { auth: FetchLogin }> {
   const server = createServer();
@@ -188,6 +189,8 @@ export async function startFetchApp(options: TestAppOptions = {}): Promise<TestA
     if (pathname === '/account') return auth.requireSignIn(request, ({ user, signIn }) => Response.json({ user, signIn }));
     if (pathname === '/api/me') return auth.requireSignIn(request, ({ user }) => Response.json({ user }), { api: true });
     if (pathname === '/transfer') return auth.requireRecentSignIn(request, 300, () => new Response('transfer form'));
+    // Unguarded, as the Hono and Next.js recipes read the person.
+    if (pathname === '/me') return Response.json({ user: (await auth.user(request)) ?? null });
     return new Response('not found', { status: 404 });
   };
   server.on('request', serveFetch(handler));

@@ -9,6 +9,7 @@ import { createRedisSignOutStore } from '../../src/flow/redis-sign-out-store.js'
 import type { RedisCommandClient } from '../../src/flow/redis-replay-store.js';
 import type { StartedProvider } from '../../src/provider/index.js';
 import { freePort, startRedis, type TestRedis } from '../helpers/redis.js';
+import { createSessionPolicy } from '../../src/flow/session-policy.js';
 import { Browser, OTHER_PERSONA, startExpressApp, startFetchApp, startTestProvider } from './harness.js';
 
 let redis: TestRedis;
@@ -32,7 +33,7 @@ beforeAll(async () => {
       return client.sendCommand(args);
     },
   };
-  ports = [await freePort(), await freePort(), await freePort(), await freePort()];
+  ports = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   provider = await startTestProvider(ports.map((p) => `http://127.0.0.1:${p}/auth/callback`));
 });
 
@@ -78,6 +79,36 @@ describe('signOutEverywhere with Redis', () => {
     provider.provider.advanceClock(1000);
     expect((await onB.signIn()).status).toBe(302);
     expect((await onB.request('/account')).status).toBe(200);
+  });
+
+  it('keeps the later cut-off: an instance whose clock is behind does not bring an ended session back', async () => {
+    const store = createRedisSignOutStore(client);
+    const app = await startFetchApp({ provider, port: ports[4]!, policy: { signOutStore: store } });
+    apps.push(app);
+    const browser = new Browser(app.baseUrl);
+    expect((await browser.signIn()).status).toBe(302);
+    const copy = browser.cookieHeader();
+    const sub = ((await (await browser.request('/account')).json()) as { user: { sub: string } }).user.sub;
+    provider.provider.advanceClock(1000);
+    await app.sessions.signOutEverywhere(sub);
+    const replay = (): Promise<Response> => fetch(`${app.baseUrl}/account`, { headers: { cookie: copy }, redirect: 'manual' });
+    expect((await replay()).status).toBe(303);
+    // Another instance, its clock an hour behind, signs the same person out everywhere.
+    const behind = createSessionPolicy({ signOutStore: store, clock: () => provider.provider.clock() - 60 * 60 * 1000 });
+    await behind.signOutEverywhere(sub);
+    expect((await replay()).status).toBe(303);
+    expect((await fetch(`${app.baseUrl}/me`, { headers: { cookie: copy } }).then((r) => r.json())) as { user: unknown }).toEqual({ user: null });
+  });
+
+  it('stores the later of two times, whichever comes second, and only ever lengthens its lifetime', async () => {
+    const store = createRedisSignOutStore(client, { prefix: 'test:keep-later:' });
+    await store.signOutBefore('p', 2_000, 60_000);
+    await store.signOutBefore('p', 1_000, 120_000);
+    expect(await store.signedOutBefore('p')).toBe(2_000);
+    expect(await client.pTTL('test:keep-later:p')).toBeGreaterThan(60_000);
+    await store.signOutBefore('p', 3_000, 1_000);
+    expect(await store.signedOutBefore('p')).toBe(3_000);
+    expect(await client.pTTL('test:keep-later:p')).toBeLessThanOrEqual(1_000);
   });
 
   it('refuses the request (503) rather than letting it through when Redis cannot be read', async () => {

@@ -1,16 +1,19 @@
 /**
  * The DPoP server nonces of a provider with the `dpopNonce` option (RFC 9449 section 8): one
- * current nonce, replaced every {@link NONCE_ROTATION_MS}, and the one before it still accepted.
+ * current nonce, handed out for {@link NONCE_ROTATION_MS}, and the one before it still accepted
+ * for one more period. A nonce expires by the provider's clock, idle or not: one handed out an
+ * hour ago is refused after an idle hour, as after a busy one.
  */
 import { pooledRandomToken } from '../random-pool.js';
 
-/** How long a server nonce is handed out before it is replaced, in ms. */
+/** How long a server nonce is handed out before it is replaced, in ms; it is accepted for as long again. */
 export const NONCE_ROTATION_MS = 60_000;
 
 /** The provider's DPoP server nonces (RFC 9449 section 8): the current one and the one before. */
 export class DpopNonces {
   #current = pooledRandomToken(16);
   #previous: string | undefined;
+  /** When the current nonce was made. */
   #since: number;
 
   constructor(private readonly clock: () => number) {
@@ -19,17 +22,25 @@ export class DpopNonces {
 
   /** The nonce to hand out now. */
   current(): string {
-    if (this.clock() - this.#since > NONCE_ROTATION_MS) {
-      this.#previous = this.#current;
-      this.#current = pooledRandomToken(16);
-      this.#since = this.clock();
-    }
+    this.#rotate(this.clock());
     return this.#current;
   }
 
-  /** True for the current nonce or the one just replaced. */
+  /** True for the current nonce, or the one it replaced while that is within its second period. */
   accepts(nonce: unknown): boolean {
-    const now = this.current();
-    return typeof nonce === 'string' && (nonce === now || nonce === this.#previous);
+    const current = this.current();
+    return typeof nonce === 'string' && (nonce === current || nonce === this.#previous);
+  }
+
+  /**
+   * Replaces the current nonce once its period is over. The one replaced stays accepted only until
+   * two periods after it was made: after a longer idle time neither is (whole periods are skipped).
+   */
+  #rotate(now: number): void {
+    const age = now - this.#since;
+    if (age <= NONCE_ROTATION_MS) return;
+    this.#previous = age <= 2 * NONCE_ROTATION_MS ? this.#current : undefined;
+    this.#current = pooledRandomToken(16);
+    this.#since = age <= 2 * NONCE_ROTATION_MS ? this.#since + NONCE_ROTATION_MS : now;
   }
 }

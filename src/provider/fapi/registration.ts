@@ -9,6 +9,7 @@
  * spellings are refused with a sentence naming the camelCase one.
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type webcrypto } from 'node:crypto';
+import { isLoopbackHost } from '../../loopback.js';
 
 /** The JWE key-management algorithms an ID token of a FAPI client can be encrypted with. */
 export const ID_TOKEN_ENCRYPTION_ALGS = ['ECDH-ES+A256KW', 'RSA-OAEP-256'] as const;
@@ -127,8 +128,7 @@ function checkJwksUri(value: unknown, where: string, mistakes: string[]): string
     mistakes.push(`${where} "${value}" is not an absolute URL`);
     return undefined;
   }
-  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\./.test(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     mistakes.push(`${where} "${value}" must use https (or http on a loopback host)`);
     return undefined;
   }

@@ -7,6 +7,8 @@
  * context, over http to localhost and 127.0.0.1 too.
  */
 
+import { isLoopbackHost } from '../../loopback.js';
+
 /** One stored cookie. */
 export interface StoredCookie {
   name: string;
@@ -27,9 +29,6 @@ function isIp(host: string): boolean {
   return IP_V4.test(host) || host.startsWith('[');
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
 
 /** RFC 6265 5.1.4: the default path of a cookie set by `url`. */
 function defaultPath(url: URL): string {
@@ -107,7 +106,7 @@ export class CookieJar {
   cookiesFor(url: string | URL): StoredCookie[] {
     const at = new URL(url);
     const host = at.hostname.toLowerCase();
-    const secureContext = at.protocol === 'https:' || isLoopback(host);
+    const secureContext = at.protocol === 'https:' || isLoopbackHost(host);
     const now = this.now();
     const out: StoredCookie[] = [];
     for (const [id, cookie] of this.#cookies) {

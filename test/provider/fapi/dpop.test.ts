@@ -160,6 +160,38 @@ describe('the dpopNonce option', () => {
   });
 });
 
+describe('DPoP server nonces expire by the provider clock', () => {
+  it('accepts a nonce for its period and the next, and refuses it after an idle hour with use_dpop_nonce', async () => {
+    const nonced = await startFapi({ dpopNonce: true });
+    try {
+      const parUrl = `${nonced.baseUrl}/v2/oauth/par`;
+      const pushWith = async (nonce: string): Promise<Response> =>
+        push(nonced, dpop, loginParams(nonced).params, { proof: await dpop.proof(nonced, 'POST', parUrl, { nonce }) });
+      const nonceOf = async (): Promise<string> => (await push(nonced, dpop, loginParams(nonced).params)).headers.get('dpop-nonce') ?? '';
+      const refused = async (res: Response): Promise<void> => {
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as { error: string }).error).toBe('use_dpop_nonce');
+      };
+
+      const first = await nonceOf();
+      expect(first).not.toBe('');
+      nonced.provider.advanceClock(90_000); // replaced, still accepted for one more period
+      expect((await pushWith(first)).status).toBe(201);
+      nonced.provider.advanceClock(31_000); // two periods after it was made
+      await refused(await pushWith(first));
+
+      const idle = await nonceOf();
+      expect((await pushWith(idle)).status).toBe(201);
+      nonced.provider.advanceClock(60 * 60_000); // no request at all for an hour
+      const late = await pushWith(idle);
+      expect(late.headers.get('dpop-nonce')).not.toBe(idle);
+      await refused(late);
+    } finally {
+      await nonced.close();
+    }
+  });
+});
+
 describe('the DPoP scheme with a token that is not DPoP-bound', () => {
   it('is refused with invalid_token naming the DPoP scheme', async () => {
     const { createTestProvider } = await import('../../../src/provider/index.js');

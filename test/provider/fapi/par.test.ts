@@ -130,6 +130,23 @@ describe('FAPI 2.0: authorize takes only client_id and request_uri', () => {
     expect(await pageCode(await authorizeUri(f.test, uri))).toBe('invalid_request_uri');
   });
 
+  it('does not use up a request_uri on a HEAD (a link checker or prefetch): the GET after it still works, once', async () => {
+    const uri = await pushed();
+    const head = () =>
+      fetch(`${f.test.baseUrl}/v2/oauth/authorize?${new URLSearchParams({ client_id: f.test.client.clientId, request_uri: uri })}`, { method: 'HEAD', redirect: 'manual' });
+    for (let i = 0; i < 2; i++) {
+      const res = await head();
+      expect(res.status).toBe(200);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.get('cache-control')).toBe('no-store');
+    }
+    const back = await authorizeUri(f.test, uri);
+    expect(back.status).toBe(302);
+    expect(new URL(back.headers.get('location') ?? '').searchParams.get('code')).toEqual(expect.any(String));
+    expect((await head()).status).toBe(400);
+    expect(await pageCode(await authorizeUri(f.test, uri))).toBe('invalid_request_uri');
+  });
+
   it('refuses a request_uri after its 60 seconds', async () => {
     const uri = await pushed();
     f.test.provider.advanceClock(61_000);

@@ -54,6 +54,21 @@ describe('a FAPI 2.0 client registration', () => {
     expect(mistakesOf({ ...byUri, jwks_uri: 'https://rp.example/jwks' })).toMatch(/has "jwks_uri": write it "jwksUri"/);
   });
 
+  it('takes a plain-http jwksUri only on a loopback host, never a remote name that starts like one', async () => {
+    const { jwks: _jwks, ...byUri } = fapiClient;
+    for (const jwksUri of ['http://127.0.0.1.attacker.example/jwks', 'http://127.0.0.1.nip.io:8080/jwks', 'http://localhost.attacker.example/jwks', 'http://127.example/jwks']) {
+      expect(mistakesOf({ ...byUri, jwksUri })).toMatch(/must use https \(or http on a loopback host\)/);
+    }
+    // startProvider refuses it too, before anything listens.
+    const { startProvider } = await import('../../../src/provider/index.js');
+    await expect(startProvider({ clients: [{ ...byUri, jwksUri: 'http://127.0.0.1.attacker.example/jwks' }] } as unknown as ProviderOptions)).rejects.toThrow(
+      /jwksUri "http:\/\/127\.0\.0\.1\.attacker\.example\/jwks" must use https/,
+    );
+    for (const jwksUri of ['http://127.0.0.1:8080/jwks', 'http://127.1.2.3/jwks', 'http://[::1]:8080/jwks', 'http://LocalHost:8080/jwks']) {
+      expect(() => createProvider({ baseUrl: 'http://127.0.0.1:4000', clients: [{ ...byUri, jwksUri }] } as unknown as ProviderOptions)).not.toThrow();
+    }
+  });
+
   it('keeps jwks and the encryption choice off base clients', () => {
     expect(mistakesOf({ ...fapiClient, profile: undefined, clientSecret: 'secret-of-a' })).toMatch(/jwks is for a FAPI 2.0 client: add "profile": "fapi2"/);
   });
