@@ -6,9 +6,8 @@
  * (`127.0.0.1.attacker.example`) is a remote host.
  */
 
-/** One decimal octet, 0 to 255, without leading zeros. */
-const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
-const LOOPBACK_IPV4 = new RegExp(`^127\\.${OCTET}\\.${OCTET}\\.${OCTET}$`);
+/** `127.` and three decimal octets, each 0 to 255 without leading zeros. */
+const LOOPBACK_IPV4 = /^127(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 
 /**
  * True for `localhost` (any case), a whole dotted quad in 127.0.0.0/8, and `[::1]` or `::1`:
