@@ -26,7 +26,7 @@ import {
   RP_KEYS,
   startIntegrationProvider,
   startLogin,
-} from './harness.js';
+} from '../helpers/harness.js';
 import { decorateMethod, startNestApp } from './nest-support.js';
 
 interface PlainNestRp {
