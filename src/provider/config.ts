@@ -5,6 +5,7 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../clock.js';
+import { isRecord } from '../encoding.js';
 import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
 import { camelCaseOf, checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
 import { DEFAULT_PERSONAS, isIsoDate, isValidNric } from './personas.js';
@@ -122,10 +123,6 @@ const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'prof
 /** True for `localhost`, `127.0.0.0/8` and `[::1]`. */
 export function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isPositiveInt(value: unknown, max = Number.MAX_SAFE_INTEGER): value is number {
