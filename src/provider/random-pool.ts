@@ -1,8 +1,8 @@
 /**
  * Random bytes for the per-login values (ids, codes, nonces, keys, IVs), drawn from the
- * operating system's generator in blocks of {@link RANDOM_POOL_SIZE} bytes: one `randomBytes`
- * call costs about 5 µs whatever its size up to a few KiB, about as much as the rest of a status
- * poll, so a login's dozen draws are served from one call. Each byte is handed out once; a new
+ * operating system's generator in blocks of {@link RANDOM_POOL_SIZE} bytes: a `randomBytes`
+ * call costs about the same whatever its size up to a few KiB (docs/internals.md), so a login's
+ * dozen draws are served from one call. Each byte is handed out once; a new
  * block is a new buffer, so the bytes already handed out (views into the old block) never change.
  */
 import { randomBytes } from 'node:crypto';
