@@ -538,7 +538,8 @@ export class NdIdStrategy extends PassportStrategyBase {
       ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
       ...(maxAge === undefined ? {} : { maxAge }),
     };
-    finishSignInAtLogIn(req, signIn, { flow: this.flow, policy, wiring: this.wiring, sessionKey: this.sessionKey });
+    // With session: false, Passport signs nobody into the session, so there is no sign-in to record.
+    if (options.session !== false) finishSignInAtLogIn(req, signIn, { flow: this.flow, policy, wiring: this.wiring, sessionKey: this.sessionKey });
     const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
     this.success(outcome.user, successInfo);
   }

@@ -30,6 +30,9 @@ describe('NdIdStrategy as a Passport strategy', () => {
       constructor() {
         super(OPTIONS);
       }
+      validate(user: unknown): unknown {
+        return user;
+      }
     }
     const strategy = new NestStrategy();
     expect(strategy).toBeInstanceOf(passport.Strategy);

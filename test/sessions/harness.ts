@@ -10,7 +10,7 @@ import express, { type Express } from 'express';
 import session, { MemoryStore, type SessionData } from 'express-session';
 import passport from 'passport';
 import { startProvider, DEFAULT_PERSONAS, type StartedProvider } from '../../src/provider/index.js';
-import { NdIdStrategy } from '../../src/passport/strategy.js';
+import { NdIdStrategy, type NdIdAuthenticateOptions } from '../../src/passport/strategy.js';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { requireRecentSignIn, requireSignIn } from '../../src/passport/require-sign-in.js';
 import { ndIdSession } from '../../src/passport/signed-in-session.js';
@@ -124,7 +124,8 @@ export async function startExpressApp(options: TestAppOptions = {}): Promise<Tes
     app.get('/auth/login', (req, res, next) => {
       const returnTo = safeReturnTo(req.query.returnTo);
       const maxAge = stepUpMaxAge(req.query.maxAge);
-      authenticator.authenticate('nd-id', { ...(returnTo === undefined ? {} : { returnTo }), ...(maxAge === undefined ? {} : { maxAge }) })(req, res, next);
+      const options: NdIdAuthenticateOptions = { ...(returnTo === undefined ? {} : { returnTo }), ...(maxAge === undefined ? {} : { maxAge }) };
+      authenticator.authenticate('nd-id', options)(req, res, next);
     });
     app.get('/auth/callback', authenticator.authenticate('nd-id'), (req, res) => {
       res.redirect((req.authInfo as { returnTo?: string } | undefined)?.returnTo ?? '/');
