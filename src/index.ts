@@ -72,6 +72,7 @@ export {
   type NdIdFailure,
   type NdIdSuccessInfo,
   type NdIdAuthenticateOptions,
+  type NdIdRouteWiring,
 } from './passport/strategy.js';
 export { ndIdRouter, type NdIdRouterOptions, type NdIdRoutes, type NdIdAfterCallbackResult, type NdIdFailureView } from './passport/router.js';
 export { safeReturnTo, MAX_RETURN_TO_LENGTH } from './flow/return-to.js';
@@ -115,7 +116,6 @@ export {
 } from './flow/diagnose.js';
 export {
   createCookieSession,
-  readCookie,
   DEFAULT_COOKIE_SESSION_NAME,
   DEFAULT_COOKIE_SESSION_MAX_AGE_MS,
   MAX_COOKIE_SESSION_BYTES,
@@ -164,5 +164,6 @@ export {
 export { createRedisSignOutStore, DEFAULT_REDIS_SIGN_OUT_PREFIX, type RedisSignOutStoreOptions } from './flow/redis-sign-out-store.js';
 export { DEFAULT_LOGIN_PATH, wantsJson, type AccessOptions, type AccessAnswer, type AccessRefusalReason } from './flow/access.js';
 export { requireSignIn, requireRecentSignIn, type RequireSignInOptions } from './passport/require-sign-in.js';
+export { ndIdSession, type NdIdSessionOptions } from './passport/signed-in-session.js';
 export { ndIdSignInGuard, type NdIdSignInGuard, type NdIdSignInGuardOptions, type NdIdExecutionContext } from './adapters/nest-guard.js';
 export type { SignedInHandler, SignedInRequest } from './adapters/fetch-guard.js';

@@ -95,12 +95,14 @@ function isSealed(value: unknown): value is Sealed {
   return typeof v.sid === 'string' && typeof v.exp === 'number' && typeof v.data === 'object' && v.data !== null && !Array.isArray(v.data);
 }
 
-/** The value of cookie `name` in a `Cookie` header, or undefined. */
+/** The value of cookie `name` in a `Cookie` header, without the double quotes RFC 6265 allows around it; or undefined. */
 export function readCookie(header: string | null, name: string): string | undefined {
   if (header === null) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq <= 0 || part.slice(0, eq).trim() !== name) continue;
+    const value = part.slice(eq + 1).trim();
+    return value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
   }
   return undefined;
 }

@@ -61,11 +61,6 @@ export function crossSiteRefusal(headers: CrossSiteHeaders): CrossSiteRefusal | 
   return originUrl.host.toLowerCase() === ownUrl.host.toLowerCase() ? undefined : 'signout_cross_site';
 }
 
-/** True when the request is not provably from this site (see {@link crossSiteRefusal}). */
-export function isCrossSite(headers: CrossSiteHeaders): boolean {
-  return crossSiteRefusal(headers) !== undefined;
-}
-
 const FIXES: Readonly<Record<CrossSiteRefusal, { cause: string; fix: string }>> = {
   signout_cross_site: {
     cause: 'The sign-out request came from another site (Sec-Fetch-Site or Origin said so), so it was refused.',

@@ -122,7 +122,7 @@ function checkDuration(value: unknown, option: string, example: string): number 
   return value;
 }
 
-function isRecord(value: unknown): value is SignInRecord {
+function isSignInRecord(value: unknown): value is SignInRecord {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
   return (
@@ -203,7 +203,7 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
 
   function read(session: FlowSession): SignInRecord | undefined {
     const value = session.get(recordKey);
-    return isRecord(value) ? value : undefined;
+    return isSignInRecord(value) ? value : undefined;
   }
 
   return {

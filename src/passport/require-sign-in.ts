@@ -1,6 +1,6 @@
 /**
  * Express guards for routes that need a signed-in person: `requireSignIn()` and
- * `requireRecentSignIn(seconds)`. They read the sign-in record `ndIdRouter()` keeps in the
+ * `requireRecentSignIn(seconds)`. They read the sign-in record the strategy keeps in the
  * session, end sessions whose lifetime passed (destroyed in the store, cookie cleared), and
  * answer a page request with a redirect to the login route and an API request with 401 JSON.
  */
@@ -10,6 +10,7 @@ import { checkAccessOptions, refuseAccess, refusalReason, type AccessOptions, ty
 import { LOG_EVENTS } from '../log.js';
 import { defaultSessionPolicy, type SessionPolicy, type SignInRecord } from '../flow/session-policy.js';
 import { recordSession } from '../flow/session.js';
+import { sessionEndedOn } from './signed-in-session.js';
 
 /** Options of {@link requireSignIn} and {@link requireRecentSignIn}. */
 export interface RequireSignInOptions extends AccessOptions {
@@ -71,6 +72,10 @@ function guard(options: RequireSignInOptions | undefined, seconds: number | unde
     const session = sessionOf(req);
     if (session === undefined) {
       return next(new IdError('session_missing', `${who} needs a session: mount express-session (app.use(session({ ... }))) before it.`));
+    }
+    const endedEarlier = sessionEndedOn(req);
+    if (endedEarlier !== undefined) {
+      return destroySession(req, res, cookieName, (err) => (err ? next(err) : refuse(req, res, refusalReason(endedEarlier), seconds)));
     }
     policy.check(recordSession(session)).then(
       (result) => {

@@ -1,32 +1,26 @@
 /**
  * ndIdRouter(): the routes an Express app mounts to offer sign-in with the service:
  * `GET /login`, `GET /callback` and `POST /logout`. The strategy itself is registered by the
- * app with `passport.use(new NdIdStrategy(...))`; this router drives it.
+ * app with `passport.use(new NdIdStrategy(...))` and does the sign-in's work; this router adds
+ * the routes and, through Passport's authenticate callback, the pages and redirects.
  */
 import type passportModule from 'passport';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
 import { crossSiteRefusal, signOutRefusedPage, type CrossSiteRefusal } from '../flow/cross-site.js';
 import { classifyFailure } from '../flow/failure.js';
-import type { RestorePendingLogins } from '../flow/login-flow.js';
 import { safeReturnTo } from '../flow/return-to.js';
-import { recordSession } from '../flow/session.js';
 import { loadPassport } from './load-passport.js';
 import { routeMatcher } from './route-matcher.js';
 import { sendFailurePage, type FailurePage } from './failure-page.js';
-import { requestFacts } from './request-facts.js';
 import { requestHost } from './request-host.js';
-import { strategiesClash, WiringChecks } from './wiring.js';
 import { stepUpMaxAge, stepUpRefusedPage } from '../flow/access.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
-import { LOG_EVENTS } from '../log.js';
 import { destroySession } from './require-sign-in.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
 import { checkKeyPublisher, DEFAULT_JWKS_PATH, JWKS_HEADERS, jwksBody, type KeyPublisher } from '../flow/publish-keys.js';
 import {
   ND_ID_STRATEGY_NAME,
-  ROUTER_CHECK,
-  type NdIdStrategy,
   type NdIdAuthenticateOptions,
   type NdIdFailure,
   type NdIdInfo,
@@ -152,11 +146,6 @@ function crossSiteRefusalOf(req: Request): CrossSiteRefusal | undefined {
   return crossSiteRefusal({ fetchSite: req.get('sec-fetch-site'), origin: req.get('origin'), host: requestHost(req), method: req.method });
 }
 
-/** True when a state-changing request came from another site (see {@link crossSiteRefusal}). */
-export function isCrossSiteRequest(req: Request): boolean {
-  return crossSiteRefusalOf(req) !== undefined;
-}
-
 type SessionData = Record<string, unknown> & {
   cookie?: { path?: string; domain?: string; secure?: boolean | 'auto'; sameSite?: boolean | 'lax' | 'strict' | 'none' };
   save(cb: (err?: unknown) => void): void;
@@ -237,22 +226,9 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   if (typeof sessions !== 'object' || sessions === null || typeof sessions.start !== 'function') {
     throw optionError('sessions', 'must be createSessionPolicy({ ... }), the same one given to requireSignIn.');
   }
-  const wiring = new WiringChecks();
   const afterCallback = options.afterCallback;
   if (afterCallback !== undefined && typeof afterCallback !== 'function') {
     throw optionError('afterCallback', 'must be a function (req, user) returning the user, false to refuse, or a promise of either.');
-  }
-
-  /**
-   * Captures the other tabs' pending logins of the registered strategy, to carry them across the
-   * session id change; undefined when there are none to carry.
-   */
-  function keepPendingLogins(req: Request, strategy: NdIdStrategy | undefined): RestorePendingLogins | undefined {
-    const session = sessionOf(req);
-    if (strategy === undefined || session === undefined) return undefined;
-    const record = recordSession(session);
-    if (record.get(strategy.sessionKey) === undefined) return undefined;
-    return strategy.flow.keepPendingLogins(record);
   }
 
   function retryHref(req: Request): string {
@@ -272,8 +248,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     return diagnosis === undefined || process.env.NODE_ENV === 'production' ? {} : { diagnosis };
   }
 
-  function sendError(err: unknown, req: Request, res: Response, next: NextFunction, strategy?: NdIdStrategy): void {
-    if (err instanceof IdError && err.reference === undefined) strategy?.flow.report(err, requestFacts(req, sessionCookieName));
+  function sendError(err: unknown, req: Request, res: Response, next: NextFunction): void {
     if ((!errorPage && renderFailure === undefined) || !(err instanceof IdError)) return next(err);
     const failure = classifyFailure(err);
     show(req, res, {
@@ -304,35 +279,18 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     });
   }
 
-  /** A step-up login that cannot be accepted: the action stays refused; a different person ends the session. */
-  function refuseStepUp(req: Request, res: Response, next: NextFunction, info: NdIdSuccessInfo): boolean {
-    const signIn = info.signIn;
-    if (signIn?.maxAge === undefined) return false;
-    const session = sessionOf(req);
-    const prior = session === undefined ? undefined : sessions.read(recordSession(session));
-    const outcome = sessions.stepUpOutcome(prior, signIn, signIn.maxAge);
-    if (outcome === 'ok') return false;
-    sessions.log.write('info', { event: LOG_EVENTS.stepUpRefused, reason: outcome }, 'A re-authentication was refused');
+  /** A step-up login the strategy refused: the action stays refused; a different person's ends the session. */
+  function sendStepUpRefusal(req: Request, res: Response, next: NextFunction, failure: NdIdFailure): void {
+    const otherPerson = failure.code === 'step_up_other_person';
+    const href = otherPerson ? retryHref(req) : (safeReturnTo(failure.returnTo) ?? successRedirect);
     const send = (): void => {
-      res.status(403).set(FAILURE_PAGE_HEADERS).send(stepUpRefusedPage(outcome, outcome === 'other_person' ? retryHref(req) : safeReturnTo(info.returnTo) ?? successRedirect));
+      res.status(403).set(FAILURE_PAGE_HEADERS).send(stepUpRefusedPage(otherPerson ? 'other_person' : 'not_recent', href));
     };
-    if (outcome === 'not_recent') send();
-    else {
-      sessions.ended('other_person');
-      destroySession(req, res, sessionCookieName, (err) => (err ? next(err) : send()));
-    }
-    return true;
+    if (!otherPerson) return send();
+    destroySession(req, res, sessionCookieName, (err) => (err ? next(err) : send()));
   }
 
-  async function logIn(
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    strategy: NdIdStrategy | undefined,
-    accepted: Express.User,
-    info: NdIdSuccessInfo,
-  ): Promise<void> {
-    if (refuseStepUp(req, res, next, info)) return;
+  async function logIn(req: Request, res: Response, next: NextFunction, accepted: Express.User, info: NdIdSuccessInfo): Promise<void> {
     let user: Express.User = accepted;
     if (afterCallback !== undefined) {
       const result = await afterCallback(req, accepted);
@@ -342,80 +300,15 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       }
       if (result !== undefined) user = result;
     }
-    // Passport regenerates the session (new id, fresh data) in logIn. Other tabs' logins still
-    // in progress belong to the same person; carry only those over.
-    const restoreOtherTabs = keepPendingLogins(req, strategy);
-    const idBefore = (req as { sessionID?: unknown }).sessionID;
+    // The strategy finishes Passport's logIn: other tabs' logins carried over, the sign-in
+    // record written, the session saved before this redirect.
     req.logIn(user, (err: unknown) => {
-      // logIn fails when the session store cannot regenerate or save the session (or, in a
-      // broken setup, when serializeUser fails): either way the person cannot be signed in now.
       if (err) {
-        return sendError(
-          err instanceof IdError
-            ? err
-            : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err }),
-          req,
-          res,
-          next,
-          strategy,
-        );
+        const failed = err instanceof IdError ? err : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err });
+        return sendError(failed, req, res, next);
       }
-      const session = sessionOf(req);
-      if (session === undefined) return sendError(new IdError('session_missing', 'The session disappeared during sign-in.'), req, res, next, strategy);
-      const record = recordSession(session);
-      restoreOtherTabs?.(record);
-      // Saved with the session (express-session saves a regenerated session as it answers).
-      if (info.signIn !== undefined) sessions.start(record, info.signIn);
-      if (strategy !== undefined) wiring.cookieWillBeSaved(req, strategy.flow.log);
-      const redirect = (): void => redirectTo(res, 302, safeReturnTo(info.returnTo) ?? successRedirect);
-      // Passport's logIn regenerates the session and saves it before calling back. It is saved
-      // again, before the redirect, when it changed since: the sign-in's record was written, the
-      // other tabs' logins were carried over, or the session id did not change (a session without
-      // Passport's regenerate-and-save). Not left to express-session's save as the response ends,
-      // as its documentation asks of redirects: whether that save finishes before the headers go
-      // out depends on the response (with a body they go out first) and on the session middleware,
-      // and a browser following them to another instance would find the session without its
-      // sign-in record, signed out.
-      if (info.signIn === undefined && restoreOtherTabs === undefined && typeof idBefore === 'string' && (req as { sessionID?: unknown }).sessionID !== idBefore) {
-        return redirect();
-      }
-      session.save((saveErr) => {
-        if (saveErr) {
-          return sendError(
-            new IdError('session_store_unavailable', 'The session could not be saved.', { cause: saveErr }),
-            req,
-            res,
-            next,
-            strategy,
-          );
-        }
-        redirect();
-      });
+      redirectTo(res, 302, safeReturnTo(info.returnTo) ?? successRedirect);
     });
-  }
-
-  /**
-   * Checks the router makes of the strategy Passport runs, before it starts or completes a login:
-   * wiring problems are logged once, and a login that could never complete is refused.
-   */
-  function checkRun(req: Request, strategy: NdIdStrategy): Error | undefined {
-    wiring.sessionRestored(req, strategy.flow.log);
-    const clash = strategiesClash(passport, strategyName, strategy);
-    if (clash !== undefined) {
-      const err = new IdError('configuration_invalid', 'Two sign-in strategies of this app keep their logins under one session key.');
-      err.diagnosis = { code: 'session_key_shared', cause: clash, fix: 'Give each strategy its own sessionKey option.' };
-      return err;
-    }
-    const isCallback = req.query.code !== undefined || req.query.error !== undefined;
-    if (isCallback || wiring.callbackRouteMatches(req, strategy, callbackPath)) return undefined;
-    // A login started here could never complete: refuse it instead of sending the person away.
-    const misrouted = new IdError('configuration_invalid', 'The sign-in routes are mounted where the service cannot return to.');
-    misrouted.diagnosis = {
-      code: 'callback_route_mismatch',
-      cause: `The router's callback route is ${req.baseUrl}${callbackPath === false ? '' : callbackPath}, but callbackURL sends the service back elsewhere.`,
-      fix: 'Mount the router where callbackURL points, or set routes.callback to match it.',
-    };
-    return misrouted;
   }
 
   /**
@@ -425,29 +318,27 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
    */
   function authenticateRoute(req: Request, res: Response, next: NextFunction): void {
     res.set('Cache-Control', 'no-store');
-    let strategy: NdIdStrategy | undefined;
     const returnTo = safeReturnTo(req.query.returnTo);
     const maxAge = stepUpMaxAge(req.query.maxAge);
     const message = typeof contextMessage === 'function' ? contextMessage(req) : contextMessage;
     const authOptions: NdIdAuthenticateOptions = {
       sessionCookieName,
       successRedirect,
+      sessions,
+      wiring: { callbackRoute: callbackPath === false ? false : `${req.baseUrl}${callbackPath}`, passport, strategyName },
       ...(message === undefined ? {} : { authenticationContextMessage: message }),
       ...(returnTo === undefined ? {} : { returnTo }),
       ...(maxAge === undefined ? {} : { maxAge }),
-      [ROUTER_CHECK]: (ran: NdIdStrategy) => {
-        strategy = ran;
-        return checkRun(req, ran);
-      },
     };
     const outcome = (err: unknown, user?: Express.User | false | null, info?: unknown, status?: unknown): void => {
-      if (err) return sendError(err, req, res, next, strategy);
+      if (err) return sendError(err, req, res, next);
       if (!user) {
-        const failure = typeof info === 'object' && info !== null ? (info as NdIdInfo) : undefined;
+        const failure = typeof info === 'object' && info !== null ? (info as NdIdFailure) : undefined;
+        if (failure?.code === 'step_up_not_recent' || failure?.code === 'step_up_other_person') return sendStepUpRefusal(req, res, next, failure);
         return sendFailure(req, res, failure, typeof status === 'number' ? status : undefined);
       }
       const successInfo = typeof info === 'object' && info !== null ? (info as NdIdSuccessInfo) : {};
-      logIn(req, res, next, strategy, user, successInfo).catch(next);
+      logIn(req, res, next, user, successInfo).catch(next);
     };
     const handler = passport.authenticate(strategyName, authOptions, outcome) as (req: Request, res: Response, next: NextFunction) => void;
     handler(req, res, next);
@@ -492,8 +383,8 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     }
   }
 
-  // One plain middleware rather than an express.Router: the router's per-request layer walk
-  // cost about 5% of a whole login's CPU, for three fixed routes.
+  // One plain middleware rather than an express.Router: for three fixed routes, its per-request
+  // layer walk was a measurable part of a login's CPU (docs/internals.md).
   const isLogin = routeMatcher(loginPath);
   const isCallback = routeMatcher(callbackPath);
   const isLogout = routeMatcher(logoutPath);

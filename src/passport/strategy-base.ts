@@ -1,13 +1,18 @@
 /**
- * The base of a Passport strategy, without loading Passport: Passport only needs an object with
- * a `name` and an `authenticate(req, options)` method, and gives it `success`, `fail`, `error`,
- * `redirect` and `pass` for each request (on an object created from the strategy). Extending
- * this class rather than `passport.Strategy` lets the package load where Passport is not installed.
+ * The base of NdIdStrategy: the `Strategy` of `passport-strategy`, the class Passport itself
+ * exports as `passport.Strategy`, so `instanceof` and NestJS's `PassportStrategy` mixin see a
+ * Passport strategy. `passport-strategy` is one file with no dependencies, so an app without
+ * Passport still loads this package. Typed here: its types live in a separate `@types` package.
  */
 import type { StrategyCreatedStatic, StrategyFailure } from 'passport';
 
-/** A Passport strategy: what `passport.Strategy` is, declared here so Passport is not loaded. */
-export abstract class PassportStrategyBase implements StrategyCreatedStatic {
+type StrategyClass = abstract new () => { authenticate(req: unknown, options?: object): void };
+
+// A plain require (not createRequire) so bundlers see and include the dependency.
+const PassportStrategy = require('passport-strategy') as StrategyClass;
+
+/** A Passport strategy: `passport.Strategy` with the methods Passport gives each request. */
+export abstract class PassportStrategyBase extends PassportStrategy implements StrategyCreatedStatic {
   /** The name Passport registers the strategy under when `passport.use(strategy)` is given no name. */
   name?: string;
 
@@ -23,5 +28,5 @@ export abstract class PassportStrategyBase implements StrategyCreatedStatic {
   declare error: (err: Error) => void;
 
   /** Runs the strategy for one request; Passport calls it on an object created from the strategy. */
-  abstract authenticate(req: import('express').Request, options?: object): void;
+  abstract override authenticate(req: import('express').Request, options?: object): void;
 }

@@ -1,8 +1,10 @@
 /**
  * NdIdStrategy: the Passport strategy `'nd-id'`. A request without `code` or `error` in its
  * query starts a login (redirect to the service); a request with one completes it (the
- * callback). The protocol work is done by {@link IdClient}; this file only keeps the pending
- * login in the session and turns outcomes into Passport's success, fail and error.
+ * callback). The protocol work is done by {@link IdClient} and the login flow; this file keeps
+ * the pending login in the session, judges step-up logins, arranges the sign-in record, and
+ * turns outcomes into Passport's success, fail and error. Everything a sign-in needs happens
+ * here, so a plain `passport.authenticate('nd-id')` route gets what `ndIdRouter()` gets.
  */
 import type { AuthenticateOptions } from 'passport';
 import type { Request } from 'express';
@@ -23,9 +25,12 @@ import { checkAbsoluteUrl as checkUrl, checkMilliseconds, optionError as flowOpt
 import type { ReplayStore } from '../flow/replay-store.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { recordSession, type FlowSession } from '../flow/session.js';
+import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import type { Logger } from '../log.js';
 import { hostOf, requestFacts } from './request-facts.js';
+import { finishSignInAtLogIn, judgeStepUp, type StepUpRefusalCode } from './sign-in.js';
 import { PassportStrategyBase } from './strategy-base.js';
+import { strategiesClash, WiringChecks } from './wiring.js';
 import { runVerify, type NdIdInfo, type NdIdVerify, type NdIdVerifyWithRequest, type VerifyOutcome } from './verify.js';
 
 export type { NdIdInfo, NdIdVerify, NdIdVerifyAnswer, NdIdVerifyDone, NdIdVerifyWithRequest } from './verify.js';
@@ -52,7 +57,10 @@ export type NdIdDefaultUser = Pick<NdIdUser, 'sub' | 'data'> & Partial<Pick<NdId
 /** The challenge passed to Passport's `fail`: a stable code and a sentence for the user. */
 export interface NdIdFailure extends NdIdInfo {
   message: string;
-  code: IdErrorCode;
+  /** The error code; a refused step-up login has its own two. */
+  code: IdErrorCode | StepUpRefusalCode;
+  /** A refused step-up login: the return path it was started with, when one was given. */
+  returnTo?: string;
   /** The reference id of the log line about this failure. */
   reference?: string;
   /** The most likely cause and fix, for the developer (never shown in production by the router). */
@@ -83,6 +91,11 @@ export interface NdIdStrategyBaseOptions {
   /** Where redeemed logins are remembered (one redemption per login). Default: in this process's memory. */
   replayStore?: ReplayStore;
   /**
+   * The rules of signed-in sessions: where the sign-in record is kept and how step-up logins are
+   * judged. Give the same `createSessionPolicy({ ... })` as to `requireSignIn`. Default: the defaults.
+   */
+  sessions?: SessionPolicy;
+  /**
    * Where to log: pino, console, Nest's Logger (debug/info/warn/error methods); also given to
    * the client built from the fields. Default: server-side failures to `console.error` once per
    * cause per minute, everything else with `DEBUG=passport-nd-id*`.
@@ -112,16 +125,21 @@ export type NdIdStrategyOptions = NdIdStrategyBaseOptions &
 export type NdIdStrategyOptionsWithRequest = NdIdStrategyBaseOptions &
   ((NdIdStrategyClientFields & NdIdStrategyCallbackUrl) | NdIdStrategyReadyClient) & { passReqToCallback: true };
 
-/**
- * Key of the check `ndIdRouter()` passes in its authenticate options: called with the strategy
- * Passport runs, before the login starts or completes; an error it returns ends the request with `error`.
- */
-export const ROUTER_CHECK: unique symbol = Symbol('nd-id router check');
+/** Where an app mounted its sign-in routes, for the checks that need it (`ndIdRouter()` gives it). */
+export interface NdIdRouteWiring {
+  /** The callback route as mounted (like `/auth/callback`), or `false` when the app serves it itself. */
+  callbackRoute: string | false;
+  /** The Passport instance the strategy is registered with, and the name it is registered under. */
+  passport: object;
+  strategyName: string;
+}
 
 /** Per-call options: `passport.authenticate('nd-id', { returnTo, scope })`. */
 export interface NdIdAuthenticateOptions extends AuthenticateOptions {
-  /** Set by `ndIdRouter()` only (a check keyed by the internal `ROUTER_CHECK` symbol). */
-  [ROUTER_CHECK]?: (strategy: NdIdStrategy) => Error | undefined;
+  /** Where the routes are mounted: a login that could never come back is refused (`ndIdRouter()` gives it). */
+  wiring?: NdIdRouteWiring;
+  /** The session rules for this call; default the strategy's `sessions` option. */
+  sessions?: SessionPolicy;
   /** Same-site path to return to after login; anything unsafe is ignored. */
   returnTo?: string;
   /** Scopes for this login only. */
@@ -223,11 +241,14 @@ function methodSession(session: object): FlowSession | undefined {
  * (`jwks_invalid`) or refused client credentials (`token_request_failed` with `invalid_client`
  * or `unauthorized_client`) is an `error`.
  *
- * With plain `passport.authenticate('nd-id')`, Passport's `req.logIn` starts a fresh session,
- * so logins still in progress in other tabs of the same browser would be lost: `ndIdRouter()`
- * carries them over; elsewhere pass `keepSessionInfo: true` (Passport, `@nestjs/passport`) or
- * `clearSessionIgnoreFields: [strategy.sessionKey]` (`@fastify/passport`). A lost tab's callback
- * is logged at `warn` as `pending_login_lost_at_sign_in`, naming the option.
+ * At a completed login the strategy finishes Passport's `req.logIn` on that request: other tabs'
+ * logins still in progress survive the fresh session Passport starts, the sign-in record that
+ * `requireSignIn()` reads is written, and the session is saved before the redirect, with plain
+ * `passport.authenticate('nd-id')` routes as with `ndIdRouter()`. A step-up login (`maxAge`) is
+ * judged against the session it was for: an earlier sign-in fails with `step_up_not_recent`
+ * (403), a different person with `step_up_other_person` (403) after signing the session out.
+ * With `@fastify/passport`, pass `clearSessionIgnoreFields: [strategy.sessionKey]` to keep other
+ * tabs' logins; a lost tab's callback is logged at `warn` as `pending_login_lost_at_sign_in`.
  *
  * A person already signed in who replays a callback (the back button) is redirected to where
  * that login was to return, or to the `successRedirect` option, rather than failed.
@@ -246,6 +267,10 @@ export class NdIdStrategy extends PassportStrategyBase {
 
   /** The framework-neutral login flow this strategy adapts to Passport. */
   readonly flow: LoginFlow;
+  /** The rules of signed-in sessions this strategy writes the sign-in record for. */
+  readonly sessions: SessionPolicy;
+
+  private readonly wiring = new WiringChecks();
 
   private readonly client: NdIdClientLike & { publicJwks?: () => PublicJwks };
   private readonly passReqToCallback: boolean;
@@ -327,6 +352,7 @@ export class NdIdStrategy extends PassportStrategyBase {
         verifyTimeout: _vt,
         passReqToCallback: _prc,
         replayStore: _rs,
+        sessions: _sessions,
         logger: _logger,
         ...clientOptions
       } = options;
@@ -362,6 +388,11 @@ export class NdIdStrategy extends PassportStrategyBase {
       '1 minute is 60000',
     );
 
+    const sessions = options.sessions ?? defaultSessionPolicy();
+    if (typeof sessions !== 'object' || sessions === null || typeof sessions.start !== 'function') {
+      throw optionError('sessions', 'must be createSessionPolicy({ ... }), the same one given to requireSignIn.');
+    }
+    this.sessions = sessions;
     this.passReqToCallback = options.passReqToCallback === true;
     this.verify = verify;
   }
@@ -371,10 +402,11 @@ export class NdIdStrategy extends PassportStrategyBase {
    * Per-call options: `returnTo` and `scope`.
    */
   override authenticate(req: Request, options: NdIdAuthenticateOptions = {}): void {
-    const refused = options[ROUTER_CHECK]?.(this);
-    if (refused !== undefined) return this.error(refused);
     const query = (req.query ?? {}) as Record<string, unknown>;
-    if (query.code !== undefined || query.error !== undefined) {
+    const isCallback = query.code !== undefined || query.error !== undefined;
+    const refused = this.checkWiring(req, options, isCallback);
+    if (refused !== undefined) return this.error(this.flow.report(refused, requestFacts(req, options.sessionCookieName)));
+    if (isCallback) {
       // completeLogin reports through success/fail/error; a throw from one of those (a bug in a
       // later handler) must still reach Express rather than become an unhandled rejection.
       this.completeLogin(req, query, options).catch((err: unknown) => {
@@ -393,6 +425,31 @@ export class NdIdStrategy extends PassportStrategyBase {
    */
   publicJwks(): PublicJwks | undefined {
     return this.client.profile === 'fapi2' && typeof this.client.publicJwks === 'function' ? this.client.publicJwks() : undefined;
+  }
+
+  /**
+   * Wiring mistakes seen from this request: logged once each with the fix; a login that could
+   * never complete (routes mounted where the service cannot come back, two strategies sharing a
+   * session key) is refused with the error returned.
+   */
+  private checkWiring(req: Request, options: NdIdAuthenticateOptions, isCallback: boolean): IdError | undefined {
+    this.wiring.sessionRestored(req, this.flow.log);
+    const wiring = options.wiring;
+    if (wiring === undefined) return undefined;
+    const clash = strategiesClash(wiring.passport, wiring.strategyName, this);
+    if (clash !== undefined) {
+      const err = new IdError('configuration_invalid', 'Two sign-in strategies of this app keep their logins under one session key.');
+      err.diagnosis = { code: 'session_key_shared', cause: clash, fix: 'Give each strategy its own sessionKey option.' };
+      return err;
+    }
+    if (isCallback || this.wiring.callbackRouteMatches(this, wiring.callbackRoute)) return undefined;
+    const misrouted = new IdError('configuration_invalid', 'The sign-in routes are mounted where the service cannot return to.');
+    misrouted.diagnosis = {
+      code: 'callback_route_mismatch',
+      cause: `The router's callback route is ${wiring.callbackRoute === false ? req.baseUrl : wiring.callbackRoute}, but callbackURL sends the service back elsewhere.`,
+      fix: 'Mount the router where callbackURL points, or set routes.callback to match it.',
+    };
+    return misrouted;
   }
 
   private sessionOf(req: Request): FlowSession | undefined {
@@ -468,12 +525,21 @@ export class NdIdStrategy extends PassportStrategyBase {
         typeof info === 'string' ? info : typeof details.message === 'string' ? details.message : 'Your account may not sign in here.';
       return this.fail({ ...details, message, code: 'user_refused' } satisfies NdIdFailure, 401);
     }
+    const policy = options.sessions ?? this.sessions;
+    if (maxAge !== undefined) {
+      const refusal = judgeStepUp(req, session, policy, user, maxAge);
+      if (refusal !== undefined) {
+        return this.fail({ message: refusal.message, code: refusal.code, ...(returnTo === undefined ? {} : { returnTo }) } satisfies NdIdFailure, 403);
+      }
+    }
     const signIn: NonNullable<NdIdSuccessInfo['signIn']> = {
       sub: user.sub,
       signedInAt: user.signedInAt,
       ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
       ...(maxAge === undefined ? {} : { maxAge }),
     };
+    // With session: false, Passport signs nobody into the session, so there is no sign-in to record.
+    if (options.session !== false) finishSignInAtLogIn(req, signIn, { flow: this.flow, policy, wiring: this.wiring, sessionKey: this.sessionKey });
     const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
     this.success(outcome.user, successInfo);
   }

@@ -78,13 +78,12 @@ export class WiringChecks {
 
   /**
    * The path the service redirects back to (`callbackURL`) must be the router's callback route
-   * (mount path + route). Returns false, after logging once, when it is not.
+   * as mounted (mount path + route). Returns false, after logging once, when it is not.
    */
-  callbackRouteMatches(req: Request, strategy: NdIdStrategy, callbackRoute: string | false): boolean {
-    if (callbackRoute === false) return true; // the app handles the callback itself
+  callbackRouteMatches(strategy: NdIdStrategy, actual: string | false): boolean {
+    if (actual === false) return true; // the app handles the callback itself
     const expected = this.callbackPathOf(strategy.flow.binding.redirectUri);
     if (expected === undefined) return true;
-    const actual = `${req.baseUrl}${callbackRoute}`;
     if (actual === expected) return true;
     this.once(
       strategy.flow.log,

@@ -13,6 +13,7 @@
  * they happen (never a secret, code or token); `--log` adds every other outcome.
  */
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { dirname, resolve } from 'node:path';
 import { checkPersonas, resolveConfig } from './config.js';
 import { startProvider, type StartedProvider, type StartProviderOptions } from './index.js';
@@ -64,7 +65,60 @@ interface ParsedArgs {
   exitAfter?: number | 'plan';
 }
 
-function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
+type BooleanField = 'help' | 'version' | 'dpopNonce' | 'strictClientAuth' | 'listPersonas' | 'log' | 'faultControl' | 'auditEndpoint' | 'auditStrict' | 'conformance';
+
+/** The options that are on when given (`--log`), by name. */
+const FLAGS: Readonly<Record<string, BooleanField>> = {
+  help: 'help',
+  version: 'version',
+  'dpop-nonce': 'dpopNonce',
+  'strict-client-auth': 'strictClientAuth',
+  'list-personas': 'listPersonas',
+  log: 'log',
+  'fault-control': 'faultControl',
+  'audit-endpoint': 'auditEndpoint',
+  'audit-strict': 'auditStrict',
+  conformance: 'conformance',
+};
+
+/** The options that take a value (`--port 4000` or `--port=4000`): each stores it, or notes the mistake. */
+const VALUES: Readonly<Record<string, (value: string, out: ParsedArgs, mistakes: string[]) => void>> = {
+  port: (v, out, mistakes) => {
+    if (!/^[0-9]+$/.test(v) || Number(v) > 65535) mistakes.push(`--port must be a whole number from 0 to 65535; got "${v}"`);
+    else out.port = Number(v);
+  },
+  host: (v, out) => {
+    out.host = v;
+  },
+  'base-url': (v, out) => {
+    out.baseUrl = withoutTrailingSlashes(v);
+  },
+  clients: (v, out) => {
+    out.clientsFile = v;
+  },
+  personas: (v, out) => {
+    out.personasFile = v;
+  },
+  'control-token-file': (v, out) => {
+    out.controlTokenFile = v;
+  },
+  'signing-key': (v, out) => {
+    out.signingKeyFile = v;
+  },
+  'exit-after': (v, out, mistakes) => {
+    if (v === 'plan') out.exitAfter = 'plan';
+    else if (/^[0-9]{1,7}s?$/.test(v) && Number.parseInt(v, 10) > 0) out.exitAfter = Number.parseInt(v, 10);
+    else mistakes.push(`--exit-after takes a number of seconds (for example 300) or "plan"; got "${v.slice(0, 64)}"`);
+  },
+};
+
+/**
+ * Reads the command line with node:util's parseArgs. Every option is declared a flag there, so
+ * a value never swallows the option after it (`--port --log` is a missing port, then `--log`);
+ * a value is the inline one or the next plain argument. `--auto-approve` takes one optionally.
+ * Mistakes are collected, not thrown, so all of them are reported at once.
+ */
+function readArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
   const out: ParsedArgs = {
     port: DEFAULT_PORT,
     host: '127.0.0.1',
@@ -79,116 +133,37 @@ function parseArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     strictClientAuth: false,
     dpopNonce: false,
   };
-  const valueAfter = (i: number, flag: string): string | undefined => {
-    const v = argv[i + 1];
-    if (v === undefined || v.startsWith('--')) {
-      mistakes.push(`${flag} needs a value`);
-      return undefined;
+  const names = [...Object.keys(FLAGS), ...Object.keys(VALUES), 'auto-approve'];
+  const options: Record<string, { type: 'boolean'; short?: string }> = Object.fromEntries(names.map((name) => [name, { type: 'boolean' }]));
+  options.help = { type: 'boolean', short: 'h' };
+  options.version = { type: 'boolean', short: 'v' };
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  for (let t = 0; t < tokens.length; t++) {
+    const token = tokens[t]!;
+    const raw = argv[token.index]!;
+    if (token.kind !== 'option' || !names.includes(token.name)) {
+      mistakes.push(`unknown argument "${raw.slice(0, 64)}" (see --help)`);
+      continue;
     }
-    return v;
-  };
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i]!;
-    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
-    const take = (): string | undefined => {
-      if (inline !== undefined) return inline;
-      const v = valueAfter(i, flag);
-      if (v !== undefined) i += 1;
-      return v;
-    };
-    switch (flag) {
-      case '--help':
-      case '-h':
-        out.help = true;
-        break;
-      case '--version':
-      case '-v':
-        out.version = true;
-        break;
-      case '--dpop-nonce':
-        out.dpopNonce = true;
-        break;
-      case '--strict-client-auth':
-        out.strictClientAuth = true;
-        break;
-      case '--exit-after': {
-        const v = take();
-        if (v === undefined) break;
-        if (v === 'plan') out.exitAfter = 'plan';
-        else if (/^[0-9]{1,7}s?$/.test(v) && Number.parseInt(v, 10) > 0) out.exitAfter = Number.parseInt(v, 10);
-        else mistakes.push(`--exit-after takes a number of seconds (for example 300) or "plan"; got "${v.slice(0, 64)}"`);
-        break;
-      }
-      case '--list-personas':
-        out.listPersonas = true;
-        break;
-      case '--log':
-        out.log = true;
-        break;
-      case '--fault-control':
-        out.faultControl = true;
-        break;
-      case '--audit-endpoint':
-        out.auditEndpoint = true;
-        break;
-      case '--audit-strict':
-        out.auditStrict = true;
-        break;
-      case '--conformance':
-        out.conformance = true;
-        break;
-      case '--port': {
-        const v = take();
-        if (v === undefined) break;
-        const port = Number(v);
-        if (!/^[0-9]+$/.test(v) || port > 65535) mistakes.push(`--port must be a whole number from 0 to 65535; got "${v}"`);
-        else out.port = port;
-        break;
-      }
-      case '--host': {
-        const v = take();
-        if (v !== undefined) out.host = v;
-        break;
-      }
-      case '--base-url': {
-        const v = take();
-        if (v !== undefined) out.baseUrl = withoutTrailingSlashes(v);
-        break;
-      }
-      case '--clients': {
-        const v = take();
-        if (v !== undefined) out.clientsFile = v;
-        break;
-      }
-      case '--personas': {
-        const v = take();
-        if (v !== undefined) out.personasFile = v;
-        break;
-      }
-      case '--control-token-file': {
-        const v = take();
-        if (v !== undefined) out.controlTokenFile = v;
-        break;
-      }
-      case '--signing-key': {
-        const v = take();
-        if (v !== undefined) out.signingKeyFile = v;
-        break;
-      }
-      case '--auto-approve': {
-        if (inline !== undefined) out.autoApprove = inline;
-        else {
-          const next = argv[i + 1];
-          if (next !== undefined && !next.startsWith('--')) {
-            out.autoApprove = next;
-            i += 1;
-          } else out.autoApprove = true;
-        }
-        break;
-      }
-      default:
-        mistakes.push(`unknown argument "${arg.slice(0, 64)}" (see --help)`);
+    const flag = FLAGS[token.name];
+    if (flag !== undefined) {
+      out[flag] = true;
+      continue;
     }
+    const next = tokens[t + 1];
+    const following = next?.kind === 'positional' && !next.value.startsWith('--') ? next.value : undefined;
+    if (token.name === 'auto-approve') {
+      out.autoApprove = token.inlineValue ? (token.value ?? '') : (following ?? true);
+      if (!token.inlineValue && following !== undefined) t++;
+      continue;
+    }
+    const value = token.inlineValue ? token.value : following;
+    if (value === undefined) {
+      mistakes.push(`--${token.name} needs a value`);
+      continue;
+    }
+    if (!token.inlineValue) t++;
+    VALUES[token.name]!(value, out, mistakes);
   }
   return out;
 }
@@ -260,7 +235,7 @@ function reportMistakes(io: CliIo, mistakes: string[], lead = 'nd-id-provider: c
 export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOutcome> {
   if (argv[0] === 'init') return runInitCommand(argv.slice(1), io);
   const mistakes: string[] = [];
-  const args = parseArgs(argv, mistakes);
+  const args = readArgs(argv, mistakes);
   if (args.help) {
     io.stdout(HELP);
     return { exitCode: 0 };

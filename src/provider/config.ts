@@ -5,6 +5,7 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../clock.js';
+import { isRecord } from '../encoding.js';
 import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
 import { isLoopbackHost } from '../loopback.js';
 import { camelCaseOf, checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
@@ -122,10 +123,6 @@ const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'prof
 
 /** True for `localhost`, a whole dotted quad in 127.0.0.0/8 and `[::1]`: the package's one loopback test. */
 export { isLoopbackHost };
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isPositiveInt(value: unknown, max = Number.MAX_SAFE_INTEGER): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= max;

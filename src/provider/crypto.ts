@@ -23,6 +23,7 @@ import {
 import { promisify } from 'node:util';
 import { calculateJwkThumbprint, exportJWK, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
+import { base64url } from '../encoding.js';
 import { pooledRandomBytes } from './random-pool.js';
 
 /** One entry of the JWKS (spec 2.6): exactly these fields. */
@@ -131,10 +132,6 @@ export function secretsEqual(a: string, b: string): boolean {
   const ha = createHash('sha256').update(a, 'utf8').digest();
   const hb = createHash('sha256').update(b, 'utf8').digest();
   return timingSafeEqual(ha, hb);
-}
-
-function base64url(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64url');
 }
 
 /** A compact JWE (RFC 7516 7.1) of `plaintext` under AES-GCM `cek`, its protected header already encoded. */

@@ -1,11 +1,12 @@
 /**
  * Random bytes for the per-login values (ids, codes, nonces, keys, IVs), drawn from the
- * operating system's generator in blocks of {@link RANDOM_POOL_SIZE} bytes: one `randomBytes`
- * call costs about 5 µs whatever its size up to a few KiB, about as much as the rest of a status
- * poll, so a login's dozen draws are served from one call. Each byte is handed out once; a new
+ * operating system's generator in blocks of {@link RANDOM_POOL_SIZE} bytes: a `randomBytes`
+ * call costs about the same whatever its size up to a few KiB (docs/internals.md), so a login's
+ * dozen draws are served from one call. Each byte is handed out once; a new
  * block is a new buffer, so the bytes already handed out (views into the old block) never change.
  */
 import { randomBytes } from 'node:crypto';
+import { base64url as encodeBase64url } from '../encoding.js';
 
 /** Bytes drawn from the operating system at a time. */
 export const RANDOM_POOL_SIZE = 4096;
@@ -33,7 +34,7 @@ export type Base64url = string & { readonly base64url: true };
 
 /** `bytes` as base64url text. */
 export function base64url(bytes: Buffer): Base64url {
-  return bytes.toString('base64url') as Base64url;
+  return encodeBase64url(bytes) as Base64url;
 }
 
 /** `bytes` fresh random bytes as base64url: an authorization code, an access token, an id. */

@@ -21,7 +21,7 @@ import { testKeyPair } from '../helpers/keys.js';
 import { packTarball } from '../helpers/pack.js';
 import { freePort } from '../helpers/redis.js';
 import { stopChild } from '../helpers/stop-child.js';
-import { approve, Browser } from '../integrations/harness.js';
+import { approve, Browser } from '../helpers/harness.js';
 
 const root = join(__dirname, '..', '..');
 

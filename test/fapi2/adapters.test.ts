@@ -19,7 +19,7 @@ import { createCookieSession } from '../../src/adapters/cookie-session.js';
 import { createFetchLogin } from '../../src/adapters/fetch.js';
 import { generatePkcePair } from '../../src/pkce.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
-import { closeServer, listenOnLoopback } from '../integrations/harness.js';
+import { closeServer, listenOnLoopback } from '../helpers/harness.js';
 import { appKeys, FAPI_CLIENT_ID, fapiIdClient, fapiRegistration, registeredJwks, walkFapiLogin, fapiClientOptions } from './harness.js';
 
 let cleanup: (() => Promise<void>) | undefined;

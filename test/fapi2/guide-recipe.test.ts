@@ -13,7 +13,7 @@ import { docSnippets, repoRoot } from '../helpers/doc-snippets.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/redis.js';
 import { stopChild } from '../helpers/stop-child.js';
-import { Browser } from '../integrations/harness.js';
+import { Browser } from '../helpers/harness.js';
 
 const workDir = join(repoRoot, '.tmp', `fapi2-guide-${process.pid}`);
 const CLI = join(repoRoot, 'dist', 'cjs', 'provider', 'cli.js');

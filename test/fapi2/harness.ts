@@ -18,7 +18,7 @@ import { ndIdRouter, type NdIdRouterOptions } from '../../src/passport/router.js
 import { NdIdStrategy } from '../../src/passport/strategy.js';
 import { expect } from 'vitest';
 import { testKeyPair } from '../helpers/keys.js';
-import { Browser } from '../integrations/harness.js';
+import { Browser } from '../helpers/harness.js';
 
 export const FAPI_CLIENT_ID = 'fapi-rp-under-test';
 

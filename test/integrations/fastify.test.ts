@@ -26,7 +26,7 @@ import {
   itKeepsTheSharedGuarantees,
   me,
   startLogin,
-} from './harness.js';
+} from '../helpers/harness.js';
 
 type Plugin = 'session' | 'secure-session';
 

@@ -26,7 +26,7 @@ import {
   itKeepsTheSharedGuarantees,
   me,
   startLogin,
-} from './harness.js';
+} from '../helpers/harness.js';
 
 const SECRET = 'hono-cookie-secret-0123456789-abcdefghij';
 

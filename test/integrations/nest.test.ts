@@ -29,7 +29,7 @@ import {
   itKeepsTheSharedGuarantees,
   me,
   startLogin,
-} from './harness.js';
+} from '../helpers/harness.js';
 import { decorateMethod, startNestApp } from './nest-support.js';
 
 interface NestRp {

@@ -15,7 +15,7 @@ import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/redis.js';
 import { docSnippets } from '../helpers/doc-snippets.js';
 import { stopChild } from '../helpers/stop-child.js';
-import { approve, Browser } from './harness.js';
+import { approve, Browser } from '../helpers/harness.js';
 
 const root = join(__dirname, '..', '..');
 const workDir = join(root, '.tmp', `readme-recipes-${process.pid}`);

@@ -27,7 +27,7 @@ beforeAll(() => {
   cpSync(join(root, 'dist'), join(pkg, 'dist'), { recursive: true });
   cpSync(join(root, 'package.json'), join(pkg, 'package.json'));
   // The run-time dependencies (and theirs), and nothing else: no passport, no express.
-  for (const dep of ['jose', 'debug', 'ms']) {
+  for (const dep of ['jose', 'debug', 'ms', 'passport-strategy', 'uqr']) {
     const target = join(app, 'node_modules', dep);
     mkdirSync(dirname(target), { recursive: true });
     symlinkSync(join(modules, dep), target, 'dir');

@@ -20,7 +20,7 @@ beforeAll(() => {
   mkdirSync(pkg, { recursive: true });
   cpSync(join(ROOT, 'dist'), join(pkg, 'dist'), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
-  for (const dep of ['jose', 'debug', 'ms']) symlinkSync(join(ROOT, 'node_modules', dep), join(dir, 'node_modules', dep));
+  for (const dep of ['jose', 'debug', 'ms', 'passport-strategy', 'uqr']) symlinkSync(join(ROOT, 'node_modules', dep), join(dir, 'node_modules', dep));
   writeFileSync(
     join(dir, 'sign-in.cjs'),
     `const { createTestProvider } = require('passport-nd-id/provider');

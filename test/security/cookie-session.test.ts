@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCookieSession, type CookieSessionStore } from '../../src/adapters/cookie-session.js';
-import { Browser, closeServer, listenOnLoopback } from '../integrations/harness.js';
+import { Browser, closeServer, listenOnLoopback } from '../helpers/harness.js';
 import { fetchBridge } from '../helpers/rp-apps.js';
 
 const OLD_SECRET = 'old-cookie-secret-0123456789-abcdefghijkl';

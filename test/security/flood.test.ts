@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryReplayStore, type ReplayStore } from '../../src/flow/replay-store.js';
-import { Browser, startLogin } from '../integrations/harness.js';
+import { Browser, startLogin } from '../helpers/harness.js';
 import { ADAPTERS } from '../helpers/rp-apps.js';
 import { signIn, startAppWithProvider, type AppWithProvider } from './support.js';
 

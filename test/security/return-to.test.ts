@@ -4,7 +4,7 @@
  * signed in and the login was used up. Both adapters now redirect to the percent-encoded path.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Browser } from '../integrations/harness.js';
+import { Browser } from '../helpers/harness.js';
 import { ADAPTERS } from '../helpers/rp-apps.js';
 import { signIn, startAppWithProvider, type AppWithProvider } from './support.js';
 

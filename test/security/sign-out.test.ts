@@ -4,7 +4,7 @@
  * same-origin or none; a POST still needs its Origin (or Sec-Fetch-Site) to say it is ours.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Browser, me } from '../integrations/harness.js';
+import { Browser, me } from '../helpers/harness.js';
 import { ADAPTERS } from '../helpers/rp-apps.js';
 import { signIn, startAppWithProvider, type AppWithProvider } from './support.js';
 

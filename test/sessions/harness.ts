@@ -10,9 +10,12 @@ import express, { type Express } from 'express';
 import session, { MemoryStore, type SessionData } from 'express-session';
 import passport from 'passport';
 import { startProvider, DEFAULT_PERSONAS, type StartedProvider } from '../../src/provider/index.js';
-import { NdIdStrategy } from '../../src/passport/strategy.js';
+import { NdIdStrategy, type NdIdAuthenticateOptions } from '../../src/passport/strategy.js';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { requireRecentSignIn, requireSignIn } from '../../src/passport/require-sign-in.js';
+import { ndIdSession } from '../../src/passport/signed-in-session.js';
+import { stepUpMaxAge } from '../../src/flow/access.js';
+import { safeReturnTo } from '../../src/flow/return-to.js';
 import { createSessionPolicy, type SessionPolicy, type SessionPolicyOptions } from '../../src/flow/session-policy.js';
 import { createFetchLogin, type FetchLogin } from '../../src/adapters/fetch.js';
 import { createCookieSession } from '../../src/adapters/cookie-session.js';
@@ -72,6 +75,12 @@ export interface TestAppOptions {
   store?: CountingStore;
   /** Port to listen on. Default: any free one. */
   port?: number;
+  /**
+   * Express only. `'plain'`: sign-in through plain `passport.authenticate('nd-id')` routes (no
+   * ndIdRouter), with `ndIdSession()` in place of `passport.session()`, and `/whoami` answering
+   * `req.user` outside any guard. Default `'router'`.
+   */
+  routes?: 'router' | 'plain';
 }
 
 /** Starts a provider (autoApprove) whose client's callback is `callback`. */
@@ -104,12 +113,31 @@ export async function startExpressApp(options: TestAppOptions = {}): Promise<Tes
       hostname: provider.baseUrl,
       callbackURL: `${baseUrl}/auth/callback`,
       clock,
+      ...(options.routes === 'plain' ? { sessions } : {}),
     }),
   );
   const app: Express = express();
   app.use(session({ secret: 'sessions-test-secret', resave: false, saveUninitialized: false, store }));
-  app.use(authenticator.session());
-  app.use('/auth', ndIdRouter({ passport: authenticator, sessions, logoutRedirect: '/signed-out' }));
+  if (options.routes === 'plain') {
+    app.use(ndIdSession({ passport: authenticator, sessions }));
+    // Passport's own routes, as its documentation writes them: no ndIdRouter.
+    app.get('/auth/login', (req, res, next) => {
+      const returnTo = safeReturnTo(req.query.returnTo);
+      const maxAge = stepUpMaxAge(req.query.maxAge);
+      const options: NdIdAuthenticateOptions = { ...(returnTo === undefined ? {} : { returnTo }), ...(maxAge === undefined ? {} : { maxAge }) };
+      authenticator.authenticate('nd-id', options)(req, res, next);
+    });
+    app.get('/auth/callback', authenticator.authenticate('nd-id'), (req, res) => {
+      res.redirect((req.authInfo as { returnTo?: string } | undefined)?.returnTo ?? '/');
+    });
+    app.post('/auth/logout', (req, res, next) => req.logout((err) => (err ? next(err) : res.redirect(303, '/signed-out'))));
+    app.get('/whoami', (req, res) => {
+      res.json({ user: req.user ?? null, authenticated: req.isAuthenticated() });
+    });
+  } else {
+    app.use(authenticator.session());
+    app.use('/auth', ndIdRouter({ passport: authenticator, sessions, logoutRedirect: '/signed-out' }));
+  }
   app.get('/account', requireSignIn({ sessions }), (req, res) => {
     res.json({ user: req.user, signIn: req.signIn });
   });

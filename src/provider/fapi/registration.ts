@@ -9,6 +9,7 @@
  * spellings are refused with a sentence naming the camelCase one.
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type webcrypto } from 'node:crypto';
+import { isRecord } from '../../encoding.js';
 import { isLoopbackHost } from '../../loopback.js';
 
 /** The JWE key-management algorithms an ID token of a FAPI client can be encrypted with. */
@@ -51,10 +52,6 @@ export function camelCaseOf(key: string): string | undefined {
 }
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** True for a JWK usable to encrypt with `alg` (by key type and curve). */
 export function fitsEncryptionAlg(jwk: PublicJwk, alg: IdTokenEncryptionAlg): boolean {

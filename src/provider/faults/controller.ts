@@ -13,7 +13,8 @@ import { renderErrorPage } from '../views/error-page.js';
 import { htmlAnswer } from '../views/html.js';
 import { reissueIdToken, strangerKeyReady } from './id-token.js';
 import { APPLIES_TO, FAULT_ENDPOINTS, type ActiveFault, type Fault, type FaultControl, type FaultEndpoint, type FaultHandle, type FaultOptions } from './kinds.js';
-import { checkFault, checkOptionNames, checkOptions, isRecord, OPTION_KEYS, snapshot, type FaultEntry } from './validation.js';
+import { isRecord } from '../../encoding.js';
+import { checkFault, checkOptionNames, checkOptions, OPTION_KEYS, snapshot, type FaultEntry } from './validation.js';
 
 /** Most faults active at once, so the HTTP control cannot grow memory without bound. */
 const MAX_ACTIVE = 1000;

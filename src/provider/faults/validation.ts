@@ -2,6 +2,7 @@
  * Checking a fault and its options, from code or from the HTTP control: one `TypeError` with a
  * sentence naming the mistake.
  */
+import { isRecord } from '../../encoding.js';
 import { APPLIES_TO, FAULT_ENDPOINTS, KINDS, type ActiveFault, type Fault, type FaultEndpoint } from './kinds.js';
 
 /** The option names next to a fault. */
@@ -17,11 +18,6 @@ export interface FaultEntry {
   endpoint: FaultEndpoint | 'all';
   remaining: number | undefined;
   expiresAt: number | undefined;
-}
-
-/** True for a plain object. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function shown(value: unknown): string {

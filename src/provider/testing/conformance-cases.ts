@@ -12,6 +12,7 @@
 import { createHmac, createPublicKey, publicEncrypt, randomBytes, createCipheriv, constants, type KeyObject } from 'node:crypto';
 import { CompactEncrypt, type JWTPayload } from 'jose';
 import type { SigningKeys } from '../crypto.js';
+import { base64url } from '../../encoding.js';
 
 /** Id of a conformance case. */
 export type ConformanceCaseId =
@@ -122,7 +123,8 @@ export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
   ),
 ];
 
-const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+/** `value` as JSON, base64url-encoded: a JOSE header or payload. */
+const b64 = (value: unknown): string => base64url(JSON.stringify(value));
 
 /** The provider's current signing key as SPKI PEM (what an attacker would take from the JWKS). */
 async function publicKeyPem(keys: SigningKeys): Promise<{ pem: string; kid: string }> {

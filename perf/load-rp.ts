@@ -1,7 +1,7 @@
 /**
  * The relying party of `npm run load`, run in its own process so the load generator's CPU does
  * not count against it: the example app (NdIdStrategy + ndIdRouter) with its in-memory session
- * store (BoundedMemoryStore). It is driven over IPC by scripts/load.ts:
+ * store (BoundedMemoryStore). It is driven over IPC by perf/load.ts:
  *
  * - `{ type: 'start', provider }`: listen on a free loopback port, answer `{ type: 'ready', port }`;
  * - `{ type: 'stats' }`: run a full GC and answer with memory figures and session-store figures;

@@ -1,7 +1,7 @@
 /**
  * Part of `npm run bench`: what `requireSignIn()` costs on a signed-in request. The same trivial
  * Express route (express-session memory store, `passport.session()`), without and with the guard,
- * each in a child process of its own (`bench/protected-apps.ts`), measured as the server's CPU
+ * each in a child process of its own (`perf/protected-apps.ts`), measured as the server's CPU
  * per request, interleaved round after round. Each figure is the median round; the ratio is the
  * median of per-round ratios with its interquartile range. Target: at most 1.05x.
  * Environment: BENCH_ROUTE_ITERATIONS (default 2000 requests per round), BENCH_ROUTE_ROUNDS (21),
@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { positiveInt } from '../scripts/env.js';
+import { positiveInt } from './env.js';
 import { benchAgent as agent, get, median } from './http-get.js';
 
 const ITERATIONS = positiveInt('BENCH_ROUTE_ITERATIONS', 2000);

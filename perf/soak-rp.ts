@@ -1,5 +1,5 @@
 /**
- * One example-app instance of the soak (scripts/soak.ts), in its own process: configured from
+ * One example-app instance of the soak (perf/soak.ts), in its own process: configured from
  * its environment exactly as `npm start` reads it (`loadConfig`), served by
  * `startExampleServer`. Driven over IPC:
  *

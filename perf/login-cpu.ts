@@ -6,7 +6,7 @@
  * Scenarios run interleaved, round after round, so a burst of load from elsewhere on the machine
  * hits all of them alike. Environment: BENCH_ITERATIONS (default 400 logins per round),
  * BENCH_ROUNDS (default 7), BENCH_WARMUP (default 300), BENCH_ONLY (run only the scenarios whose name contains it, for
- * profiling with `node --cpu-prof --import tsx bench/login-cpu.ts`), BENCH_CONTROL=1 (the logger scenario
+ * profiling with `node --cpu-prof --import tsx perf/login-cpu.ts`), BENCH_CONTROL=1 (the logger scenario
  * without its logger: the same two clients, to see the noise between them). Each scenario's figure is
  * its median round.
  */
@@ -16,7 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { SgidClient } from '@opengovsg/sgid-client';
 import { IdClient } from '../src/client/id-client.js';
 import { generatePkcePair } from '../src/pkce.js';
-import { positiveInt } from '../scripts/env.js';
+import { positiveInt } from './env.js';
 import { FloorClient } from './floor.js';
 import { startStub } from './stub-process.js';
 import { BENCH_ATTRIBUTES } from './stub-server.js';

@@ -1,8 +1,8 @@
 /**
- * `npm run load -- soak`: two example-app instances sharing a real `redis-server`, behind one
- * round-robin balancer, all on loopback; the persona providers of scripts/load-logins.ts.
+ * `npm run soak`: two example-app instances sharing a real `redis-server`, behind one
+ * round-robin balancer, all on loopback; the persona providers of perf/load-logins.ts.
  *
- * 0. In memory: one instance without Redis, flooded with abandoned logins (scripts/soak-memory.ts).
+ * 0. In memory: one instance without Redis, flooded with abandoned logins (perf/soak-memory.ts).
  * 1. Steady: after a warm-up, SOAK_LOGINS (10 000) complete logins at SOAK_CONCURRENCY (50),
  *    each checked for cross-talk; then SOAK_ABANDONED (10 000) abandoned logins; then a wait
  *    until Redis holds no session (the TTLs: LOGIN_TTL_SECONDS=SOAK_LOGIN_TTL_S,

@@ -1,6 +1,6 @@
 /**
- * The deployment the soak (scripts/soak.ts) runs against, all on loopback: example-app
- * instances in their own processes (scripts/soak-rp.ts), a small round-robin balancer in front
+ * The deployment the soak (perf/soak.ts) runs against, all on loopback: example-app
+ * instances in their own processes (perf/soak-rp.ts), a small round-robin balancer in front
  * of them as one public origin, and figures from Redis.
  */
 import { fork, type ChildProcess } from 'node:child_process';

@@ -8,7 +8,7 @@
  * - `ndIdRouter()` again with the client in the FAPI 2.0 profile (the login pushes its request
  *   with a client assertion and a DPoP proof, the ID token comes encrypted), against a second
  *   stub answering as for a FAPI client: the profile's cost to a whole app, beside the router's.
- * Each app runs in a child process of its own (`bench/http-apps.ts`, so garbage collection is
+ * Each app runs in a child process of its own (`perf/http-apps.ts`, so garbage collection is
  * counted against the app that caused it) against the bench stub in another; this process only
  * drives requests, so its own CPU is not counted. The authorize hop is the service's work and is
  * skipped: the stub accepts its fixed code.
@@ -23,7 +23,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { positiveInt } from '../scripts/env.js';
+import { positiveInt } from './env.js';
 import { benchAgent as agent, get, median } from './http-get.js';
 
 const ITERATIONS = positiveInt('BENCH_HTTP_ITERATIONS', 150);

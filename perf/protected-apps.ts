@@ -1,5 +1,5 @@
 /**
- * Child process of `bench/protected-route.ts`: a trivial Express route (`GET /page` answering
+ * Child process of `perf/protected-route.ts`: a trivial Express route (`GET /page` answering
  * "ok") behind express-session (memory store) and `passport.session()`, with
  * `requireSignIn()` in front of it when BENCH_GUARD=1. `GET /__signin` makes the session signed in
  * as `ndIdRouter()` would (Passport's user and the sign-in record); `GET /__cpu` answers this

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
 import type { Logger } from '../../src/log.js';
-import { testKeyPair } from '../helpers/keys.js';
+import { testKeyPair } from './keys.js';
 
 export const CLIENT_ID = 'rp-integration';
 export const CLIENT_SECRET = 'rp-integration-secret-never-shown-91c2';

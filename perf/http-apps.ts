@@ -1,5 +1,5 @@
 /**
- * Child process of `bench/login-http.ts`: the relying-party app named by BENCH_APP (one process
+ * Child process of `perf/login-http.ts`: the relying-party app named by BENCH_APP (one process
  * per app, so each one's garbage collection is counted against it alone), on loopback, signing
  * people in against the bench stub with express-session's memory store (the fetch one with its
  * sealed cookie):

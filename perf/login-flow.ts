@@ -20,7 +20,7 @@ import { createRedisReplayStore } from '../src/flow/redis-replay-store.js';
 import { createMemoryReplayStore } from '../src/flow/replay-store.js';
 import { recordSession } from '../src/flow/session.js';
 import { generatePkcePair } from '../src/pkce.js';
-import { positiveInt } from '../scripts/env.js';
+import { positiveInt } from './env.js';
 import { startStub } from './stub-process.js';
 import { BENCH_ATTRIBUTES } from './stub-server.js';
 

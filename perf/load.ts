@@ -1,7 +1,7 @@
 /**
  * `npm run load`: load test of a relying party (the example app: NdIdStrategy + ndIdRouter,
  * in-memory sessions) against the provider in autoApprove mode, all on loopback.
- * `npm run load -- soak` runs the soak instead (scripts/soak.ts): two instances on a real Redis,
+ * `npm run soak` runs the soak instead (perf/soak.ts): two instances on a real Redis,
  * with faults.
  *
  * 1. LOAD_LOGINS (default 1000) complete logins at LOAD_CONCURRENCY (default 50): each one is a
@@ -10,9 +10,9 @@
  * 2. LOAD_ABANDONED (default 10000) logins started and never finished, each in its own browser.
  * 3. The same number started in ONE browser, to show maxPendingLogins bounds a session.
  *
- * The RP runs in a child process (scripts/load-rp.ts, with --expose-gc), so the numbers are its
+ * The RP runs in a child process (perf/load-rp.ts, with --expose-gc), so the numbers are its
  * own; this process runs the browsers and the providers. Memory is read over IPC after a full GC.
- * One provider per persona, behind a front on the issuer's origin: see scripts/load-logins.ts.
+ * One provider per persona, behind a front on the issuer's origin: see perf/load-logins.ts.
  *
  * Exits 1 on any failed request, wrong page, cross-talk or unbounded session.
  */

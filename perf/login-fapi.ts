@@ -13,7 +13,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { IdClient } from '../src/client/id-client.js';
 import { generatePkcePair } from '../src/pkce.js';
-import { positiveInt } from '../scripts/env.js';
+import { positiveInt } from './env.js';
 import { startStub } from './stub-process.js';
 import { BENCH_ATTRIBUTES } from './stub-server.js';
 

@@ -1,4 +1,4 @@
-/** Starts bench/stub-server.ts in its own process (so its CPU is not counted) and resolves to its origin. */
+/** Starts perf/stub-server.ts in its own process (so its CPU is not counted) and resolves to its origin. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';

@@ -1,5 +1,5 @@
 /**
- * The in-memory part of the soak (scripts/soak.ts): one example-app instance without
+ * The in-memory part of the soak (perf/soak.ts): one example-app instance without
  * `REDIS_URL`, flooded with more abandoned logins than its store may hold. Its sessions must
  * stay at or under MAX_MEMORY_SESSIONS, and after the login TTL and one sweep, the store must be
  * empty and the heap and RSS back within 10% of the start.

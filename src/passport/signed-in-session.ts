@@ -1,0 +1,79 @@
+/**
+ * ndIdSession(): `passport.session()` that restores nobody for a session the session policy has
+ * ended (sign-out everywhere, idle timeout, maxSessionAge), so `req.user` read on any route,
+ * guarded or not, never names a person whose session is over.
+ */
+import type passportModule from 'passport';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { IdError } from '../errors.js';
+import { defaultSessionPolicy, type SessionEndReason, type SessionPolicy } from '../flow/session-policy.js';
+import { recordSession } from '../flow/session.js';
+import { loadPassport } from './load-passport.js';
+
+/** Options of {@link ndIdSession}. */
+export interface NdIdSessionOptions {
+  /** The Passport instance whose `session()` restores the user. Default: the `passport` module. */
+  passport?: passportModule.Authenticator;
+  /** The session rules; give the same one to `ndIdRouter` and `requireSignIn`. Default: the defaults. */
+  sessions?: SessionPolicy;
+}
+
+/** Requests whose session ndIdSession() found ended, and why: requireSignIn() answers them as ended. */
+const endedOn = new WeakMap<object, SessionEndReason>();
+
+/** Why ndIdSession() ended this request's session, if it did. */
+export function sessionEndedOn(req: Request): SessionEndReason | undefined {
+  return endedOn.get(req);
+}
+
+/**
+ * Use in place of `app.use(passport.session())`: checks the sign-in record against the session
+ * policy first (one read of the sign-out store), and when the policy has ended the session,
+ * signs it out (the sign-in record and Passport's user are removed) before Passport restores
+ * the user, so `req.user` is undefined and `req.isAuthenticated()` false. Sessions without a
+ * sign-in record of this package (another strategy's) are left to Passport as they are.
+ *
+ * ```ts
+ * app.use(session({ ... }));
+ * app.use(ndIdSession({ sessions }));
+ * ```
+ * @throws TypeError naming the option when an option is wrong.
+ */
+export function ndIdSession(options: NdIdSessionOptions = {}): RequestHandler {
+  if (typeof options !== 'object' || options === null) throw new TypeError('ndIdSession: options must be an object (or left out).');
+  const passport = options.passport ?? loadPassport('ndIdSession');
+  if (typeof passport !== 'object' || passport === null || typeof passport.session !== 'function') {
+    throw new TypeError('ndIdSession: passport must be a Passport instance (the passport module, or new passport.Passport()).');
+  }
+  const policy = options.sessions ?? defaultSessionPolicy();
+  if (typeof policy !== 'object' || policy === null || typeof policy.check !== 'function') {
+    throw new TypeError('ndIdSession: sessions must be createSessionPolicy({ ... }), the same one given to ndIdRouter and requireSignIn.');
+  }
+  const restoreUser = passport.session() as RequestHandler;
+
+  return function ndIdSessionMiddleware(req: Request, res: Response, next: NextFunction): void {
+    const session: unknown = (req as { session?: unknown }).session;
+    if (typeof session !== 'object' || session === null) {
+      restoreUser(req, res, next);
+      return;
+    }
+    const record = recordSession(session as Record<string, unknown>);
+    if (policy.read(record) === undefined) {
+      restoreUser(req, res, next);
+      return;
+    }
+    policy.check(record).then(
+      (result) => {
+        if (!result.signedIn && result.ended !== undefined) {
+          policy.ended(result.ended);
+          record.delete(policy.recordKey);
+          const stored = record.get('passport');
+          if (typeof stored === 'object' && stored !== null) record.set('passport', { ...stored, user: undefined });
+          endedOn.set(req, result.ended);
+        }
+        restoreUser(req, res, next);
+      },
+      (err: unknown) => next(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err })),
+    );
+  };
+}
