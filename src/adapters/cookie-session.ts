@@ -62,10 +62,21 @@ export interface CookieSessionStore {
    */
   load(request: Request): Promise<CookieFlowSession>;
   /**
-   * The `Set-Cookie` header value for `session`, or `undefined` when nothing changed.
+   * The `Set-Cookie` header value for `session`, or `undefined` when nothing changed. The
+   * response that carries it must say `Cache-Control: no-store` (the fetch handlers do).
    * @throws IdError `session_store_unavailable` when the sealed data exceeds {@link MAX_COOKIE_SESSION_BYTES}.
    */
   commit(session: CookieFlowSession, request: Request): Promise<string | undefined>;
+}
+
+/**
+ * Adds a session's `Set-Cookie` value to `headers`, with `Cache-Control: no-store`: a response
+ * that sets or clears a session cookie must never be kept by a shared cache (one that was would
+ * hand the session to the next visitor).
+ */
+export function appendSessionCookie(headers: Headers, setCookie: string): void {
+  headers.append('set-cookie', setCookie);
+  headers.set('cache-control', 'no-store');
 }
 
 /** The protected header parameter naming the cookie a seal belongs to. */

@@ -13,7 +13,7 @@ import { optionError } from '../flow/options.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { isFlowSession, type FlowSession } from '../flow/session.js';
 import { FAILURE_PAGE_HEADERS, renderFailurePage } from '../flow/failure-page.js';
-import { readCookie, type CookieFlowSession, type CookieSessionStore } from './cookie-session.js';
+import { appendSessionCookie, readCookie, type CookieFlowSession, type CookieSessionStore } from './cookie-session.js';
 import { DEFAULT_LOGIN_PATH, stepUpMaxAge, type AccessOptions } from '../flow/access.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import { createFetchGuards, type SignedInHandler } from './fetch-guard.js';
@@ -158,7 +158,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   async function commit(session: FlowSession, request: Request, headers: Headers): Promise<void> {
     if (store === undefined) return;
     const cookie = await store.commit(session as CookieFlowSession, request);
-    if (cookie !== undefined) headers.append('set-cookie', cookie);
+    if (cookie !== undefined) appendSessionCookie(headers, cookie);
   }
 
   function facts(request: Request): RequestFacts {

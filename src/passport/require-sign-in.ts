@@ -82,6 +82,8 @@ function guard(options: RequireSignInOptions | undefined, seconds: number | unde
             return refuse(req, res, 'recent_sign_in_required', seconds);
           }
           req.signIn = result.record;
+          // A page behind a sign-in is the person's, and may carry the session's refreshed cookie: no cache keeps it.
+          res.set('Cache-Control', 'no-store');
           return next();
         }
         const ended = result.signedIn ? undefined : result.ended;
