@@ -11,6 +11,7 @@ import { hash, verify, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
+import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import { MIN_RSA_BITS } from '../keys.js';
 import type { IdTokenClaims } from './types.js';
 
@@ -69,6 +70,10 @@ function requirePresent(idToken: unknown): string {
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 function readHeader(token: string): ProtectedHeaderParameters {
+  // Size and shape first: nothing is decoded, and no key set fetched, for an oversized token.
+  if (!withinCompactLimits(token, JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH)) {
+    throw new IdError('id_token_malformed', `The ID token is not a compact JWS of three parts and at most ${MAX_ID_TOKEN_LENGTH} characters.`);
+  }
   if (!COMPACT_JWS.test(token)) {
     throw new IdError('id_token_malformed', 'The ID token is not a compact JWS (three dot-separated base64url parts).');
   }

@@ -20,6 +20,7 @@ import { rememberJti } from './seen-jtis.js';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { ResolvedClient } from '../config.js';
 import type { ProviderContext } from '../context.js';
+import { JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH, withinCompactLimits } from '../../compact-limits.js';
 import { OAuthRefusal } from '../http/refusal.js';
 import { ClientKeysUnavailable, type ClientJwks } from './client-jwks.js';
 import { FAPI_SIGNING_ALGS, isSigningJwk, type PublicJwk } from './registration.js';
@@ -46,7 +47,7 @@ export interface AssertionFields {
 /** The registered FAPI client a request names (by `client_id` or the assertion's `iss`), or undefined. */
 export function fapiClientNamed(ctx: ProviderContext, fields: AssertionFields): ResolvedClient | undefined {
   let id = fields.client_id;
-  if (id === undefined && fields.client_assertion !== undefined) {
+  if (id === undefined && withinCompactLimits(fields.client_assertion, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) {
     try {
       const iss = decodeJwt(fields.client_assertion).iss;
       id = typeof iss === 'string' ? iss : undefined;
@@ -66,6 +67,7 @@ export function fapiClientNamed(ctx: ProviderContext, fields: AssertionFields): 
 export function unnamedClientRefusal(fields: AssertionFields): OAuthRefusal {
   if (fields.client_id === undefined && fields.client_assertion !== undefined) {
     try {
+      if (!withinCompactLimits(fields.client_assertion, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) throw new Error('not a compact JWS of a bounded size');
       decodeJwt(fields.client_assertion);
     } catch {
       return invalidClient("The client_assertion is not a JWT (three base64url parts, a JSON payload): sign one with the client's key, iss and sub the client_id (private_key_jwt).");
@@ -141,6 +143,10 @@ export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJw
   if (fields.client_assertion_type !== JWT_BEARER) throw invalidClient(`The client_assertion_type must be ${JWT_BEARER}.`);
   if (fields.client_id !== undefined && fields.client_id !== client.clientId) {
     throw invalidClient('The client_id differs from the client assertion iss.');
+  }
+  // Size and shape first: nothing is decoded, and the client's jwksUri not fetched, for an oversized assertion.
+  if (!withinCompactLimits(fields.client_assertion, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) {
+    throw invalidClient(`The client_assertion is not a compact JWS of three parts and at most ${MAX_PROVIDER_JWT_LENGTH} characters.`);
   }
   let alg: unknown;
   try {

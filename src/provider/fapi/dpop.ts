@@ -18,6 +18,7 @@ import { rememberJti } from './seen-jtis.js';
 import { createHash, createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, type JWK, jwtVerify, type JWTPayload } from 'jose';
 import type { ProviderContext } from '../context.js';
+import { JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH, withinCompactLimits } from '../../compact-limits.js';
 import type { DpopNonces } from './dpop-nonces.js';
 import { FAPI_SIGNING_ALGS } from './registration.js';
 
@@ -79,7 +80,9 @@ export async function verifyDpopProof(
 ): Promise<string> {
   if (header === undefined || header === '') throw refuse('A DPoP proof is required: send a DPoP header with a proof signed by the login\'s DPoP key.');
   if (Array.isArray(header) || header.includes(',')) throw refuse('Send exactly one DPoP header.');
-  if (header.length > 8192) throw refuse('The DPoP proof is too long.');
+  if (!withinCompactLimits(header, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) {
+    throw refuse(`The DPoP proof is not a compact JWS of three parts and at most ${MAX_PROVIDER_JWT_LENGTH} characters.`);
+  }
   let protectedHeader: ReturnType<typeof decodeProtectedHeader>;
   try {
     protectedHeader = decodeProtectedHeader(header);
