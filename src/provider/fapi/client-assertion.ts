@@ -149,11 +149,14 @@ export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJw
     throw invalidClient(`The client_assertion is not a compact JWS of three parts and at most ${MAX_PROVIDER_JWT_LENGTH} characters.`);
   }
   let alg: unknown;
+  let crit: unknown;
   try {
-    alg = decodeProtectedHeader(fields.client_assertion).alg;
+    ({ alg, crit } = decodeProtectedHeader(fields.client_assertion));
   } catch {
     throw invalidClient('The client_assertion is not a compact JWS.');
   }
+  // No JWS extension is understood: a crit header fails closed, before the client's keys are fetched.
+  if (crit !== undefined) throw invalidClient('The client assertion header names critical extensions (crit); none is understood: sign without crit.');
   if (!FAPI_SIGNING_ALGS.includes(alg as (typeof FAPI_SIGNING_ALGS)[number])) {
     throw invalidClient(`The client assertion alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')} (ES256 recommended); never none or an HMAC.`);
   }

@@ -90,6 +90,8 @@ export async function verifyDpopProof(
     throw refuse('The DPoP header is not a compact JWS.');
   }
   if (protectedHeader.typ !== 'dpop+jwt') throw refuse('The DPoP proof header typ must be "dpop+jwt".');
+  // No JWS extension is understood: a crit header fails closed, before its key is imported.
+  if (protectedHeader.crit !== undefined) throw refuse('The DPoP proof header names critical extensions (crit); none is understood: sign without crit.');
   const alg = protectedHeader.alg;
   if (!FAPI_SIGNING_ALGS.includes(alg as (typeof FAPI_SIGNING_ALGS)[number])) {
     throw refuse(`The DPoP proof alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')}; never none or an HMAC.`);
