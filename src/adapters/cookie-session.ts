@@ -10,6 +10,7 @@
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { EncryptJWT, jwtDecrypt, type JWTDecryptGetKey } from 'jose';
 import { IdError } from '../errors.js';
+import { checkOptionNames } from '../options-check.js';
 import type { FlowSession } from '../flow/session.js';
 
 /** Default cookie name of {@link createCookieSession}. */
@@ -134,6 +135,7 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`${who}: options must be an object with a secret of at least ${MIN_COOKIE_SESSION_SECRET_LENGTH} characters.`);
   }
+  checkOptionNames(options, 'createCookieSession()');
   const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
   if (
     !Array.isArray(secrets) ||

@@ -6,6 +6,7 @@
  * and an app-supplied one work alike.
  */
 import { IdError } from '../errors.js';
+import { checkOptionNames } from '../options-check.js';
 import { checkAccessOptions, refuseAccess, refusalReason, stepUpRefusedPage, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
 import type { CompleteResult } from '../flow/login-flow.js';
@@ -84,6 +85,7 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
 
   async function guard(request: Request, seconds: number | undefined, handler: SignedInHandler, options: AccessOptions | undefined, who: string): Promise<Response> {
     if (typeof handler !== 'function') throw new TypeError(`${who}: handler must be a function ({ user, signIn }) => Response.`);
+    checkOptionNames(options, 'auth.requireSignIn()');
     const access = checkAccessOptions({ loginPath: hooks.loginPath, ...options }, who);
     const session = await hooks.sessionOf(request);
     const headers = new Headers();

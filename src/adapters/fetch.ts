@@ -10,6 +10,7 @@ import { classifyFailure } from '../flow/failure.js';
 import type { RequestFacts } from '../flow/diagnose.js';
 import { buildLoginFlow, type CompleteResult, type LoginFlow, type LoginFlowOptions, type LoginUser } from '../flow/login-flow.js';
 import { optionError } from '../flow/options.js';
+import { checkOptionNames } from '../options-check.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { isFlowSession, type FlowSession } from '../flow/session.js';
 import { FAILURE_PAGE_HEADERS, renderFailurePage } from '../flow/failure-page.js';
@@ -122,6 +123,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   if (typeof options !== 'object' || options === null) {
     throw optionError(who, 'options', 'must be an object with a client and a session.');
   }
+  checkOptionNames(options, 'createFetchLogin()');
   const store = isCookieStore(options.session) ? options.session : undefined;
   const provide = typeof options.session === 'function' ? options.session : undefined;
   if (store === undefined && provide === undefined) {
