@@ -27,8 +27,8 @@ export const JWE_SEGMENTS = 5;
 export function withinCompactLimits(token: unknown, segments: 3 | 5, maxLength: number): token is string {
   if (typeof token !== 'string' || token.length > maxLength) return false;
   let dots = 0;
-  for (let i = 0; i < token.length; i += 1) {
-    if (token.charCodeAt(i) === 46 && ++dots >= segments) return false;
+  for (let at = token.indexOf('.'); at !== -1; at = token.indexOf('.', at + 1)) {
+    if (++dots >= segments) return false;
   }
   return dots === segments - 1;
 }
