@@ -10,6 +10,7 @@
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { EncryptJWT, jwtDecrypt, type JWTDecryptGetKey } from 'jose';
 import { IdError } from '../errors.js';
+import { checkOptionNames } from '../options-check.js';
 import type { FlowSession } from '../flow/session.js';
 
 /** Default cookie name of {@link createCookieSession}. */
@@ -62,10 +63,21 @@ export interface CookieSessionStore {
    */
   load(request: Request): Promise<CookieFlowSession>;
   /**
-   * The `Set-Cookie` header value for `session`, or `undefined` when nothing changed.
+   * The `Set-Cookie` header value for `session`, or `undefined` when nothing changed. The
+   * response that carries it must say `Cache-Control: no-store` (the fetch handlers do).
    * @throws IdError `session_store_unavailable` when the sealed data exceeds {@link MAX_COOKIE_SESSION_BYTES}.
    */
   commit(session: CookieFlowSession, request: Request): Promise<string | undefined>;
+}
+
+/**
+ * Adds a session's `Set-Cookie` value to `headers`, with `Cache-Control: no-store`: a response
+ * that sets or clears a session cookie must never be kept by a shared cache (one that was would
+ * hand the session to the next visitor).
+ */
+export function appendSessionCookie(headers: Headers, setCookie: string): void {
+  headers.append('set-cookie', setCookie);
+  headers.set('cache-control', 'no-store');
 }
 
 /** The protected header parameter naming the cookie a seal belongs to. */
@@ -125,6 +137,7 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`${who}: options must be an object with a secret of at least ${MIN_COOKIE_SESSION_SECRET_LENGTH} characters.`);
   }
+  checkOptionNames(options, 'createCookieSession()');
   const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
   if (
     !Array.isArray(secrets) ||

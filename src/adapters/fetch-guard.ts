@@ -6,6 +6,7 @@
  * and an app-supplied one work alike.
  */
 import { IdError } from '../errors.js';
+import { checkOptionNames } from '../options-check.js';
 import { checkAccessOptions, refuseAccess, refusalReason, stepUpRefusedPage, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
 import type { CompleteResult } from '../flow/login-flow.js';
@@ -44,15 +45,23 @@ export interface FetchGuardHooks {
   failurePage(err: IdError): Response;
 }
 
-/** Returns `response` with `headers`' cookies added (copied into a new response when its headers are immutable). */
-function withCookies(response: Response, headers: Headers): Response {
+/**
+ * Returns `response` with `headers`' cookies added and `Cache-Control: no-store` (copied into a new
+ * response when its headers are immutable). A page behind a sign-in is the person's and may carry
+ * the session's refreshed cookie: no shared cache may keep it. A handler's own `Cache-Control` is
+ * kept only when no cookie goes with the answer.
+ */
+function privateAnswer(response: Response, headers: Headers): Response {
   const cookies = headers.getSetCookie();
-  if (cookies.length === 0) return response;
+  const keepOwn = cookies.length === 0 && response.headers.has('cache-control');
+  if (keepOwn) return response;
   try {
+    response.headers.set('cache-control', 'no-store');
     for (const cookie of cookies) response.headers.append('set-cookie', cookie);
     return response;
   } catch {
     const copy = new Response(response.body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    copy.headers.set('cache-control', 'no-store');
     for (const cookie of cookies) copy.headers.append('set-cookie', cookie);
     return copy;
   }
@@ -76,6 +85,7 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
 
   async function guard(request: Request, seconds: number | undefined, handler: SignedInHandler, options: AccessOptions | undefined, who: string): Promise<Response> {
     if (typeof handler !== 'function') throw new TypeError(`${who}: handler must be a function ({ user, signIn }) => Response.`);
+    checkOptionNames(options, 'auth.requireSignIn()');
     const access = checkAccessOptions({ loginPath: hooks.loginPath, ...options }, who);
     const session = await hooks.sessionOf(request);
     const headers = new Headers();
@@ -100,7 +110,7 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
       return answer(request, access, 'recent_sign_in_required', headers, seconds);
     }
     if (result.touched) await hooks.commit(session, request, headers);
-    return withCookies(await handler({ request, user, signIn: result.record }), headers);
+    return privateAnswer(await handler({ request, user, signIn: result.record }), headers);
   }
 
   return {

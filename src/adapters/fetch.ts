@@ -10,10 +10,11 @@ import { classifyFailure } from '../flow/failure.js';
 import type { RequestFacts } from '../flow/diagnose.js';
 import { buildLoginFlow, type CompleteResult, type LoginFlow, type LoginFlowOptions, type LoginUser } from '../flow/login-flow.js';
 import { optionError } from '../flow/options.js';
+import { checkOptionNames } from '../options-check.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { isFlowSession, type FlowSession } from '../flow/session.js';
 import { FAILURE_PAGE_HEADERS, renderFailurePage } from '../flow/failure-page.js';
-import { readCookie, type CookieFlowSession, type CookieSessionStore } from './cookie-session.js';
+import { appendSessionCookie, readCookie, type CookieFlowSession, type CookieSessionStore } from './cookie-session.js';
 import { DEFAULT_LOGIN_PATH, stepUpMaxAge, type AccessOptions } from '../flow/access.js';
 import { defaultSessionPolicy, type SessionCheck, type SessionPolicy } from '../flow/session-policy.js';
 import { createFetchGuards, type SignedInHandler } from './fetch-guard.js';
@@ -127,6 +128,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   if (typeof options !== 'object' || options === null) {
     throw optionError(who, 'options', 'must be an object with a client and a session.');
   }
+  checkOptionNames(options, 'createFetchLogin()');
   const store = isCookieStore(options.session) ? options.session : undefined;
   const provide = typeof options.session === 'function' ? options.session : undefined;
   if (store === undefined && provide === undefined) {
@@ -163,7 +165,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   async function commit(session: FlowSession, request: Request, headers: Headers): Promise<void> {
     if (store === undefined) return;
     const cookie = await store.commit(session as CookieFlowSession, request);
-    if (cookie !== undefined) headers.append('set-cookie', cookie);
+    if (cookie !== undefined) appendSessionCookie(headers, cookie);
   }
 
   function facts(request: Request): RequestFacts {

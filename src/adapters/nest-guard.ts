@@ -5,6 +5,7 @@
  * Typed structurally: this package never loads `@nestjs/*`.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { checkOptionNames } from '../options-check.js';
 import { requireRecentSignIn, requireSignIn, type RequireSignInOptions } from '../passport/require-sign-in.js';
 
 /** What the guard needs of Nest's `ExecutionContext`. */
@@ -34,6 +35,7 @@ export interface NdIdSignInGuardOptions extends RequireSignInOptions {
  * @throws TypeError naming the option when an option is wrong.
  */
 export function ndIdSignInGuard(options: NdIdSignInGuardOptions = {}): NdIdSignInGuard {
+  checkOptionNames(options, 'ndIdSignInGuard()');
   const { recentSeconds, ...rest } = options;
   const middleware: RequestHandler = recentSeconds === undefined ? requireSignIn(rest) : requireRecentSignIn(recentSeconds, rest);
   return {

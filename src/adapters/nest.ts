@@ -7,6 +7,7 @@
  * {@link NdIdLoginFailure} an exception filter can render) and {@link ndIdLogIn} signs the
  * person in while keeping other tabs' logins across the session regeneration.
  */
+import { checkOptionNames } from '../options-check.js';
 import { classifyFailure } from '../flow/failure.js';
 import type { LoginFlow } from '../flow/login-flow.js';
 import { recordSession } from '../flow/session.js';
@@ -81,6 +82,7 @@ export interface NdIdGuardResultOptions {
  * @throws NdIdLoginFailure when the sign-in failed.
  */
 export function ndIdGuardResult<U>(err: unknown, user: U | false | null | undefined, info: unknown, status?: number, options: NdIdGuardResultOptions = {}): U {
+  checkOptionNames(options, 'ndIdGuardResult()');
   if (err !== null && err !== undefined) {
     const failure = classifyFailure(err);
     const reference = (err as { reference?: unknown }).reference;

@@ -90,28 +90,37 @@ export function createDpopProof(key: DpopKey, input: DpopProofInput): string {
   return signCompactJwt({ typ: 'dpop+jwt', jwk: { ...key.publicJwk } }, claims, key.privateKey, DPOP_ALGORITHM);
 }
 
-/** Most origins whose nonce is remembered (one service: its authorization server and resource server). */
-const MAX_NONCE_ORIGINS = 8;
+/**
+ * Most nonces remembered: one per server origin and DPoP key, so per login with per-login keys.
+ * The oldest goes first; a login whose nonce went only meets one more challenge.
+ */
+const MAX_NONCES = 1024;
 
-/** The last `DPoP-Nonce` each server origin gave, used in the next proof to it (RFC 9449 8, 9). */
+/**
+ * The last `DPoP-Nonce` each server origin gave to the calls of one DPoP key (`scope`, its
+ * thumbprint), used in that key's next proof to it (RFC 9449 8, 9). A nonce one login learned is
+ * never sent by another login's key, so concurrent logins cannot answer each other's challenges.
+ */
 export class DpopNonces {
-  readonly #byOrigin = new Map<string, string>();
+  readonly #byScope = new Map<string, string>();
 
-  /** The nonce to put in the next proof to `url`'s origin, if the server gave one. */
-  for(url: URL): string | undefined {
-    return this.#byOrigin.get(url.origin);
+  /** The nonce to put in the next proof to `url`'s origin, by the key `scope`, if the server gave one. */
+  for(url: URL, scope = ''): string | undefined {
+    return this.#byScope.get(`${url.origin} ${scope}`);
   }
 
-  /** Remembers the `DPoP-Nonce` header of an answer from `url` (ignored when absent or not a plausible nonce). */
-  remember(url: URL, header: string | string[] | undefined): string | undefined {
+  /** Remembers the `DPoP-Nonce` header of an answer from `url` to a proof of `scope` (ignored when absent or not a plausible nonce). */
+  remember(url: URL, header: string | string[] | undefined, scope = ''): string | undefined {
     const value = Array.isArray(header) ? header[0] : header;
     // RFC 9449 8.1: nonce = 1*NQCHAR; bounded so a hostile server cannot grow our proofs.
     if (value === undefined || value.length === 0 || value.length > 512 || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(value)) return undefined;
-    if (!this.#byOrigin.has(url.origin) && this.#byOrigin.size >= MAX_NONCE_ORIGINS) {
-      const oldest = this.#byOrigin.keys().next().value;
-      if (oldest !== undefined) this.#byOrigin.delete(oldest);
+    const key = `${url.origin} ${scope}`;
+    this.#byScope.delete(key);
+    if (this.#byScope.size >= MAX_NONCES) {
+      const oldest = this.#byScope.keys().next().value;
+      if (oldest !== undefined) this.#byScope.delete(oldest);
     }
-    this.#byOrigin.set(url.origin, value);
+    this.#byScope.set(key, value);
     return value;
   }
 }

@@ -3,6 +3,7 @@
  */
 import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
+import { checkOptionNames } from '../options-check.js';
 import type { DecryptionKey } from '../keys.js';
 import {
   asObject,
@@ -97,6 +98,7 @@ export class IdClient {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('IdClient: options must be an object with clientId, clientSecret and privateKey');
     }
+    checkOptionNames(options, 'new IdClient()');
     this.clientId = requireString(options.clientId, 'clientId');
     this.#privateKeys = importPrivateKeys(options.privateKey);
     this.#fapi = parseFapiOptions(options.profile, options, this.#privateKeys);

@@ -8,6 +8,7 @@
  * shows the decisions match jose's.
  */
 import { IdError } from '../errors.js';
+import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { unwrapEcdhEsA256kw } from './jwe-ecdh.js';
 import { decryptGcmContent, decryptGcmJwe, JweRefused, readCompactJwe, type CompactJwe } from './jwe-gcm.js';
@@ -19,8 +20,6 @@ export const ID_TOKEN_JWE_ENCRYPTION: readonly string[] = ['A256GCM'];
 
 /** Five base64url segments (the second, the encrypted key, is empty only for `dir`/`ECDH-ES`, which are refused anyway). */
 const COMPACT_JWE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-/** Longest encrypted ID token read (an ID token is a few kilobytes). */
-const MAX_JWE_LENGTH = 64 * 1024;
 
 /** True when the token has the five segments of a compact JWE (four dots). */
 export function isCompactJwe(token: unknown): token is string {
@@ -35,7 +34,7 @@ export function isCompactJwe(token: unknown): token is string {
  * @throws IdError `id_token_malformed`, `id_token_jwe_alg_not_allowed` or `id_token_decrypt_failed`.
  */
 export async function decryptIdToken(token: string, keys: readonly IdTokenDecryptionKey[]): Promise<string> {
-  if (token.length > MAX_JWE_LENGTH || !COMPACT_JWE.test(token)) {
+  if (!withinCompactLimits(token, JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH) || !COMPACT_JWE.test(token)) {
     throw new IdError('id_token_malformed', 'The encrypted ID token is not a compact JWE (five dot-separated base64url parts).');
   }
   let jwe: CompactJwe;

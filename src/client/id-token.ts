@@ -7,12 +7,14 @@
  * on the libuv thread pool, and that hop cost ~100 µs of CPU per login here, a tenth of a
  * relying party's whole login. The token's shape is checked strictly before anything else.
  */
-import { hash, verify, type KeyObject } from 'node:crypto';
+import { verify, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
+import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import { MIN_RSA_BITS } from '../keys.js';
 import type { IdTokenClaims } from './types.js';
+import { accessTokenHash } from './token-hash.js';
 
 /** The only ID-token signature algorithm accepted. */
 export const ID_TOKEN_ALGORITHM = 'RS256';
@@ -51,7 +53,7 @@ export async function validateIdToken(idToken: unknown, expect: IdTokenExpectati
   checkNotBefore(payload, expect);
   checkIssuedAt(payload, expect);
   checkNonce(payload, expect.nonce);
-  checkAccessTokenHash(payload, expect.accessToken);
+  checkAccessTokenHash(payload, expect.accessToken, header.alg);
   return payload as IdTokenClaims;
 }
 
@@ -69,6 +71,10 @@ function requirePresent(idToken: unknown): string {
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 function readHeader(token: string): ProtectedHeaderParameters {
+  // Size and shape first: nothing is decoded, and no key set fetched, for an oversized token.
+  if (!withinCompactLimits(token, JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH)) {
+    throw new IdError('id_token_malformed', `The ID token is not a compact JWS of three parts and at most ${MAX_ID_TOKEN_LENGTH} characters.`);
+  }
   if (!COMPACT_JWS.test(token)) {
     throw new IdError('id_token_malformed', 'The ID token is not a compact JWS (three dot-separated base64url parts).');
   }
@@ -218,11 +224,11 @@ function checkNonce(payload: JWTPayload, nonce: string | null | undefined): void
   }
 }
 
-function checkAccessTokenHash(payload: JWTPayload, accessToken: string): void {
+function checkAccessTokenHash(payload: JWTPayload, accessToken: string, alg: unknown): void {
   const atHash = payload.at_hash;
   if (atHash === undefined) return;
-  const digest = hash('sha256', accessToken, 'buffer');
-  const expected = digest.subarray(0, digest.length / 2).toString('base64url');
+  // The hash of the token's own algorithm; one with no known hash is refused (fails closed).
+  const expected = accessTokenHash(alg, accessToken);
   if (atHash !== expected) {
     throw new IdError('at_hash_mismatch', 'The access token does not match the ID token at_hash.');
   }

@@ -8,6 +8,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { compactDecrypt, decodeProtectedHeader, errors as joseErrors, type JWK } from 'jose';
 import { IdError } from '../errors.js';
+import { JWE_SEGMENTS, MAX_USERINFO_KEY_LENGTH, MAX_USERINFO_VALUE_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';
 import { type CompactJwe, decryptGcmJwe, handledHere, JweRefused, readCompactJwe, strictBase64url } from './jwe-gcm.js';
 
@@ -87,6 +88,10 @@ function candidates(privateKeys: readonly DecryptionKey[], jwe: string): readonl
 
 async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: string): Promise<BlockKey> {
   const what = 'The userinfo block key';
+  // Size and shape first: nothing is decoded, and no private key used, for an oversized JWE.
+  if (!withinCompactLimits(jwe, JWE_SEGMENTS, MAX_USERINFO_KEY_LENGTH)) {
+    throw new IdError('userinfo_malformed', `${what} is not a compact JWE of five parts and at most ${MAX_USERINFO_KEY_LENGTH} characters.`);
+  }
   const read = readOurs(jwe, KEY_WRAP_ALGORITHMS, what);
   let plaintext: Uint8Array | undefined;
   let lastError: unknown;
@@ -134,6 +139,9 @@ async function decryptAttribute(blockKey: BlockKey, scope: string, jwe: unknown)
   const what = `The userinfo value for scope "${scopeLabel(scope)}"`;
   if (typeof jwe !== 'string') {
     throw new IdError('userinfo_malformed', `${what} is not a JWE string.`);
+  }
+  if (!withinCompactLimits(jwe, JWE_SEGMENTS, MAX_USERINFO_VALUE_LENGTH)) {
+    throw new IdError('userinfo_malformed', `${what} is not a compact JWE of five parts and at most ${MAX_USERINFO_VALUE_LENGTH} characters.`);
   }
   let plaintext: Uint8Array;
   try {

@@ -29,6 +29,7 @@ import { LoginLedger } from './login-ledger.js';
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
 import { requestedAttributes, scopeList } from './attributes.js';
 import { checkAbsoluteUrl, checkInteger, checkMilliseconds, checkScope, optionError } from './options.js';
+import { checkOptionNames } from '../options-check.js';
 import {
   addPendingLogin,
   countPendingLogins,
@@ -589,5 +590,6 @@ function fapiMethods(client: LoginFlowClient, who: string) {
  * @throws TypeError naming the option when an option is missing or wrong.
  */
 export function createLoginFlow(options: LoginFlowOptions): LoginFlow {
+  checkOptionNames(options, 'createLoginFlow()');
   return buildLoginFlow(options, 'createLoginFlow');
 }

@@ -3,10 +3,9 @@
  * Each mistake is a TypeError that names the option and says what to give instead.
  */
 
-/** A TypeError `"<who>: <option> <what>"`. */
-export function optionError(who: string, option: string, what: string): TypeError {
-  return new TypeError(`${who}: ${option} ${what}`);
-}
+import { optionError } from '../options-check.js';
+
+export { optionError };
 
 /** `scope` when it is a space-separated string or an array of names that includes `openid`. */
 export function checkScope(scope: unknown, who: string, option: string): string | string[] {

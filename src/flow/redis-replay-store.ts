@@ -4,6 +4,7 @@
  * exactly one gets `OK`. Any client with node-redis's `sendCommand` works; `redis` itself is not
  * a dependency of this package.
  */
+import { checkOptionNames } from '../options-check.js';
 import type { ReplayStore } from './replay-store.js';
 
 /** What the Redis replay store needs from a client: node-redis's (v4 and v5) `sendCommand`. */
@@ -38,6 +39,7 @@ export function createRedisReplayStore(client: RedisCommandClient, options: Redi
       'createRedisReplayStore: client must be a connected node-redis client (createClient() from "redis"); for another client, implement ReplayStore.consume yourself.',
     );
   }
+  checkOptionNames(options, 'createRedisReplayStore()');
   const prefix = options.prefix ?? DEFAULT_REDIS_REPLAY_PREFIX;
   if (typeof prefix !== 'string') throw new TypeError('createRedisReplayStore: prefix must be a string, like "myapp:used:".');
   return {

@@ -5,6 +5,7 @@
  * request. Any client with node-redis's `sendCommand` works; `redis` itself is not a dependency
  * of this package.
  */
+import { checkOptionNames } from '../options-check.js';
 import type { RedisCommandClient } from './redis-replay-store.js';
 import type { SignOutStore } from './sign-out-store.js';
 
@@ -47,6 +48,7 @@ export function createRedisSignOutStore(client: RedisCommandClient, options: Red
       'createRedisSignOutStore: client must be a connected node-redis client (createClient() from "redis"); for another client, implement SignOutStore yourself.',
     );
   }
+  checkOptionNames(options, 'createRedisSignOutStore()');
   const prefix = options.prefix ?? DEFAULT_REDIS_SIGN_OUT_PREFIX;
   if (typeof prefix !== 'string') throw new TypeError('createRedisSignOutStore: prefix must be a string, like "myapp:signed-out:".');
   return {

@@ -3,6 +3,7 @@
  * most one login. `consume(key, ttl)` is the single atomic operation: the first call for a key
  * wins, every later one (concurrent or not, within its time to live) loses.
  */
+import { checkOptionNames } from '../options-check.js';
 
 /** Where redeemed logins are remembered. Share one across instances (e.g. Redis) to refuse replays between them. */
 export interface ReplayStore {
@@ -37,6 +38,7 @@ export const DEFAULT_REPLAY_STORE_MAX_KEYS = 100_000;
  * (insertion order is age order). It never refuses a login because strangers filled it.
  */
 export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}): ReplayStore {
+  checkOptionNames(options, 'createMemoryReplayStore()');
   const maxKeys = options.maxKeys ?? DEFAULT_REPLAY_STORE_MAX_KEYS;
   if (!Number.isInteger(maxKeys) || maxKeys < 1) {
     throw new TypeError('createMemoryReplayStore: maxKeys must be a whole number of at least 1.');

@@ -10,6 +10,7 @@ import { hash } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
 import { checkLogger, createLog, LOG_EVENTS, type Log, type Logger } from '../log.js';
 import { optionError } from './options.js';
+import { checkOptionNames } from '../options-check.js';
 import type { FlowSession } from './session.js';
 import { processSignOutStore, type SignOutStore } from './sign-out-store.js';
 
@@ -171,6 +172,7 @@ const END_MESSAGES: Record<SessionEndReason, string> = {
 export function createSessionPolicy(options: SessionPolicyOptions = {}): SessionPolicy {
   const who = 'createSessionPolicy';
   if (typeof options !== 'object' || options === null) throw optionError(who, 'options', 'must be an object (or left out).');
+  checkOptionNames(options, 'createSessionPolicy()');
   const maxSessionAge = checkDuration(options.maxSessionAge ?? DEFAULT_MAX_SESSION_AGE_MS, 'maxSessionAge', '12 hours is 43200000');
   const idleTimeout = checkDuration(options.idleTimeout ?? DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeout', '30 minutes is 1800000');
   const touchOption = options.touchInterval ?? Math.min(DEFAULT_TOUCH_INTERVAL_MS, idleTimeout === false ? DEFAULT_TOUCH_INTERVAL_MS : Math.floor(idleTimeout / 10));

@@ -4,6 +4,7 @@
  * instance that reads the same store. A sibling of the replay store, in the same places: this
  * process's memory, or Redis (`createRedisSignOutStore`).
  */
+import { checkOptionNames } from '../options-check.js';
 
 /** Where "signed out everywhere" times are kept, by an opaque key per person (never the `sub` itself). */
 export interface SignOutStore {
@@ -31,6 +32,7 @@ export const DEFAULT_SIGN_OUT_STORE_MAX_ENTRIES = 100_000;
  * traffic alone cannot fill it. Use `createRedisSignOutStore` when several instances serve the app.
  */
 export function createMemorySignOutStore(options: MemorySignOutStoreOptions = {}): SignOutStore {
+  checkOptionNames(options, 'createMemorySignOutStore()');
   const maxEntries = options.maxEntries ?? DEFAULT_SIGN_OUT_STORE_MAX_ENTRIES;
   if (!Number.isInteger(maxEntries) || maxEntries < 1) {
     throw new TypeError('createMemorySignOutStore: maxEntries must be a whole number of at least 1.');

@@ -6,6 +6,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
+import { checkOptionNames } from '../options-check.js';
 import { checkAccessOptions, refuseAccess, refusalReason, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
 import { LOG_EVENTS } from '../log.js';
 import { defaultSessionPolicy, type SessionPolicy, type SignInRecord } from '../flow/session-policy.js';
@@ -54,6 +55,7 @@ export function destroySession(req: Request, res: Response, cookieName: string, 
 
 function guard(options: RequireSignInOptions | undefined, seconds: number | undefined, who: string): RequestHandler {
   const access = checkAccessOptions(options, who);
+  checkOptionNames(options, 'requireSignIn()');
   const policy = options?.sessions ?? defaultSessionPolicy();
   if (typeof policy !== 'object' || policy === null || typeof policy.check !== 'function') {
     throw new TypeError(`${who}: sessions must be createSessionPolicy({ ... }), the same one given to ndIdRouter.`);
@@ -87,6 +89,8 @@ function guard(options: RequireSignInOptions | undefined, seconds: number | unde
             return refuse(req, res, 'recent_sign_in_required', seconds);
           }
           req.signIn = result.record;
+          // A page behind a sign-in is the person's, and may carry the session's refreshed cookie: no cache keeps it.
+          res.set('Cache-Control', 'no-store');
           return next();
         }
         const ended = result.signedIn ? undefined : result.ended;

@@ -7,6 +7,7 @@
 import type passportModule from 'passport';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
+import { checkOptionNames, optionErrorOf } from '../options-check.js';
 import { crossSiteRefusal, signOutRefusedPage, type CrossSiteRefusal } from '../flow/cross-site.js';
 import { classifyFailure } from '../flow/failure.js';
 import { safeReturnTo } from '../flow/return-to.js';
@@ -120,9 +121,7 @@ export interface NdIdRouterOptions {
 export const DEFAULT_ROUTES = { login: '/login', callback: '/callback', logout: '/logout' } as const;
 
 
-function optionError(option: string, what: string): TypeError {
-  return new TypeError(`ndIdRouter: ${option} ${what}`);
-}
+const optionError = optionErrorOf('ndIdRouter');
 
 function checkPath(value: unknown, option: string, fallback: string): string | false {
   if (value === undefined) return fallback;
@@ -183,6 +182,7 @@ function sessionOf(req: Request): SessionData | undefined {
  */
 export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   if (typeof options !== 'object' || options === null) throw optionError('options', 'must be an object (or left out).');
+  checkOptionNames(options, 'ndIdRouter()');
   const strategyName = options.strategyName ?? ND_ID_STRATEGY_NAME;
   if (typeof strategyName !== 'string' || strategyName === '') {
     throw optionError('strategyName', 'must be the non-empty name the strategy was registered under (default "nd-id").');

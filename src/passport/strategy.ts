@@ -21,7 +21,8 @@ import {
   type LoginFlowClient,
   type LoginUser,
 } from '../flow/login-flow.js';
-import { checkAbsoluteUrl as checkUrl, checkMilliseconds, optionError as flowOptionError } from '../flow/options.js';
+import { checkAbsoluteUrl as checkUrl, checkMilliseconds } from '../flow/options.js';
+import { checkOptionNames, optionErrorOf } from '../options-check.js';
 import type { ReplayStore } from '../flow/replay-store.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { recordSession, type FlowSession } from '../flow/session.js';
@@ -175,9 +176,7 @@ function failureOf(err: IdError, message: string): NdIdFailure {
   return failure;
 }
 
-function optionError(option: string, what: string): TypeError {
-  return flowOptionError('NdIdStrategy', option, what);
-}
+const optionError = optionErrorOf('NdIdStrategy');
 
 
 /** Whether the request carries a signed-in person (Passport's `req.isAuthenticated()`, or a `req.user`). */
@@ -291,6 +290,7 @@ export class NdIdStrategy extends PassportStrategyBase {
     if (typeof options !== 'object' || options === null) {
       throw optionError('options', 'must be an object with clientId, clientSecret, privateKey and callbackURL (or a ready client).');
     }
+    checkOptionNames(options, 'new NdIdStrategy()');
     if (verify !== undefined && typeof verify !== 'function') {
       throw optionError('verify', 'must be a function (user, done), (req, user, done) or async (user) => user; or leave it out.');
     }

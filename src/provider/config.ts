@@ -2,6 +2,7 @@
  * Validation of the provider's options, done once at start-up. Every mistake is collected and
  * reported together, one sentence each, so a bad config is fixed in one round.
  */
+import { didYouMean } from '../options-check.js';
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../clock.js';
@@ -135,7 +136,7 @@ function unknownKeys(obj: Record<string, unknown>, allowed: Set<string>, where: 
     mistakes.push(
       camel !== undefined && allowed.has(camel)
         ? `${where} has "${key}": write it "${camel}", as the other registration fields`
-        : `${where} has an unknown option "${key}"; allowed: ${[...allowed].join(', ')}`,
+        : `${where} has an unknown option "${key}"${didYouMean(key, [...allowed])}; allowed: ${[...allowed].join(', ')}`,
     );
   }
 }

@@ -7,6 +7,7 @@
  * Every request takes one path (see `handler.ts`): the table router, the body reader, the
  * endpoint (a function from a request value to an answer value), the fault transformer, the writer.
  */
+import { checkOptionNames } from '../options-check.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRoutes } from './authorize.js';
@@ -190,6 +191,7 @@ export interface StartedProvider {
  * address, so port 0 works.
  */
 export async function startProvider(options: StartProviderOptions): Promise<StartedProvider> {
+  checkOptionNames(options, 'startProvider()');
   const { port = 0, host = '127.0.0.1', baseUrl: givenBaseUrl, ...rest } = options;
   // Validate before binding, so bad config fails without opening a port.
   if (givenBaseUrl !== undefined) resolveConfig({ ...rest, baseUrl: givenBaseUrl });

@@ -46,6 +46,7 @@ export interface Page {
   status: number;
   location: string | null;
   contentType: string | null;
+  cacheControl: string | null;
   text: string;
   setCookies: string[];
 }
@@ -75,7 +76,7 @@ export class Browser {
       if (expired || value === '') this.jar.delete(name);
       else this.jar.set(name, value);
     }
-    return { status: res.status, location: res.headers.get('location'), contentType: res.headers.get('content-type'), text: await res.text(), setCookies };
+    return { status: res.status, location: res.headers.get('location'), contentType: res.headers.get('content-type'), cacheControl: res.headers.get('cache-control'), text: await res.text(), setCookies };
   }
 
   /** A copy of the jar, to replay later. */

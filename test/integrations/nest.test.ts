@@ -191,6 +191,8 @@ describe('NestJS with @nestjs/passport and express-session', () => {
     const passed = await browser.get('/account');
     expect(passed.status).toBe(200);
     expect(JSON.parse(passed.text)).toEqual({ signedInAt: expect.any(Number) });
+    // The person's page (and any refreshed session cookie with it) is kept by no cache.
+    expect(passed.cacheControl).toBe('no-store');
   });
 
   it('answers a callback with an unknown state with the 403 failure page, not Nest’s generic 401', async () => {

@@ -20,6 +20,7 @@ import { rememberJti } from './seen-jtis.js';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { ResolvedClient } from '../config.js';
 import type { ProviderContext } from '../context.js';
+import { JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH, withinCompactLimits } from '../../compact-limits.js';
 import { OAuthRefusal } from '../http/refusal.js';
 import { ClientKeysUnavailable, type ClientJwks } from './client-jwks.js';
 import { FAPI_SIGNING_ALGS, isSigningJwk, type PublicJwk } from './registration.js';
@@ -46,7 +47,7 @@ export interface AssertionFields {
 /** The registered FAPI client a request names (by `client_id` or the assertion's `iss`), or undefined. */
 export function fapiClientNamed(ctx: ProviderContext, fields: AssertionFields): ResolvedClient | undefined {
   let id = fields.client_id;
-  if (id === undefined && fields.client_assertion !== undefined) {
+  if (id === undefined && withinCompactLimits(fields.client_assertion, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) {
     try {
       const iss = decodeJwt(fields.client_assertion).iss;
       id = typeof iss === 'string' ? iss : undefined;
@@ -66,6 +67,7 @@ export function fapiClientNamed(ctx: ProviderContext, fields: AssertionFields): 
 export function unnamedClientRefusal(fields: AssertionFields): OAuthRefusal {
   if (fields.client_id === undefined && fields.client_assertion !== undefined) {
     try {
+      if (!withinCompactLimits(fields.client_assertion, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) throw new Error('not a compact JWS of a bounded size');
       decodeJwt(fields.client_assertion);
     } catch {
       return invalidClient("The client_assertion is not a JWT (three base64url parts, a JSON payload): sign one with the client's key, iss and sub the client_id (private_key_jwt).");
@@ -142,12 +144,19 @@ export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJw
   if (fields.client_id !== undefined && fields.client_id !== client.clientId) {
     throw invalidClient('The client_id differs from the client assertion iss.');
   }
+  // Size and shape first: nothing is decoded, and the client's jwksUri not fetched, for an oversized assertion.
+  if (!withinCompactLimits(fields.client_assertion, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) {
+    throw invalidClient(`The client_assertion is not a compact JWS of three parts and at most ${MAX_PROVIDER_JWT_LENGTH} characters.`);
+  }
   let alg: unknown;
+  let crit: unknown;
   try {
-    alg = decodeProtectedHeader(fields.client_assertion).alg;
+    ({ alg, crit } = decodeProtectedHeader(fields.client_assertion));
   } catch {
     throw invalidClient('The client_assertion is not a compact JWS.');
   }
+  // No JWS extension is understood: a crit header fails closed, before the client's keys are fetched.
+  if (crit !== undefined) throw invalidClient('The client assertion header names critical extensions (crit); none is understood: sign without crit.');
   if (!FAPI_SIGNING_ALGS.includes(alg as (typeof FAPI_SIGNING_ALGS)[number])) {
     throw invalidClient(`The client assertion alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')} (ES256 recommended); never none or an HMAC.`);
   }

@@ -18,6 +18,7 @@ import { rememberJti } from './seen-jtis.js';
 import { createHash, createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, type JWK, jwtVerify, type JWTPayload } from 'jose';
 import type { ProviderContext } from '../context.js';
+import { JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH, withinCompactLimits } from '../../compact-limits.js';
 import type { DpopNonces } from './dpop-nonces.js';
 import { FAPI_SIGNING_ALGS } from './registration.js';
 
@@ -79,7 +80,9 @@ export async function verifyDpopProof(
 ): Promise<string> {
   if (header === undefined || header === '') throw refuse('A DPoP proof is required: send a DPoP header with a proof signed by the login\'s DPoP key.');
   if (Array.isArray(header) || header.includes(',')) throw refuse('Send exactly one DPoP header.');
-  if (header.length > 8192) throw refuse('The DPoP proof is too long.');
+  if (!withinCompactLimits(header, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) {
+    throw refuse(`The DPoP proof is not a compact JWS of three parts and at most ${MAX_PROVIDER_JWT_LENGTH} characters.`);
+  }
   let protectedHeader: ReturnType<typeof decodeProtectedHeader>;
   try {
     protectedHeader = decodeProtectedHeader(header);
@@ -87,6 +90,8 @@ export async function verifyDpopProof(
     throw refuse('The DPoP header is not a compact JWS.');
   }
   if (protectedHeader.typ !== 'dpop+jwt') throw refuse('The DPoP proof header typ must be "dpop+jwt".');
+  // No JWS extension is understood: a crit header fails closed, before its key is imported.
+  if (protectedHeader.crit !== undefined) throw refuse('The DPoP proof header names critical extensions (crit); none is understood: sign without crit.');
   const alg = protectedHeader.alg;
   if (!FAPI_SIGNING_ALGS.includes(alg as (typeof FAPI_SIGNING_ALGS)[number])) {
     throw refuse(`The DPoP proof alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')}; never none or an HMAC.`);

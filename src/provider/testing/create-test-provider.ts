@@ -3,6 +3,7 @@
  * pair is made here, and everything a relying party needs to talk to it. The key pair is made
  * once per process (RSA key generation takes tens of milliseconds) unless a fresh one is asked for.
  */
+import { checkOptionNames } from '../../options-check.js';
 import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { generateRsaKeyPair } from '../crypto.js';
@@ -94,6 +95,7 @@ async function keyPair(): Promise<{ privateKey: string; publicKey: string }> {
 
 /** `createTestProvider` over a given `startProvider`. */
 export async function createTestProviderWith(start: StartFn, options: TestProviderOptions = {}): Promise<TestProvider> {
+  checkOptionNames(options, 'createTestProvider()');
   const { redirectUri, clientId, clientSecret, clientName, freshKeys, port, profile, idTokenEncryptedResponseAlg, ...providerOptions } = options;
   if (freshKeys !== undefined && typeof freshKeys !== 'boolean') throw new TypeError('createTestProvider: freshKeys must be true or false.');
   const keys = freshKeys === true ? await keyPair() : await (shared ??= keyPair());
