@@ -1,8 +1,9 @@
 /**
  * The physical floor of one login, for comparison only: the same two HTTP round trips with
  * node:http and a keep-alive agent, one RS256 verify, one RSA-OAEP private decrypt and the
- * AES-GCM decrypts, all with node:crypto directly and no validation beyond what the crypto
- * needs. It is not a client anyone should use.
+ * AES-GCM decrypts (after unwrapping each attribute's key when the attributes use an AES key
+ * wrap), all with node:crypto directly and no validation beyond what the crypto needs. It is not
+ * a client anyone should use.
  */
 import { constants, createDecipheriv, createPublicKey, privateDecrypt, verify, type KeyObject } from 'node:crypto';
 import { Agent, request } from 'node:http';
@@ -12,11 +13,14 @@ export class FloorClient {
   readonly #agent = new Agent({ keepAlive: true });
   readonly #origin: string;
   readonly #privateKey: KeyObject;
+  readonly #attributeAlg: string;
   #publicKey: KeyObject | undefined;
 
-  constructor(origin: string, privateKey: KeyObject) {
+  /** @param attributeAlg the attributes' key management: dir (default), A128KW..A256KW or A128GCMKW..A256GCMKW. */
+  constructor(origin: string, privateKey: KeyObject, attributeAlg = 'dir') {
     this.#origin = origin;
     this.#privateKey = privateKey;
+    this.#attributeAlg = attributeAlg;
   }
 
   /** Token POST + RS256 verify, then userinfo GET + RSA-OAEP + AES-GCM decrypts. */
@@ -42,11 +46,26 @@ export class FloorClient {
     const blockKey = Buffer.from(jwk.k, 'base64url');
     const data: Record<string, string> = {};
     for (const [scope, jwe] of Object.entries(info.data)) {
-      const [dh, , div, dct, dtag] = jwe.split('.') as [string, string, string, string, string];
-      data[scope] = gcm(blockKey, dh, div, dct, dtag).toString();
+      const [dh, dek, div, dct, dtag] = jwe.split('.') as [string, string, string, string, string];
+      data[scope] = gcm(this.#attributeKey(blockKey, dh, dek), dh, div, dct, dtag).toString();
     }
     if (claims.sub === '') throw new Error('floor: no sub');
     return data;
+  }
+
+  /** The attribute's content key: the block key itself (dir), or unwrapped with it. */
+  #attributeKey(blockKey: Buffer, header: string, encryptedKey: string): Buffer {
+    const alg = this.#attributeAlg;
+    if (alg === 'dir') return blockKey;
+    const bits = blockKey.length * 8;
+    if (alg.endsWith('GCMKW')) {
+      const h = JSON.parse(Buffer.from(header, 'base64url').toString()) as { iv: string; tag: string };
+      const d = createDecipheriv(`aes-${bits}-gcm` as 'aes-128-gcm', blockKey, Buffer.from(h.iv, 'base64url'));
+      d.setAuthTag(Buffer.from(h.tag, 'base64url'));
+      return Buffer.concat([d.update(Buffer.from(encryptedKey, 'base64url')), d.final()]);
+    }
+    const d = createDecipheriv(`id-aes${bits}-wrap` as 'id-aes128-wrap', blockKey, Buffer.from('A6A6A6A6A6A6A6A6', 'hex'));
+    return Buffer.concat([d.update(Buffer.from(encryptedKey, 'base64url')), d.final()]);
   }
 
   close(): void {

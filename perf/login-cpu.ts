@@ -9,12 +9,18 @@
  * profiling with `node --cpu-prof --import tsx perf/login-cpu.ts`), BENCH_CONTROL=1 (the logger scenario
  * without its logger: the same two clients, to see the noise between them). Each scenario's figure is
  * its median round.
+ *
+ * Then, per attribute key management the allowlist accepts (dir, A128KW..A256KW,
+ * A128GCMKW..A256GCMKW), our login beside the floor doing the same unwrap with node:crypto,
+ * against a stub whose attributes use it, in interleaved rounds (target: each at most 1.25x).
+ * BENCH_ALG_ITERATIONS (default 200 logins per round) sets that phase's round size; BENCH_ALGS=0 skips it.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { SgidClient } from '@opengovsg/sgid-client';
 import { IdClient } from '../src/client/id-client.js';
+import { ATTRIBUTE_ALGORITHMS } from '../src/client/userinfo-crypto.js';
 import { generatePkcePair } from '../src/pkce.js';
 import { positiveInt } from './env.js';
 import { FloorClient } from './floor.js';
@@ -122,6 +128,65 @@ async function main(): Promise<void> {
   stub.child.kill('SIGTERM');
 
   report(scenarios, jwksFetches, ours.jwksFetchCount);
+  if (process.env.BENCH_ALGS !== '0' && only === undefined) await attributeAlgorithms(rp.privateKey, privateKeyPem, rp.publicKey.export({ format: 'pem', type: 'spki' }).toString());
+}
+
+/** Ours beside the floor for each attribute key management, each pair against its own stub. */
+async function attributeAlgorithms(rpKey: import('node:crypto').KeyObject, privateKeyPem: string, publicPem: string): Promise<void> {
+  const iterations = positiveInt('BENCH_ALG_ITERATIONS', 200);
+  const { codeVerifier } = generatePkcePair();
+  const pairs: { alg: string; ours: Scenario; floor: Scenario; close: () => void }[] = [];
+  for (const alg of ATTRIBUTE_ALGORITHMS) {
+    const stub = await startStub(publicPem, CLIENT_ID, NONCE, undefined, alg);
+    const client = new IdClient({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, privateKey: privateKeyPem, redirectUri: REDIRECT_URI, hostname: stub.origin });
+    const floor = new FloorClient(stub.origin, rpKey, alg);
+    const ours: Scenario = {
+      name: `ours, ${alg}`,
+      samples: [],
+      login: async () => {
+        const { sub, accessToken } = await client.callback({ code: 'bench-code', nonce: NONCE, codeVerifier });
+        return (await client.userinfo({ sub, accessToken })).data;
+      },
+    };
+    const bare: Scenario = { name: `floor, ${alg}`, samples: [], login: () => floor.login('bench-code', codeVerifier) };
+    for (const s of [ours, bare]) {
+      await check(s);
+      for (let i = 0; i < WARMUP / 2; i++) await s.login();
+    }
+    pairs.push({
+      alg,
+      ours,
+      floor: bare,
+      close: () => {
+        client.close();
+        floor.close();
+        stub.child.kill('SIGTERM');
+      },
+    });
+  }
+  const all = pairs.flatMap((p) => [p.ours, p.floor]);
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = [...all.slice((round * 2) % all.length), ...all.slice(0, (round * 2) % all.length)];
+    for (const s of round % 2 === 0 ? order : order.reverse()) s.samples.push(await measureN(s.login, iterations));
+  }
+  for (const p of pairs) p.close();
+  const out = ['', `Attribute key management (A128GCM content), ${iterations} logins x ${ROUNDS} interleaved rounds: ours beside the node:crypto floor doing the same unwrap`];
+  for (const p of pairs) {
+    const ratios = p.ours.samples.map((x, i) => x / p.floor.samples[i]!);
+    const r = median(ratios);
+    out.push(
+      `${p.alg.padEnd(10)} ours ${median(p.ours.samples).toFixed(0).padStart(6)} µs  floor ${median(p.floor.samples).toFixed(0).padStart(6)} µs  ours / floor median ${r.toFixed(2)}x, rounds ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}x   target <= 1.25x  ${r <= 1.25 ? 'MET' : 'MISSED'}`,
+    );
+  }
+  process.stdout.write(out.join('\n') + '\n');
+}
+
+async function measureN(login: Login, n: number): Promise<number> {
+  if (global.gc) global.gc();
+  const start = process.cpuUsage();
+  for (let i = 0; i < n; i++) await login();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / n;
 }
 
 /** A minimal leveled logger: calls below `level` return at once, the others write nowhere. */

@@ -1,18 +1,22 @@
 /**
- * `npm run bench` (third part): the relying party's CPU per whole login in the FAPI 2.0 profile
- * beside the base profile, in one run. A login is what the app does: start it (base: build the
- * authorization URL; FAPI: make the login's DPoP key, sign a client assertion and a proof, push
- * the request), then the callback (FAPI: a new assertion and proof, decrypt the ID token) and
- * userinfo (FAPI: a proof with `ath`), decrypting three attributes. Each profile talks to its own
- * stub provider in a child process serving precomputed answers, so only the RP's CPU counts.
+ * `npm run bench` (fourth part): the relying party's CPU per whole login in the FAPI 2.0 profile,
+ * beside (a) our base-profile login and (b) openid-client 6 doing the same FAPI 2.0 login. A
+ * login is what the app does: start it (base: build the authorization URL; FAPI: make the
+ * login's DPoP key, sign a client assertion and a proof, push the request), then the callback
+ * (FAPI: a new assertion and proof, decrypt the ID token) and userinfo (FAPI: a proof with
+ * `ath`), decrypting three attributes. Each client runs in its own process
+ * (`perf/fapi-worker.ts`) and measures its own CPU; the rounds are interleaved, each starting
+ * with the next client, and only one client runs at a time. Both FAPI clients talk to the same
+ * stub provider (a child process serving precomputed answers), the base one to its own.
  *
- * Target (issue 22): the profile costs at most 1.5x the base profile's CPU per login.
+ * Targets (issue 30): FAPI at most 1.6x the base login; ours at most 0.45x openid-client's.
  * Environment: BENCH_ITERATIONS (default 300 logins per round), BENCH_ROUNDS (7), BENCH_WARMUP (200).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
-import { IdClient } from '../src/client/id-client.js';
-import { generatePkcePair } from '../src/pkce.js';
+import { join } from 'node:path';
+import { createInterface, type Interface } from 'node:readline';
 import { positiveInt } from './env.js';
 import { startStub } from './stub-process.js';
 import { BENCH_ATTRIBUTES } from './stub-server.js';
@@ -22,92 +26,85 @@ const ROUNDS = positiveInt('BENCH_ROUNDS', 7);
 const WARMUP = positiveInt('BENCH_WARMUP', 200);
 const CLIENT_ID = 'bench-client';
 const NONCE = 'bench-nonce-0123456789';
-const REDIRECT_URI = 'https://rp.example/callback';
-const TARGET = 1.5;
+const FAPI_VS_BASE_TARGET = 1.6;
+const OURS_VS_OPENID_CLIENT_TARGET = 0.45;
 
-type Login = () => Promise<Record<string, string>>;
+/** A client in its own process, driven line by line. */
+interface Worker {
+  name: string;
+  child: ChildProcess;
+  lines: AsyncIterator<string>;
+  samples: number[];
+}
 
 async function main(): Promise<void> {
+  const pem = (k: import('node:crypto').KeyObject, type: 'pkcs8' | 'spki') => k.export({ format: 'pem', type }).toString();
   const rp = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const privateKeyPem = rp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-  const rpPublicPem = rp.publicKey.export({ format: 'pem', type: 'spki' }).toString();
   const assertionKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
   const encKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const baseStub = await startStub(rpPublicPem, CLIENT_ID, NONCE);
-  const fapiStub = await startStub(rpPublicPem, CLIENT_ID, NONCE, encKey.publicKey.export({ format: 'pem', type: 'spki' }).toString());
-
-  const base = new IdClient({ clientId: CLIENT_ID, clientSecret: 'bench-secret', privateKey: privateKeyPem, redirectUri: REDIRECT_URI, hostname: baseStub.origin });
-  const fapi = new IdClient({
-    clientId: CLIENT_ID,
-    privateKey: privateKeyPem,
-    redirectUri: REDIRECT_URI,
-    hostname: fapiStub.origin,
-    profile: 'fapi2',
-    clientAssertionKey: assertionKey,
-    idTokenDecryptionKey: encKey.privateKey,
-    authenticationContextMessage: 'Sign in to the bench',
-  });
-  const fapiIssuer = fapi.issuer;
-
-  const baseLogin: Login = async () => {
-    const { codeVerifier, codeChallenge } = generatePkcePair();
-    base.authorizationUrl({ codeChallenge, nonce: NONCE, state: 's' });
-    const { sub, accessToken } = await base.callback({ code: 'bench-code', nonce: NONCE, codeVerifier });
-    return (await base.userinfo({ sub, accessToken })).data;
+  const baseStub = await startStub(pem(rp.publicKey, 'spki'), CLIENT_ID, NONCE);
+  const fapiStub = await startStub(pem(rp.publicKey, 'spki'), CLIENT_ID, NONCE, pem(encKey.publicKey, 'spki'));
+  const common = {
+    BENCH_CLIENT_ID: CLIENT_ID,
+    BENCH_NONCE: NONCE,
+    BENCH_RP_PRIVATE_KEY: pem(rp.privateKey, 'pkcs8'),
+    BENCH_ASSERTION_KEY: pem(assertionKey, 'pkcs8'),
+    BENCH_ID_TOKEN_KEY: pem(encKey.privateKey, 'pkcs8'),
   };
-  const fapiLogin: Login = async () => {
-    const { codeVerifier, codeChallenge } = generatePkcePair();
-    const { key } = await fapi.dpopKeyForLogin();
-    await fapi.pushAuthorizationRequest({ codeChallenge, nonce: NONCE, state: 's', dpopKey: key });
-    const { sub, accessToken } = await fapi.callback({ code: 'bench-code', nonce: NONCE, codeVerifier, iss: fapiIssuer, dpopKey: key });
-    return (await fapi.userinfo({ sub, accessToken, dpopKey: key })).data;
-  };
-
-  const scenarios = [
-    { name: 'base profile (authorization URL, callback, userinfo)', login: baseLogin, samples: [] as number[] },
-    { name: 'FAPI 2.0 (DPoP key, PAR, callback + JWE ID token, userinfo)', login: fapiLogin, samples: [] as number[] },
+  const workers = [
+    startWorker('passport-nd-id, base profile (authorization URL, callback, userinfo)', { ...common, BENCH_ROLE: 'ours-base', BENCH_ORIGIN: baseStub.origin }),
+    startWorker('passport-nd-id, FAPI 2.0 (DPoP key, PAR, callback + JWE ID token, userinfo)', { ...common, BENCH_ROLE: 'ours-fapi', BENCH_ORIGIN: fapiStub.origin }),
+    startWorker('openid-client 6, the same FAPI 2.0 login (attributes with jose)', { ...common, BENCH_ROLE: 'openid-client', BENCH_ORIGIN: fapiStub.origin }),
   ];
-  for (const s of scenarios) {
-    await check(s.name, s.login);
-    for (let i = 0; i < WARMUP; i++) await s.login();
+  for (const w of workers) {
+    const data = (await ask(w, 'check')) as Record<string, string>;
+    for (const [scope, value] of Object.entries(BENCH_ATTRIBUTES)) {
+      if (data[scope] !== value) throw new Error(`${w.name}: ${scope} did not decrypt to the expected value`);
+    }
+    await ask(w, `run ${WARMUP}`);
   }
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? scenarios : [...scenarios].reverse();
-    for (const s of order) s.samples.push(await measure(s.login));
+    const order = [...workers.slice(round % workers.length), ...workers.slice(0, round % workers.length)];
+    for (const w of order) w.samples.push(((await ask(w, `run ${ITERATIONS}`)) as { us: number }).us);
   }
-  base.close();
-  fapi.close();
+  for (const w of workers) w.child.stdin!.end('exit\n');
   baseStub.child.kill('SIGTERM');
   fapiStub.child.kill('SIGTERM');
 
-  const [b, f] = scenarios as [(typeof scenarios)[0], (typeof scenarios)[0]];
-  const ratios = f.samples.map((x, i) => x / b.samples[i]!);
-  const ratio = median(ratios);
+  const [base, fapi, openid] = workers as [Worker, Worker, Worker];
+  const paired = (a: Worker, b: Worker) => a.samples.map((x, i) => x / b.samples[i]!);
+  const range = (xs: number[]) => `median ${median(xs).toFixed(2)}x, rounds ${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}x`;
+  const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
+  const fapiVsBase = paired(fapi, base);
+  const oursVsOpenid = paired(fapi, openid);
   process.stdout.write(
     [
-      `Relying-party CPU per login, FAPI 2.0 beside the base profile: node ${process.version}, ${ITERATIONS} logins x ${ROUNDS} interleaved rounds after ${WARMUP} warm-up logins`,
+      `Relying-party CPU per login, each client in its own process: node ${process.version}, ${ITERATIONS} logins x ${ROUNDS} interleaved rounds after ${WARMUP} warm-up logins`,
       `Machine: ${cpus().length} CPUs, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end of the run.`,
       '',
-      ...scenarios.map((s) => `${s.name.padEnd(62)} ${median(s.samples).toFixed(0).padStart(6)} µs CPU/login (median round; best ${Math.min(...s.samples).toFixed(0)})`),
+      ...workers.map((w) => `${w.name.padEnd(80)} ${median(w.samples).toFixed(0).padStart(6)} µs CPU/login (median round; best ${Math.min(...w.samples).toFixed(0)})`),
       '',
-      `FAPI / base  median ${ratio.toFixed(2)}x, rounds ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}x   target <= ${TARGET}x  ${ratio <= TARGET ? 'MET' : 'MISSED'}`,
+      `FAPI / base                   ${range(fapiVsBase)}   target <= ${FAPI_VS_BASE_TARGET}x  ${verdict(median(fapiVsBase) <= FAPI_VS_BASE_TARGET)}`,
+      `FAPI: ours / openid-client 6  ${range(oursVsOpenid)}   target <= ${OURS_VS_OPENID_CLIENT_TARGET}x  ${verdict(median(oursVsOpenid) <= OURS_VS_OPENID_CLIENT_TARGET)}`,
     ].join('\n') + '\n',
   );
 }
 
-async function measure(login: Login): Promise<number> {
-  if (global.gc) global.gc();
-  const start = process.cpuUsage();
-  for (let i = 0; i < ITERATIONS; i++) await login();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / ITERATIONS;
+function startWorker(name: string, env: Record<string, string>): Worker {
+  const child = spawn(process.execPath, [...process.execArgv, join(__dirname, 'fapi-worker.ts')], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  process.on('exit', () => child.kill('SIGTERM'));
+  const rl: Interface = createInterface({ input: child.stdout! });
+  return { name, child, lines: rl[Symbol.asyncIterator](), samples: [] };
 }
 
-async function check(name: string, login: Login): Promise<void> {
-  const data = await login();
-  for (const [scope, value] of Object.entries(BENCH_ATTRIBUTES)) {
-    if (data[scope] !== value) throw new Error(`${name}: ${scope} did not decrypt to the expected value`);
-  }
+async function ask(w: Worker, command: string): Promise<unknown> {
+  w.child.stdin!.write(`${command}\n`);
+  const next = await w.lines.next();
+  if (next.done) throw new Error(`${w.name}: the worker exited`);
+  return JSON.parse(next.value) as unknown;
 }
 
 function median(xs: number[]): number {

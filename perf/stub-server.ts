@@ -5,7 +5,8 @@
  * Input (environment): BENCH_RP_PUBLIC_KEY (SPKI PEM), BENCH_CLIENT_ID, BENCH_NONCE; with
  * BENCH_ID_TOKEN_KEY (an SPKI PEM EC key) it answers as for a FAPI 2.0 client: a DPoP token
  * type, the ID token encrypted to that key (ECDH-ES+A256KW, A256GCM), and a PAR endpoint whose
- * request_uri ends with the pushed state (URL-encoded).
+ * request_uri ends with the pushed state (URL-encoded). BENCH_ATTRIBUTE_ALG (default `dir`) is the
+ * key management of the attribute JWEs (A128GCM content); the block key has the size it takes.
  * Nothing the client sends is checked: the bench measures the relying party only.
  * Output: one JSON line on stdout, `{ "origin": "http://127.0.0.1:PORT" }`, once listening.
  * `GET /stats` returns request counts per path; `POST /stats/reset` zeroes them.
@@ -50,14 +51,15 @@ async function main(): Promise<void> {
     .setExpirationTime(now + 24 * 3600)
     .sign(signing.privateKey);
 
-  const blockKey = randomBytes(16);
+  const attributeAlg = process.env.BENCH_ATTRIBUTE_ALG || 'dir';
+  const blockKey = randomBytes(attributeAlg === 'dir' ? 16 : Number(attributeAlg.slice(1, 4)) / 8);
   const key = await new CompactEncrypt(Buffer.from(JSON.stringify({ kty: 'oct', k: blockKey.toString('base64url') })))
     .setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' })
     .encrypt(rpPublicKey);
   const data: Record<string, string> = {};
   for (const [scope, value] of Object.entries(BENCH_ATTRIBUTES)) {
     data[scope] = await new CompactEncrypt(Buffer.from(value))
-      .setProtectedHeader({ alg: 'dir', enc: 'A128GCM' })
+      .setProtectedHeader({ alg: attributeAlg, enc: 'A128GCM' })
       .encrypt(blockKey);
   }
 
@@ -72,7 +74,16 @@ async function main(): Promise<void> {
     ['/v2/oauth/token', json({ access_token: accessToken, token_type: fapi ? 'DPoP' : 'Bearer', expires_in: 3600, id_token: sentIdToken })],
     [
       '/v2/.well-known/openid-configuration',
-      json({ issuer, authorization_response_iss_parameter_supported: true, pushed_authorization_request_endpoint: `${issuer}/oauth/par` }),
+      json({
+        issuer,
+        authorization_endpoint: `${issuer}/oauth/authorize`,
+        token_endpoint: `${issuer}/oauth/token`,
+        userinfo_endpoint: `${issuer}/oauth/userinfo`,
+        jwks_uri: `${issuer}/.well-known/jwks.json`,
+        pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
+        authorization_response_iss_parameter_supported: true,
+        id_token_signing_alg_values_supported: ['RS256'],
+      }),
     ],
     ['/v2/oauth/userinfo', json({ sub: 'bench-user-1', key, data })],
     ['/v2/.well-known/jwks.json', json({ keys: [jwk] })],

@@ -1,25 +1,48 @@
 /**
  * Encrypted ID tokens (OpenID Connect Core 10.2): a compact JWE whose plaintext is the signed ID
  * token. It is decrypted with the app's ID-token key and the JWS inside is then verified exactly
- * as an unencrypted one (`id-token.ts`). Only `ECDH-ES+A256KW` and `RSA-OAEP-256` with `A256GCM`
- * are accepted; the algorithms are pinned here, never taken from the token. Both are decrypted
- * with node:crypto (`jwe-gcm.ts`, `jwe-ecdh.ts`): through jose 6's WebCrypto, ECDH-ES+A256KW
- * alone cost about 1.5 ms of CPU per login. `test/client/id-token-jwe-differential.test.ts`
- * shows the decisions match jose's.
+ * as an unencrypted one (`id-token.ts`). Accepted: `ECDH-ES`, `ECDH-ES+A128KW`/`A192KW`/`A256KW`
+ * (an EC key) and `RSA-OAEP-256` (an RSA key), with `A128GCM`/`A192GCM`/`A256GCM` or
+ * `A128CBC-HS256`/`A192CBC-HS384`/`A256CBC-HS512`; the caller may narrow both lists, and the
+ * algorithms are never taken from the token. What is inside must be a JWS signed with one of
+ * the asymmetric algorithms `id-token.ts` verifies: a JWE around an unsigned (`alg: none`) or
+ * HMAC-signed token is refused here already, whatever the caller does next (the class of
+ * CVE-2026-29000). All of it runs on node:crypto (`jwe-gcm.ts`, `jwe-ecdh.ts`): through jose 6's
+ * WebCrypto, ECDH-ES+A256KW alone cost about 1.5 ms of CPU per login.
+ * `test/client/id-token-jwe-differential.test.ts` shows the decisions match jose's.
  */
+import { decodeProtectedHeader } from 'jose';
 import { IdError } from '../errors.js';
 import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
-import { unwrapEcdhEsA256kw } from './jwe-ecdh.js';
-import { decryptGcmContent, decryptGcmJwe, JweRefused, readCompactJwe, type CompactJwe } from './jwe-gcm.js';
+import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
+import { ECDH_ES_ALGORITHMS, ecdhEsContentKey } from './jwe-ecdh.js';
+import { decryptContent, decryptJwe, JweRefused, readCompactJwe, type CompactJwe } from './jwe-gcm.js';
 
 /** The key-management algorithms an encrypted ID token may use. */
-export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = ['ECDH-ES+A256KW', 'RSA-OAEP-256'];
-/** The content encryption an encrypted ID token may use. */
-export const ID_TOKEN_JWE_ENCRYPTION: readonly string[] = ['A256GCM'];
+export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = Object.freeze([...ECDH_ES_ALGORITHMS, 'RSA-OAEP-256']);
+/** The content encryptions an encrypted ID token may use. */
+export const ID_TOKEN_JWE_ENCRYPTION: readonly string[] = Object.freeze([
+  'A128GCM',
+  'A192GCM',
+  'A256GCM',
+  'A128CBC-HS256',
+  'A192CBC-HS384',
+  'A256CBC-HS512',
+]);
 
-/** Five base64url segments (the second, the encrypted key, is empty only for `dir`/`ECDH-ES`, which are refused anyway). */
-const COMPACT_JWE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/** Narrower allowlists for {@link decryptIdToken}; each defaults to every value accepted. */
+export interface IdTokenDecryptionOptions {
+  /** Key-management algorithms accepted, among {@link ID_TOKEN_JWE_ALGORITHMS}. */
+  algorithms?: readonly string[];
+  /** Content encryptions accepted, among {@link ID_TOKEN_JWE_ENCRYPTION}. */
+  encryptions?: readonly string[];
+}
+
+/** Five base64url segments (the second, the encrypted key, is empty for `ECDH-ES`). */
+const COMPACT_JWE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
+/** The shape of the signed token inside: three segments, the signature non-empty. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /** True when the token has the five segments of a compact JWE (four dots). */
 export function isCompactJwe(token: unknown): token is string {
@@ -31,9 +54,15 @@ export function isCompactJwe(token: unknown): token is string {
 
 /**
  * The signed ID token inside an encrypted one.
- * @throws IdError `id_token_malformed`, `id_token_jwe_alg_not_allowed` or `id_token_decrypt_failed`.
+ * @param options narrower allowlists (default: every algorithm and encryption accepted).
+ * @throws IdError `id_token_malformed`, `id_token_jwe_alg_not_allowed`, `id_token_decrypt_failed`,
+ *   or `id_token_alg_not_allowed` when what is inside is not signed with an asymmetric algorithm.
  */
-export async function decryptIdToken(token: string, keys: readonly IdTokenDecryptionKey[]): Promise<string> {
+export async function decryptIdToken(
+  token: string,
+  keys: readonly IdTokenDecryptionKey[],
+  options: IdTokenDecryptionOptions = {},
+): Promise<string> {
   if (!withinCompactLimits(token, JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH) || !COMPACT_JWE.test(token)) {
     throw new IdError('id_token_malformed', 'The encrypted ID token is not a compact JWE (five dot-separated base64url parts).');
   }
@@ -47,34 +76,70 @@ export async function decryptIdToken(token: string, keys: readonly IdTokenDecryp
   if (jwe.header.crit !== undefined || jwe.header.zip !== undefined) {
     throw new IdError('id_token_malformed', 'The encrypted ID token uses a JWE extension (crit or zip) that is not supported.');
   }
-  if (typeof alg !== 'string' || !ID_TOKEN_JWE_ALGORITHMS.includes(alg) || typeof enc !== 'string' || !ID_TOKEN_JWE_ENCRYPTION.includes(enc)) {
+  const algorithms = (options.algorithms ?? ID_TOKEN_JWE_ALGORITHMS).filter((a) => ID_TOKEN_JWE_ALGORITHMS.includes(a));
+  const encryptions = (options.encryptions ?? ID_TOKEN_JWE_ENCRYPTION).filter((e) => ID_TOKEN_JWE_ENCRYPTION.includes(e));
+  if (typeof alg !== 'string' || !algorithms.includes(alg) || typeof enc !== 'string' || !encryptions.includes(enc)) {
     throw new IdError(
       'id_token_jwe_alg_not_allowed',
-      `The ID token is encrypted with an algorithm that is not accepted; only ${ID_TOKEN_JWE_ALGORITHMS.join(' or ')} with ${ID_TOKEN_JWE_ENCRYPTION.join(', ')} are.`,
+      `The ID token is encrypted with an algorithm that is not accepted; only ${algorithms.join(', ')} with ${encryptions.join(', ')} are.`,
     );
   }
-  // The key the header names; without a kid, every key of the algorithm, in order.
-  const candidates = keys.filter((k) => k.alg === alg && (kid === undefined || k.kid === kid));
+  const ecdh = ECDH_ES_ALGORITHMS.includes(alg);
+  // Keys of the kind the algorithm takes (EC for ECDH-ES*, RSA for RSA-OAEP-256): the one the
+  // header names; without a kid, every one, in order.
+  const candidates = keys.filter(
+    (k) => k.key.asymmetricKeyType === (ecdh ? 'ec' : 'rsa') && (kid === undefined || k.kid === kid),
+  );
   if (candidates.length === 0) {
     throw new IdError(
       'id_token_decrypt_failed',
       kid === undefined
-        ? `The ID token is encrypted with ${alg}, and no idTokenDecryptionKey is of that kind.`
+        ? `The ID token is encrypted with ${alg}, and no idTokenDecryptionKey is of that kind (${ecdh ? 'an EC key' : 'an RSA key'}).`
         : 'The ID token is encrypted to a key (kid) that is not among the idTokenDecryptionKey keys.',
     );
   }
   let malformed = false;
+  let plaintext: string | undefined;
   for (const candidate of candidates) {
     try {
-      const plaintext = alg === 'RSA-OAEP-256' ? decryptGcmJwe(jwe, candidate.key) : decryptGcmContent(jwe, unwrapEcdhEsA256kw(jwe, candidate.key));
-      return new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
+      const bytes = ecdh ? decryptContent(jwe, ecdhEsContentKey(jwe, candidate.key)) : decryptJwe(jwe, candidate.key);
+      plaintext = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      break;
     } catch (err) {
       // the next key, if any
       if (err instanceof JweRefused && err.reason === 'malformed') malformed = true;
     }
   }
-  if (malformed) throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');
-  throw new IdError('id_token_decrypt_failed', 'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.');
+  if (plaintext === undefined) {
+    if (malformed) throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');
+    throw new IdError('id_token_decrypt_failed', 'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.');
+  }
+  requireSignedInside(plaintext);
+  return plaintext;
+}
+
+/**
+ * What an encrypted ID token holds must be a signed JWT (OpenID Connect Core 10.2: sign, then
+ * encrypt): a compact JWS with a signature, under an asymmetric algorithm. The encryption to our
+ * own public key proves nothing about who made the token.
+ */
+function requireSignedInside(plaintext: string): void {
+  if (!COMPACT_JWS.test(plaintext)) {
+    throw new IdError('id_token_malformed', 'The encrypted ID token does not contain a signed JWT (a compact JWS with a signature).');
+  }
+  let alg: unknown;
+  try {
+    alg = decodeProtectedHeader(plaintext).alg;
+  } catch {
+    throw new IdError('id_token_malformed', 'The signed JWT inside the encrypted ID token has a header that is not valid base64url JSON.');
+  }
+  if (typeof alg !== 'string' || !(ID_TOKEN_SIGNING_ALGORITHMS as readonly string[]).includes(alg)) {
+    const shown = typeof alg === 'string' && /^[\w-]{1,20}$/.test(alg) ? alg : 'unknown';
+    throw new IdError(
+      'id_token_alg_not_allowed',
+      `The encrypted ID token contains a JWT signed with "${shown}"; only a signature with ${ID_TOKEN_SIGNING_ALGORITHMS.join(', ')} is accepted inside.`,
+    );
+  }
 }
 
 /**

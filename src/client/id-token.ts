@@ -1,13 +1,16 @@
 /**
  * ID-token validation: every rule is one named step below, with its own IdError code, run in
- * this order. The algorithm is pinned to RS256 by configuration and never taken from the token.
+ * this order. The accepted algorithms are the caller's allowlist (`algorithms`, RS256 by
+ * default, as the spec signs); the token's `alg` is only ever checked against it, and the key
+ * must be of the type that algorithm takes (`kty`, curve, size), whatever the key set gave.
  *
- * jose parses the header and the claims; the RS256 signature itself is checked with one
- * synchronous `crypto.verify` over the ASCII of the first two segments. jose's own verify runs
- * on the libuv thread pool, and that hop cost ~100 µs of CPU per login here, a tenth of a
- * relying party's whole login. The token's shape is checked strictly before anything else.
+ * jose parses the header and the claims; the signature itself is checked with one synchronous
+ * `crypto.verify` over the ASCII of the first two segments. jose's own verify runs on the libuv
+ * thread pool, and that hop cost ~100 µs of CPU per login here, a tenth of a relying party's
+ * whole login. The token's shape is checked strictly before anything else.
+ * `test/client/id-token-differential.test.ts` shows the decisions match jose's, per algorithm.
  */
-import { verify, type KeyObject } from 'node:crypto';
+import { constants, hash, verify, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
@@ -16,8 +19,73 @@ import { MIN_RSA_BITS } from '../keys.js';
 import type { IdTokenClaims } from './types.js';
 import { accessTokenHash } from './token-hash.js';
 
-/** The only ID-token signature algorithm accepted. */
+/** The ID-token signature algorithm accepted by default (the spec's service signs RS256). */
 export const ID_TOKEN_ALGORITHM = 'RS256';
+
+/**
+ * Every ID-token signature algorithm this client can verify: RS256 (the spec), and those the
+ * FAPI 2.0 profile allows (5.4.1: PS256, ES256, EdDSA with Ed25519), with ES384 and ES512 for
+ * P-384 and P-521 keys. `none` and the HMAC algorithms are never accepted.
+ */
+export const ID_TOKEN_SIGNING_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+
+/** One of {@link ID_TOKEN_SIGNING_ALGORITHMS}. */
+export type IdTokenSigningAlgorithm = (typeof ID_TOKEN_SIGNING_ALGORITHMS)[number];
+
+/** The default allowlist: RS256 only. */
+export const DEFAULT_ID_TOKEN_ALGORITHMS: readonly IdTokenSigningAlgorithm[] = Object.freeze([ID_TOKEN_ALGORITHM]);
+
+/**
+ * A signing-algorithm allowlist as an option gives it, checked: a non-empty array of
+ * {@link ID_TOKEN_SIGNING_ALGORITHMS} names, returned frozen, without duplicates.
+ * @param what the option's name, for the error (e.g. `IdClient: idTokenSigningAlgorithms`).
+ * @throws TypeError that names the option and the accepted values.
+ */
+export function checkIdTokenAlgorithms(value: unknown, what: string): readonly IdTokenSigningAlgorithm[] {
+  const accepted = ID_TOKEN_SIGNING_ALGORITHMS.join(', ');
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new TypeError(`${what} must be a non-empty array of signature algorithms, among ${accepted}`);
+  }
+  for (const alg of value) {
+    if (!(ID_TOKEN_SIGNING_ALGORITHMS as readonly unknown[]).includes(alg)) {
+      const shown = typeof alg === 'string' && /^[\w+-]{1,20}$/.test(alg) ? `"${alg}"` : 'a value';
+      throw new TypeError(`${what} lists ${shown} that is not an ID-token signature algorithm this client verifies; use ${accepted}`);
+    }
+  }
+  return Object.freeze([...new Set(value as IdTokenSigningAlgorithm[])]);
+}
+
+/** What each algorithm needs: the node:crypto digest, and the key type, curve and signature size. */
+interface AlgorithmRule {
+  digest: string | null;
+  keyType: 'rsa' | 'ec' | 'ed25519';
+  /** The EC curve (node's name), for ES*. */
+  curve?: string;
+  /** IEEE P1363 signature length in bytes, for ES*. */
+  signatureBytes?: number;
+  pss?: boolean;
+}
+
+const RULES: Readonly<Record<IdTokenSigningAlgorithm, AlgorithmRule>> = {
+  RS256: { digest: 'sha256', keyType: 'rsa' },
+  PS256: { digest: 'sha256', keyType: 'rsa', pss: true },
+  ES256: { digest: 'sha256', keyType: 'ec', curve: 'prime256v1', signatureBytes: 64 },
+  ES384: { digest: 'sha384', keyType: 'ec', curve: 'secp384r1', signatureBytes: 96 },
+  ES512: { digest: 'sha512', keyType: 'ec', curve: 'secp521r1', signatureBytes: 132 },
+  EdDSA: { digest: null, keyType: 'ed25519' },
+};
+
+/**
+ * True when `key` is a public key of the type `alg` takes: RSA of at least 2048 bits for RS256
+ * and PS256, EC on the curve for ES256/384/512, Ed25519 for EdDSA.
+ */
+export function keyFitsAlgorithm(key: KeyObject, alg: IdTokenSigningAlgorithm): boolean {
+  const rule = RULES[alg];
+  if (key.type !== 'public' || key.asymmetricKeyType !== rule.keyType) return false;
+  if (rule.keyType === 'rsa') return (key.asymmetricKeyDetails?.modulusLength ?? 0) >= MIN_RSA_BITS;
+  if (rule.curve !== undefined) return key.asymmetricKeyDetails?.namedCurve === rule.curve;
+  return true;
+}
 
 /** What a token is checked against. */
 export interface IdTokenExpectations {
@@ -32,8 +100,16 @@ export interface IdTokenExpectations {
   /** Allowed clock skew, in seconds. */
   clockTolerance: number;
   clock: Clock;
-  /** Finds the verification key for a header `kid` (possibly absent). */
-  keyFor: (kid: string | undefined) => Promise<KeyObject>;
+  /**
+   * The signature algorithms accepted (an allowlist; default `['RS256']`). The token's `alg` must
+   * be one of them; check an app's option with {@link checkIdTokenAlgorithms}.
+   */
+  algorithms?: readonly string[];
+  /**
+   * Finds the verification key for a header `kid` (possibly absent) and the token's algorithm
+   * (already checked against `algorithms`): a key of the type that algorithm takes.
+   */
+  keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => Promise<KeyObject>;
 }
 
 /**
@@ -43,8 +119,8 @@ export interface IdTokenExpectations {
 export async function validateIdToken(idToken: unknown, expect: IdTokenExpectations): Promise<IdTokenClaims> {
   const token = requirePresent(idToken);
   const header = readHeader(token);
-  requireAlgorithm(header);
-  const payload = await verifySignature(token, header, expect);
+  const alg = requireAlgorithm(header, expect.algorithms ?? DEFAULT_ID_TOKEN_ALGORITHMS);
+  const payload = await verifySignature(token, header, alg, expect);
   requireClaims(payload);
   checkIssuer(payload, expect.issuer);
   checkAudience(payload, expect.clientId);
@@ -91,33 +167,53 @@ function readHeader(token: string): ProtectedHeaderParameters {
   return header;
 }
 
-function requireAlgorithm(header: ProtectedHeaderParameters): void {
-  if (header.alg !== ID_TOKEN_ALGORITHM) {
-    const alg = typeof header.alg === 'string' && /^[\w-]{1,20}$/.test(header.alg) ? header.alg : 'unknown';
-    throw new IdError('id_token_alg_not_allowed', `The ID token is signed with "${alg}"; only ${ID_TOKEN_ALGORITHM} is accepted.`);
+/** The token's `alg`, when the allowlist has it (and this client verifies it: never none or HMAC). */
+function requireAlgorithm(header: ProtectedHeaderParameters, algorithms: readonly string[]): IdTokenSigningAlgorithm {
+  const { alg } = header;
+  if (typeof alg !== 'string' || !algorithms.includes(alg) || !Object.hasOwn(RULES, alg)) {
+    const shown = typeof alg === 'string' && /^[\w-]{1,20}$/.test(alg) ? alg : 'unknown';
+    const allowed = algorithms.filter((a) => Object.hasOwn(RULES, a));
+    throw new IdError(
+      'id_token_alg_not_allowed',
+      `The ID token is signed with "${shown}"; only ${allowed.join(', ') || 'RS256'} ${allowed.length > 1 ? 'are' : 'is'} accepted.`,
+    );
   }
   if (header.kid !== undefined && typeof header.kid !== 'string') {
     throw new IdError('id_token_malformed', 'The ID token header has a kid that is not a string.');
   }
+  return alg as IdTokenSigningAlgorithm;
 }
 
 async function verifySignature(
   token: string,
   header: ProtectedHeaderParameters,
+  alg: IdTokenSigningAlgorithm,
   expect: IdTokenExpectations,
 ): Promise<JWTPayload> {
-  const key = await expect.keyFor(header.kid);
-  // As jose does for RS256: a key under 2048 bits is refused whatever the key set gave.
-  if (key.asymmetricKeyType !== 'rsa' || (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) {
-    throw new IdError('id_token_signature_invalid', `The ID token's key is not an RSA key of at least ${MIN_RSA_BITS} bits.`);
+  const key = await expect.keyFor(header.kid, alg);
+  // As jose does: a key that is not of the algorithm's type (or an RSA key under 2048 bits) is
+  // refused whatever the key set gave.
+  if (!keyFitsAlgorithm(key, alg)) {
+    throw new IdError('id_token_signature_invalid', `The ID token's key is not of the type ${alg} takes (${keyNeeded(alg)}).`);
   }
+  const rule = RULES[alg];
   const lastDot = token.lastIndexOf('.');
   const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
   const signature = Buffer.from(token.slice(lastDot + 1), 'base64url');
   let valid: boolean;
   try {
-    // RSASSA-PKCS1-v1_5 with SHA-256 (RS256): node's default padding for an RSA key.
-    valid = verify('sha256', signingInput, key, signature);
+    if (rule.signatureBytes !== undefined) {
+      // ECDSA: the JWS form is r || s, each exactly the curve's size (RFC 7518 3.4).
+      valid =
+        signature.length === rule.signatureBytes &&
+        verify(rule.digest, signingInput, { key, dsaEncoding: 'ieee-p1363' }, signature);
+    } else if (rule.pss === true) {
+      // RSASSA-PSS with SHA-256, MGF1 with SHA-256, a salt of the hash's size (RFC 7518 3.5).
+      valid = verify(rule.digest, signingInput, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature);
+    } else {
+      // RS256: RSASSA-PKCS1-v1_5, node's default padding for an RSA key; EdDSA: no digest.
+      valid = verify(rule.digest, signingInput, key, signature);
+    }
   } catch {
     valid = false;
   }
@@ -129,6 +225,13 @@ async function verifySignature(
   } catch {
     throw new IdError('id_token_malformed', 'The ID token payload is not a JSON object.');
   }
+}
+
+function keyNeeded(alg: IdTokenSigningAlgorithm): string {
+  const rule = RULES[alg];
+  if (rule.keyType === 'rsa') return `an RSA key of at least ${MIN_RSA_BITS} bits`;
+  if (rule.keyType === 'ec') return `an EC key on ${{ prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' }[rule.curve as string]}`;
+  return 'an Ed25519 key';
 }
 
 function requireClaims(payload: JWTPayload): void {

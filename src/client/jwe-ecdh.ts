@@ -1,29 +1,36 @@
 /**
- * `ECDH-ES+A256KW` key agreement (RFC 7518 4.6) with node:crypto, for encrypted ID tokens: the
- * ephemeral public key of the header agreed with the app's EC private key, Concat KDF (SHA-256)
- * to a 256-bit key-wrapping key, then AES-256 Key Wrap (RFC 3394) of the content key. jose 6
- * took about 1.5 ms of CPU for it through WebCrypto; this takes a tenth. The content is then
- * decrypted by `decryptGcmJwe`'s AES-GCM step. `test/client/id-token-jwe-differential.test.ts`
- * shows both paths make the same decisions.
+ * ECDH-ES key agreement (RFC 7518 4.6) with node:crypto, for encrypted ID tokens: the ephemeral
+ * public key of the header agreed with the app's EC private key, then Concat KDF (SHA-256) to
+ * the content key itself (`ECDH-ES`) or to a key-wrapping key that unwraps it with AES Key Wrap
+ * (`ECDH-ES+A128KW`/`A192KW`/`A256KW`). jose 6 took about 1.5 ms of CPU for it through
+ * WebCrypto; this takes a tenth. The content is then decrypted by `decryptContent` (AES-GCM or
+ * AES-CBC-HMAC). `test/client/id-token-jwe-differential.test.ts` shows both paths make the same
+ * decisions.
  */
-import { createDecipheriv, createECDH, createHash, type ECDH, type KeyObject } from 'node:crypto';
-import { JweRefused, strictBase64url, type CompactJwe } from './jwe-gcm.js';
+import { createECDH, createHash, type ECDH, type KeyObject } from 'node:crypto';
+import { aesKeyUnwrap, CONTENT_KEY_BYTES, JweRefused, strictBase64url, type CompactJwe } from './jwe-gcm.js';
 
-/** RFC 3394 default initial value. */
-const KW_IV = Buffer.from('A6A6A6A6A6A6A6A6', 'hex');
+/** The key-wrapping key size in bits of each ECDH-ES key wrap; `ECDH-ES` alone derives the content key. */
+const ECDH_KW_BITS: Readonly<Record<string, number>> = { 'ECDH-ES+A128KW': 128, 'ECDH-ES+A192KW': 192, 'ECDH-ES+A256KW': 256 };
+/** The ECDH-ES key-management algorithms handled here. */
+export const ECDH_ES_ALGORITHMS: readonly string[] = ['ECDH-ES', ...Object.keys(ECDH_KW_BITS)];
 const CURVES: Readonly<Record<string, string>> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' };
 /** Bytes of one coordinate on each curve (RFC 7518 6.2.1.2: exactly this length). */
 const COORDINATE_BYTES: Readonly<Record<string, number>> = { 'P-256': 32, 'P-384': 48, 'P-521': 66 };
 
 /**
- * The content-encryption key of a JWE under `ECDH-ES+A256KW`, unwrapped with `key`.
+ * The content-encryption key of a JWE under `ECDH-ES` (derived) or `ECDH-ES+A128KW`/`A192KW`/
+ * `A256KW` (unwrapped), with the EC private key `key`.
  * @throws JweRefused `malformed` (no usable `epk`, `apu`, `apv`) or `failed` (wrong curve, a
- *   point not on it, a wrapped key that does not unwrap).
+ *   point not on it, an encrypted key where none belongs, a wrapped key that does not unwrap).
  */
-export function unwrapEcdhEsA256kw(jwe: CompactJwe, key: KeyObject): Buffer {
+export function ecdhEsContentKey(jwe: CompactJwe, key: KeyObject): Buffer {
   const { header, parts } = jwe;
+  const alg = header.alg;
   // The caller picks this function by alg; checked again so no other caller can use it for another.
-  if (header.alg !== 'ECDH-ES+A256KW') throw new JweRefused('failed');
+  if (typeof alg !== 'string' || !ECDH_ES_ALGORITHMS.includes(alg)) throw new JweRefused('failed');
+  const cekBytes = CONTENT_KEY_BYTES[header.enc as string];
+  if (cekBytes === undefined) throw new JweRefused('failed');
   const epk = header.epk as Record<string, unknown> | undefined;
   if (typeof epk !== 'object' || epk === null || Array.isArray(epk) || epk.kty !== 'EC' || typeof epk.crv !== 'string') {
     throw new JweRefused('malformed');
@@ -43,23 +50,36 @@ export function unwrapEcdhEsA256kw(jwe: CompactJwe, key: KeyObject): Buffer {
   }
   const apu = optionalBytes(header.apu);
   const apv = optionalBytes(header.apv);
-  // Concat KDF, one SHA-256 round: counter 1 || Z || AlgorithmID || PartyUInfo || PartyVInfo || SuppPubInfo (keydatalen 256).
-  const kek = createHash('sha256')
-    .update(Uint32(1))
-    .update(shared)
-    .update(lengthPrefixed(Buffer.from('ECDH-ES+A256KW', 'ascii')))
-    .update(lengthPrefixed(apu))
-    .update(lengthPrefixed(apv))
-    .update(Uint32(256))
-    .digest();
   const wrapped = strictBase64url(parts[1]);
-  if (wrapped.length !== 40) throw new JweRefused('failed'); // a 256-bit key wrapped: 32 + 8 bytes
-  try {
-    const unwrap = createDecipheriv('id-aes256-wrap', kek, KW_IV);
-    return Buffer.concat([unwrap.update(wrapped), unwrap.final()]);
-  } catch {
-    throw new JweRefused('failed');
+  if (alg === 'ECDH-ES') {
+    // Direct key agreement: the KDF makes the content key, for the algorithm `enc`; no encrypted key.
+    if (wrapped.length !== 0) throw new JweRefused('failed');
+    return concatKdf(shared, header.enc as string, apu, apv, cekBytes * 8);
   }
+  const kwBits = ECDH_KW_BITS[alg] as number;
+  const kek = concatKdf(shared, alg, apu, apv, kwBits);
+  // The content key wrapped: its size plus one 64-bit integrity block.
+  if (wrapped.length !== cekBytes + 8) throw new JweRefused('failed');
+  return aesKeyUnwrap(wrapped, kek);
+}
+
+/**
+ * Concat KDF (NIST SP 800-56A 5.8.1, RFC 7518 4.6.2) with SHA-256: rounds of counter || Z ||
+ * AlgorithmID || PartyUInfo || PartyVInfo || SuppPubInfo (keydatalen), cut to `bits`.
+ */
+function concatKdf(shared: Buffer, algorithmId: string, apu: Buffer, apv: Buffer, bits: number): Buffer {
+  const otherInfo = Buffer.concat([
+    lengthPrefixed(Buffer.from(algorithmId, 'ascii')),
+    lengthPrefixed(apu),
+    lengthPrefixed(apv),
+    Uint32(bits),
+  ]);
+  const rounds = Math.ceil(bits / 256);
+  const out: Buffer[] = [];
+  for (let counter = 1; counter <= rounds; counter += 1) {
+    out.push(createHash('sha256').update(Uint32(counter)).update(shared).update(otherInfo).digest());
+  }
+  return Buffer.concat(out).subarray(0, bits / 8);
 }
 
 const UNCOMPRESSED = Buffer.from([4]);

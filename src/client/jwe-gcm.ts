@@ -1,11 +1,14 @@
 /**
- * Compact JWE decryption with node:crypto for the algorithms the service uses (spec 4.6): the
- * block key under `RSA-OAEP-256` or `RSA-OAEP`, attributes under `dir`, content under AES-GCM.
- * jose 6 runs on WebCrypto, converting and importing keys on every call, which nearly doubled the
- * CPU of a login; this path does the same checks synchronously. Any other algorithm of the
- * allowlists is left to jose by the caller ({@link readCompactJwe} says which).
+ * Compact JWE decryption with node:crypto for every algorithm the allowlists accept: the key
+ * management `dir`, `RSA-OAEP-256` / `RSA-OAEP`, AES Key Wrap (`A128KW`/`A192KW`/`A256KW`) and
+ * AES-GCM key wrap (`A128GCMKW`/`A192GCMKW`/`A256GCMKW`), and the content encryptions AES-GCM
+ * and AES-CBC with HMAC-SHA2 (RFC 7518 5.2). The ECDH-ES key agreements are in `jwe-ecdh.ts`.
+ * jose 6 runs on WebCrypto, converting and importing keys on every call, which nearly doubled
+ * the CPU of a login (1.94x the node:crypto floor for `A128GCMKW` attributes); this path does
+ * the same checks synchronously. `test/client/userinfo-jwe-differential.test.ts` and
+ * `id-token-jwe-differential.test.ts` show the decisions match jose's.
  */
-import { constants, createDecipheriv, privateDecrypt, type KeyObject } from 'node:crypto';
+import { constants, createDecipheriv, createHmac, privateDecrypt, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /** A compact JWE split and read: the header parsed, the other parts still base64url text. */
 export interface CompactJwe {
@@ -18,20 +21,38 @@ export interface CompactJwe {
 /** Why this path refused a JWE; the caller turns it into its own error. */
 export type JweRefusal = 'malformed' | 'crit' | 'failed';
 
-/** Thrown by this module's functions; `reason` says which refusal. */
+/** Thrown by this module's functions; `reason` says which refusal, `cause` the runtime's error, if any. */
 export class JweRefused extends Error {
   /** Which refusal. */
   readonly reason: JweRefusal;
-  /** @param reason which refusal. */
-  constructor(reason: JweRefusal) {
-    super(`JWE refused: ${reason}`);
+  /**
+   * @param reason which refusal.
+   * @param cause the error node:crypto threw, when there was one (kept for the caller's error).
+   */
+  constructor(reason: JweRefusal, cause?: unknown) {
+    super(`JWE refused: ${reason}`, cause === undefined ? undefined : { cause });
     this.reason = reason;
   }
 }
 
-/** Key size in bytes of each AES-GCM content encryption handled here. */
+/** A symmetric key as bytes, or a node key (secret for `dir` and the key wraps, RSA private for RSA-OAEP). */
+export type JweKey = KeyObject | Buffer;
+
+/** Key size in bytes of each AES-GCM content encryption. */
 export const GCM_KEY_BYTES: Readonly<Record<string, number>> = { A128GCM: 16, A192GCM: 24, A256GCM: 32 };
+/** Content-encryption key size in bytes of each content encryption handled here (CBC-HS: MAC key + AES key). */
+export const CONTENT_KEY_BYTES: Readonly<Record<string, number>> = {
+  ...GCM_KEY_BYTES,
+  'A128CBC-HS256': 32,
+  'A192CBC-HS384': 48,
+  'A256CBC-HS512': 64,
+};
 const OAEP_HASH: Readonly<Record<string, string>> = { 'RSA-OAEP': 'sha1', 'RSA-OAEP-256': 'sha256' };
+/** Key-encryption key size in bytes of the AES key wraps. */
+const KW_KEY_BYTES: Readonly<Record<string, number>> = { A128KW: 16, A192KW: 24, A256KW: 32 };
+const GCMKW_KEY_BYTES: Readonly<Record<string, number>> = { A128GCMKW: 16, A192GCMKW: 24, A256GCMKW: 32 };
+/** RFC 3394 default initial value. */
+const KW_IV = Buffer.from('A6A6A6A6A6A6A6A6', 'hex');
 const MIN_RSA_BITS = 2048;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
@@ -67,92 +88,225 @@ export function readCompactJwe(jwe: string): CompactJwe {
 }
 
 /**
- * True when this module decrypts a JWE with this header: `alg` among `algorithms` (RSA-OAEP,
- * RSA-OAEP-256, dir), `enc` an AES-GCM size, and no `zip` (which the caller refuses).
+ * True when {@link decryptJwe} decrypts a JWE with this header: `alg` among `algorithms` and one
+ * of dir, RSA-OAEP(-256), AES KW or AES-GCM KW; `enc` AES-GCM or AES-CBC-HMAC; and no `zip`
+ * (which the caller refuses).
  */
 export function handledHere(header: Record<string, unknown>, algorithms: readonly string[]): boolean {
   const { alg, enc } = header;
   return (
     typeof alg === 'string' &&
     algorithms.includes(alg) &&
-    (alg === 'dir' || alg in OAEP_HASH) &&
+    (alg === 'dir' || Object.hasOwn(OAEP_HASH, alg) || Object.hasOwn(KW_KEY_BYTES, alg) || Object.hasOwn(GCMKW_KEY_BYTES, alg)) &&
     typeof enc === 'string' &&
-    Object.hasOwn(GCM_KEY_BYTES, enc) &&
+    Object.hasOwn(CONTENT_KEY_BYTES, enc) &&
     header.zip === undefined
   );
 }
 
 /**
- * Decrypt a JWE {@link handledHere} accepts, with an RSA private key (`RSA-OAEP*`) or the AES key
- * itself (`dir`). Refuses any `crit` (no extension is understood), an IV other than 12 bytes, a
- * tag other than 16 bytes, a content key of the wrong size for `enc`, an RSA key under 2048 bits,
- * and anything that does not authenticate. The AAD is the ASCII protected header.
+ * Decrypt a JWE {@link handledHere} accepts, with an RSA private key (`RSA-OAEP*`) or the
+ * symmetric key (`dir`, the key wraps). Refuses any `crit` (no extension is understood), an IV
+ * or tag of another size than `enc` takes, a content key of the wrong size for `enc`, a key of
+ * the wrong type or size for `alg`, an RSA key under 2048 bits, and anything that does not
+ * authenticate. The AAD is the ASCII protected header.
  * @throws JweRefused `malformed`, `crit` or `failed`.
  */
-export function decryptGcmJwe(jwe: CompactJwe, key: KeyObject): Buffer {
+export function decryptJwe(jwe: CompactJwe, key: JweKey): Buffer {
   const { header, parts } = jwe;
   if (header.crit !== undefined) throw new JweRefused('crit');
   const alg = header.alg as string;
-  const keyBytes = GCM_KEY_BYTES[header.enc as string] as number;
-  const [, encryptedKeySeg] = parts;
-  const encryptedKey = strictBase64url(encryptedKeySeg);
+  const cekBytes = CONTENT_KEY_BYTES[header.enc as string];
+  if (cekBytes === undefined) throw new JweRefused('failed');
+  const encryptedKey = strictBase64url(parts[1]);
   // Every part is read before any key is used, so a malformed JWE is refused as such first.
-  const content = readGcmParts(jwe);
-  let cek: KeyObject | Buffer;
+  const content = readContentParts(jwe);
+  let cek: JweKey;
   if (alg === 'dir') {
-    if (encryptedKey.length !== 0 || key.type !== 'secret' || key.symmetricKeySize !== keyBytes) throw new JweRefused('failed');
+    if (encryptedKey.length !== 0 || symmetricSize(key) !== cekBytes) throw new JweRefused('failed');
     cek = key;
+  } else if (Object.hasOwn(OAEP_HASH, alg)) {
+    cek = rsaOaepUnwrap(alg, encryptedKey, key);
+  } else if (Object.hasOwn(KW_KEY_BYTES, alg)) {
+    cek = aesKeyUnwrap(encryptedKey, symmetricBytes(key, KW_KEY_BYTES[alg] as number));
+  } else if (Object.hasOwn(GCMKW_KEY_BYTES, alg)) {
+    cek = aesGcmKeyUnwrap(header, encryptedKey, symmetricBytes(key, GCMKW_KEY_BYTES[alg] as number));
   } else {
-    if (key.asymmetricKeyType !== 'rsa' || key.type !== 'private' || (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) {
-      throw new JweRefused('failed');
-    }
-    if (encryptedKey.length === 0) throw new JweRefused('failed');
-    try {
-      cek = privateDecrypt({ key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: OAEP_HASH[alg] as string }, encryptedKey);
-    } catch {
-      throw new JweRefused('failed');
-    }
-    if (cek.length !== keyBytes) throw new JweRefused('failed');
+    throw new JweRefused('failed');
   }
-  return decryptGcm(jwe, content, cek);
+  return decryptContentParts(jwe, content, cek);
 }
 
-/** The IV, ciphertext and tag of a JWE, decoded, with the IV and tag sizes AES-GCM takes. */
-interface GcmParts {
+/** Byte size of a symmetric key, or -1 for an asymmetric one. */
+function symmetricSize(key: JweKey): number {
+  if (Buffer.isBuffer(key)) return key.length;
+  return key.type === 'secret' ? (key.symmetricKeySize ?? -1) : -1;
+}
+
+/** The bytes of a symmetric key of exactly `size` bytes. */
+function symmetricBytes(key: JweKey, size: number): Buffer {
+  if (symmetricSize(key) !== size) throw new JweRefused('failed');
+  return Buffer.isBuffer(key) ? key : key.export();
+}
+
+/**
+ * PKCS#8 PEM of each RSA key, made only on a runtime whose `privateDecrypt` refuses a KeyObject
+ * (workerd's `nodejs_compat` before 2026-11). On Node a KeyObject is passed: parsing a PEM on
+ * every call would cost 1.5 ms more per login.
+ */
+const pemOf = new WeakMap<KeyObject, string>();
+let keyObjectRefused = false;
+
+function rsaPrivateDecrypt(key: KeyObject, oaepHash: string, data: Buffer): Buffer {
+  const padding = constants.RSA_PKCS1_OAEP_PADDING;
+  let refusal: unknown;
+  if (!keyObjectRefused) {
+    try {
+      return privateDecrypt({ key, padding, oaepHash }, data);
+    } catch (err) {
+      // OpenSSL's answer (ERR_OSSL_*): the key does not decrypt this. Anything else is the
+      // runtime refusing the argument: try again with a PEM, which every runtime accepts.
+      if (isOpenSslError(err)) throw new JweRefused('failed', err);
+      refusal = err;
+    }
+  }
+  let pem = pemOf.get(key);
+  if (pem === undefined) {
+    pem = String(key.export({ format: 'pem', type: 'pkcs8' }));
+    pemOf.set(key, pem);
+  }
+  try {
+    const cek = privateDecrypt({ key: pem, padding, oaepHash }, data);
+    // The PEM worked where the KeyObject did not: use it from now on.
+    if (refusal !== undefined) keyObjectRefused = true;
+    return cek;
+  } catch (err) {
+    // OpenSSL's answer says why (not this key); otherwise the runtime's refusal of the KeyObject does.
+    throw new JweRefused('failed', isOpenSslError(err) ? err : (refusal ?? err));
+  }
+}
+
+function isOpenSslError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_OSSL');
+}
+
+/** @internal For tests: whether the PEM fallback of `privateDecrypt` is in use; `reset` clears it. */
+export function pemFallbackInUse(reset = false): boolean {
+  const inUse = keyObjectRefused;
+  if (reset) keyObjectRefused = false;
+  return inUse;
+}
+
+function rsaOaepUnwrap(alg: string, encryptedKey: Buffer, key: JweKey): Buffer {
+  if (
+    Buffer.isBuffer(key) ||
+    key.asymmetricKeyType !== 'rsa' ||
+    key.type !== 'private' ||
+    (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS
+  ) {
+    throw new JweRefused('failed');
+  }
+  if (encryptedKey.length === 0) throw new JweRefused('failed');
+  return rsaPrivateDecrypt(key, OAEP_HASH[alg] as string, encryptedKey);
+}
+
+/**
+ * AES Key Wrap (RFC 3394) unwrap of a content key with `kek` (16, 24 or 32 bytes).
+ * @throws JweRefused `failed` when it does not unwrap (the integrity check fails).
+ */
+export function aesKeyUnwrap(wrapped: Buffer, kek: Buffer): Buffer {
+  // A wrapped key is whole 64-bit blocks, at least two of key and one of integrity value.
+  if (wrapped.length < 24 || wrapped.length % 8 !== 0) throw new JweRefused('failed');
+  try {
+    const unwrap = createDecipheriv(`id-aes${kek.length * 8}-wrap` as 'id-aes256-wrap', kek, KW_IV);
+    return Buffer.concat([unwrap.update(wrapped), unwrap.final()]);
+  } catch (err) {
+    throw new JweRefused('failed', err);
+  }
+}
+
+/** AES-GCM key wrap (RFC 7518 4.7): the header's `iv` (96 bits) and `tag` (128 bits), no AAD. */
+function aesGcmKeyUnwrap(header: Record<string, unknown>, encryptedKey: Buffer, kek: Buffer): Buffer {
+  if (typeof header.iv !== 'string' || typeof header.tag !== 'string') throw new JweRefused('malformed');
+  const iv = strictBase64url(header.iv);
+  const tag = strictBase64url(header.tag);
+  if (iv.length !== 12 || tag.length !== 16 || encryptedKey.length === 0) throw new JweRefused('failed');
+  try {
+    const decipher = createDecipheriv(`aes-${kek.length * 8}-gcm` as 'aes-256-gcm', kek, iv, { authTagLength: 16 });
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(encryptedKey), decipher.final()]);
+  } catch (err) {
+    throw new JweRefused('failed', err);
+  }
+}
+
+/** The IV, ciphertext and tag of a JWE, decoded, with the IV and tag sizes its `enc` takes. */
+interface ContentParts {
   iv: Buffer;
   ciphertext: Buffer;
   tag: Buffer;
 }
 
-function readGcmParts(jwe: CompactJwe): GcmParts {
+function readContentParts(jwe: CompactJwe): ContentParts {
   const [, , ivSeg, ciphertextSeg, tagSeg] = jwe.parts;
   const iv = strictBase64url(ivSeg);
   const ciphertext = strictBase64url(ciphertextSeg);
   const tag = strictBase64url(tagSeg);
-  if (iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
+  const cekBytes = CONTENT_KEY_BYTES[jwe.header.enc as string];
+  const gcm = Object.hasOwn(GCM_KEY_BYTES, jwe.header.enc as string);
+  // AES-GCM: a 96-bit IV and a 128-bit tag; CBC-HS: a 128-bit IV and a tag of half the key.
+  if (cekBytes === undefined || iv.length !== (gcm ? 12 : 16) || tag.length !== (gcm ? 16 : cekBytes / 2)) {
+    throw new JweRefused('failed');
+  }
   return { iv, ciphertext, tag };
 }
 
 /**
- * The AES-GCM content step alone, with the content-encryption key already known (from the key
- * management step of another algorithm): a 12-byte IV, a 16-byte tag, a key of the size `enc`
- * names, the ASCII protected header as AAD.
+ * The content step alone, with the content-encryption key already known (from the key
+ * management step of another algorithm): AES-GCM or AES-CBC-HMAC as `enc` names, with the
+ * IV, tag and key sizes it takes, the ASCII protected header as AAD.
  * @throws JweRefused `malformed` or `failed`.
  */
-export function decryptGcmContent(jwe: CompactJwe, cek: KeyObject | Buffer): Buffer {
-  return decryptGcm(jwe, readGcmParts(jwe), cek);
+export function decryptContent(jwe: CompactJwe, cek: JweKey): Buffer {
+  return decryptContentParts(jwe, readContentParts(jwe), cek);
 }
 
-function decryptGcm(jwe: CompactJwe, { iv, ciphertext, tag }: GcmParts, cek: KeyObject | Buffer): Buffer {
-  const keyBytes = GCM_KEY_BYTES[jwe.header.enc as string];
-  if (keyBytes === undefined) throw new JweRefused('failed');
-  if ((Buffer.isBuffer(cek) ? cek.length : cek.symmetricKeySize) !== keyBytes) throw new JweRefused('failed');
+function decryptContentParts(jwe: CompactJwe, parts: ContentParts, cek: JweKey): Buffer {
+  const enc = jwe.header.enc as string;
+  const cekBytes = CONTENT_KEY_BYTES[enc];
+  if (cekBytes === undefined || symmetricSize(cek) !== cekBytes) throw new JweRefused('failed');
+  const aad = Buffer.from(jwe.parts[0], 'ascii');
+  if (Object.hasOwn(GCM_KEY_BYTES, enc)) return decryptGcm(aad, parts, cek, cekBytes);
+  return decryptCbcHmac(aad, parts, Buffer.isBuffer(cek) ? cek : cek.export(), cekBytes);
+}
+
+function decryptGcm(aad: Buffer, { iv, ciphertext, tag }: ContentParts, cek: JweKey, keyBytes: number): Buffer {
   try {
     const decipher = createDecipheriv(`aes-${keyBytes * 8}-gcm` as 'aes-256-gcm', cek, iv, { authTagLength: 16 });
-    decipher.setAAD(Buffer.from(jwe.parts[0], 'ascii'));
+    decipher.setAAD(aad);
     decipher.setAuthTag(tag);
     return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
-  } catch {
-    throw new JweRefused('failed');
+  } catch (err) {
+    throw new JweRefused('failed', err);
+  }
+}
+
+/**
+ * AES-CBC with HMAC-SHA2 (RFC 7518 5.2.2.2): the first half of the key is the MAC key, the second
+ * the AES key; the tag is the first half of HMAC(AAD || IV || ciphertext || AL), compared in
+ * constant time before anything is decrypted.
+ */
+function decryptCbcHmac(aad: Buffer, { iv, ciphertext, tag }: ContentParts, cek: Buffer, keyBytes: number): Buffer {
+  const half = keyBytes / 2;
+  const al = Buffer.alloc(8);
+  al.writeBigUInt64BE(BigInt(aad.length * 8));
+  const mac = createHmac(`sha${half * 16}`, cek.subarray(0, half)).update(aad).update(iv).update(ciphertext).update(al).digest();
+  if (!timingSafeEqual(mac.subarray(0, half), tag)) throw new JweRefused('failed');
+  try {
+    const decipher = createDecipheriv(`aes-${half * 8}-cbc` as 'aes-256-cbc', cek.subarray(half), iv);
+    return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
+  } catch (err) {
+    throw new JweRefused('failed', err);
   }
 }

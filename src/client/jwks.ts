@@ -10,6 +10,9 @@
  *   key, triggers one refetch, at most once per cooldown, so provider key rotation just works
  *   and a flood of forged `kid`s cannot turn into a flood of requests.
  * - Every caller waiting at the same moment shares one request.
+ * - Keys are RSA, EC (P-256, P-384, P-521) and OKP (Ed25519) signing keys; each lookup names
+ *   the token's algorithm, and only a key of the type it takes (and whose `alg`, when the
+ *   provider states one, is that algorithm) is chosen: the `kid` alone never picks a key.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
@@ -19,10 +22,13 @@ import type { HttpClient } from './http.js';
 import { LOG_EVENTS, type Log } from '../log.js';
 import { logCallFailure } from './call-log.js';
 import { MIN_RSA_BITS } from '../keys.js';
+import { ID_TOKEN_ALGORITHM, keyFitsAlgorithm, type IdTokenSigningAlgorithm } from './id-token.js';
 
-/** A usable verification key and its id. */
+/** A usable verification key, its id and the algorithm its JWK names (if any). */
 interface CachedKey {
   kid: string | undefined;
+  /** The JWK's `alg`; undefined when the provider states none. */
+  alg: string | undefined;
   key: KeyObject;
 }
 
@@ -69,24 +75,25 @@ export class RemoteKeySet {
   }
 
   /**
-   * The key that verifies a token with header `kid` (possibly absent). Fetches the set first
-   * when none is cached or the cached one has reached the max age.
+   * The key that verifies a token with header `kid` (possibly absent) signed with `alg` (RS256
+   * when not given): among the keys of the type `alg` takes whose JWK `alg`, when present, is
+   * `alg`. Fetches the set first when none is cached or the cached one has reached the max age.
    * @throws IdError `id_token_key_not_found`, `id_token_kid_ambiguous`, `jwks_invalid`, or an HTTP code.
    */
-  async keyFor(kid: string | undefined): Promise<KeyObject> {
+  async keyFor(kid: string | undefined, alg: IdTokenSigningAlgorithm = ID_TOKEN_ALGORITHM): Promise<KeyObject> {
     const cached = this.#keys !== undefined && this.#isFresh() ? this.#keys : undefined;
     let keys = cached ?? (await this.#load());
-    let found = select(keys, kid);
+    let found = select(keys, kid, alg);
     if (found === undefined && cached !== undefined && this.#mayRefetch()) {
       keys = await this.#load(true);
-      found = select(keys, kid);
+      found = select(keys, kid, alg);
     }
     if (found === undefined) {
       throw new IdError(
         'id_token_key_not_found',
         kid === undefined
-          ? 'The provider publishes no RS256 signing key to verify the ID token with.'
-          : 'The ID token names a signing key (kid) that the provider does not publish.',
+          ? `The provider publishes no ${alg} signing key to verify the ID token with.`
+          : `The ID token names a signing key (kid) that the provider does not publish as a ${alg} key.`,
       );
     }
     return found;
@@ -149,34 +156,61 @@ export class RemoteKeySet {
   }
 }
 
-/** The key for `kid`; without a kid, the only key, or an ambiguity error when there are several. */
-function select(keys: CachedKey[], kid: string | undefined): KeyObject | undefined {
-  if (kid !== undefined) return keys.find((k) => k.kid === kid)?.key;
-  if (keys.length > 1) {
+/**
+ * The key for `kid` among those that fit `alg`; without a kid, the only one that fits, or an
+ * ambiguity error when there are several.
+ */
+function select(keys: CachedKey[], kid: string | undefined, alg: IdTokenSigningAlgorithm): KeyObject | undefined {
+  const fits = (k: CachedKey) => (k.alg === undefined || k.alg === alg) && keyFitsAlgorithm(k.key, alg);
+  if (kid !== undefined) return keys.find((k) => k.kid === kid && fits(k))?.key;
+  const fitting = keys.filter(fits);
+  if (fitting.length > 1) {
     throw new IdError(
       'id_token_kid_ambiguous',
-      'The ID token has no kid header and the provider publishes several signing keys, so none can be chosen.',
+      `The ID token has no kid header and the provider publishes several ${alg} signing keys, so none can be chosen.`,
     );
   }
-  return keys[0]?.key;
+  return fitting[0]?.key;
 }
 
-/** An RSA public key meant for RS256 signatures, or undefined for any other entry (skipped). */
+/** The public members read from each key type; nothing else of the JWK reaches node:crypto. */
+const KEY_MEMBERS: Readonly<Record<string, readonly string[]>> = {
+  RSA: ['n', 'e'],
+  EC: ['crv', 'x', 'y'],
+  OKP: ['crv', 'x'],
+};
+/** The curves accepted per key type: those of ES256/ES384/ES512 and of EdDSA (Ed25519). */
+const CURVES: Readonly<Record<string, readonly string[]>> = { EC: ['P-256', 'P-384', 'P-521'], OKP: ['Ed25519'] };
+
+/**
+ * An RSA, EC (P-256/384/521) or Ed25519 public key meant for signatures, or undefined for any
+ * other entry (skipped): an encryption key, a private key, another curve, an RSA key under
+ * 2048 bits, an `alg` this client does not verify.
+ */
 async function usableKey(entry: unknown): Promise<CachedKey | undefined> {
   if (typeof entry !== 'object' || entry === null) return undefined;
   const jwk = entry as JWK & { key_ops?: unknown };
-  if (jwk.kty !== 'RSA' || typeof jwk.n !== 'string' || typeof jwk.e !== 'string') return undefined;
+  const members = typeof jwk.kty === 'string' ? KEY_MEMBERS[jwk.kty] : undefined;
+  if (members === undefined || !Object.hasOwn(KEY_MEMBERS, jwk.kty as string)) return undefined;
+  const publicJwk: Record<string, string> = { kty: jwk.kty as string };
+  for (const m of members) {
+    const value = (jwk as Record<string, unknown>)[m];
+    if (typeof value !== 'string') return undefined;
+    publicJwk[m] = value;
+  }
+  const curves = CURVES[jwk.kty as string];
+  if (curves !== undefined && !curves.includes(publicJwk.crv as string)) return undefined;
   if (jwk.d !== undefined) return undefined; // a private key has no business in a public key set
   if (jwk.use !== undefined && jwk.use !== 'sig') return undefined;
-  if (jwk.alg !== undefined && jwk.alg !== 'RS256') return undefined;
+  if (jwk.alg !== undefined && typeof jwk.alg !== 'string') return undefined;
   if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) return undefined;
   if (jwk.kid !== undefined && typeof jwk.kid !== 'string') return undefined;
   let key: KeyObject;
   try {
-    key = createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' });
+    key = createPublicKey({ key: publicJwk, format: 'jwk' });
   } catch {
     return undefined;
   }
-  if ((key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) return undefined;
-  return { kid: jwk.kid, key };
+  if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) return undefined;
+  return { kid: jwk.kid, alg: jwk.alg, key };
 }

@@ -115,12 +115,28 @@ describe('encrypted ID tokens', () => {
   it.each([
     ['RSA-OAEP-384', 'A256GCM'],
     ['RSA-OAEP', 'A256GCM'],
-    ['RSA-OAEP-256', 'A128GCM'],
-    ['RSA-OAEP-256', 'A256CBC-HS512'],
+    ['RSA-OAEP-512', 'A128CBC-HS256'],
   ])('refuses %s with %s (id_token_jwe_alg_not_allowed)', async (alg, enc) => {
     const { createPublicKey } = await import('node:crypto');
     const jwe = await encrypt(alg, enc, createPublicKey(rsa.publicKeyPem));
     await expect(decryptIdToken(jwe, importIdTokenDecryptionKeys(rsa.privateKeyPem, 'k'))).rejects.toMatchObject({ code: 'id_token_jwe_alg_not_allowed' });
+  });
+
+  it.each([
+    ['RSA-OAEP-256', 'A128GCM'],
+    ['RSA-OAEP-256', 'A256CBC-HS512'],
+    ['ECDH-ES', 'A256GCM'],
+    ['ECDH-ES+A128KW', 'A128CBC-HS256'],
+    ['ECDH-ES+A192KW', 'A192CBC-HS384'],
+    ['ECDH-ES+A256KW', 'A256CBC-HS512'],
+  ])('decrypts %s with %s (FAPI 2.0 providers use these)', async (alg, enc) => {
+    const { createPublicKey } = await import('node:crypto');
+    const rsaAlg = alg.startsWith('RSA');
+    const jwe = await encrypt(alg, enc, rsaAlg ? createPublicKey(rsa.publicKeyPem) : ecEnc.publicKey);
+    const keys = importIdTokenDecryptionKeys(rsaAlg ? rsa.privateKeyPem : ecEnc.privateKey, 'k');
+    expect(await decryptIdToken(jwe, keys)).toBe(signed);
+    // and a caller's narrower allowlist refuses what it leaves out
+    await expect(decryptIdToken(jwe, keys, { encryptions: ['A192GCM'] })).rejects.toMatchObject({ code: 'id_token_jwe_alg_not_allowed' });
   });
 
   it('a token encrypted to another key is id_token_decrypt_failed; a malformed one id_token_malformed', async () => {

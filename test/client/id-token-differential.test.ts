@@ -5,7 +5,7 @@
  * same hostile corpus, and shows they accept and refuse the same tokens. Where ours is stricter
  * by design, the case says so and expects exactly that.
  */
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { constants, createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { compactVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { validateIdToken } from '../../src/client/id-token.js';
@@ -156,5 +156,130 @@ describe('ID-token signature check: node:crypto path versus jose 6', () => {
   it('accepts the valid token on both paths (the corpus is not refused wholesale)', async () => {
     expect(await joseAccepts({ name: 'good', jws: good })).toBe(true);
     expect(await oursAccepts({ name: 'good', jws: good })).toBe(true);
+  });
+});
+
+/**
+ * The other signature algorithms (FAPI 2.0 5.4.1: PS256, ES256, EdDSA; ES384 and ES512 for
+ * P-384 and P-521 keys): per algorithm, jose pinned to it and ours with it as the allowlist,
+ * over a corpus of good and hostile tokens.
+ */
+const ec384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
+const ec521 = generateKeyPairSync('ec', { namedCurve: 'P-521' });
+const ed25519 = generateKeyPairSync('ed25519');
+const ed448 = generateKeyPairSync('ed448');
+const rsaOther = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const PSS = constants.RSA_PKCS1_PSS_PADDING;
+
+interface AlgSetup {
+  alg: 'PS256' | 'ES256' | 'ES384' | 'ES512' | 'EdDSA';
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  sign: (input: Buffer, key: KeyObject) => Buffer;
+  /** A key of the same type that did not sign. */
+  otherPublic: KeyObject;
+  /** A key of another type or curve that the algorithm must not take. */
+  wrongType: { name: string; privateKey: KeyObject; publicKey: KeyObject; sign: (input: Buffer, key: KeyObject) => Buffer };
+}
+
+const ecSign = (digest: string) => (input: Buffer, key: KeyObject) => sign(digest, input, { key, dsaEncoding: 'ieee-p1363' });
+const pssSign = (saltLength: number) => (input: Buffer, key: KeyObject) => sign('sha256', input, { key, padding: PSS, saltLength });
+const edSign = (input: Buffer, key: KeyObject) => sign(null, input, key);
+const p256Other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
+const SETUPS: AlgSetup[] = [
+  { alg: 'PS256', ...rsa, sign: pssSign(32), otherPublic: rsaOther.publicKey, wrongType: { name: 'an EC P-256 key', ...ec, sign: ecSign('sha256') } },
+  { alg: 'ES256', ...ec, sign: ecSign('sha256'), otherPublic: p256Other.publicKey, wrongType: { name: 'an EC P-384 key', ...ec384, sign: ecSign('sha256') } },
+  { alg: 'ES384', ...ec384, sign: ecSign('sha384'), otherPublic: generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey, wrongType: { name: 'an EC P-256 key', ...ec, sign: ecSign('sha384') } },
+  { alg: 'ES512', ...ec521, sign: ecSign('sha512'), otherPublic: generateKeyPairSync('ec', { namedCurve: 'P-521' }).publicKey, wrongType: { name: 'an EC P-384 key', ...ec384, sign: ecSign('sha512') } },
+  { alg: 'EdDSA', ...ed25519, sign: edSign, otherPublic: generateKeyPairSync('ed25519').publicKey, wrongType: { name: 'an RSA key', ...rsa, sign: (i, k) => sign('sha256', i, k) } },
+];
+
+function signedWith(setup: AlgSetup, header: Record<string, unknown>, how: { key?: KeyObject; sign?: AlgSetup['sign']; payload?: string } = {}): string {
+  const input = `${b64(JSON.stringify(header))}.${how.payload ?? b64(JSON.stringify(CLAIMS))}`;
+  return `${input}.${b64((how.sign ?? setup.sign)(Buffer.from(input), how.key ?? setup.privateKey))}`;
+}
+
+function algCorpus(s: AlgSetup): Case[] {
+  const h = { alg: s.alg, kid: 'k1' };
+  const good = signedWith(s, h);
+  const cases: Case[] = [
+    { name: `a valid ${s.alg} token`, jws: good, key: s.publicKey },
+    { name: 'a flipped signature bit', jws: withSignature(good, (sig) => { const b = Buffer.from(sig, 'base64url'); b[5] = (b[5] as number) ^ 1; return b64(b); }), key: s.publicKey },
+    { name: 'a payload changed after signing', jws: `${good.split('.')[0]}.${b64(JSON.stringify({ ...CLAIMS, sub: 'x' }))}.${good.split('.')[2]}`, key: s.publicKey },
+    { name: 'another key of the same type', jws: good, key: s.otherPublic },
+    { name: `signed and verified with ${s.wrongType.name}`, jws: signedWith(s, h, { key: s.wrongType.privateKey, sign: s.wrongType.sign }), key: s.wrongType.publicKey },
+    { name: 'an empty signature', jws: withSignature(good, () => ''), key: s.publicKey },
+    { name: 'a signature with a byte more', jws: withSignature(good, (sig) => b64(Buffer.concat([Buffer.from(sig, 'base64url'), Buffer.from([0])]))), key: s.publicKey },
+    { name: 'a truncated signature (one byte)', jws: withSignature(good, (sig) => b64(Buffer.from(sig, 'base64url').subarray(1))), key: s.publicKey },
+    { name: 'a signature of zero bytes, full length', jws: withSignature(good, (sig) => b64(Buffer.alloc(Buffer.from(sig, 'base64url').length))), key: s.publicKey },
+    { name: 'alg none', jws: `${b64(JSON.stringify({ alg: 'none' }))}.${good.split('.')[1]}.`, key: s.publicKey },
+    { name: 'alg HS256 keyed with the public key bytes', jws: (() => { const input = `${b64(JSON.stringify({ alg: 'HS256' }))}.${good.split('.')[1]}`; return `${input}.${b64(createHmac('sha256', s.publicKey.export({ format: 'der', type: 'spki' })).update(input).digest())}`; })(), key: s.publicKey },
+    { name: 'the header names RS256 over this signature', jws: `${b64(JSON.stringify({ ...h, alg: 'RS256' }))}.${good.split('.').slice(1).join('.')}`, key: s.publicKey },
+    { name: 'a private key as the verification key', jws: good, key: s.privateKey },
+  ];
+  if (s.alg.startsWith('ES')) {
+    cases.push({ name: 'a DER-encoded ECDSA signature', jws: signedWith(s, h, { sign: (i, k) => sign(`sha${s.alg.slice(2)}`, i, { key: k, dsaEncoding: 'der' }) }), key: s.publicKey });
+  }
+  if (s.alg === 'PS256') {
+    cases.push({ name: 'a PSS salt of 20 bytes', jws: signedWith(s, h, { sign: pssSign(20) }), key: s.publicKey });
+    cases.push({ name: 'a PSS salt of 0 bytes', jws: signedWith(s, h, { sign: pssSign(0) }), key: s.publicKey });
+    cases.push({ name: 'an RS256 (PKCS#1 v1.5) signature labelled PS256', jws: signedWith(s, h, { sign: (i, k) => sign('sha256', i, k) }), key: s.publicKey });
+    cases.push({ name: 'a 1024-bit RSA key', jws: signedWith(s, h, { key: weak.privateKey }), key: weak.publicKey });
+  }
+  if (s.alg === 'EdDSA') {
+    cases.push({
+      name: 'an Ed448 key',
+      jws: signedWith(s, h, { key: ed448.privateKey }),
+      key: ed448.publicKey,
+    });
+  }
+  return cases;
+}
+
+async function joseAcceptsWith(c: Case, alg: string): Promise<boolean> {
+  try {
+    const { payload } = await compactVerify(c.jws, c.key ?? rsa.publicKey, { algorithms: [alg] });
+    const claims: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(payload));
+    return typeof claims === 'object' && claims !== null && !Array.isArray(claims);
+  } catch {
+    return false;
+  }
+}
+
+async function oursAcceptsWith(c: Case, alg: string): Promise<boolean> {
+  try {
+    await validateIdToken(c.jws, {
+      issuer: ISSUER,
+      clientId: CLIENT_ID,
+      nonce: 'n-1',
+      accessToken: 'at',
+      clockTolerance: 0,
+      clock: () => NOW * 1000,
+      algorithms: [alg],
+      keyFor: () => Promise.resolve(c.key ?? rsa.publicKey),
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.each(SETUPS.map((s) => [s.alg, s] as const))('ID-token signature check, %s: node:crypto versus jose 6', (alg, setup) => {
+  it.each(algCorpus(setup).map((c) => [c.name, c] as const))('%s: same decision', async (_name, c) => {
+    const [jose, ours] = [await joseAcceptsWith(c, alg), await oursAcceptsWith(c, alg)];
+    if (c.stricterByDesign !== undefined) {
+      expect({ jose, ours }).toEqual({ jose: true, ours: false });
+    } else {
+      expect(ours).toBe(jose);
+    }
+  });
+
+  it('accepts the valid token on both paths, and only under its own algorithm', async () => {
+    const good = algCorpus(setup)[0]!;
+    expect(await joseAcceptsWith(good, alg)).toBe(true);
+    expect(await oursAcceptsWith(good, alg)).toBe(true);
+    // the same token under the default allowlist (RS256): refused
+    expect(await oursAccepts(good)).toBe(false);
   });
 });

@@ -213,9 +213,116 @@ describe('userinfo JWE decryption: node:crypto path versus jose 6', () => {
     expect(await decryptUserinfo(asKey(rsa.privateKey), validBlockJwe, { name: good })).toEqual({ name: PLAINTEXT.toString('utf8') });
   });
 
-  it('still decrypts the allowlisted algorithms it leaves to jose (A256KW, A256CBC-HS512)', async () => {
+  it('decrypts an allowlisted pair the service does not use (A256KW, A256CBC-HS512)', async () => {
     const { CompactEncrypt } = await import('jose');
     const kw = await new CompactEncrypt(new Uint8Array(PLAINTEXT)).setProtectedHeader({ alg: 'A256KW', enc: 'A256CBC-HS512' }).encrypt(new Uint8Array(BLOCK_KEY));
     expect(await decryptUserinfo(asKey(rsa.privateKey), validBlockJwe, { name: kw })).toEqual({ name: PLAINTEXT.toString('utf8') });
   });
+});
+
+/**
+ * Every other allowlisted pair is decrypted with node:crypto too: the AES key wraps (A128KW,
+ * A192KW, A256KW), the AES-GCM key wraps (A128GCMKW, A192GCMKW, A256GCMKW), and the AES-CBC-HMAC
+ * contents, for attributes and for the block key. Per pair: the valid JWE and its hostile
+ * variants, jose 6 (same allowlists) against ours.
+ */
+const KW_BYTES: Record<string, number> = { A128KW: 16, A192KW: 24, A256KW: 32, A128GCMKW: 16, A192GCMKW: 24, A256GCMKW: 32 };
+const CEK_BYTES: Record<string, number> = { A128GCM: 16, A192GCM: 24, A256GCM: 32, 'A128CBC-HS256': 32, 'A192CBC-HS384': 48, 'A256CBC-HS512': 64 };
+
+function flipAt(index: number, byte = 0) {
+  return (parts: string[]) =>
+    parts.map((p, j) => (j === index ? b64(Buffer.from(Buffer.from(p, 'base64url').map((b, i) => (i === byte ? b ^ 1 : b)))) : p));
+}
+function editHeader(jwe: string, edit: (h: Record<string, unknown>) => void): string {
+  const parts = jwe.split('.');
+  const header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString()) as Record<string, unknown>;
+  edit(header);
+  parts[0] = b64(JSON.stringify(header));
+  return parts.join('.');
+}
+
+interface Variant {
+  name: string;
+  jwe: string;
+  /** The key to decrypt with; the pair's key by default. */
+  key?: Buffer;
+  stricterByDesign?: string;
+}
+
+async function variants(alg: string, enc: string, key: Buffer, plaintext: Uint8Array, encryptTo: Uint8Array | KeyObject): Promise<Variant[]> {
+  const { CompactEncrypt } = await import('jose');
+  const good = await new CompactEncrypt(plaintext).setProtectedHeader({ alg, enc }).encrypt(encryptTo);
+  const change = (f: (parts: string[]) => string[]) => f(good.split('.')).join('.');
+  const cbc = enc.includes('CBC');
+  const out: Variant[] = [
+    { name: 'valid', jwe: good },
+    { name: 'a flipped IV bit', jwe: change(flipAt(2)) },
+    { name: 'a flipped first ciphertext bit', jwe: change(flipAt(3)) },
+    { name: 'a flipped last tag bit', jwe: change(flipAt(4, cbc ? CEK_BYTES[enc]! / 2 - 1 : 15)) },
+    { name: 'a tag cut by one byte', jwe: change(at(4, (s) => b64(Buffer.from(s, 'base64url').subarray(1)))) },
+    { name: 'a tag with a byte more', jwe: change(at(4, (s) => b64(Buffer.concat([Buffer.from(s, 'base64url'), Buffer.from([0])])))) },
+    { name: 'an empty tag', jwe: change(at(4, () => '')) },
+    { name: 'a header changed after sealing (AAD)', jwe: editHeader(good, (h) => { h.kid = 'y'; }) },
+    { name: 'enc relabelled to another size', jwe: editHeader(good, (h) => { h.enc = enc === 'A128GCM' ? 'A256GCM' : 'A128GCM'; }) },
+    { name: 'a 12-byte IV for CBC / a 16-byte IV for GCM', jwe: change(at(2, () => b64(randomBytes(cbc ? 12 : 16)))) },
+    { name: 'crit naming an unknown extension', jwe: editHeader(good, (h) => { h.crit = ['urn:x']; h['urn:x'] = 1; }) },
+  ];
+  if (alg !== 'dir' && !alg.startsWith('RSA')) {
+    out.push(
+      { name: 'a flipped encrypted-key bit', jwe: change(flipAt(1, 3)) },
+      { name: 'an encrypted key cut by 8 bytes', jwe: change(at(1, (s) => b64(Buffer.from(s, 'base64url').subarray(8)))) },
+      { name: 'an empty encrypted key', jwe: change(at(1, () => '')) },
+      { name: 'another key of the same size', jwe: good, key: randomBytes(key.length) },
+      { name: 'a key 8 bytes longer', jwe: good, key: Buffer.concat([key, randomBytes(8)]) },
+    );
+  }
+  if (alg.includes('GCMKW')) {
+    out.push(
+      { name: 'the key-wrap tag header flipped', jwe: editHeader(good, (h) => { h.tag = b64(Buffer.from(Buffer.from(String(h.tag), 'base64url').map((b, i) => (i === 0 ? b ^ 1 : b)))); }) },
+      { name: 'the key-wrap iv header missing', jwe: editHeader(good, (h) => { delete h.iv; }) },
+      { name: 'the key-wrap tag header a number', jwe: editHeader(good, (h) => { h.tag = 7; }) },
+      { name: 'the key-wrap iv header 16 bytes', jwe: editHeader(good, (h) => { h.iv = b64(randomBytes(16)); }) },
+    );
+  }
+  if (alg === 'dir') out.push({ name: 'an encrypted key part', jwe: change(at(1, () => b64(randomBytes(40)))) });
+  return out;
+}
+
+const ATTRIBUTE_PAIRS = ATTRIBUTE_ALGORITHMS.flatMap((alg) => CONTENT_ENCRYPTIONS.map((enc) => [alg, enc] as const)).filter(
+  ([alg, enc]) => !(alg === 'dir' && enc.endsWith('GCM')),
+);
+
+describe('userinfo attributes under every other allowlisted pair: node:crypto versus jose 6', () => {
+  it.each(ATTRIBUTE_PAIRS)('attribute JWE, %s with %s: same decision on every variant', async (alg, enc) => {
+    const keyBytes = randomBytes(alg === 'dir' ? CEK_BYTES[enc]! : KW_BYTES[alg]!);
+    const block = seal({ header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, plaintext: JSON.stringify({ kty: 'oct', k: b64(keyBytes) }), wrapWith: rsa.publicKey });
+    const accepted: string[] = [];
+    for (const v of await variants(alg, enc, keyBytes, new Uint8Array(PLAINTEXT), new Uint8Array(keyBytes))) {
+      const key = v.key ?? keyBytes;
+      const jose = await decide(async () => (await compactDecrypt(v.jwe, new Uint8Array(key), attributeOptions)).plaintext);
+      const blockJwe =
+        key === keyBytes ? block : seal({ header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, plaintext: JSON.stringify({ kty: 'oct', k: b64(key) }), wrapWith: rsa.publicKey });
+      const ours = await decide(async () => Buffer.from((await decryptUserinfo(asKey(rsa.privateKey), blockJwe, { name: v.jwe })).name ?? '', 'utf8'));
+      expect({ variant: v.name, ...ours }).toEqual({ variant: v.name, ...jose });
+      if (jose.accepted) accepted.push(v.name);
+    }
+    expect(accepted).toEqual(['valid']);
+  });
+
+  it.each(CONTENT_ENCRYPTIONS.filter((e) => e.includes('CBC')).flatMap((enc) => KEY_WRAP_ALGORITHMS.map((alg) => [alg, enc] as const)))(
+    'block key JWE, %s with %s: same decision on every variant',
+    async (alg, enc) => {
+      const accepted: string[] = [];
+      for (const v of await variants(alg, enc, Buffer.alloc(0), new TextEncoder().encode(BLOCK_JWK), rsa.publicKey)) {
+        const jose = await decide(async () => (await compactDecrypt(v.jwe, rsa.privateKey, keyOptions)).plaintext);
+        const ours = await decide(async () => {
+          await decryptUserinfo(asKey(rsa.privateKey), v.jwe, {});
+          return BLOCK_JWK;
+        });
+        expect({ variant: v.name, ...ours }).toEqual({ variant: v.name, ...jose });
+        if (jose.accepted) accepted.push(v.name);
+      }
+      expect(accepted).toEqual(['valid']);
+    },
+  );
 });
