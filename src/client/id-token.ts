@@ -10,7 +10,7 @@
  * whole login. The token's shape is checked strictly before anything else.
  * `test/client/id-token-differential.test.ts` shows the decisions match jose's, per algorithm.
  */
-import { constants, hash, verify, type KeyObject } from 'node:crypto';
+import { constants, verify, type KeyObject } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
