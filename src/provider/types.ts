@@ -30,7 +30,8 @@ export interface ProviderClient {
   redirectUris: string[];
   /**
    * The client's RSA public key (at least 2048 bits): SPKI or PKCS#1 PEM, or a JWK. Userinfo is
-   * encrypted to it. Give this or `publicKeys`.
+   * encrypted to it. Give this or `publicKeys`; neither for a client served no userinfo
+   * (`userinfo: false`, its own or the provider's).
    */
   publicKey?: string | webcrypto.JsonWebKey;
   /**
