@@ -158,6 +158,13 @@ describe('openid-client 6 against the provider at another issuer path, without i
       expect(tokens.claims()?.iss).toBe(provider.issuer);
       const userinfo = await client.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
       expect(Object.keys(userinfo).sort()).toEqual(['data', 'key', 'sub']);
+
+      // An error response carries no iss either, and openid-client still reads it as the error.
+      const denied = new URL(
+        (await fetch(client.buildAuthorizationUrl(config, { redirect_uri: TEST_CLIENT.redirectUri, scope: 'openid', state, prompt: 'none', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }), { redirect: 'manual' })).headers.get('location') ?? '',
+      );
+      expect([...denied.searchParams.keys()].sort()).toEqual(['error', 'state']);
+      await expect(client.authorizationCodeGrant(config, denied, { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({ error: 'login_required' });
     });
   });
 });
