@@ -32,7 +32,7 @@ const REQUIRE_SIGN_IN = ['sessions', 'sessionCookieName', ...ACCESS] as const;
 const PROVIDER_TUNING = [
   'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock', 'maxPending', 'maxPendingPerAddress', 'maxCodes',
   'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl', 'auditEndpoint', 'conformance', 'basePath', 'controlToken',
-  'strictClientAuth', 'auditStrict', 'dpopNonce',
+  'strictClientAuth', 'auditStrict', 'dpopNonce', 'issuerPath', 'authorizationResponseIss', 'userinfo',
 ] as const;
 const PROVIDER = ['baseUrl', 'clients', ...PROVIDER_TUNING] as const;
 
@@ -63,6 +63,7 @@ export const OPTIONS_OF = {
   'createTestProvider()': [
     ...PROVIDER_TUNING,
     'redirectUri', 'clientId', 'clientSecret', 'clientName', 'freshKeys', 'port', 'profile', 'idTokenEncryptedResponseAlg',
+    'idTokenEncryptedResponseEnc', 'idTokenSignedResponseAlg', 'clientUserinfo',
   ],
 } as const satisfies Record<string, readonly string[]>;
 

@@ -11,6 +11,7 @@ import { singleParam } from './http/request.js';
 import { describeRedirectUriMismatch } from './redirect-uri-hint.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { ValidRequest } from './valid-request.js';
+import { servesUserinfo } from './variant.js';
 
 /** Path of the authorization endpoint. */
 export const AUTHORIZE_PATH = '/v2/oauth/authorize';
@@ -32,6 +33,12 @@ const VISIBLE_ASCII = /^[\x20-\x7e]*$/;
 
 export type { ValidRequest } from './valid-request.js';
 
+/**
+ * An `authentication_context_type`: a name of capitals, digits and underscores, as the national
+ * service's types are written (`APP_AUTHENTICATION_DEFAULT`, `APP_PAYMENT_DEFAULT`).
+ */
+const CONTEXT_TYPE = /^[A-Z][A-Z0-9_]{0,63}$/;
+
 /** The outcome of validating an authorization request. */
 export type Validation = { ok: true; request: ValidRequest } | { ok: false; code: string; message: string };
 
@@ -49,6 +56,7 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (clientId.value === undefined) return fail('invalid_request', 'The client_id parameter is missing.');
   const client = ctx.config.clients.get(clientId.value);
   if (!client) return fail('invalid_client', 'The client_id is not registered with this service.');
+  const userinfo = servesUserinfo(ctx.config, client);
 
   const redirectUri = singleParam(params, 'redirect_uri', 2048);
   if (!redirectUri.ok) return fail('invalid_request', redirectUri.reason);
@@ -81,6 +89,14 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
       'invalid_scope',
       `Unsupported scope${unsupported.length === 1 ? '' : 's'}: ${unsupported.slice(0, 5).map((s) => s.slice(0, 64)).join(', ')}. ` +
         `Supported: ${SUPPORTED_SCOPES.join(', ')}.`,
+    );
+  }
+
+  const attributeScopes = userinfo ? [] : scopes.filter((s) => s !== 'openid');
+  if (attributeScopes.length > 0) {
+    return fail(
+      'invalid_scope',
+      `This client is served no userinfo, so "openid" is the only scope: the person is the one of the ID token. Remove ${attributeScopes.slice(0, 5).join(', ')}.`,
     );
   }
 
@@ -136,6 +152,12 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
     return fail('invalid_request', `The authentication_context_message ${messageProblem} (it is shown on the phone beside the approval).`);
   }
 
+  const contextType = singleParam(params, 'authentication_context_type', 64);
+  if (!contextType.ok) return fail('invalid_request', contextType.reason);
+  if (contextType.value !== undefined && !CONTEXT_TYPE.test(contextType.value)) {
+    return fail('invalid_request', 'The authentication_context_type must be a name of capitals, digits and underscores, such as APP_AUTHENTICATION_DEFAULT.');
+  }
+
   return {
     ok: true,
     request: {
@@ -150,6 +172,7 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
       maxAge: maxAge.value === undefined ? undefined : Number(maxAge.value),
       loginHint: hint.ok ? hint.value : undefined,
       contextMessage: contextMessage.value,
+      contextType: contextType.value,
     },
   };
 }

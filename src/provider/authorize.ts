@@ -24,6 +24,7 @@ import type { ProviderRoute } from './router.js';
 import { base64url, pooledRandomBytes } from './random-pool.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
 import type { Persona } from './types.js';
+import { responseIssuer, servedPath } from './variant.js';
 import { describeUserAgent, quotaKeyOf } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
 import { htmlAnswer } from './views/html.js';
@@ -83,7 +84,7 @@ function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, reque
   if (request.promptNone) {
     // No sign-in session is kept, so a login without interaction is never possible (OIDC Core 3.1.2.6).
     ctx.log('authorize', `prompt=none answered login_required for client ${request.clientId}`);
-    return redirect(302, callbackUrl(ctx.config.issuer, request.redirectUri, { error: 'login_required', state: request.state }), NO_STORE);
+    return redirect(302, callbackUrl(responseIssuer(ctx.config), request.redirectUri, { error: 'login_required', state: request.state }), NO_STORE);
   }
 
   ctx.conformance.authorize(request.clientId);
@@ -142,6 +143,7 @@ function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, reque
   };
   if (extras !== undefined) pending.dpopJkt = extras.dpopJkt;
   if (request.contextMessage !== undefined) pending.contextMessage = request.contextMessage;
+  if (request.contextType !== undefined) pending.contextType = request.contextType;
   stores.pendingByMobileId.set(mobileId, pending, expiresAt);
   stores.pendingByPollId.set(pollId, pending, expiresAt);
 
@@ -156,7 +158,7 @@ function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, reque
     startAgainHref:
       extras === undefined
         ? ''
-        : callbackUrl(config.issuer, request.redirectUri, { error: 'access_denied', error_description: 'The sign-in was started again.', state: request.state }),
+        : callbackUrl(responseIssuer(config), request.redirectUri, { error: 'access_denied', error_description: 'The sign-in was started again.', state: request.state }),
   });
   ctx.log('authorize', `QR page shown for client ${request.clientId}`);
   return htmlAnswer(200, html);
@@ -208,12 +210,12 @@ function answerAtOnce(
   if (persona === undefined) {
     ctx.log('authorize', `${how}: denied for client ${request.clientId}`);
     const denied = { error: 'access_denied', error_description: 'The person declined.', state: request.state };
-    return redirect(302, callbackUrl(ctx.config.issuer, request.redirectUri, denied), NO_STORE);
+    return redirect(302, callbackUrl(responseIssuer(ctx.config), request.redirectUri, denied), NO_STORE);
   }
   const code = issueCode(ctx, { ...request, dpopJkt: extras?.dpopJkt }, persona, overrides);
   ctx.log('authorize', `${how} for client ${request.clientId}`);
   const state = ctx.conformance.responseState(request.clientId, request.state);
-  const iss = ctx.conformance.responseIss(request.clientId, ctx.config.issuer);
+  const iss = ctx.conformance.responseIss(request.clientId, ctx.config.issuer, ctx.config.authorizationResponseIss);
   return redirect(302, callbackUrl(iss, request.redirectUri, { code, state }), NO_STORE);
 }
 
@@ -240,7 +242,7 @@ export function authorizeRoutes(ctx: ProviderContext): ProviderRoute[] {
     expiresInSeconds: ctx.config.ttl.authorization,
   });
   return [
-    { endpoint: 'authorize', method: 'GET', path: AUTHORIZE_PATH, failure: 'html', handle: (req) => authorize(ctx, page, req) },
+    { endpoint: 'authorize', method: 'GET', path: servedPath(ctx.config, AUTHORIZE_PATH), failure: 'html', handle: (req) => authorize(ctx, page, req) },
     ...qrStatusRoutes(ctx),
   ];
 }

@@ -13,6 +13,7 @@ import { camelCaseOf, checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistra
 import { DEFAULT_PERSONAS, isIsoDate, isValidNric } from './personas.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
 import type { Persona, ProviderOptions } from './types.js';
+import { checkBasePath, checkClientUserinfo, checkVariant, type ProviderVariant, VARIANT_OPTION_KEYS } from './variant.js';
 
 /** Default lifetimes, in seconds. */
 export const DEFAULT_TTL = Object.freeze({ authorization: 120, code: 60, accessToken: 600, signingKeyGrace: 3600 });
@@ -40,8 +41,10 @@ export interface ResolvedClient {
   /** The FAPI 2.0 registration (keys, ID-token encryption) of a `'fapi2'` client. */
   fapi?: FapiRegistration;
   redirectUris: ReadonlySet<string>;
-  /** The client's public keys, oldest first; userinfo is encrypted to the last (newest). Replaced by `setClientKeys`. */
+  /** The client's public keys, oldest first; userinfo is encrypted to the last (newest). Replaced by `setClientKeys`. Empty for a client served no userinfo. */
   publicKeys: readonly ClientKey[];
+  /** False when the client is registered with `userinfo: false` (its sign-in is from the ID token alone). */
+  userinfo: boolean;
   name: string;
 }
 
@@ -78,7 +81,7 @@ export function resolveClientKeys(values: readonly unknown[], where: string, mis
 }
 
 /** The provider's configuration after validation. */
-export interface ResolvedConfig {
+export interface ResolvedConfig extends ProviderVariant {
   /** The service origin. */
   baseUrl: string;
   /** The mount prefix ('' at the root, else `/name...` without a trailing slash). */
@@ -117,9 +120,9 @@ export interface ResolvedConfig {
 const OPTION_KEYS = new Set([
   'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
   'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
-  'auditEndpoint', 'conformance', 'basePath', 'controlToken', 'strictClientAuth', 'auditStrict', 'dpopNonce',
+  'auditEndpoint', 'conformance', 'basePath', 'controlToken', 'strictClientAuth', 'auditStrict', 'dpopNonce', ...VARIANT_OPTION_KEYS,
 ]);
-const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name', ...FAPI_CLIENT_KEYS]);
+const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name', 'userinfo', ...FAPI_CLIENT_KEYS]);
 const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
 
 /** True for `localhost`, a whole dotted quad in 127.0.0.0/8 and `[::1]`: the package's one loopback test. */
@@ -139,15 +142,6 @@ function unknownKeys(obj: Record<string, unknown>, allowed: Set<string>, where: 
         : `${where} has an unknown option "${key}"${didYouMean(key, [...allowed])}; allowed: ${[...allowed].join(', ')}`,
     );
   }
-}
-
-function checkBasePath(value: unknown, mistakes: string[]): string {
-  if (value === undefined || value === '' || value === '/') return '';
-  if (typeof value !== 'string' || !/^(?:\/[A-Za-z0-9._~-]{1,64}){1,8}\/?$/.test(value)) {
-    mistakes.push('basePath must be a path such as "/idp" (segments of letters, digits, . _ ~ -), the prefix the provider is mounted under');
-    return '';
-  }
-  return value.endsWith('/') ? value.slice(0, -1) : value;
 }
 
 function checkBaseUrl(value: unknown, mistakes: string[]): string {
@@ -200,7 +194,7 @@ function checkRedirectUri(uri: unknown, where: string, mistakes: string[]): uri 
   return true;
 }
 
-function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedClient> {
+function checkClients(value: unknown, mistakes: string[], providerUserinfo = true): Map<string, ResolvedClient> {
   const clients = new Map<string, ResolvedClient>();
   if (!Array.isArray(value) || value.length === 0) {
     mistakes.push('clients must be a non-empty array of { clientId, clientSecret, redirectUris, publicKey, name? }');
@@ -214,7 +208,8 @@ function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedC
     }
     unknownKeys(raw, CLIENT_KEYS, where, mistakes);
     const { clientId, clientSecret, redirectUris, publicKey, publicKeys, name } = raw;
-    let ok = true;
+    const { ok: served, userinfo, keyless } = checkClientUserinfo(raw, where, mistakes, providerUserinfo);
+    let ok = served;
     if (typeof clientId !== 'string' || !/^[\x21-\x7e]{1,256}$/.test(clientId)) {
       mistakes.push(`${where}.clientId must be 1 to 256 visible ASCII characters`);
       ok = false;
@@ -240,13 +235,13 @@ function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedC
       });
     }
     let keys: ClientKey[] = [];
-    if ((publicKey === undefined) === (publicKeys === undefined)) {
+    if (!keyless && (publicKey === undefined) === (publicKeys === undefined)) {
       mistakes.push(`${where} must have exactly one of publicKey (one key) and publicKeys (a non-empty array, newest last)`);
       ok = false;
     } else if (publicKeys !== undefined && (!Array.isArray(publicKeys) || publicKeys.length === 0)) {
       mistakes.push(`${where}.publicKeys must be a non-empty array of PEM strings, JWKs or { key, kid }, newest last`);
       ok = false;
-    } else {
+    } else if (!keyless) {
       const before = mistakes.length;
       keys =
         publicKeys !== undefined
@@ -258,7 +253,7 @@ function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedC
       mistakes.push(`${where}.name must be a string of 1 to 100 characters when given`);
       ok = false;
     }
-    if (ok && keys.length > 0 && typeof clientId === 'string' && fapi !== undefined) {
+    if (ok && (keys.length > 0 || keyless) && typeof clientId === 'string' && fapi !== undefined) {
       clients.set(clientId, {
         clientId,
         clientSecret: typeof clientSecret === 'string' ? clientSecret : undefined,
@@ -266,6 +261,7 @@ function checkClients(value: unknown, mistakes: string[]): Map<string, ResolvedC
         ...(fapi === 'base' ? {} : { fapi }),
         redirectUris: uris,
         publicKeys: keys,
+        userinfo,
         name: typeof name === 'string' ? name : clientId,
       });
     }
@@ -394,7 +390,8 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   const raw = options as unknown as Record<string, unknown>;
   unknownKeys(raw, OPTION_KEYS, 'options', mistakes);
   const baseUrl = checkBaseUrl(raw['baseUrl'], mistakes);
-  const clients = checkClients(raw['clients'], mistakes);
+  const variant = checkVariant(raw, mistakes);
+  const clients = checkClients(raw['clients'], mistakes, variant.userinfo);
   const personas = checkPersonas(raw['personas'], mistakes);
 
   let autoApprove: Persona | undefined;
@@ -465,7 +462,8 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     baseUrl,
     basePath,
     publicBase: `${baseUrl}${basePath}`,
-    issuer: `${baseUrl}${basePath}/v2`,
+    issuer: `${baseUrl}${basePath}${variant.issuerPath}`,
+    ...variant,
     clients,
     personas,
     autoApprove,

@@ -2,8 +2,8 @@
  * The provider's cryptography: ID-token signing keys (with rotation), pairwise subject
  * identifiers, the userinfo encryption, and constant-time secret comparison.
  *
- * The two operations of every login, the RS256 ID-token signature and the userinfo JWEs, are
- * written out here with node:crypto, synchronously: they are short and fully specified (RFC 7515
+ * The two operations of every login, the ID-token signature (RS256, and PS256, ES256 or EdDSA
+ * for a FAPI 2.0 client registered with it) and the userinfo JWEs, are written out here with node:crypto, synchronously: they are short and fully specified (RFC 7515
  * compact JWS, RFC 7516 compact JWE), and `jose` runs RSA signing on the thread pool, whose
  * hand-off cost more CPU than the signature itself. Key export, thumbprints and the hostile
  * tokens of the test kit still go through `jose`, and the interop tests prove the output with
@@ -14,6 +14,7 @@ import {
   createCipheriv,
   createHash,
   createHmac,
+  createPublicKey,
   generateKeyPair,
   publicEncrypt,
   sign as signWith,
@@ -26,14 +27,35 @@ import type { Clock } from '../clock.js';
 import { base64url } from '../encoding.js';
 import { pooledRandomBytes } from './random-pool.js';
 
-/** One entry of the JWKS (spec 2.6): exactly these fields. */
-export interface JwksEntry {
+/** The algorithms the provider signs ID tokens with: RS256 (spec 2.1), and the FAPI 2.0 ones (FAPI 2.0 section 5.4.1). */
+export const ID_TOKEN_SIGNING_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+/** An algorithm the provider signs ID tokens with. */
+export type IdTokenSigningAlg = (typeof ID_TOKEN_SIGNING_ALGS)[number];
+
+/** The RS256 key's entry of the JWKS (spec 2.6): exactly these fields. */
+export interface RsaJwksEntry {
   kty: 'RSA';
   kid: string;
   n: string;
   e: string;
   use: 'sig';
+  /** Only on the PS256 key: the RS256 key keeps the five fields of spec 2.6. */
+  alg?: 'PS256';
 }
+
+/** The entry of an ES256 (EC P-256) or EdDSA (OKP Ed25519) key, with its `alg`. */
+export interface CurveJwksEntry {
+  kty: 'EC' | 'OKP';
+  crv: 'P-256' | 'Ed25519';
+  kid: string;
+  x: string;
+  y?: string;
+  use: 'sig';
+  alg: 'ES256' | 'EdDSA';
+}
+
+/** One entry of the JWKS. */
+export type JwksEntry = RsaJwksEntry | CurveJwksEntry;
 
 interface SigningKey {
   kid: string;
@@ -43,11 +65,19 @@ interface SigningKey {
   retireAt?: number;
 }
 
-async function prepareKey(privateKey: KeyObject): Promise<SigningKey> {
-  const { n, e } = await exportJWK(privateKey);
-  if (typeof n !== 'string' || typeof e !== 'string') throw new Error('signing key has no RSA modulus or exponent');
-  const kid = await calculateJwkThumbprint({ kty: 'RSA', n, e }, 'sha256');
-  return { kid, privateKey, jwk: { kty: 'RSA', kid, n, e, use: 'sig' } };
+async function prepareKey(privateKey: KeyObject, alg: IdTokenSigningAlg): Promise<SigningKey> {
+  const exported = await exportJWK(privateKey);
+  if (alg === 'RS256' || alg === 'PS256') {
+    const { n, e } = exported;
+    if (typeof n !== 'string' || typeof e !== 'string') throw new Error('signing key has no RSA modulus or exponent');
+    const kid = await calculateJwkThumbprint({ kty: 'RSA', n, e }, 'sha256');
+    return { kid, privateKey, jwk: { kty: 'RSA', kid, n, e, use: 'sig', ...(alg === 'PS256' ? { alg } : {}) } };
+  }
+  const { x, y } = exported;
+  if (typeof x !== 'string') throw new Error('signing key has no public point');
+  const base = alg === 'ES256' ? { kty: 'EC' as const, crv: 'P-256' as const, x, y: String(y) } : { kty: 'OKP' as const, crv: 'Ed25519' as const, x };
+  const kid = await calculateJwkThumbprint(base, 'sha256');
+  return { kid, privateKey, jwk: { ...base, kid, use: 'sig', alg } };
 }
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -60,57 +90,145 @@ export async function generateRsaKeyPair(): Promise<{ privateKey: KeyObject; pub
   return generateKeyPairAsync('rsa', { modulusLength: 2048 });
 }
 
-/** The ID-token signing keys: one current key, plus rotated-out keys during their grace period. */
+/** A fresh private key for `alg`: RSA-2048, EC P-256 or Ed25519. */
+export async function generateSigningKey(alg: IdTokenSigningAlg): Promise<KeyObject> {
+  if (alg === 'ES256') return (await generateKeyPairAsync('ec', { namedCurve: 'P-256' })).privateKey;
+  if (alg === 'EdDSA') return (await generateKeyPairAsync('ed25519')).privateKey;
+  return (await generateRsaKeyPair()).privateKey;
+}
+
+/** The JWS signature of `input` under `alg` with `key` (RFC 7518 3.3, 3.4, 3.5; RFC 8037 3.1). */
+export function jwsSignature(alg: IdTokenSigningAlg, input: string, key: KeyObject): Buffer {
+  const data = Buffer.from(input, 'ascii');
+  switch (alg) {
+    case 'RS256':
+      return signWith('sha256', data, key);
+    case 'PS256':
+      return signWith('sha256', data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+    case 'ES256':
+      return signWith('sha256', data, { key, dsaEncoding: 'ieee-p1363' });
+    case 'EdDSA':
+      return signWith(null, data, key);
+  }
+}
+
+/** A compact JWS of JWT `claims`, `typ: "JWT"`, with `kid`. */
+function compactJwt(alg: IdTokenSigningAlg, key: SigningKey, claims: JWTPayload): string {
+  const signingInput = `${base64url(JSON.stringify({ alg, typ: 'JWT', kid: key.kid }))}.${base64url(JSON.stringify(claims))}`;
+  return `${signingInput}.${jwsSignature(alg, signingInput, key.privateKey).toString('base64url')}`;
+}
+
+/** The current key of one algorithm, and its rotated-out keys during their grace period. */
+interface Slot {
+  current: Promise<SigningKey>;
+  retired: SigningKey[];
+}
+
+/**
+ * The ID tokens of one algorithm, as the conformance plan and the faults see them: signed with
+ * that algorithm's current key.
+ */
+export interface IdTokenSigner {
+  readonly alg: IdTokenSigningAlg;
+  /** Sign JWT claims with the current key of this algorithm and its `kid`. */
+  sign(claims: JWTPayload): Promise<string>;
+  /**
+   * Sign JWT claims with a published key under an algorithm the client did not register, so the
+   * signature verifies: PS256 with the RS256 key for an RS256 client, RS256 with the PS256 key for
+   * a PS256 client, RS256 with the RS256 key for an ES256 or EdDSA client. Only the conformance
+   * plan's `alternate_alg` case does this.
+   */
+  signAlternate(claims: JWTPayload): Promise<string>;
+  /** The current public key of this algorithm as SPKI PEM, with its kid (what anyone can take from the JWKS). */
+  publicKeyPem(): Promise<{ pem: string; kid: string }>;
+  /** Rotate every signing key (see {@link SigningKeys.rotate}). */
+  rotate(): Promise<void>;
+}
+
+/**
+ * The ID-token signing keys: one current key per algorithm in use (RS256 always, as the spec's
+ * service; PS256, ES256 and EdDSA when a client is registered with it), plus rotated-out keys
+ * during their grace period.
+ */
 export class SigningKeys {
-  private current: Promise<SigningKey>;
-  private retired: SigningKey[] = [];
+  readonly #slots = new Map<IdTokenSigningAlg, Slot>();
+  readonly #signers = new Map<IdTokenSigningAlg, IdTokenSigner>();
 
   constructor(
     private readonly clock: Clock,
     private readonly graceMs: number,
     initial?: KeyObject,
+    algs: readonly IdTokenSigningAlg[] = ['RS256'],
   ) {
-    this.current = (initial ? Promise.resolve(initial) : generateRsaKeyPair().then((pair) => pair.privateKey)).then(prepareKey);
-    // An unhandled rejection here would only repeat in every caller; callers await `current`.
-    this.current.catch(() => undefined);
+    for (const alg of ID_TOKEN_SIGNING_ALGS) {
+      if (alg !== 'RS256' && !algs.includes(alg)) continue;
+      const key = alg === 'RS256' && initial !== undefined ? Promise.resolve(initial) : generateSigningKey(alg);
+      const current = key.then((k) => prepareKey(k, alg));
+      // An unhandled rejection here would only repeat in every caller; callers await `current`.
+      current.catch(() => undefined);
+      this.#slots.set(alg, { current, retired: [] });
+    }
   }
 
-  /** Sign JWT claims with the current key, RS256, with its `kid` in the header. */
-  async sign(claims: JWTPayload): Promise<string> {
-    const key = await this.current;
-    const signingInput = `${base64url(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid: key.kid }))}.${base64url(JSON.stringify(claims))}`;
-    return `${signingInput}.${signWith('sha256', Buffer.from(signingInput, 'ascii'), key.privateKey).toString('base64url')}`;
+  /** The algorithms this provider signs with. */
+  get algs(): IdTokenSigningAlg[] {
+    return [...this.#slots.keys()];
   }
 
-  /**
-   * Sign JWT claims with the current key and its `kid`, but PS256: only the conformance plan's
-   * `alternate_alg` case does this (a signature that verifies, under an algorithm not registered).
-   */
-  async signPs256(claims: JWTPayload): Promise<string> {
-    const key = await this.current;
-    const signingInput = `${base64url(JSON.stringify({ alg: 'PS256', typ: 'JWT', kid: key.kid }))}.${base64url(JSON.stringify(claims))}`;
-    const signature = signWith('sha256', Buffer.from(signingInput, 'ascii'), {
-      key: key.privateKey,
-      padding: constants.RSA_PKCS1_PSS_PADDING,
-      saltLength: 32,
-    });
-    return `${signingInput}.${signature.toString('base64url')}`;
+  #slot(alg: IdTokenSigningAlg): Slot {
+    const slot = this.#slots.get(alg);
+    if (slot === undefined) throw new Error(`no ${alg} signing key: no client is registered with it`);
+    return slot;
   }
 
-  /** The published key set: the current key first, then keys still in their grace period. */
+  /** Sign JWT claims with the current key of `alg` (default RS256, as the spec says), with its `kid` in the header. */
+  async sign(claims: JWTPayload, alg: IdTokenSigningAlg = 'RS256'): Promise<string> {
+    return compactJwt(alg, await this.#slot(alg).current, claims);
+  }
+
+  /** The signing view of one algorithm (see {@link IdTokenSigner}). */
+  signer(alg: IdTokenSigningAlg): IdTokenSigner {
+    let signer = this.#signers.get(alg);
+    if (signer === undefined) {
+      const keyAlg = alg === 'PS256' ? 'PS256' : 'RS256';
+      signer = {
+        alg,
+        sign: (claims) => this.sign(claims, alg),
+        signAlternate: async (claims) => compactJwt(alg === 'RS256' ? 'PS256' : 'RS256', await this.#slot(keyAlg).current, claims),
+        publicKeyPem: async () => {
+          const key = await this.#slot(alg).current;
+          return { pem: createPublicKey(key.privateKey).export({ format: 'pem', type: 'spki' }).toString(), kid: key.kid };
+        },
+        rotate: () => this.rotate(),
+      };
+      this.#signers.set(alg, signer);
+    }
+    return signer;
+  }
+
+  /** The published key set: the current key of each algorithm (RS256 first), then keys still in their grace period. */
   async jwks(): Promise<{ keys: JwksEntry[] }> {
-    const current = await this.current;
     const now = this.clock();
-    this.retired = this.retired.filter((k) => (k.retireAt ?? 0) > now);
-    return { keys: [current.jwk, ...this.retired.map((k) => k.jwk)] };
+    const current: JwksEntry[] = [];
+    const retired: JwksEntry[] = [];
+    for (const slot of this.#slots.values()) {
+      current.push((await slot.current).jwk);
+      slot.retired = slot.retired.filter((k) => (k.retireAt ?? 0) > now);
+      retired.push(...slot.retired.map((k) => k.jwk));
+    }
+    return { keys: [...current, ...retired] };
   }
 
-  /** Start signing with a fresh key; keep publishing the old one for the grace period. */
+  /** Start signing with a fresh key of every algorithm; keep publishing the old ones for the grace period. */
   async rotate(): Promise<void> {
-    const next = await prepareKey((await generateRsaKeyPair()).privateKey);
-    const old = await this.current;
-    this.retired.unshift({ ...old, retireAt: this.clock() + this.graceMs });
-    this.current = Promise.resolve(next);
+    await Promise.all(
+      [...this.#slots].map(async ([alg, slot]) => {
+        const next = await prepareKey(await generateSigningKey(alg), alg);
+        const old = await slot.current;
+        slot.retired.unshift({ ...old, retireAt: this.clock() + this.graceMs });
+        slot.current = Promise.resolve(next);
+      }),
+    );
   }
 }
 
@@ -122,8 +240,13 @@ export function pairwiseSubject(secret: Buffer, clientId: string, personaId: str
   return createHmac('sha256', secret).update(`${clientId}\u0000${personaId}`, 'utf8').digest('base64url');
 }
 
-/** OIDC `at_hash` for RS256: the left half of SHA-256 of the access token, base64url. */
-export function accessTokenHash(accessToken: string): string {
+/**
+ * OIDC `at_hash` (OIDC Core 3.1.3.6): the left half of the hash of the access token, base64url.
+ * SHA-256 for RS256, PS256 and ES256; SHA-512 for EdDSA with Ed25519, the hash of its signature
+ * (as other providers and clients compute it).
+ */
+export function accessTokenHash(accessToken: string, alg: IdTokenSigningAlg = 'RS256'): string {
+  if (alg === 'EdDSA') return createHash('sha512').update(accessToken, 'ascii').digest().subarray(0, 32).toString('base64url');
   return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
 }
 

@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { authorizeRoutes } from './authorize.js';
 import { ClientJwks } from './fapi/client-jwks.js';
 import { DpopNonces } from './fapi/dpop-nonces.js';
+import { idTokenAlgOf } from './fapi/registration.js';
+import { servesUserinfo } from './variant.js';
 import { parRoutes } from './par.js';
 import { resolveConfig } from './config.js';
 import type { ProviderContext } from './context.js';
@@ -96,11 +98,18 @@ export { fapiTestKeys } from './testing/create-test-provider.js';
 export function createProvider(options: ProviderOptions): Provider {
   const config = resolveConfig(options);
   const stores = createStores(config.clock, config);
-  const keys = new SigningKeys(config.clock, config.ttl.signingKeyGrace * 1000, config.signingKey);
+  const algs = [...config.clients.values()].map(idTokenAlgOf);
+  const keys = new SigningKeys(config.clock, config.ttl.signingKeyGrace * 1000, config.signingKey, algs);
   const personas = PersonaDirectory.create(config.personas);
   const scripted = new ScriptedLogins(personas);
   const audit = new Audit(config.clock, (id) => config.clients.has(id));
-  const conformance = new Conformance(keys, audit, () => [...config.clients.keys()], (id) => config.clients.get(id)?.profile === 'fapi2');
+  const conformance = new Conformance(keys, audit, () => [...config.clients.keys()], (id) => config.clients.get(id)?.profile === 'fapi2', {
+    userinfo: (id) => {
+      const client = config.clients.get(id);
+      return client !== undefined && servesUserinfo(config, client);
+    },
+    iss: config.authorizationResponseIss,
+  });
   if (config.conformance) conformance.start();
   const ctx: ProviderContext = {
     config,

@@ -14,6 +14,7 @@ import { bodyField } from './http/body.js';
 import { type ProviderRequest, singleParam } from './http/request.js';
 import { MOBILE_PATH } from './authorize.js';
 import type { ProviderRoute } from './router.js';
+import { responseIssuer } from './variant.js';
 import { listPersonas, MAX_PERSONA_SEARCH } from './persona-search.js';
 import type { PendingAuthorization } from './store.js';
 import { renderErrorPage } from './views/error-page.js';
@@ -86,7 +87,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   if (decision === 'deny') {
     pending.status = 'denied';
     pending.qrSvg = undefined; // served only while pending: freed now, not when the entry expires
-    pending.redirectTo = callbackUrl(ctx.config.issuer, pending.redirectUri, { error: 'access_denied', state: pending.state });
+    pending.redirectTo = callbackUrl(responseIssuer(ctx.config), pending.redirectUri, { error: 'access_denied', state: pending.state });
     ctx.log('mobile', `denied for client ${pending.clientId}`);
     return htmlAnswer(200, renderMobileDone('denied', clientName(ctx, pending), ctx.config.basePath));
   }
@@ -110,7 +111,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';
   pending.qrSvg = undefined;
-  const iss = ctx.conformance.responseIss(pending.clientId, ctx.config.issuer);
+  const iss = ctx.conformance.responseIss(pending.clientId, ctx.config.issuer, ctx.config.authorizationResponseIss);
   pending.redirectTo = callbackUrl(iss, pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
   ctx.log('mobile', `approved for client ${pending.clientId}`);
   return htmlAnswer(200, renderMobileDone('approved', clientName(ctx, pending), ctx.config.basePath));

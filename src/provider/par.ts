@@ -23,6 +23,7 @@ import type { ProviderRequest } from './http/request.js';
 import { pooledRandomToken } from './random-pool.js';
 import type { ProviderRoute } from './router.js';
 import type { ValidRequest } from './valid-request.js';
+import { endpointUrl, servedPath } from './variant.js';
 
 /** Path of the pushed authorization request endpoint. */
 export const PAR_PATH = '/v2/oauth/par';
@@ -87,7 +88,7 @@ async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer>
   }
   let boundTo = dpopJkt;
   if (req.headers.dpop !== undefined) {
-    const proven = await verifyDpopProof(ctx, ctx.dpopNonces, client.clientId, req.headers.dpop, { method: 'POST', url: `${ctx.config.publicBase}${PAR_PATH}` });
+    const proven = await verifyDpopProof(ctx, ctx.dpopNonces, client.clientId, req.headers.dpop, { method: 'POST', url: endpointUrl(ctx.config, PAR_PATH) });
     if (dpopJkt !== undefined && dpopJkt !== proven) {
       throw new OAuthRefusal(400, 'invalid_dpop_proof', 'The dpop_jkt differs from the thumbprint of the DPoP proof key: bind the login to one key.');
     }
@@ -157,5 +158,5 @@ export function redeemRequestUri(ctx: ProviderContext, params: URLSearchParams, 
 
 /** The routes of this file. */
 export function parRoutes(ctx: ProviderContext): ProviderRoute[] {
-  return [{ endpoint: 'par', method: 'POST', path: PAR_PATH, failure: 'json', body: {}, handle: (req) => par(ctx, req) }];
+  return [{ endpoint: 'par', method: 'POST', path: servedPath(ctx.config, PAR_PATH), failure: 'json', body: {}, handle: (req) => par(ctx, req) }];
 }

@@ -7,6 +7,7 @@ import { callbackUrl } from './grant.js';
 import { bytes, empty, json, redirect, type Answer } from './http/answer.js';
 import type { ProviderRequest } from './http/request.js';
 import type { ProviderRoute } from './router.js';
+import { responseIssuer } from './variant.js';
 import { STATIC_ASSETS } from './views/assets.js';
 import { quotaKeyOf } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
@@ -101,7 +102,7 @@ function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
   ctx.stores.pendingByMobileId.delete(pending.mobileId);
   ctx.stores.pendingQuota.release(quotaKeyOf(pending.address), pending.expiresAt);
   ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
-  return redirect(303, callbackUrl(ctx.config.issuer, pending.redirectUri, { error: 'access_denied', state: pending.state }), NO_STORE);
+  return redirect(303, callbackUrl(responseIssuer(ctx.config), pending.redirectUri, { error: 'access_denied', state: pending.state }), NO_STORE);
 }
 
 /** The routes of this file. */

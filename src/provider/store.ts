@@ -174,6 +174,8 @@ export interface PendingAuthorization {
   dpopJkt?: string;
   /** The message shown on the phone beside the approval (`authentication_context_message`), when sent. */
   contextMessage?: string;
+  /** The kind of sign-in (`authentication_context_type`), when sent. */
+  contextType?: string;
   /** When the QR page was shown (ms since the epoch). */
   createdAt: number;
   /** When this entry expires (ms since the epoch). */

@@ -15,6 +15,7 @@ import { isPkceString, randomToken } from '../pkce.js';
 import { clientAuthRefusal, isBasicAuthorization } from './client-auth-policy.js';
 import type { ResolvedClient } from './config.js';
 import { fapiClientNamed, unnamedClientRefusal } from './fapi/client-assertion.js';
+import { idTokenAlgOf } from './fapi/registration.js';
 import { DpopRefusal } from './fapi/dpop.js';
 import { authenticateFapiTokenRequest, encryptIdToken } from './fapi/token-request.js';
 import type { ProviderContext } from './context.js';
@@ -26,6 +27,7 @@ import { mediaTypeOf } from './http/media-type.js';
 import type { ProviderRequest } from './http/request.js';
 import { pooledRandomToken } from './random-pool.js';
 import type { ProviderRoute } from './router.js';
+import { endpointUrl, servedPath } from './variant.js';
 
 /** Path of the token endpoint. */
 export const TOKEN_PATH = '/v2/oauth/token';
@@ -150,7 +152,7 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   let client: ResolvedClient;
   if (fapiClient !== undefined) {
     named.clientId = fapiClient.clientId;
-    dpopJkt = await authenticateFapiTokenRequest(ctx, fapiClient, req, body, `${config.publicBase}${TOKEN_PATH}`);
+    dpopJkt = await authenticateFapiTokenRequest(ctx, fapiClient, req, body, endpointUrl(config, TOKEN_PATH));
     client = fapiClient;
   } else {
     // An assertion alone names its client by its iss: one that names none is refused as a failed
@@ -212,8 +214,10 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   // Listed before signing: a replay while this redemption signs and encrypts revokes it too.
   const issued = record.accessTokens;
   issued.push(accessToken);
+  const alg = idTokenAlgOf(client);
   const signedIdToken = await ctx.conformance.signIdToken(
     client.clientId,
+    alg,
     accessToken,
     applyClaimOverrides(
       {
@@ -224,7 +228,7 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
         exp,
         iat,
         auth_time: record.authTime,
-        at_hash: accessTokenHash(accessToken),
+        at_hash: accessTokenHash(accessToken, alg),
       },
       record.overrides?.claims,
       iat,
@@ -270,5 +274,5 @@ async function token(ctx: ProviderContext, req: ProviderRequest): Promise<Answer
 
 /** The routes of this file. */
 export function tokenRoutes(ctx: ProviderContext): ProviderRoute[] {
-  return [{ endpoint: 'token', method: 'POST', path: TOKEN_PATH, failure: 'json', body: {}, handle: (req) => token(ctx, req) }];
+  return [{ endpoint: 'token', method: 'POST', path: servedPath(ctx.config, TOKEN_PATH), failure: 'json', body: {}, handle: (req) => token(ctx, req) }];
 }

@@ -30,7 +30,8 @@ export interface ProviderClient {
   redirectUris: string[];
   /**
    * The client's RSA public key (at least 2048 bits): SPKI or PKCS#1 PEM, or a JWK. Userinfo is
-   * encrypted to it. Give this or `publicKeys`.
+   * encrypted to it. Give this or `publicKeys`; neither for a client served no userinfo
+   * (`userinfo: false`, its own or the provider's).
    */
   publicKey?: string | webcrypto.JsonWebKey;
   /**
@@ -52,10 +53,30 @@ export interface ProviderClient {
   jwks?: { keys: webcrypto.JsonWebKey[] };
   /** FAPI 2.0: the URL of the client's hosted public JWKS (https, or http on loopback), instead of `jwks`. */
   jwksUri?: string;
-  /** FAPI 2.0: how ID tokens are encrypted to the client's `enc` key: `'ECDH-ES+A256KW'` (EC P-256) or `'RSA-OAEP-256'`. */
-  idTokenEncryptedResponseAlg?: 'ECDH-ES+A256KW' | 'RSA-OAEP-256';
-  /** FAPI 2.0: the content encryption of ID tokens. Only `'A256GCM'` (the default). */
-  idTokenEncryptedResponseEnc?: 'A256GCM';
+  /**
+   * FAPI 2.0: how ID tokens are encrypted to the client's `enc` key: `'ECDH-ES'`,
+   * `'ECDH-ES+A128KW'`, `'ECDH-ES+A192KW'`, `'ECDH-ES+A256KW'` (an EC P-256, P-384, P-521 or
+   * OKP X25519 key) or `'RSA-OAEP-256'` (an RSA key).
+   */
+  idTokenEncryptedResponseAlg?: 'ECDH-ES' | 'ECDH-ES+A128KW' | 'ECDH-ES+A192KW' | 'ECDH-ES+A256KW' | 'RSA-OAEP-256';
+  /**
+   * FAPI 2.0: the content encryption of ID tokens: `'A128GCM'`, `'A192GCM'`, `'A256GCM'` (the
+   * default), `'A128CBC-HS256'`, `'A192CBC-HS384'` or `'A256CBC-HS512'`.
+   */
+  idTokenEncryptedResponseEnc?: 'A128GCM' | 'A192GCM' | 'A256GCM' | 'A128CBC-HS256' | 'A192CBC-HS384' | 'A256CBC-HS512';
+  /**
+   * FAPI 2.0: how ID tokens are signed: `'PS256'` (an RSA key), `'ES256'` (EC P-256) or
+   * `'EdDSA'` (Ed25519), the algorithms of FAPI 2.0 section 5.4.1; or `'RS256'`, the spec's, for
+   * a client that does not verify those yet. Default `'RS256'`. The provider makes a key of each
+   * kind its clients need and publishes it in its JWKS with its `kid` and `alg`.
+   */
+  idTokenSignedResponseAlg?: 'PS256' | 'ES256' | 'EdDSA' | 'RS256';
+  /**
+   * `false`: this client is served no userinfo. Its sign-in is from the ID token alone: it may ask
+   * for `openid` only, its access token gets 403 `insufficient_scope` at userinfo, and it needs no
+   * `publicKey`. Default true. (See also the provider's `userinfo` option.)
+   */
+  userinfo?: boolean;
 }
 
 /** Lifetimes, in seconds. */
@@ -72,7 +93,7 @@ export interface ProviderTtl {
 
 /** Options of {@link createProvider}. */
 export interface ProviderOptions {
-  /** The service origin, e.g. `http://127.0.0.1:4000` (no path). The issuer is `baseUrl + '/v2'`. */
+  /** The service origin, e.g. `http://127.0.0.1:4000` (no path). The issuer is `baseUrl + '/v2'` (see `basePath`, `issuerPath`). */
   baseUrl: string;
   /** Registered clients. At least one. */
   clients: ProviderClient[];
@@ -163,6 +184,26 @@ export interface ProviderOptions {
    * 401 at userinfo), so a client's one retry can be tested. Off by default.
    */
   dpopNonce?: boolean;
+  /**
+   * The issuer's path below `baseUrl + basePath`: `'/idp'` makes the issuer `baseUrl + '/idp'`,
+   * and every protocol endpoint follows it (`{issuer}/oauth/authorize`, `/oauth/par`,
+   * `/oauth/token`, `/oauth/userinfo`, `/.well-known/jwks.json`,
+   * `/.well-known/openid-configuration`). `'/'`: the issuer is the origin. Default `'/v2'`, the
+   * spec's service.
+   */
+  issuerPath?: string;
+  /**
+   * `false`: authorization responses (codes and errors) carry no RFC 9207 `iss` parameter, and
+   * discovery leaves out `authorization_response_iss_parameter_supported`, as some providers do.
+   * Default true: every response carries it and discovery says so.
+   */
+  authorizationResponseIss?: boolean;
+  /**
+   * `false`: the provider has no userinfo endpoint (not routed, not in discovery); only the
+   * `openid` scope is accepted and every sign-in is from the ID token alone; clients need no
+   * `publicKey`. Default true. A client can be served none alone with its own `userinfo: false`.
+   */
+  userinfo?: boolean;
 }
 
 /** The endpoints of the provider, as named for hooks and logs. */

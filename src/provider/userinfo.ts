@@ -11,6 +11,10 @@
  * A DPoP-bound token (FAPI 2.0) comes only as `Authorization: DPoP <token>`, with a DPoP proof
  * of the bound key carrying `ath` (RFC 9449 section 7): `Bearer` is refused for it, and every
  * refusal names the `DPoP` scheme in `WWW-Authenticate`.
+ *
+ * A provider configured with `userinfo: false` has no such endpoint (not routed, not in
+ * discovery). A client registered with `userinfo: false` gets 403 `insufficient_scope` here with
+ * a valid token: its sign-in is from the ID token alone.
  */
 import type { ProviderContext } from './context.js';
 import { encryptUserinfo } from './crypto.js';
@@ -22,6 +26,7 @@ import { mediaTypeOf } from './http/media-type.js';
 import type { ProviderRequest } from './http/request.js';
 import type { ProviderRoute } from './router.js';
 import { attributesFor } from './scopes.js';
+import { endpointUrl, servedPath, servesUserinfo, someUserinfo } from './variant.js';
 
 /** Path of the userinfo endpoint. */
 export const USERINFO_PATH = '/v2/oauth/userinfo';
@@ -88,10 +93,17 @@ async function userinfo(ctx: ProviderContext, req: ProviderRequest): Promise<Ans
     const refusal = await checkDpop(ctx, req, scheme, token ?? '', record.clientId, record.dpopJkt);
     if (refusal !== undefined) return refusal;
   }
-  ctx.audit.userinfo(record.clientId, token ?? '');
   const client = ctx.config.clients.get(record.clientId);
   const persona = ctx.persona(record.personaId);
   if (!client || !persona) throw new Error('access token refers to an unknown client or persona');
+  if (!servesUserinfo(ctx.config, client)) {
+    ctx.log('userinfo', `refused: insufficient_scope (403) for client ${client.clientId}: registered without userinfo`);
+    const description = 'This client is registered without userinfo: the person is the one of the ID token (its sub and claims).';
+    return oauthError(403, 'insufficient_scope', description, {
+      'WWW-Authenticate': scheme === 'DPoP' ? `DPoP error="insufficient_scope", algs="${FAPI_SIGNING_ALGS.join(' ')}"` : 'Bearer error="insufficient_scope"',
+    });
+  }
+  ctx.audit.userinfo(record.clientId, token ?? '');
   const attributes = { ...attributesFor(persona, record.scopes), ...record.dataOverrides };
   const clientKey = client.publicKeys[client.publicKeys.length - 1]!;
   const { key, data } = await encryptUserinfo(clientKey, attributes);
@@ -121,7 +133,7 @@ async function checkDpop(
   try {
     jkt = await verifyDpopProof(ctx, ctx.dpopNonces, clientId, req.headers.dpop, {
       method: req.method === 'HEAD' ? 'GET' : req.method,
-      url: `${ctx.config.publicBase}${USERINFO_PATH}`,
+      url: endpointUrl(ctx.config, USERINFO_PATH),
       accessToken: token,
       boundJkt: bound,
     });
@@ -143,8 +155,10 @@ async function checkDpop(
 
 /** The routes of this file. */
 export function userinfoRoutes(ctx: ProviderContext): ProviderRoute[] {
+  if (!someUserinfo(ctx.config)) return [];
+  const path = servedPath(ctx.config, USERINFO_PATH);
   return [
-    { endpoint: 'userinfo', method: 'GET', path: USERINFO_PATH, failure: 'json', handle: (req) => userinfo(ctx, req) },
-    { endpoint: 'userinfo', method: 'POST', path: USERINFO_PATH, failure: 'json', body: {}, handle: (req) => userinfo(ctx, req) },
+    { endpoint: 'userinfo', method: 'GET', path, failure: 'json', handle: (req) => userinfo(ctx, req) },
+    { endpoint: 'userinfo', method: 'POST', path, failure: 'json', body: {}, handle: (req) => userinfo(ctx, req) },
   ];
 }

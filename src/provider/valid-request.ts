@@ -21,4 +21,6 @@ export interface ValidRequest {
   loginHint: string | undefined;
   /** The short message shown on the phone page, when sent (`authentication_context_message`). */
   contextMessage: string | undefined;
+  /** The kind of sign-in, when sent (`authentication_context_type`, for example `APP_AUTHENTICATION_DEFAULT`). */
+  contextType: string | undefined;
 }

@@ -1,12 +1,23 @@
 /**
  * GET /v2/.well-known/jwks.json (spec 2.6, 4.4) and GET /v2/.well-known/openid-configuration
- * (spec 4.5), with the fields the spec lists and those of `discovery-metadata.ts`.
+ * (spec 4.5), with the fields the spec lists and those of `discovery-metadata.ts`; both under
+ * the issuer path when the provider has another one (`variant.ts`).
  */
 import type { ProviderContext } from './context.js';
 import { json } from './http/answer.js';
 import type { ProviderRoute } from './router.js';
-import { discoveryExtensions, fapiDiscoveryFields, type ProfileMix } from './discovery-metadata.js';
+import { discoveryExtensions, fapiDiscoveryFields, profileMixOf, type ProfileMix } from './discovery-metadata.js';
 import { ADVERTISED_SCOPES } from './scopes.js';
+import { servedPath, someUserinfo } from './variant.js';
+
+/** What a provider serves beyond its clients, for its discovery document. Left out: the spec's service. */
+export interface ServedOptions {
+  strictClientAuth: boolean;
+  /** Authorization responses carry `iss`. Default true. */
+  authorizationResponseIss?: boolean;
+  /** Some client is served userinfo. Default true. */
+  userinfo?: boolean;
+}
 
 /** Path of the JWKS. */
 export const JWKS_PATH = '/v2/.well-known/jwks.json';
@@ -14,54 +25,58 @@ export const JWKS_PATH = '/v2/.well-known/jwks.json';
 export const DISCOVERY_PATH = '/v2/.well-known/openid-configuration';
 
 /**
- * The discovery document of an issuer (`{base_url}/v2`), of a provider with or without
- * `strictClientAuth`, and with the FAPI 2.0 fields when some client is registered in that profile.
+ * The discovery document of an issuer (`{base_url}/v2` for the spec's service), of a provider
+ * with or without `strictClientAuth`, with the FAPI 2.0 fields when some client is registered in
+ * that profile, and exactly what is served: the ID-token algorithms of the registered clients,
+ * userinfo only when some client is served it, the RFC 9207 flag only when responses carry `iss`.
  */
 export function discoveryDocument(
   issuer: string,
-  options: { strictClientAuth: boolean } = { strictClientAuth: false },
+  options: ServedOptions = { strictClientAuth: false },
   mix: ProfileMix = { someFapi: false, allFapi: false },
 ): Record<string, string | string[] | boolean> {
+  const userinfo = options.userinfo !== false;
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
     token_endpoint: `${issuer}/oauth/token`,
-    userinfo_endpoint: `${issuer}/oauth/userinfo`,
+    ...(userinfo ? { userinfo_endpoint: `${issuer}/oauth/userinfo` } : {}),
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code'],
-    scopes_supported: [...ADVERTISED_SCOPES],
-    id_token_signing_alg_values_supported: ['RS256'],
+    // Without userinfo no attribute can be delivered: `openid` is the one scope accepted.
+    scopes_supported: userinfo ? [...ADVERTISED_SCOPES] : ['openid'],
+    id_token_signing_alg_values_supported: [...(mix.signingAlgs ?? ['RS256'])],
     subject_types_supported: ['pairwise'],
     code_challenge_methods_supported: ['S256'],
-    // RFC 9207: every authorization response (code or error) carries `iss`, in both profiles.
-    authorization_response_iss_parameter_supported: true,
-    ...discoveryExtensions(options, mix),
+    // RFC 9207: every authorization response (code or error) carries `iss`, in both profiles,
+    // unless the provider is configured to leave it out; then the field is left out too.
+    ...(options.authorizationResponseIss === false ? {} : { authorization_response_iss_parameter_supported: true }),
+    ...discoveryExtensions(options, mix, userinfo),
     ...fapiDiscoveryFields(issuer, mix),
   };
 }
 
-function profileMix(ctx: ProviderContext): ProfileMix {
-  const clients = [...ctx.config.clients.values()];
-  return { someFapi: clients.some((c) => c.profile === 'fapi2'), allFapi: clients.every((c) => c.profile === 'fapi2') };
-}
-
 /** The routes of this file. */
 export function wellKnownRoutes(ctx: ProviderContext): ProviderRoute[] {
+  const { config } = ctx;
+  // The clients and options are fixed at start-up: the document is made once.
+  const served = { strictClientAuth: config.strictClientAuth, authorizationResponseIss: config.authorizationResponseIss, userinfo: someUserinfo(config) };
+  const document = discoveryDocument(config.issuer, served, profileMixOf(config.clients.values()));
   return [
     {
       endpoint: 'jwks',
       method: 'GET',
-      path: JWKS_PATH,
+      path: servedPath(ctx.config, JWKS_PATH),
       failure: 'json',
       handle: async () => json(200, await ctx.keys.jwks(), { 'Cache-Control': 'public, max-age=60' }),
     },
     {
       endpoint: 'discovery',
       method: 'GET',
-      path: DISCOVERY_PATH,
+      path: servedPath(ctx.config, DISCOVERY_PATH),
       failure: 'json',
-      handle: () => json(200, discoveryDocument(ctx.config.issuer, ctx.config, profileMix(ctx)), { 'Cache-Control': 'public, max-age=300' }),
+      handle: () => json(200, document, { 'Cache-Control': 'public, max-age=300' }),
     },
   ];
 }

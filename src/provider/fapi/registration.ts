@@ -4,23 +4,36 @@
  * hosted one) and the ID-token encryption it asked for.
  *
  * Names follow the registration's own camelCase (`clientId`, `redirectUris`): `jwks`, `jwksUri`,
- * `idTokenEncryptedResponseAlg`, `idTokenEncryptedResponseEnc` (RFC 7591 / OpenID Dynamic
- * Registration's `jwks`, `jwks_uri`, `id_token_encrypted_response_alg` / `_enc`). The snake_case
- * spellings are refused with a sentence naming the camelCase one.
+ * `idTokenSignedResponseAlg`, `idTokenEncryptedResponseAlg`, `idTokenEncryptedResponseEnc`
+ * (RFC 7591 / OpenID Dynamic Registration's `jwks`, `jwks_uri`, `id_token_signed_response_alg`,
+ * `id_token_encrypted_response_alg` / `_enc`). The snake_case spellings are refused with a
+ * sentence naming the camelCase one.
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type webcrypto } from 'node:crypto';
 import { isRecord } from '../../encoding.js';
 import { isLoopbackHost } from '../../loopback.js';
+import type { IdTokenSigningAlg } from '../crypto.js';
 
 /** The JWE key-management algorithms an ID token of a FAPI client can be encrypted with. */
-export const ID_TOKEN_ENCRYPTION_ALGS = ['ECDH-ES+A256KW', 'RSA-OAEP-256'] as const;
+export const ID_TOKEN_ENCRYPTION_ALGS = ['ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW', 'RSA-OAEP-256'] as const;
 /** The JWE content encryptions of an ID token of a FAPI client. */
-export const ID_TOKEN_ENCRYPTION_ENCS = ['A256GCM'] as const;
+export const ID_TOKEN_ENCRYPTION_ENCS = ['A128GCM', 'A192GCM', 'A256GCM', 'A128CBC-HS256', 'A192CBC-HS384', 'A256CBC-HS512'] as const;
+/** The JWE content encryption of a FAPI client's ID token when its registration names none. */
+export const DEFAULT_ID_TOKEN_ENCRYPTION_ENC = 'A256GCM';
+/**
+ * The ID-token signature algorithms a FAPI client can register: the three of FAPI 2.0 section
+ * 5.4.1, and RS256 (the spec's) for a client that does not verify those yet.
+ */
+export const FAPI_ID_TOKEN_SIGNING_ALGS = ['PS256', 'ES256', 'EdDSA', 'RS256'] as const;
+/** The ID-token signature of a FAPI client whose registration names none. */
+export const DEFAULT_FAPI_ID_TOKEN_SIGNING_ALG: IdTokenSigningAlg = 'RS256';
 /** The JWS algorithms accepted for client assertions and DPoP proofs (never `none`, never HS*). */
 export const FAPI_SIGNING_ALGS = ['ES256', 'PS256', 'EdDSA'] as const;
 
 /** A JWE key-management algorithm of an ID token. */
 export type IdTokenEncryptionAlg = (typeof ID_TOKEN_ENCRYPTION_ALGS)[number];
+/** A JWE content encryption of an ID token. */
+export type IdTokenEncryptionEnc = (typeof ID_TOKEN_ENCRYPTION_ENCS)[number];
 
 /** One public JWK of a client, as registered or fetched. */
 export type PublicJwk = webcrypto.JsonWebKey & { kid?: string; use?: string; alg?: string };
@@ -31,15 +44,23 @@ export interface FapiRegistration {
   jwks?: readonly PublicJwk[];
   /** The hosted JWKS, when registered that way. */
   jwksUri?: string;
+  /** How its ID tokens are signed. */
+  idTokenSigningAlg: IdTokenSigningAlg;
   /** How its ID tokens are encrypted. */
-  idTokenEncryption: { alg: IdTokenEncryptionAlg; enc: 'A256GCM' };
+  idTokenEncryption: { alg: IdTokenEncryptionAlg; enc: IdTokenEncryptionEnc };
+}
+
+/** The algorithm a client's ID tokens are signed with: its registered one, RS256 for a base client (spec 2.1). */
+export function idTokenAlgOf(client: { fapi?: FapiRegistration | undefined }): IdTokenSigningAlg {
+  return client.fapi?.idTokenSigningAlg ?? 'RS256';
 }
 
 /** The registration keys of a FAPI client, beside the base ones. */
-export const FAPI_CLIENT_KEYS = ['profile', 'jwks', 'jwksUri', 'idTokenEncryptedResponseAlg', 'idTokenEncryptedResponseEnc'] as const;
+export const FAPI_CLIENT_KEYS = ['profile', 'jwks', 'jwksUri', 'idTokenSignedResponseAlg', 'idTokenEncryptedResponseAlg', 'idTokenEncryptedResponseEnc'] as const;
 
 const SNAKE_CASE: Readonly<Record<string, string>> = {
   jwks_uri: 'jwksUri',
+  id_token_signed_response_alg: 'idTokenSignedResponseAlg',
   id_token_encrypted_response_alg: 'idTokenEncryptedResponseAlg',
   id_token_encrypted_response_enc: 'idTokenEncryptedResponseEnc',
   client_id: 'clientId',
@@ -53,11 +74,20 @@ export function camelCaseOf(key: string): string | undefined {
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
 
-/** True for a JWK usable to encrypt with `alg` (by key type and curve). */
+/**
+ * True for a JWK usable to encrypt with `alg` (by key type and curve): RSA for RSA-OAEP-256; EC
+ * P-256, P-384, P-521 or OKP X25519 for the ECDH-ES family.
+ */
 export function fitsEncryptionAlg(jwk: PublicJwk, alg: IdTokenEncryptionAlg): boolean {
   if (jwk.use !== undefined && jwk.use !== 'enc') return false;
   if (jwk.alg !== undefined && jwk.alg !== alg) return false;
-  return alg === 'RSA-OAEP-256' ? jwk.kty === 'RSA' : jwk.kty === 'EC' && ['P-256', 'P-384', 'P-521'].includes(jwk.crv ?? '');
+  if (alg === 'RSA-OAEP-256') return jwk.kty === 'RSA';
+  return (jwk.kty === 'EC' && ['P-256', 'P-384', 'P-521'].includes(jwk.crv ?? '')) || (jwk.kty === 'OKP' && jwk.crv === 'X25519');
+}
+
+/** The kind of key `alg` encrypts to, for a sentence that says what to publish. */
+export function encryptionKeyKind(alg: string | undefined): string {
+  return alg === 'RSA-OAEP-256' ? 'an RSA' : 'an EC P-256 (or P-384, P-521, OKP X25519)';
 }
 
 /** True for a JWK usable to verify a signature (assertion): not marked `enc`. */
@@ -143,7 +173,7 @@ function checkJwksUri(value: unknown, where: string, mistakes: string[]): string
 export function checkFapiRegistration(raw: Record<string, unknown>, where: string, mistakes: string[]): FapiRegistration | 'base' | undefined {
   const profile = raw['profile'];
   if (profile === undefined || profile === 'base') {
-    for (const key of ['jwks', 'jwksUri', 'idTokenEncryptedResponseAlg', 'idTokenEncryptedResponseEnc']) {
+    for (const key of ['jwks', 'jwksUri', 'idTokenSignedResponseAlg', 'idTokenEncryptedResponseAlg', 'idTokenEncryptedResponseEnc']) {
       if (raw[key] !== undefined) mistakes.push(`${where}.${key} is for a FAPI 2.0 client: add "profile": "fapi2", or remove it`);
     }
     return 'base';
@@ -164,15 +194,23 @@ export function checkFapiRegistration(raw: Record<string, unknown>, where: strin
   if (!ID_TOKEN_ENCRYPTION_ALGS.includes(alg as IdTokenEncryptionAlg)) {
     mistakes.push(`${where}.idTokenEncryptedResponseAlg must be one of ${ID_TOKEN_ENCRYPTION_ALGS.join(', ')} (how its ID tokens are encrypted)`);
   }
-  const enc = raw['idTokenEncryptedResponseEnc'] ?? 'A256GCM';
-  if (enc !== 'A256GCM') mistakes.push(`${where}.idTokenEncryptedResponseEnc must be "A256GCM" (or left out)`);
+  const enc = raw['idTokenEncryptedResponseEnc'] ?? DEFAULT_ID_TOKEN_ENCRYPTION_ENC;
+  if (!ID_TOKEN_ENCRYPTION_ENCS.includes(enc as IdTokenEncryptionEnc)) {
+    mistakes.push(`${where}.idTokenEncryptedResponseEnc must be one of ${ID_TOKEN_ENCRYPTION_ENCS.join(', ')}, or left out (${DEFAULT_ID_TOKEN_ENCRYPTION_ENC})`);
+  }
+  const signing = raw['idTokenSignedResponseAlg'] ?? DEFAULT_FAPI_ID_TOKEN_SIGNING_ALG;
+  if (!FAPI_ID_TOKEN_SIGNING_ALGS.includes(signing as (typeof FAPI_ID_TOKEN_SIGNING_ALGS)[number])) {
+    mistakes.push(
+      `${where}.idTokenSignedResponseAlg must be one of ${FAPI_ID_TOKEN_SIGNING_ALGS.join(', ')}, or left out (${DEFAULT_FAPI_ID_TOKEN_SIGNING_ALG}): FAPI 2.0 section 5.4.1 allows PS256, ES256 and EdDSA (Ed25519)`,
+    );
+  }
   const keys = jwks !== undefined ? checkPublicJwks(jwks, `${where}.jwks`, mistakes) : undefined;
   const uri = jwksUri !== undefined ? checkJwksUri(jwksUri, `${where}.jwksUri`, mistakes) : undefined;
   if (keys !== undefined && mistakes.length === before) {
     if (!keys.some(isSigningJwk)) mistakes.push(`${where}.jwks has no signing key (use "sig", or no use): private_key_jwt needs one`);
     if (!keys.some((k) => fitsEncryptionAlg(k, alg as IdTokenEncryptionAlg))) {
       mistakes.push(
-        `${where}.jwks has no key to encrypt ID tokens with ${String(alg)}: add an ${alg === 'RSA-OAEP-256' ? 'RSA' : 'EC P-256'} key with "use": "enc"`,
+        `${where}.jwks has no key to encrypt ID tokens with ${String(alg)}: add ${encryptionKeyKind(alg as string)} key with "use": "enc"`,
       );
     }
   }
@@ -180,6 +218,7 @@ export function checkFapiRegistration(raw: Record<string, unknown>, where: strin
   return {
     ...(keys !== undefined ? { jwks: keys } : {}),
     ...(uri !== undefined ? { jwksUri: uri } : {}),
-    idTokenEncryption: { alg: alg as IdTokenEncryptionAlg, enc: 'A256GCM' },
+    idTokenSigningAlg: signing as IdTokenSigningAlg,
+    idTokenEncryption: { alg: alg as IdTokenEncryptionAlg, enc: enc as IdTokenEncryptionEnc },
   };
 }

@@ -2,7 +2,7 @@
  * The FAPI 2.0 side of the token endpoint: who the client is (its `private_key_jwt` assertion,
  * never a secret or HTTP Basic), which DPoP key it proves, and the ID token encrypted to the
  * client's `enc` key (RFC 7516 compact JWE, `cty: "JWT"`, of the registered `alg` / `enc`),
- * nested around the RS256-signed token exactly as the base profile signs it.
+ * nested around the token signed with the client's registered `idTokenSignedResponseAlg`.
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
 import { CompactEncrypt } from 'jose';
@@ -13,7 +13,7 @@ import { OAuthRefusal } from '../http/refusal.js';
 import { type AssertionFields, authenticateAssertion } from './client-assertion.js';
 import { ClientKeysUnavailable } from './client-jwks.js';
 import { verifyDpopProof } from './dpop.js';
-import { fitsEncryptionAlg, type PublicJwk } from './registration.js';
+import { encryptionKeyKind, fitsEncryptionAlg, type PublicJwk } from './registration.js';
 
 /**
  * Authenticate a FAPI client's token request and check its DPoP proof; the thumbprint of the
@@ -72,7 +72,7 @@ export async function encryptIdToken(ctx: ProviderContext, client: ResolvedClien
     throw new OAuthRefusal(
       401,
       'invalid_client',
-      `The client's JWKS has no key to encrypt the ID token with ${registered?.alg ?? 'its registered algorithm'}: publish an ${registered?.alg === 'RSA-OAEP-256' ? 'RSA' : 'EC P-256'} public key with "use": "enc".`,
+      `The client's JWKS has no key to encrypt the ID token with ${registered?.alg ?? 'its registered algorithm'}: publish ${encryptionKeyKind(registered?.alg)} public key with "use": "enc".`,
     );
   }
   let key = importedKeys.get(jwk);

@@ -9,9 +9,9 @@
  * Signatures `jose` refuses to make on purpose (`alg: none`, HS256 keyed with the public key) are
  * built by hand with node:crypto: hostile output, made only while a plan runs.
  */
-import { createHmac, createPublicKey, publicEncrypt, randomBytes, createCipheriv, constants, type KeyObject } from 'node:crypto';
+import { createHmac, publicEncrypt, randomBytes, createCipheriv, constants, type KeyObject } from 'node:crypto';
 import { CompactEncrypt, type JWTPayload } from 'jose';
-import type { SigningKeys } from '../crypto.js';
+import type { IdTokenSigner } from '../crypto.js';
 import { base64url } from '../../encoding.js';
 
 /** Id of a conformance case. */
@@ -85,9 +85,9 @@ const userinfo = (id: ConformanceCaseId, title: string, rule: Rule): Conformance
 /** The plan, in the order consecutive authorizations receive it. */
 export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
   idToken('baseline', 'A correct login (positive baseline)', must('OIDC Core 3.1.3.7: a valid ID token is accepted'), 'accept'),
-  idToken('invalid_signature', 'ID token with an RS256 signature that does not verify', must('OIDC Core 3.1.3.7 step 6')),
-  idToken('alg_none', 'Unsigned ID token, alg "none"', must('OIDC Core 3.1.3.7 steps 6-7: alg must be RS256 as registered')),
-  idToken('hs256_public_key', 'ID token signed HS256 with the provider public key (PEM) as the secret', must('OIDC Core 3.1.3.7 step 7: alg must be RS256')),
+  idToken('invalid_signature', 'ID token with a signature that does not verify (the registered algorithm, a published kid)', must('OIDC Core 3.1.3.7 step 6')),
+  idToken('alg_none', 'Unsigned ID token, alg "none"', must('OIDC Core 3.1.3.7 steps 6-7: alg must be the registered one (RS256 by default)')),
+  idToken('hs256_public_key', 'ID token signed HS256 with the provider public key of the registered algorithm (PEM) as the secret', must('OIDC Core 3.1.3.7 step 7: alg must be the registered one, never an HMAC')),
   idToken('wrong_iss', 'ID token with another issuer', must('OIDC Core 3.1.3.7 step 2')),
   idToken('wrong_aud', 'ID token for another client (aud)', must('OIDC Core 3.1.3.7 step 3')),
   idToken('multiple_aud_without_azp', 'ID token with several audiences and no azp', stricter('OIDC Core 3.1.3.7 step 4 is a SHOULD')),
@@ -126,16 +126,8 @@ export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
 /** `value` as JSON, base64url-encoded: a JOSE header or payload. */
 const b64 = (value: unknown): string => base64url(JSON.stringify(value));
 
-/** The provider's current signing key as SPKI PEM (what an attacker would take from the JWKS). */
-async function publicKeyPem(keys: SigningKeys): Promise<{ pem: string; kid: string }> {
-  const [jwk] = (await keys.jwks()).keys;
-  if (!jwk) throw new Error('no signing key');
-  const pem = createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString();
-  return { pem, kid: jwk.kid };
-}
-
 /** The ID token of a case, from the genuine claims. */
-export async function caseIdToken(id: ConformanceCaseId, claims: JWTPayload, keys: SigningKeys): Promise<string> {
+export async function caseIdToken(id: ConformanceCaseId, claims: JWTPayload, keys: IdTokenSigner): Promise<string> {
   const now = typeof claims.iat === 'number' ? claims.iat : Math.floor(Date.now() / 1000);
   const life = typeof claims.exp === 'number' ? claims.exp - now : 600;
   const without = (name: string): JWTPayload => Object.fromEntries(Object.entries(claims).filter(([k]) => k !== name));
@@ -151,7 +143,7 @@ export async function caseIdToken(id: ConformanceCaseId, claims: JWTPayload, key
     case 'alg_none':
       return `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`;
     case 'hs256_public_key': {
-      const { pem, kid } = await publicKeyPem(keys);
+      const { pem, kid } = await keys.publicKeyPem();
       const input = `${b64({ alg: 'HS256', typ: 'JWT', kid })}.${b64(claims)}`;
       return `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
     }
@@ -176,7 +168,7 @@ export async function caseIdToken(id: ConformanceCaseId, claims: JWTPayload, key
     case 'aud_array':
       return keys.sign({ ...claims, aud: [String(claims.aud)] });
     case 'alternate_alg':
-      return keys.signPs256(claims);
+      return keys.signAlternate(claims);
     case 'nonce_mismatch':
       return keys.sign({ ...claims, nonce: randomBytes(16).toString('base64url') });
     case 'nonce_missing':

@@ -38,11 +38,11 @@ export const FAPI_CONFORMANCE_CASES: readonly ConformanceCase[] = [
   },
   {
     id: 'alternate_alg',
-    title: 'ID token signed PS256 with the published RSA key (it verifies), not the registered RS256',
+    title: 'ID token signed with a published RSA key under an algorithm other than the registered one (it verifies)',
     level: 'id_token',
     expect: 'reject',
     requirement: 'stricter',
-    basis: 'OIDC Core 3.1.3.7 step 7: alg SHOULD be RS256, the only id_token_signing_alg_values_supported',
+    basis: 'OIDC Core 3.1.3.7 step 7: alg SHOULD be the registered id_token_signed_response_alg',
   },
   {
     id: 'unencrypted_id_token',

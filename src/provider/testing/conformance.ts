@@ -16,12 +16,17 @@
  *   **inconclusive**;
  * - a case whose code was never redeemed is **not_run**, as is every case the plan did not reach.
  *
+ * The plan follows the provider's variant: a client served no userinfo gets no userinfo case,
+ * and its ID-token and token-response cases are decided only by a report (without one they are
+ * **inconclusive**: no userinfo call can show that the app accepted the ID token); a provider
+ * whose responses carry no `iss` leaves out `iss_param_missing` (every response lacks it then).
+ *
  * Only a hash of each case's access token is kept.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { KeyObject } from 'node:crypto';
-import type { SigningKeys } from '../crypto.js';
+import type { IdTokenSigningAlg, SigningKeys } from '../crypto.js';
 import type { Audit } from './audit.js';
 import { caseIdToken, caseUserinfo, CONFORMANCE_CASES, type ConformanceCase, type ConformanceCaseId } from './conformance-cases.js';
 import { fapiPlan } from './conformance-fapi-cases.js';
@@ -92,6 +97,8 @@ export class Conformance implements ConformancePlan {
     private readonly clientIds: () => string[],
     /** True for a client registered with `profile: 'fapi2'`: its plan is the extended one. */
     private readonly isFapi: (clientId: string) => boolean = () => false,
+    /** What the provider serves: userinfo to this client, and `iss` in authorization responses. */
+    private readonly served: { userinfo(clientId: string): boolean; iss: boolean } = { userinfo: () => true, iss: true },
   ) {}
 
   get cases(): readonly ConformanceCase[] {
@@ -104,7 +111,10 @@ export class Conformance implements ConformancePlan {
       throw new TypeError(`conformance.start: clientId must be a registered client (${this.clientIds().join(', ')}).`);
     }
     this.#clientId = clientId;
-    this.#cases = this.isFapi(clientId) ? fapiPlan(CONFORMANCE_CASES) : CONFORMANCE_CASES;
+    const userinfo = this.served.userinfo(clientId);
+    this.#cases = (this.isFapi(clientId) ? fapiPlan(CONFORMANCE_CASES) : CONFORMANCE_CASES).filter(
+      (c) => (userinfo || c.level !== 'userinfo') && (this.served.iss || c.id !== 'iss_param_missing'),
+    );
     this.#index = -1;
     this.#running = true;
     this.#runs = new Map();
@@ -174,6 +184,9 @@ export class Conformance implements ConformancePlan {
     } else if (c.level === 'userinfo') {
       run.status = 'inconclusive';
       run.reason = 'Nobody reported whether the browser ended signed in.';
+    } else if (this.#clientId !== undefined && !this.served.userinfo(this.#clientId)) {
+      run.status = 'inconclusive';
+      run.reason = 'This client is served no userinfo, and nobody reported whether the browser ended signed in.';
     } else if (c.expect === 'reject') {
       run.status = 'pass';
       run.reason = 'The app did not call userinfo with this access token.';
@@ -202,11 +215,14 @@ export class Conformance implements ConformancePlan {
     return randomBytes(24).toString('base64url');
   }
 
-  /** Hook of every code response: the `iss` parameter to send, changed or left out while such a case is open. */
-  responseIss(clientId: string, issuer: string): string | undefined {
+  /**
+   * Hook of every code response: the `iss` parameter to send (none when the provider is
+   * configured to send none), changed or left out while such a case is open.
+   */
+  responseIss(clientId: string, issuer: string, sendsIss = true): string | undefined {
     const id = this.#open(clientId)?.id;
-    if (id === 'iss_param_missing') return undefined;
-    return id === 'iss_param_invalid' ? `${issuer}/elsewhere` : issuer;
+    if (id === 'iss_param_invalid') return `${issuer}/elsewhere`;
+    return id === 'iss_param_missing' || !sendsIss ? undefined : issuer;
   }
 
   #open(clientId: string): ConformanceCase | undefined {
@@ -231,10 +247,10 @@ export class Conformance implements ConformancePlan {
   }
 
   /** Hook of the token endpoint: the ID token to send beside `accessToken` (the genuine one outside a case). */
-  async signIdToken(clientId: string, accessToken: string, claims: JWTPayload): Promise<string> {
+  async signIdToken(clientId: string, alg: IdTokenSigningAlg, accessToken: string, claims: JWTPayload): Promise<string> {
     const c = this.#running && clientId === this.#clientId ? this.cases[this.#index] : undefined;
     const run = c ? this.#runs.get(c.id) : undefined;
-    if (!c || !run || run.issued) return this.keys.sign(claims);
+    if (!c || !run || run.issued) return this.keys.sign(claims, alg);
     run.issued = true;
     if (c.level === 'authorization_response') {
       run.status = 'fail';
@@ -242,12 +258,12 @@ export class Conformance implements ConformancePlan {
         c.id === 'state_modified'
           ? 'The app redeemed the code of an authorization response whose state was not the one it sent.'
           : `The app redeemed the code of an authorization response whose iss parameter was ${c.id === 'iss_param_missing' ? 'missing' : 'another issuer'}.`;
-      return this.keys.sign(claims);
+      return this.keys.sign(claims, alg);
     }
     run.tokenHash = hashOf(accessToken);
     this.#byToken.set(run.tokenHash, c.id);
     if (c.level === 'id_token' && c.expect === 'reject') this.audit.markBrokenIdToken(accessToken);
-    return c.level === 'id_token' ? caseIdToken(c.id, claims, this.keys) : this.keys.sign(claims);
+    return c.level === 'id_token' ? caseIdToken(c.id, claims, this.keys.signer(alg)) : this.keys.sign(claims, alg);
   }
 
   /** Hook of the userinfo endpoint: records the call, and returns the answer to send. */

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { generateRsaKeyPair } from '../crypto.js';
 import type { Provider } from '../provider.js';
+import type { IdTokenEncryptionAlg, IdTokenEncryptionEnc } from '../fapi/registration.js';
 import type { ProviderClient, ProviderOptions } from '../types.js';
 
 /** The registered client, ready to spread into `new IdClient({ ...client, hostname: baseUrl })`. */
@@ -49,7 +50,13 @@ export interface TestProviderOptions extends Omit<ProviderOptions, 'clients' | '
   /** `'fapi2'`: register the client in the FAPI 2.0 profile, with fresh keys (see {@link TestFapiKeys}). */
   profile?: 'fapi2';
   /** The ID-token encryption of a fapi2 client. Default `'ECDH-ES+A256KW'`. */
-  idTokenEncryptedResponseAlg?: 'ECDH-ES+A256KW' | 'RSA-OAEP-256';
+  idTokenEncryptedResponseAlg?: IdTokenEncryptionAlg;
+  /** The ID-token content encryption of a fapi2 client. Default `'A256GCM'`. */
+  idTokenEncryptedResponseEnc?: IdTokenEncryptionEnc;
+  /** The ID-token signature of a fapi2 client (see `ProviderClient.idTokenSignedResponseAlg`). */
+  idTokenSignedResponseAlg?: ProviderClient['idTokenSignedResponseAlg'];
+  /** `false`: the client is registered with `userinfo: false` (sign-in from the ID token alone). */
+  clientUserinfo?: boolean;
 }
 
 async function keyWithKid(alg: string, use: 'sig' | 'enc'): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
@@ -60,7 +67,7 @@ async function keyWithKid(alg: string, use: 'sig' | 'enc'): Promise<{ privateJwk
 }
 
 /** Fresh keys of a FAPI 2.0 test client: an ES256 signing key and an encryption key for `encAlg`. */
-export async function fapiTestKeys(encAlg: 'ECDH-ES+A256KW' | 'RSA-OAEP-256' = 'ECDH-ES+A256KW'): Promise<TestFapiKeys> {
+export async function fapiTestKeys(encAlg: IdTokenEncryptionAlg = 'ECDH-ES+A256KW'): Promise<TestFapiKeys> {
   const sig = await keyWithKid('ES256', 'sig');
   const enc = await keyWithKid(encAlg, 'enc');
   return { signingKey: sig.privateJwk, encryptionKey: enc.privateJwk, jwks: { keys: [sig.publicJwk, enc.publicJwk] } };
@@ -96,7 +103,20 @@ async function keyPair(): Promise<{ privateKey: string; publicKey: string }> {
 /** `createTestProvider` over a given `startProvider`. */
 export async function createTestProviderWith(start: StartFn, options: TestProviderOptions = {}): Promise<TestProvider> {
   checkOptionNames(options, 'createTestProvider()');
-  const { redirectUri, clientId, clientSecret, clientName, freshKeys, port, profile, idTokenEncryptedResponseAlg, ...providerOptions } = options;
+  const {
+    redirectUri,
+    clientId,
+    clientSecret,
+    clientName,
+    freshKeys,
+    port,
+    profile,
+    idTokenEncryptedResponseAlg,
+    idTokenEncryptedResponseEnc,
+    idTokenSignedResponseAlg,
+    clientUserinfo,
+    ...providerOptions
+  } = options;
   if (freshKeys !== undefined && typeof freshKeys !== 'boolean') throw new TypeError('createTestProvider: freshKeys must be true or false.');
   const keys = freshKeys === true ? await keyPair() : await (shared ??= keyPair());
   const encAlg = idTokenEncryptedResponseAlg ?? 'ECDH-ES+A256KW';
@@ -107,9 +127,16 @@ export async function createTestProviderWith(start: StartFn, options: TestProvid
     redirectUris: [redirectUri ?? 'http://127.0.0.1:3000/auth/callback'],
     publicKey: keys.publicKey,
     name: clientName ?? 'Test app',
+    ...(clientUserinfo === false ? { userinfo: false } : {}),
     ...(fapi === undefined
       ? {}
-      : { profile: 'fapi2' as const, jwks: fapi.jwks, idTokenEncryptedResponseAlg: encAlg, idTokenEncryptedResponseEnc: 'A256GCM' as const }),
+      : {
+          profile: 'fapi2' as const,
+          jwks: fapi.jwks,
+          idTokenEncryptedResponseAlg: encAlg,
+          idTokenEncryptedResponseEnc: idTokenEncryptedResponseEnc ?? 'A256GCM',
+          ...(idTokenSignedResponseAlg === undefined ? {} : { idTokenSignedResponseAlg }),
+        }),
   };
   const started = await start({ ...providerOptions, clients: [client], host: '127.0.0.1', port: port ?? 0 });
   return {

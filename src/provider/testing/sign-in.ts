@@ -59,7 +59,8 @@ export interface SignInResult {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const AUTHORIZE_PATH = '/v2/oauth/authorize';
+/** The end of the authorization endpoint's path, under whatever issuer path. */
+const AUTHORIZE_PATH = '/oauth/authorize';
 
 function approveTarget(p: SignInOptions['provider']): SignInProvider | undefined {
   if (p === undefined) return undefined;

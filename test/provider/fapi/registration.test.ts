@@ -41,8 +41,10 @@ describe('a FAPI 2.0 client registration', () => {
   it('is refused with one clear sentence per mistake', () => {
     expect(mistakesOf({ ...fapiClient, clientSecret: 'shh-secret' })).toMatch(/clientSecret must be left out: a fapi2 client authenticates with private_key_jwt/);
     expect(mistakesOf({ ...fapiClient, jwksUri: 'https://rp.example/jwks' })).toMatch(/exactly one of jwks .* and jwksUri/);
-    expect(mistakesOf({ ...fapiClient, idTokenEncryptedResponseAlg: 'RSA1_5' })).toMatch(/idTokenEncryptedResponseAlg must be one of ECDH-ES\+A256KW, RSA-OAEP-256/);
-    expect(mistakesOf({ ...fapiClient, idTokenEncryptedResponseEnc: 'A128CBC-HS256' })).toMatch(/idTokenEncryptedResponseEnc must be "A256GCM"/);
+    expect(mistakesOf({ ...fapiClient, idTokenEncryptedResponseAlg: 'RSA1_5' })).toMatch(/idTokenEncryptedResponseAlg must be one of ECDH-ES, ECDH-ES\+A128KW, ECDH-ES\+A192KW, ECDH-ES\+A256KW, RSA-OAEP-256/);
+    expect(mistakesOf({ ...fapiClient, idTokenEncryptedResponseEnc: 'A128CBC' })).toMatch(/idTokenEncryptedResponseEnc must be one of A128GCM, .*, A256CBC-HS512, or left out \(A256GCM\)/);
+    expect(mistakesOf({ ...fapiClient, idTokenSignedResponseAlg: 'HS256' })).toMatch(/idTokenSignedResponseAlg must be one of PS256, ES256, EdDSA, RS256, or left out/);
+    expect(mistakesOf({ ...fapiClient, id_token_signed_response_alg: 'PS256' })).toMatch(/write it "idTokenSignedResponseAlg"/);
     expect(mistakesOf({ ...fapiClient, profile: 'fapi1' })).toMatch(/profile must be "fapi2"/);
     expect(mistakesOf({ ...fapiClient, jwks: { keys: [keys.signingKey] } })).toMatch(/private member "d": register only the public key/);
     expect(mistakesOf({ ...fapiClient, jwks: { keys: [keys.jwks.keys[0]] } })).toMatch(/no key to encrypt ID tokens with ECDH-ES\+A256KW/);
@@ -71,6 +73,9 @@ describe('a FAPI 2.0 client registration', () => {
 
   it('keeps jwks and the encryption choice off base clients', () => {
     expect(mistakesOf({ ...fapiClient, profile: undefined, clientSecret: 'secret-of-a' })).toMatch(/jwks is for a FAPI 2.0 client: add "profile": "fapi2"/);
+    expect(mistakesOf({ clientId: 'base', clientSecret: 'secret-of-a', redirectUris: ['https://rp.example/cb'], publicKey, idTokenSignedResponseAlg: 'ES256' })).toMatch(
+      /idTokenSignedResponseAlg is for a FAPI 2.0 client/,
+    );
   });
 });
 
@@ -85,7 +90,8 @@ describe('discovery with a FAPI 2.0 client', () => {
         authorization_response_iss_parameter_supported: true,
         dpop_signing_alg_values_supported: ['ES256', 'PS256', 'EdDSA'],
         token_endpoint_auth_signing_alg_values_supported: ['ES256', 'PS256', 'EdDSA'],
-        id_token_encryption_alg_values_supported: ['ECDH-ES+A256KW', 'RSA-OAEP-256'],
+        // Exactly what the registered client is served, not every algorithm the provider knows.
+        id_token_encryption_alg_values_supported: ['ECDH-ES+A256KW'],
         id_token_encryption_enc_values_supported: ['A256GCM'],
       });
       expect(doc['token_endpoint_auth_methods_supported']).toContain('private_key_jwt');
