@@ -5,7 +5,9 @@
  * tarball for this package), the guide's tsconfig.json when it gives one, the guide's app as
  * `app.ts` started with `tsx app.ts` (or its files, started with `next dev`) and the guide's
  * environment variables. A person signs in through the app against
- * the provider, and a replay of the callback with the cookies from before it is refused.
+ * the provider with the login the guide links to (no `returnTo`), and the page the login lands on
+ * shows them; a replay of the callback with the cookies from before it is refused. The Next.js app
+ * also builds with `next build` without the `ND_ID_*` variables, as it is built before deployment.
  * The folders share npm's cache and are installed concurrently.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -50,18 +52,18 @@ interface Recipe {
   /** The files to write: `app.ts`, or the guide's files by their marked paths. */
   files: Record<string, string>;
   tsconfig: string | undefined;
-  /** Where the app shows the signed-in person. */
-  mePath: string;
+  /** A build step the guide names, run without the ND_ID_* variables (relative to node_modules/.bin). */
+  build?: { bin: string; args: string[] };
   /** How to start it (relative to the folder's node_modules/.bin), and what it prints when ready. */
   start: { bin: string; args: (port: number) => string[]; ready: (port: number) => string };
 }
 
 const TSX = { bin: 'tsx', args: () => ['app.ts'], ready: (port: number) => `Listening on http://127.0.0.1:${port}` };
 
-const recipe = (name: string, guide: string, heading: string, kind: string, mePath: string): Recipe => {
+const recipe = (name: string, guide: string, heading: string, kind: string): Recipe => {
   const app = docSnippets('ts').find((s) => (s.file === guide || (kind === 'run' && s.file === 'README.md')) && s.kind === kind);
   if (!app) throw new Error(`${guide} has no snippet marked ${kind}`);
-  return { name, guide, install: installLines(guide, heading), files: { 'app.ts': app.code }, tsconfig: tsconfigOf(guide), mePath, start: TSX };
+  return { name, guide, install: installLines(guide, heading), files: { 'app.ts': app.code }, tsconfig: tsconfigOf(guide), start: TSX };
 };
 
 const nextFiles = Object.fromEntries(
@@ -71,17 +73,17 @@ const nextFiles = Object.fromEntries(
 );
 
 const RECIPES: Recipe[] = [
-  recipe('Express (README)', 'docs/express.md', '## Install and configure', 'run', '/account'),
-  recipe('Hono', 'docs/fetch.md', '## Install and configure', 'recipe', '/'),
-  recipe('Fastify', 'docs/fastify.md', '## Install and configure', 'recipe', '/'),
-  recipe('NestJS', 'docs/nestjs.md', '## Install and configure', 'recipe', '/auth/me'),
+  recipe('Express (README)', 'docs/express.md', '## Install and configure', 'run'),
+  recipe('Hono', 'docs/fetch.md', '## Install and configure', 'recipe'),
+  recipe('Fastify', 'docs/fastify.md', '## Install and configure', 'recipe'),
+  recipe('NestJS', 'docs/nestjs.md', '## Install and configure', 'recipe'),
   {
     name: 'Next.js route handlers',
     guide: 'docs/fetch.md',
     install: installLines('docs/fetch.md', '## Next.js route handlers (App Router)'),
     files: nextFiles,
     tsconfig: undefined,
-    mePath: '/me',
+    build: { bin: 'next', args: ['build'] },
     start: { bin: 'next', args: (port) => ['dev', '-p', String(port), '-H', '127.0.0.1'], ready: () => 'Ready in' },
   },
 ];
@@ -139,7 +141,17 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
     expect(Object.keys(r.files).length).toBeGreaterThan(0);
   });
 
-  it('runs, signs a person in through the provider, and refuses a replayed callback', async () => {
+  it.runIf(r.build !== undefined)('builds without the ND_ID_* variables', async () => {
+    const dir = folders.get(r.name)!;
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir, NEXT_TELEMETRY_DISABLED: '1' };
+    const built = await run(join(dir, 'node_modules', '.bin', r.build!.bin), r.build!.args, { cwd: dir, env, timeout: 480_000 }).then(
+      () => 'built',
+      (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`.replace(/^\s+at .*\n?/gm, ''),
+    );
+    expect(built).toBe('built');
+  }, 600_000);
+
+  it('runs, signs a person in through the provider, lands on a page showing them, and refuses a replayed callback', async () => {
     const dir = folders.get(r.name)!;
     const port = await freePort();
     const callback = `http://127.0.0.1:${port}/auth/callback`;
@@ -181,8 +193,10 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
     const before = browser.snapshot();
     const back = await browser.get(callbackUrl.href);
     expect(back.status, back.text).toBe(302);
-    const me = await browser.get(r.mePath);
-    expect(me.text).toContain(persona['profile.name']);
+    // Where the login lands (the guide's login has no returnTo): a page of the app, showing the person.
+    const landing = await browser.get(back.location as string);
+    expect(landing.status, landing.text).toBe(200);
+    expect(landing.text).toContain(persona['profile.name']);
 
     // The same callback again, with the cookies the browser had before it: refused.
     const replay = new Browser(`http://127.0.0.1:${port}`);
