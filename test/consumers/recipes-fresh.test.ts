@@ -72,8 +72,19 @@ const nextFiles = Object.fromEntries(
     .map((s) => [s.args.path!, s.code]),
 );
 
+/** The sessions guide's Express app: installed with the README's lines, as the guide says. */
+const sessionsApp = docSnippets('ts').find((s) => s.file === 'docs/sessions.md' && s.kind === 'recipe');
+
 const RECIPES: Recipe[] = [
   recipe('Express (README)', 'docs/express.md', '## Install and configure', 'run'),
+  {
+    name: 'Express (sessions guide)',
+    guide: 'docs/sessions.md',
+    install: installLines('README.md', '## Install'),
+    files: { 'app.ts': sessionsApp!.code },
+    tsconfig: undefined,
+    start: TSX,
+  },
   recipe('Hono', 'docs/fetch.md', '## Install and configure', 'recipe'),
   recipe('Fastify', 'docs/fastify.md', '## Install and configure', 'recipe'),
   recipe('NestJS', 'docs/nestjs.md', '## Install and configure', 'recipe'),
@@ -89,6 +100,14 @@ const RECIPES: Recipe[] = [
 ];
 
 const run = promisify(execFile);
+
+/** The test kit's scripts, saved as the guide says (`.mts`) in one fresh folder with its npm lines. */
+const KIT = {
+  install: installLines('docs/test-kit.md', '## Run a script'),
+  scripts: docSnippets('ts').filter((s) => s.file === 'docs/test-kit.md' && s.kind === 'script'),
+};
+let kitDir = '';
+let kitProblem: string | undefined;
 let tarball = '';
 const folders = new Map<string, string>();
 const installProblems = new Map<string, string>();
@@ -97,8 +116,21 @@ beforeAll(async () => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
   tarball = packTarball(root, 'nd-id-recipes-');
-  await Promise.all(
-    RECIPES.map(async (r) => {
+  const kitInstall = (async () => {
+    kitDir = mkdtempSync(join(tmpdir(), 'nd-id-kit-'));
+    try {
+      await run('npm', ['init', '-y'], { cwd: kitDir });
+      for (const [npm, command, ...rest] of KIT.install) {
+        const args = rest.map((word) => (word === 'passport-nd-id' ? tarball : word));
+        await run(npm!, [command!, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...args], { cwd: kitDir, timeout: 480_000 });
+      }
+    } catch (err) {
+      kitProblem = String((err as { stderr?: string }).stderr || err);
+    }
+  })();
+  await Promise.all([
+    kitInstall,
+    ...RECIPES.map(async (r) => {
       const dir = mkdtempSync(join(tmpdir(), 'nd-id-recipe-'));
       folders.set(r.name, dir);
       try {
@@ -117,11 +149,12 @@ beforeAll(async () => {
         installProblems.set(r.name, String((err as { stderr?: string }).stderr || err));
       }
     }),
-  );
+  ]);
 }, 600_000);
 
 afterAll(() => {
   for (const dir of folders.values()) rmSync(dir, { recursive: true, force: true });
+  if (kitDir) rmSync(kitDir, { recursive: true, force: true });
   if (tarball) rmSync(dirname(tarball), { recursive: true, force: true });
 });
 
@@ -208,4 +241,25 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
     expect(stranger.status).toBe(403);
     expect(stranger.text).toContain('not started in this browser');
   }, 240_000);
+});
+
+describe("the test kit's scripts in a fresh folder", () => {
+  it("install with the guide's npm lines", () => {
+    expect(kitProblem).toBeUndefined();
+    expect(KIT.install.flat()).toContain('passport-nd-id');
+    expect(KIT.scripts.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it.each(KIT.scripts.map((s, i) => ({ ...s, name: `script-${i + 1}.mts` })))(
+    'the script at $file line $line, saved as $name, runs with npx tsx and its checks hold',
+    async ({ code, name }) => {
+      writeFileSync(join(kitDir, name), code);
+      const result = await run(join(kitDir, 'node_modules', '.bin', 'tsx'), [name], { cwd: kitDir, timeout: 120_000 }).then(
+        () => 'ok',
+        (err: { stderr?: string }) => (err.stderr ?? String(err)).replace(/^\s+at .*\n?/gm, ''),
+      );
+      expect(result).toBe('ok');
+    },
+    180_000,
+  );
 });

@@ -13,7 +13,7 @@ import { createCookieSession, createFetchLogin, IdClient } from '../../src/index
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { authorizeQuery, pkce, startTestProvider } from '../helpers/provider-fixtures.js';
 import { freePort } from '../helpers/redis.js';
-import { approve, Browser, closeServer, listenOnLoopback, recordingLogger } from '../integrations/harness.js';
+import { approve, Browser, closeServer, recordingLogger } from '../integrations/harness.js';
 import { testKeyPair } from '../helpers/keys.js';
 
 const keys = testKeyPair('nothing-silent');

@@ -1,6 +1,6 @@
 /**
  * The guides' framework recipes (marked `<!-- readme-test: recipe mePath=... -->` in docs/:
- * Hono, Fastify, NestJS) run as written, against the built
+ * Hono, Fastify, NestJS, the sessions guide's Express app) run as written, against the built
  * package, and sign a person in through the provider: each is started as its own process with
  * the configuration in its environment, and a browser walks login → service → callback.
  * (test/readme.test.ts type-checks them.)
@@ -36,8 +36,8 @@ afterAll(() => {
   rmSync(workDir, { recursive: true, force: true });
 });
 
-it('the Hono, Fastify and NestJS guides each have a recipe', () => {
-  expect(RECIPES.map((r) => r.heading.replace(/:\d+$/, '')).sort()).toEqual(['docs/fastify.md', 'docs/fetch.md', 'docs/nestjs.md']);
+it('the Hono, Fastify, NestJS and sessions guides each have a recipe', () => {
+  expect(RECIPES.map((r) => r.heading.replace(/:\d+$/, '')).sort()).toEqual(['docs/fastify.md', 'docs/fetch.md', 'docs/nestjs.md', 'docs/sessions.md']);
 });
 
 describe.each(RECIPES)('recipe at $heading', ({ heading, id, code, mePath }) => {
