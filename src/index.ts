@@ -2,6 +2,8 @@
  * passport-nd-id: sign people in with the national digital identity service.
  * This module only re-exports; each concept lives in its own file.
  */
+// First: it checks, as it loads, that the runtime gives Node's built-in modules (a worker needs nodejs_compat).
+export { missingNodeBuiltins } from './client/runtime-check.js';
 export {
   IdError,
   isIdError,

@@ -8,6 +8,7 @@
  * callback, not the cookie.
  */
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { assertNodeBuiltins } from '../client/runtime-check.js';
 import { EncryptJWT, jwtDecrypt, type JWTDecryptGetKey } from 'jose';
 import { IdError } from '../errors.js';
 import { checkOptionNames } from '../options-check.js';
@@ -134,6 +135,7 @@ function newId(): string {
  */
 export function createCookieSession(options: CookieSessionOptions): CookieSessionStore {
   const who = 'createCookieSession';
+  assertNodeBuiltins(who);
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`${who}: options must be an object with a secret of at least ${MIN_COOKIE_SESSION_SECRET_LENGTH} characters.`);
   }

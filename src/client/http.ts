@@ -81,7 +81,7 @@ export class HttpClient {
       );
     }
     if (status >= 500) {
-      throw new IdError('provider_server_error', `The ${req.what} failed with HTTP ${status}.`, { status });
+      throw new IdError('provider_server_error', `The ${req.what} (${at(req.url)}) failed with HTTP ${status}.`, { status });
     }
     if (status < 200 || status >= 300) {
       const cause = oauthError(res.body);
@@ -175,16 +175,16 @@ export class HttpClient {
         // header value, so only its code is kept.
         const code = (err as NodeJS.ErrnoException | undefined)?.code;
         const detail = typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'invalid request';
-        finish(new IdError('provider_unreachable', `The request to the ${what} could not be sent (${detail}).`));
+        finish(new IdError('provider_unreachable', `The request to the ${what} (${at(url)}) could not be sent (${detail}).`));
         return;
       }
       timer = setTimeout(() => {
-        finish(new IdError('provider_timeout', `The ${what} did not answer within ${timeout} ms.`));
+        finish(new IdError('provider_timeout', `The ${what} (${at(url)}) did not answer within ${timeout} ms.`));
         request.destroy();
       }, timeout);
 
       request.on('error', (err: NodeJS.ErrnoException) => {
-        const unreachable = new IdError('provider_unreachable', `The ${what} could not be reached (${err.code ?? 'network error'}).`, {
+        const unreachable = new IdError('provider_unreachable', `The ${what} (${at(url)}) could not be reached (${err.code ?? 'network error'}).`, {
           cause: err,
         });
         if (retryable && request.reusedSocket && err.code !== undefined && STALE_SOCKET_CODES.has(err.code)) {
@@ -219,7 +219,7 @@ export class HttpClient {
         const date = res.headers.date;
         res.on('end', () => finish(undefined, { status, body: rest ? Buffer.concat(rest) : (first ?? EMPTY), date, headers: res.headers }));
         res.on('error', (err) =>
-          finish(new IdError('provider_unreachable', `The connection to the ${what} broke during the answer.`, { cause: err })),
+          finish(new IdError('provider_unreachable', `The connection to the ${what} (${at(url)}) broke during the answer.`, { cause: err })),
         );
       });
 
@@ -229,6 +229,11 @@ export class HttpClient {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** Where a call went, for its error message: origin and path, never the query (it may carry a login's values). */
+function at(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
 
 /** A reused keep-alive socket was closed by the server before our request reached it. */
 class StaleSocketError extends Error {

@@ -1,6 +1,8 @@
 /**
  * IdClient: the protocol client of spec 4.7 (authorizationUrl, callback, userinfo).
  */
+// First: it checks, as it loads, that the runtime gives Node's built-in modules that the rest uses.
+import { assertNodeBuiltins } from './runtime-check.js';
 import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import { checkOptionNames } from '../options-check.js';
@@ -92,9 +94,11 @@ export class IdClient {
   readonly #userinfoUrl: URL;
 
   /**
-   * @throws TypeError naming the option when one is missing or ill-typed.
+   * @throws TypeError naming the option when one is missing or ill-typed; Error naming the
+   * `nodejs_compat` flag when the runtime lacks Node's built-in modules (a worker without it).
    */
   constructor(options: IdClientOptions) {
+    assertNodeBuiltins('IdClient');
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('IdClient: options must be an object with clientId, clientSecret and privateKey');
     }

@@ -41,6 +41,7 @@ export const DIAGNOSIS_CODES = [
   'client_assertion_refused',
   'dpop_proof_refused',
   'id_token_key_mismatch',
+  'provider_not_answering',
 ] as const;
 
 /** One of {@link DIAGNOSIS_CODES}. */

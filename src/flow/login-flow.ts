@@ -26,6 +26,7 @@ import { checkLogger, createLog, LOG_EVENTS, newReference, type Log, type Logger
 import { classifyFailure } from './failure.js';
 import { diagnoseCallback, diagnoseClockSkew, diagnoseCredentials, diagnoseExpired, SESSION_MIDDLEWARE_MISSING, type RequestFacts } from './diagnose.js';
 import { LoginLedger } from './login-ledger.js';
+import { probeService, serviceNotAnswering, shouldProbe } from './provider-probe.js';
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
 import { requestedAttributes, scopeList } from './attributes.js';
 import { checkAbsoluteUrl, checkInteger, checkMilliseconds, checkScope, optionError } from './options.js';
@@ -357,8 +358,19 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     return { redirectUrl: result.url, state: login.state };
   }
 
+  /** In development, until the service has answered once: whether it answers (see provider-probe.ts). */
+  let serviceAnswered = false;
+
   async function start(session: FlowSession, beginOptions: BeginOptions = {}): Promise<BeginResult> {
-    if (!fapi) return begin(session, beginOptions);
+    if (!fapi) {
+      const started = begin(session, beginOptions);
+      const serviceUrl = serviceAnswered ? undefined : new URL(started.redirectUrl);
+      if (serviceUrl === undefined || !shouldProbe(serviceUrl)) return started;
+      const problem = await probeService(serviceUrl);
+      if (problem !== undefined) throw report(serviceNotAnswering(serviceUrl, problem), beginOptions.request);
+      serviceAnswered = true;
+      return started;
+    }
     const message =
       beginOptions.authenticationContextMessage === undefined
         ? undefined

@@ -55,7 +55,10 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (!clientId.ok) return fail('invalid_request', clientId.reason);
   if (clientId.value === undefined) return fail('invalid_request', 'The client_id parameter is missing.');
   const client = ctx.config.clients.get(clientId.value);
-  if (!client) return fail('invalid_client', 'The client_id is not registered with this service.');
+  if (!client) {
+    // The id as sent (the page escapes it), so a typo shows: the app and this service disagree on it.
+    return fail('invalid_client', `The client_id ${JSON.stringify(clientId.value)} is not registered with this service: check the app's clientId (ND_ID_CLIENT_ID) against the clientId in the service's clients.json.`);
+  }
   const userinfo = servesUserinfo(ctx.config, client);
 
   const redirectUri = singleParam(params, 'redirect_uri', 2048);

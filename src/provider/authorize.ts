@@ -223,7 +223,9 @@ function answerAtOnce(
 function refusalLine(ctx: ProviderContext, params: URLSearchParams, result: { code: string; message: string }): string {
   const clientId = params.get('client_id');
   const known = clientId !== null && ctx.config.clients.has(clientId) ? ` for client ${clientId}` : '';
-  return `refused: ${result.code}${known}${result.code === 'redirect_uri_mismatch' ? `: ${result.message}` : ''}`;
+  // An unknown id is quoted as JSON (no line break or control character reaches the log), at most 256 characters as read.
+  const unknown = result.code === 'invalid_client' && clientId !== null ? `: client_id ${JSON.stringify(clientId.slice(0, 256))} is not registered` : '';
+  return `refused: ${result.code}${known}${unknown}${result.code === 'redirect_uri_mismatch' ? `: ${result.message}` : ''}`;
 }
 
 /** The routes of this file. */

@@ -4,6 +4,9 @@
  * call costs about the same whatever its size up to a few KiB (docs/internals.md), so a login's
  * dozen draws are served from one call. Each byte is handed out once; a new
  * block is a new buffer, so the bytes already handed out (views into the old block) never change.
+ * The first block is drawn at the first request, not when this module loads: a worker runtime
+ * (workerd) refuses random bytes outside a request, so importing the provider there must not
+ * draw any.
  */
 import { randomBytes } from 'node:crypto';
 import { base64url as encodeBase64url } from '../encoding.js';
@@ -11,8 +14,9 @@ import { base64url as encodeBase64url } from '../encoding.js';
 /** Bytes drawn from the operating system at a time. */
 export const RANDOM_POOL_SIZE = 4096;
 
-let block = randomBytes(RANDOM_POOL_SIZE);
-let used = 0;
+/** Empty until the first request; `used` starts at the size so that the first request draws a block. */
+let block: Buffer = Buffer.alloc(0);
+let used = RANDOM_POOL_SIZE;
 
 /** `size` fresh random bytes (a view, not to be written to); larger requests are drawn on their own. */
 export function pooledRandomBytes(size: number): Buffer {

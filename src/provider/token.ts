@@ -35,8 +35,11 @@ export const TOKEN_PATH = '/v2/oauth/token';
 const FIELDS = ['client_id', 'client_secret', 'code', 'grant_type', 'code_verifier', 'redirect_uri', 'client_assertion_type', 'client_assertion'] as const;
 type Field = (typeof FIELDS)[number];
 const FIELD_MAX_LENGTH = 4096;
-/** A secret compared against when the client is unknown, so both paths do the same work. */
-const DUMMY_SECRET = randomToken(32);
+/**
+ * A secret compared against when the client is unknown, so both paths do the same work. Drawn at
+ * the first use: a worker runtime refuses random bytes while a module loads.
+ */
+let dummySecret: string | undefined;
 
 function readFields(req: ProviderRequest): Partial<Record<Field, string>> {
   const received = req.body;
@@ -107,7 +110,7 @@ function authenticateClient(ctx: ProviderContext, req: ProviderRequest, body: Pa
   if (clientId === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The client_id parameter is missing.');
   if (secret === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The client_secret parameter is missing.');
   const client = ctx.config.clients.get(clientId);
-  const matches = secretsEqual(secret, client?.clientSecret ?? DUMMY_SECRET);
+  const matches = secretsEqual(secret, client?.clientSecret ?? (dummySecret ??= randomToken(32)));
   if (!client || !matches) {
     if (client) ctx.audit.flag(client.clientId, 'client_secret_wrong');
     // Every 401 names a scheme (RFC 9110 15.5.2), whichever way the credentials came (RFC 6749 5.2).

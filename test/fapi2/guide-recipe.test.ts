@@ -105,4 +105,11 @@ it("runs the README's app switched to the profile against npx nd-id-provider wit
   expect(done.location).toBe('/account');
   const account = JSON.parse((await browser.get('/account')).text) as { user: { name: string } };
   expect(account.user.name).toMatch(/\S/);
+
+  // A login without returnTo lands on / , which shows the person.
+  const plain = new Browser(appOrigin);
+  const started = await plain.get('/auth/login');
+  const landed = await plain.get((await fetch(new URL(started.location ?? ''), { redirect: 'manual' })).headers.get('location') ?? '');
+  expect(landed.location).toBe('/');
+  expect((await plain.get('/')).text).toContain(`<p>Signed in as ${account.user.name}</p>`);
 }, 60_000);

@@ -1,0 +1,35 @@
+/**
+ * The check that the runtime gives the client Node's built-in modules: Node, Bun and Deno do, and
+ * Cloudflare's workerd does with the `nodejs_compat` compatibility flag. Without them a worker would
+ * fail on an undefined function, with a stack that names none of this. The check runs when this
+ * module loads, which is before the modules that use them (the package's root and the client import
+ * it first), so the app fails at start with a sentence that says what to do.
+ */
+import * as crypto from 'node:crypto';
+import * as http from 'node:http';
+
+/** What the client needs from the runtime and it lacks (empty when it has everything). */
+export function missingNodeBuiltins(): string[] {
+  const missing: string[] = [];
+  if (typeof (globalThis as { Buffer?: unknown }).Buffer !== 'function') missing.push('Buffer');
+  // Read through the namespace, so that a bundler's empty stand-in for the module reads as missing.
+  const c = crypto as Partial<typeof crypto>;
+  if (typeof c.createPrivateKey !== 'function' || typeof c.privateDecrypt !== 'function' || typeof c.createDecipheriv !== 'function' || typeof c.hkdfSync !== 'function') {
+    missing.push('node:crypto');
+  }
+  if (typeof (http as Partial<typeof http>).request !== 'function') missing.push('node:http');
+  return missing;
+}
+
+/** @throws Error naming the `nodejs_compat` flag when the runtime lacks Node's built-in modules. */
+export function assertNodeBuiltins(who: string): void {
+  const missing = missingNodeBuiltins();
+  if (missing.length === 0) return;
+  throw new Error(
+    `${who}: this runtime does not provide Node's built-in modules (missing: ${missing.join(', ')}). ` +
+      'On Cloudflare Workers add the nodejs_compat compatibility flag (compatibility_flags = ["nodejs_compat"] in wrangler.toml or wrangler.jsonc); ' +
+      'Node 20.19 or later, Bun and Deno provide them.',
+  );
+}
+
+assertNodeBuiltins('passport-nd-id');

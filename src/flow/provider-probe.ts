@@ -1,0 +1,59 @@
+/**
+ * Development help for the most common first-run mistake: the local provider is not started, or
+ * `ND_ID_HOSTNAME` (the `hostname` or `issuer` option) names another port or host. A login only
+ * redirects the browser to the service, so without a check the person sees the browser's
+ * connection error and the app says nothing. Outside production and test runs (`NODE_ENV` unset
+ * or `development`), until the service has answered once, a login to a service on this machine
+ * (a loopback host) first asks it whether it answers at all (a GET of its discovery document, which
+ * the service answers without logging a refusal; any HTTP answer counts); when it does not, the
+ * login fails with a diagnosis that names the URL it tried and the likely cause.
+ */
+import { isLoopbackHost } from '../client/client-options.js';
+import { IdError } from '../errors.js';
+import type { Diagnosis } from './diagnose.js';
+
+/** How long the check waits for the service to answer. */
+export const PROBE_TIMEOUT_MS = 3000;
+
+/** Whether logins check that the service answers: in development, for a service on this machine. */
+export function shouldProbe(serviceUrl: URL): boolean {
+  const env = process.env.NODE_ENV;
+  return (env === undefined || env === '' || env === 'development') && isLoopbackHost(serviceUrl.hostname);
+}
+
+/** What the check asks for at the service of the authorization URL `url`: its discovery document. */
+export function probeUrl(url: URL): string {
+  return `${url.origin}/.well-known/openid-configuration`;
+}
+
+/**
+ * Asks the service of the authorization URL `url` whether anything answers: any HTTP answer counts.
+ * @returns undefined when it answered, else why not (a network error code, or the timeout).
+ */
+export async function probeService(url: URL): Promise<string | undefined> {
+  try {
+    const res = await fetch(probeUrl(url), { method: 'GET', redirect: 'manual', signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    await res.body?.cancel();
+    return undefined;
+  } catch (err) {
+    if ((err as { name?: string }).name === 'TimeoutError') return `no answer within ${PROBE_TIMEOUT_MS} ms`;
+    const code = (err as { cause?: { code?: unknown } }).cause?.code;
+    return typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'network error';
+  }
+}
+
+/** The failure of a login whose service (of the authorization URL `url`) did not answer, with its diagnosis. */
+export function serviceNotAnswering(url: URL, detail: string): IdError {
+  const where = `${url.origin} (tried ${probeUrl(url)}: ${detail})`;
+  const err = new IdError(
+    'provider_unreachable',
+    `The identity service did not answer at ${where}: it is not started, or ND_ID_HOSTNAME (the hostname or issuer option) names another host or port.`,
+  );
+  const diagnosis: Diagnosis = {
+    code: 'provider_not_answering',
+    cause: `The identity service did not answer at ${where}, so the browser would have shown a connection error: it is not started, or ND_ID_HOSTNAME (the hostname or issuer option) names another host or port.`,
+    fix: 'Start the provider (npx nd-id-provider --clients clients.json --port 4000) and wait for "nd-id-provider ready at ...", or set ND_ID_HOSTNAME to the address it prints.',
+  };
+  err.diagnosis = diagnosis;
+  return err;
+}
