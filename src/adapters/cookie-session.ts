@@ -8,9 +8,20 @@
  * callback, not the cookie.
  */
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
-import { EncryptJWT, jwtDecrypt, type JWTDecryptGetKey } from 'jose';
+import type { JWTDecryptGetKey } from 'jose';
 import { IdError } from '../errors.js';
 import type { FlowSession } from '../flow/session.js';
+
+let joseJwtModules: Promise<typeof import('jose/jwt/encrypt') & typeof import('jose/jwt/decrypt')> | undefined;
+
+/**
+ * jose's JWT encryption and decryption, loaded at the first cookie sealed or opened: they pull in
+ * most of jose, which would otherwise be loaded (and paid for) by every import of this package.
+ */
+function joseJwt(): Promise<typeof import('jose/jwt/encrypt') & typeof import('jose/jwt/decrypt')> {
+  joseJwtModules ??= Promise.all([import('jose/jwt/encrypt'), import('jose/jwt/decrypt')]).then(([encrypt, decrypt]) => ({ ...encrypt, ...decrypt }));
+  return joseJwtModules;
+}
 
 /** Default cookie name of {@link createCookieSession}. */
 export const DEFAULT_COOKIE_SESSION_NAME = 'nd-id.session';
@@ -162,7 +173,7 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
   async function open(text: string): Promise<Sealed | undefined> {
     if (text.length > MAX_COOKIE_SESSION_BYTES || !/^[A-Za-z0-9_.-]+$/.test(text)) return undefined;
     try {
-      const { payload } = await jwtDecrypt(text, keyFor, {
+      const { payload } = await (await joseJwt()).jwtDecrypt(text, keyFor, {
         keyManagementAlgorithms: ['dir'],
         contentEncryptionAlgorithms: ['A256GCM'],
         requiredClaims: ['exp'],
@@ -242,7 +253,7 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
       if (state === undefined) throw new TypeError(`${who}: commit takes a session returned by load() of the same store.`);
       if (!state.changed) return undefined;
       if (state.destroyed || Object.keys(state.data).length === 0) return `${cookieName}=${attributes(request, 0)}`;
-      const value = await new EncryptJWT({ sid: state.id, data: state.data })
+      const value = await new (await joseJwt()).EncryptJWT({ sid: state.id, data: state.data })
         .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: sealKey.kid, [COOKIE_HEADER_PARAMETER]: cookieName })
         .setExpirationTime(Math.floor(state.expiresAt / 1000))
         .encrypt(sealKey.key);

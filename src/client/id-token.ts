@@ -8,7 +8,10 @@
  * relying party's whole login. The token's shape is checked strictly before anything else.
  */
 import { hash, verify, type KeyObject } from 'node:crypto';
-import { decodeJwt, decodeProtectedHeader, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
+// jose's subpaths, not its root: importing the root loads all of jose (most of this package's import time).
+import { decodeJwt } from 'jose/jwt/decode';
+import { decodeProtectedHeader } from 'jose/decode/protected_header';
+import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import { MIN_RSA_BITS } from '../keys.js';

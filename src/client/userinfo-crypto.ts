@@ -6,10 +6,22 @@
  * algorithms (AES key wrap, CBC-HS) go through jose, with the same allowlists.
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import { compactDecrypt, decodeProtectedHeader, errors as joseErrors, type JWK } from 'jose';
+// jose's subpaths, not its root: importing the root loads all of jose; compactDecrypt (most of
+// jose) is loaded at the first JWE our own decryption does not take.
+import { decodeProtectedHeader } from 'jose/decode/protected_header';
+import * as joseErrors from 'jose/errors';
+import type { JWK } from 'jose';
 import { IdError } from '../errors.js';
 import type { DecryptionKey } from '../keys.js';
 import { type CompactJwe, decryptGcmJwe, handledHere, JweRefused, readCompactJwe, strictBase64url } from './jwe-gcm.js';
+
+let compactDecryptModule: Promise<typeof import('jose/jwe/compact/decrypt').compactDecrypt> | undefined;
+
+/** jose's compactDecrypt, loaded on first use. */
+function joseCompactDecrypt(): Promise<typeof import('jose/jwe/compact/decrypt').compactDecrypt> {
+  compactDecryptModule ??= import('jose/jwe/compact/decrypt').then((m) => m.compactDecrypt);
+  return compactDecryptModule;
+}
 
 /** The decrypted block key: as a KeyObject for node:crypto, as bytes for jose. */
 interface BlockKey {
@@ -92,7 +104,7 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
   let lastError: unknown;
   for (const { key } of candidates(privateKeys, jwe)) {
     try {
-      plaintext = read === undefined ? (await compactDecrypt(jwe, key, keyOptions)).plaintext : ours(read, key, what);
+      plaintext = read === undefined ? (await (await joseCompactDecrypt())(jwe, key, keyOptions)).plaintext : ours(read, key, what);
       break;
     } catch (err) {
       if (err instanceof IdError) throw err;
@@ -138,7 +150,7 @@ async function decryptAttribute(blockKey: BlockKey, scope: string, jwe: unknown)
   let plaintext: Uint8Array;
   try {
     const read = readOurs(jwe, ATTRIBUTE_ALGORITHMS, what);
-    plaintext = read === undefined ? (await compactDecrypt(jwe, blockKey.bytes, attributeOptions)).plaintext : ours(read, blockKey.key, what);
+    plaintext = read === undefined ? (await (await joseCompactDecrypt())(jwe, blockKey.bytes, attributeOptions)).plaintext : ours(read, blockKey.key, what);
   } catch (err) {
     if (err instanceof IdError) throw err;
     refusal(err, jwe, ATTRIBUTE_ALGORITHMS, what);
