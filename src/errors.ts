@@ -73,6 +73,9 @@ export interface IdErrorOptions {
   reason?: string;
 }
 
+/** Marks an IdError of either build of this package (ES module and CommonJS). */
+const ID_ERROR_BRAND = Symbol.for('passport-nd-id.IdError');
+
 /** The one error class of this library. Switch on `code`, not on the message. */
 export class IdError extends Error {
   /** A stable, machine-readable code. */
@@ -94,6 +97,18 @@ export class IdError extends Error {
     this.code = code;
     if (options.status !== undefined) this.status = options.status;
     if (options.reason !== undefined) this.reason = options.reason;
+    Object.defineProperty(this, ID_ERROR_BRAND, { value: true });
+  }
+
+  /**
+   * `err instanceof IdError` holds for an IdError of the ES module build and of the CommonJS
+   * build alike (an app can load both, e.g. an ES module app with a CommonJS library).
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // `this`, not the class name: for a subclass, instanceof keeps its ordinary meaning.
+    const branded = typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[ID_ERROR_BRAND] === true;
+    // biome-ignore lint/complexity/noThisInStatic: the class instanceof was called on
+    return Function.prototype[Symbol.hasInstance].call(this, value) || (this === IdError && branded);
   }
 }
 

@@ -11,7 +11,40 @@
  *   token are masked.
  */
 import { randomBytes } from 'node:crypto';
-import createDebug from 'debug';
+import type * as NodeModule from 'node:module';
+
+/** One namespace of the `debug` package: a printf-like function and whether it is on. */
+interface DebugOut {
+  (format: string, ...args: unknown[]): void;
+  readonly enabled: boolean;
+}
+
+/** A `debug` namespace that is never on: where the `debug` package cannot be loaded. */
+const DEBUG_OFF: DebugOut = Object.assign(() => undefined, { enabled: false });
+
+let debugFactory: ((namespace: string) => DebugOut) | undefined;
+
+/**
+ * The `debug` package, loaded when the first log is created rather than when this module is
+ * imported: loading it costs about as much CPU as the rest of the client's import. It is loaded
+ * with Node's `require` (synchronously, so `DEBUG` and `debug.enable()` work from the first
+ * event); where there is no `require` (a worker), `debug` output is off.
+ */
+function loadDebug(): (namespace: string) => DebugOut {
+  if (debugFactory !== undefined) return debugFactory;
+  let factory: (namespace: string) => DebugOut = () => DEBUG_OFF;
+  try {
+    const host = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+    const nodeModule = host?.getBuiltinModule?.('node:module') as typeof NodeModule | undefined;
+    const mod = nodeModule?.createRequire(__filename)('debug') as ((namespace: string) => DebugOut) | { default: (namespace: string) => DebugOut } | undefined;
+    if (typeof mod === 'function') factory = mod;
+    else if (typeof mod?.default === 'function') factory = mod.default;
+  } catch {
+    // not installed, or no require here: debug output stays off
+  }
+  debugFactory = factory;
+  return factory;
+}
 
 /** Any logger with the four level methods: `pino()`, `console`, Nest's `Logger`, winston. */
 export interface Logger {
@@ -148,7 +181,6 @@ export function checkLogger(logger: unknown, who: string): Logger | undefined {
  * every event goes to it, redacted. Without, see the module comment.
  */
 export function createLog(logger: Logger | undefined, namespace: string, options: CreateLogOptions = {}): Log {
-  const debugOut = createDebug(`passport-nd-id:${namespace}`);
   if (logger !== undefined) {
     return {
       debugEnabled: true,
@@ -165,6 +197,7 @@ export function createLog(logger: Logger | undefined, namespace: string, options
   const sink = options.sink ?? ((line: string) => console.error(line));
   const interval = options.repeatIntervalMs ?? DEFAULT_REPEAT_INTERVAL_MS;
   const lastWritten = new Map<string, number>();
+  const debugOut = loadDebug()(`passport-nd-id:${namespace}`);
   return {
     get debugEnabled() {
       return debugOut.enabled;

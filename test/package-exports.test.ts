@@ -1,7 +1,7 @@
 /**
  * A consumer can load the built package both ways: `require('passport-nd-id')` and
- * `import('passport-nd-id')` (and the `/provider` subpath), and gets one IdError class from
- * both. Runs against dist/, which `npm test` builds first; node resolves the package name
+ * `import('passport-nd-id')` (and every subpath): require() gets the CommonJS build, import the
+ * ES module build, and `instanceof IdError` holds across both. Runs against dist/, which `npm test` builds first; node resolves the package name
  * through its own "exports" (self-reference) from the repository root.
  */
 import { execFileSync } from 'node:child_process';
@@ -27,7 +27,7 @@ const expected = { IdError: 'function', generatePkcePair: 'function', IdClient: 
 describe('package exports', () => {
   it('has been built (npm test runs npm run build first)', () => {
     expect(existsSync(join(root, 'dist/cjs/index.js')), 'dist/cjs/index.js is missing: run npm run build').toBe(true);
-    expect(existsSync(join(root, 'dist/esm/index.mjs')), 'dist/esm/index.mjs is missing: run npm run build').toBe(true);
+    expect(existsSync(join(root, 'dist/esm/index.js')), 'dist/esm/index.js is missing: run npm run build').toBe(true);
   });
 
   it("works with require('passport-nd-id')", () => {
@@ -39,20 +39,35 @@ describe('package exports', () => {
     const code = `const m = await import('passport-nd-id'); console.log(JSON.stringify({ ...${probe}, file: import.meta.resolve('passport-nd-id') }));`;
     expect(node(['--input-type=module', '-e', code])).toEqual({
       ...expected,
-      file: 'file://' + join(root, 'dist/esm/index.mjs'),
+      file: 'file://' + join(root, 'dist/esm/index.js'),
     });
   });
 
-  it('gives the same IdError class to import and require, so instanceof holds across both', () => {
+  it('import loads a real ES module build, not a wrapper of the CommonJS one', () => {
+    const code = [
+      "import { createRequire } from 'node:module';",
+      "const require = createRequire(process.cwd() + '/');",
+      "await import('passport-nd-id');",
+      "console.log(JSON.stringify({ cjsLoaded: Object.keys(require.cache).some((f) => f.includes('/dist/cjs/')) }));",
+    ].join('\n');
+    expect(node(['--input-type=module', '-e', code])).toEqual({ cjsLoaded: false });
+  });
+
+  it('makes instanceof IdError and NdIdLoginFailure hold across the import and require builds', () => {
     const code = [
       "import { createRequire } from 'node:module';",
       "const require = createRequire(process.cwd() + '/');",
       "const esm = await import('passport-nd-id');",
       "const cjs = require('passport-nd-id');",
       "const err = new esm.IdError('provider_timeout', 'x');",
-      'console.log(JSON.stringify({ same: esm.IdError === cjs.IdError, instance: err instanceof cjs.IdError, code: err.code }));',
+      "const failure = new cjs.NdIdLoginFailure(403, 'Sign-in failed.', 'state_mismatch');",
+      'console.log(JSON.stringify({',
+      '  instance: err instanceof cjs.IdError, back: new cjs.IdError("state_mismatch", "x") instanceof esm.IdError,',
+      '  isIdError: cjs.isIdError(err, "provider_timeout"), failure: failure instanceof esm.NdIdLoginFailure,',
+      '  plain: new Error("x") instanceof esm.IdError, other: err instanceof esm.NdIdLoginFailure, code: err.code,',
+      '}));',
     ].join('\n');
-    expect(node(['--input-type=module', '-e', code])).toEqual({ same: true, instance: true, code: 'provider_timeout' });
+    expect(node(['--input-type=module', '-e', code])).toEqual({ instance: true, back: true, isIdError: true, failure: true, plain: false, other: false, code: 'provider_timeout' });
   });
 
   it("loads 'passport-nd-id/provider' with both require and import", () => {
@@ -61,7 +76,27 @@ describe('package exports', () => {
     const esm = `const m = await import('passport-nd-id/provider'); console.log(JSON.stringify({ type: typeof m, file: import.meta.resolve('passport-nd-id/provider') }));`;
     expect(node(['--input-type=module', '-e', esm])).toEqual({
       type: 'object',
-      file: 'file://' + join(root, 'dist/esm/provider/index.mjs'),
+      file: 'file://' + join(root, 'dist/esm/provider/index.js'),
     });
+  });
+
+  it.each(['client', 'fetch', 'nest'])("loads 'passport-nd-id/%s' with both require and import, each export the root's own", (entry) => {
+    const code = [
+      "import { createRequire } from 'node:module';",
+      "const require = createRequire(process.cwd() + '/');",
+      `const esm = await import('passport-nd-id/${entry}');`,
+      "const esmRoot = await import('passport-nd-id');",
+      `const cjs = require('passport-nd-id/${entry}');`,
+      "const cjsRoot = require('passport-nd-id');",
+      'const names = Object.keys(esm).sort();',
+      'console.log(JSON.stringify({',
+      '  same: names.filter((n) => esm[n] !== esmRoot[n] || cjs[n] !== cjsRoot[n]),',
+      '  cjsNames: Object.keys(cjs).filter((n) => n !== "__esModule").sort().join() === names.join(),',
+      '  hasClient: typeof esm.IdClient, count: names.length,',
+      '}));',
+    ].join('\n');
+    const result = node(['--input-type=module', '-e', code]) as { same: string[]; cjsNames: boolean; hasClient: string; count: number };
+    expect(result).toMatchObject({ same: [], cjsNames: true, hasClient: 'function' });
+    expect(result.count).toBeGreaterThan(20);
   });
 });

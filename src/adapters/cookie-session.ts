@@ -9,10 +9,24 @@
  */
 import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { assertNodeBuiltins } from '../client/runtime-check.js';
-import { EncryptJWT, jwtDecrypt, type JWTDecryptGetKey } from 'jose';
+import type { CompactDecryptGetKey } from 'jose';
 import { IdError } from '../errors.js';
 import { checkOptionNames } from '../options-check.js';
 import type { FlowSession } from '../flow/session.js';
+
+type JoseJwe = typeof import('jose/jwe/compact/encrypt') & typeof import('jose/jwe/compact/decrypt');
+let joseJweModules: Promise<JoseJwe> | undefined;
+
+/**
+ * jose's compact JWE encryption and decryption, loaded at the first cookie sealed or opened: they
+ * pull in most of jose, which would otherwise be loaded (and paid for) by every import of this
+ * package. The compact forms rather than jose's JWT ones: the payload's `exp` is checked here, and
+ * a worker bundle does not carry jose's JWT claim checks besides.
+ */
+function joseJwe(): Promise<JoseJwe> {
+  joseJweModules ??= Promise.all([import('jose/jwe/compact/encrypt'), import('jose/jwe/compact/decrypt')]).then(([encrypt, decrypt]) => ({ ...encrypt, ...decrypt }));
+  return joseJweModules;
+}
 
 /** Default cookie name of {@link createCookieSession}. */
 export const DEFAULT_COOKIE_SESSION_NAME = 'nd-id.session';
@@ -168,7 +182,7 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
   const clock = options.clock ?? Date.now;
   const keys = secrets.map((secret) => deriveKey(secret, cookieName));
   const sealKey = keys[0] as SealKey;
-  const keyFor: JWTDecryptGetKey = (header) => {
+  const keyFor: CompactDecryptGetKey = (header) => {
     if (header[COOKIE_HEADER_PARAMETER] !== cookieName) throw new Error('sealed for another cookie');
     const found = keys.find((k) => k.kid === header.kid);
     if (found === undefined) throw new Error('sealed with an unknown key');
@@ -179,12 +193,14 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
   async function open(text: string): Promise<Sealed | undefined> {
     if (text.length > MAX_COOKIE_SESSION_BYTES || !/^[A-Za-z0-9_.-]+$/.test(text)) return undefined;
     try {
-      const { payload } = await jwtDecrypt(text, keyFor, {
+      const { plaintext } = await (await joseJwe()).compactDecrypt(text, keyFor, {
         keyManagementAlgorithms: ['dir'],
         contentEncryptionAlgorithms: ['A256GCM'],
-        requiredClaims: ['exp'],
-        currentDate: new Date(clock()),
       });
+      const payload: unknown = JSON.parse(new TextDecoder().decode(plaintext));
+      // Expired at `exp` (seconds), as a JWT: open while `exp` is after the current second.
+      const exp = (payload as { exp?: unknown } | null)?.exp;
+      if (typeof exp !== 'number' || !Number.isFinite(exp) || exp <= Math.floor(clock() / 1000)) return undefined;
       return isSealed(payload) ? payload : undefined;
     } catch {
       return undefined; // another secret or cookie, altered, expired, or an older format
@@ -259,9 +275,9 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
       if (state === undefined) throw new TypeError(`${who}: commit takes a session returned by load() of the same store.`);
       if (!state.changed) return undefined;
       if (state.destroyed || Object.keys(state.data).length === 0) return `${cookieName}=${attributes(request, 0)}`;
-      const value = await new EncryptJWT({ sid: state.id, data: state.data })
+      const payload = { sid: state.id, data: state.data, exp: Math.floor(state.expiresAt / 1000) };
+      const value = await new (await joseJwe()).CompactEncrypt(new TextEncoder().encode(JSON.stringify(payload)))
         .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: sealKey.kid, [COOKIE_HEADER_PARAMETER]: cookieName })
-        .setExpirationTime(Math.floor(state.expiresAt / 1000))
         .encrypt(sealKey.key);
       if (value.length + cookieName.length + 1 > MAX_COOKIE_SESSION_BYTES) {
         throw new IdError(

@@ -15,6 +15,9 @@ import { renderFailurePage } from '../flow/failure-page.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import { LOG_EVENTS } from '../log.js';
 
+/** Marks an NdIdLoginFailure of either build of this package (ES module and CommonJS). */
+const LOGIN_FAILURE_BRAND = Symbol.for('passport-nd-id.NdIdLoginFailure');
+
 /** What a failed `nd-id` authentication passes to the guard as `info`. */
 interface FailureInfo {
   message?: unknown;
@@ -29,6 +32,17 @@ interface FailureInfo {
  * with the right status; an exception filter for it can send {@link NdIdLoginFailure.page}.
  */
 export class NdIdLoginFailure extends Error {
+  /**
+   * `err instanceof NdIdLoginFailure` holds for one of the ES module build and of the CommonJS
+   * build alike (an app can load both).
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // `this`, not the class name: for a subclass, instanceof keeps its ordinary meaning.
+    const branded = typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[LOGIN_FAILURE_BRAND] === true;
+    // biome-ignore lint/complexity/noThisInStatic: the class instanceof was called on
+    return Function.prototype[Symbol.hasInstance].call(this, value) || (this === NdIdLoginFailure && branded);
+  }
+
   /** HTTP status to answer with. */
   readonly status: number;
   /** Same as {@link status}, the field Nest reads from errors that are not its own. */
@@ -44,6 +58,7 @@ export class NdIdLoginFailure extends Error {
   constructor(status: number, message: string, code: string, reference?: string, retryHref?: string) {
     super(message);
     this.name = 'NdIdLoginFailure';
+    Object.defineProperty(this, LOGIN_FAILURE_BRAND, { value: true });
     this.status = status;
     this.statusCode = status;
     this.code = code;

@@ -11,7 +11,10 @@
  * `test/client/id-token-differential.test.ts` shows the decisions match jose's, per algorithm.
  */
 import { constants, verify, type KeyObject } from 'node:crypto';
-import { decodeJwt, decodeProtectedHeader, type JWTPayload, type ProtectedHeaderParameters } from 'jose';
+// jose's subpaths, not its root: importing the root loads all of jose (most of this package's import time).
+import { decodeJwt } from 'jose/jwt/decode';
+import { decodeProtectedHeader } from 'jose/decode/protected_header';
+import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';

@@ -7,7 +7,9 @@
  * cost 1.94x the node:crypto floor. `test/client/userinfo-jwe-differential.test.ts` shows the
  * decisions match jose's.
  */
-import { decodeProtectedHeader, type JWK } from 'jose';
+// jose's subpaths, not its root: importing the root loads all of jose (most of this package's import time).
+import { decodeProtectedHeader } from 'jose/decode/protected_header';
+import type { JWK } from 'jose';
 import { IdError } from '../errors.js';
 import { JWE_SEGMENTS, MAX_USERINFO_KEY_LENGTH, MAX_USERINFO_VALUE_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';

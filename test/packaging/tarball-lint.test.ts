@@ -46,9 +46,15 @@ describe('the packed tarball', () => {
     );
     const report = JSON.parse(result) as { analysis: { problems: unknown[]; entrypoints: Record<string, { resolutions: Record<string, { resolution?: { fileName: string } }> }> } };
     expect(report.analysis.problems).toEqual([]);
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './client', './fetch', './nest', './package.json', './provider']);
     const provider = report.analysis.entrypoints['./provider']!.resolutions;
-    expect(provider.node10?.resolution?.fileName).toMatch(/provider\/index\.d\.ts$/);
-    expect(provider['node16-esm']?.resolution?.fileName).toMatch(/provider\/index\.d\.mts$/);
+    expect(provider.node10?.resolution?.fileName).toMatch(/cjs\/provider\/index\.d\.ts$/);
+    expect(provider['node16-esm']?.resolution?.fileName).toMatch(/esm\/provider\/index\.d\.ts$/);
+    for (const entry of ['client', 'fetch', 'nest']) {
+      const resolutions = report.analysis.entrypoints[`./${entry}`]!.resolutions;
+      expect(resolutions.node10?.resolution?.fileName, entry).toMatch(new RegExp(`cjs/${entry}\\.d\\.ts$`));
+      expect(resolutions['node16-esm']?.resolution?.fileName, entry).toMatch(new RegExp(`esm/${entry}\\.d\\.ts$`));
+    }
   }, 120_000);
 
   it('ships an MIT LICENSE matching package.json, and a Keep a Changelog CHANGELOG.md', async () => {
@@ -66,5 +72,14 @@ describe('the packed tarball', () => {
 
   it('makes express and passport optional peers', () => {
     expect(pkg.peerDependenciesMeta).toEqual({ express: { optional: true }, passport: { optional: true } });
+  });
+
+  it('declares sideEffects: false, and its ES module build is ES modules (no CommonJS wrapper)', async () => {
+    const packed = JSON.parse((await promisify(execFile)('tar', ['-xOzf', tarball, 'package/package.json'])).stdout) as { sideEffects?: unknown };
+    expect(packed.sideEffects).toBe(false);
+    const esm = JSON.parse((await promisify(execFile)('tar', ['-xOzf', tarball, 'package/dist/esm/package.json'])).stdout) as { type?: unknown };
+    expect(esm.type).toBe('module');
+    const index = (await promisify(execFile)('tar', ['-xOzf', tarball, 'package/dist/esm/index.js'])).stdout;
+    expect(index).not.toMatch(/dist\/cjs|require\(/);
   });
 });

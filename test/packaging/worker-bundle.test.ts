@@ -1,0 +1,23 @@
+/**
+ * The ES module build tree-shakes: a small Hono worker on `passport-nd-id/fetch`, bundled the way
+ * a worker deployment bundles it (perf/bundle-size.mjs: esbuild, minified, platform neutral,
+ * node:* external), stays within 150 KiB minified and carries none of the Passport strategy,
+ * the NestJS helpers, the provider or the proxy agent it never imports. (A size, not a time.)
+ */
+import { describe, expect, inject, it } from 'vitest';
+// @ts-expect-error: a plain ES module script without declarations
+import { bundleWorker, GOAL_KIB } from '../../perf/bundle-size.mjs';
+
+describe('a Hono worker on the fetch handlers, bundled', () => {
+  it('is at most 150 KiB minified and holds only what it imports', async () => {
+    const problem = inject('buildProblem');
+    if (problem) throw new Error(problem);
+    const { code, bytes } = (await bundleWorker()) as { code: string; bytes: number };
+    expect(GOAL_KIB).toBe(150);
+    expect(bytes).toBeLessThanOrEqual(150 * 1024);
+    // Strings only the unused parts hold: the strategy's and guard's option errors, the
+    // provider's name, the proxy agent's variable.
+    for (const unused of ['NdIdStrategy', 'ndIdSignInGuard', 'nd-id-provider', 'HTTPS_PROXY']) expect(code, unused).not.toContain(unused);
+    expect(code).toContain('passport-nd-id');
+  }, 120_000);
+});
