@@ -30,8 +30,6 @@ function fapi(extra: Partial<IdClientOptions> = {}): IdClientOptions {
   };
 }
 
-let origin = 'http://127.0.0.1:9';
-
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 describe('IdClient with profile fapi2: construction', () => {
@@ -128,26 +126,60 @@ describe('authenticationContextMessage', () => {
 });
 
 describe('the authorization response iss in the profile', () => {
-  it.each([
-    ['answers 404', (res: import('node:http').ServerResponse) => res.writeHead(404).end()],
-    [
-      'omits authorization_response_iss_parameter_supported',
-      (res: import('node:http').ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: `${origin}/v2` })),
-    ],
-  ])('is required even when discovery %s (FAPI 2.0 requires RFC 9207), and checked when present', async (_case, answer) => {
-    const server = createServer((_req, res) => answer(res));
+  /** A provider whose discovery document answers as `doc(origin)` does, on 127.0.0.1. */
+  async function withDiscovery(doc: (origin: string) => Record<string, unknown> | undefined, run: (origin: string) => Promise<void>): Promise<void> {
+    let served = '';
+    const server = createServer((_req, res) => {
+      const body = doc(served);
+      if (body === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const client = new IdClient(fapi({ hostname: origin }));
+    served = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
+      await run(served);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+  const endpoints = (o: string) => ({
+    issuer: `${o}/v2`,
+    authorization_endpoint: `${o}/v2/oauth/authorize`,
+    token_endpoint: `${o}/v2/oauth/token`,
+    jwks_uri: `${o}/v2/.well-known/jwks.json`,
+  });
+
+  it('is required when discovery advertises it, and checked when present', async () => {
+    await withDiscovery((o) => ({ ...endpoints(o), authorization_response_iss_parameter_supported: true }), async (o) => {
+      const client = new IdClient(fapi({ hostname: o }));
       await expect(client.checkAuthorizationResponse({ code: 'c', state: 's' })).rejects.toMatchObject({ code: 'authorization_response_iss_missing' });
       await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: 'https://other.example/v2' })).rejects.toMatchObject({
         code: 'authorization_response_iss_mismatch',
       });
-      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: `${origin}/v2` })).resolves.toBeUndefined();
-    } finally {
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: `${o}/v2` })).resolves.toBeUndefined();
       client.close();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    });
+  });
+
+  it('is not required when discovery does not advertise it (a present one is still checked), unless requireIssParameter is set', async () => {
+    await withDiscovery(endpoints, async (o) => {
+      const client = new IdClient(fapi({ hostname: o }));
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's' })).resolves.toBeUndefined();
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: `${o}/v2/` })).rejects.toMatchObject({
+        code: 'authorization_response_iss_mismatch',
+      });
+      const strict = new IdClient(fapi({ hostname: o, requireIssParameter: true }));
+      await expect(strict.checkAuthorizationResponse({ code: 'c', state: 's' })).rejects.toMatchObject({ code: 'authorization_response_iss_missing' });
+      client.close();
+      strict.close();
+    });
+  });
+
+  it('a discovery document that cannot be read never switches the check off: the response is refused', async () => {
+    await withDiscovery(() => undefined, async (o) => {
+      const client = new IdClient(fapi({ hostname: o }));
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's' })).rejects.toMatchObject({ code: 'provider_invalid_response', status: 404 });
+      client.close();
+    });
   });
 });
