@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     redirectUri: REDIRECT_URI,
     hostname: fapiStub.origin,
     profile: 'fapi2',
+    idTokenSigningAlgorithms: ['RS256'], // what the stub signs with
     clientAssertionKey: assertionKey,
     idTokenDecryptionKey: encKey.privateKey,
     authenticationContextMessage: 'Sign in to the bench',

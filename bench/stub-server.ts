@@ -72,7 +72,15 @@ async function main(): Promise<void> {
     ['/v2/oauth/token', json({ access_token: accessToken, token_type: fapi ? 'DPoP' : 'Bearer', expires_in: 3600, id_token: sentIdToken })],
     [
       '/v2/.well-known/openid-configuration',
-      json({ issuer, authorization_response_iss_parameter_supported: true, pushed_authorization_request_endpoint: `${issuer}/oauth/par` }),
+      json({
+        issuer,
+        authorization_endpoint: `${issuer}/oauth/authorize`,
+        token_endpoint: `${issuer}/oauth/token`,
+        userinfo_endpoint: `${issuer}/oauth/userinfo`,
+        jwks_uri: `${issuer}/.well-known/jwks.json`,
+        authorization_response_iss_parameter_supported: true,
+        pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
+      }),
     ],
     ['/v2/oauth/userinfo', json({ sub: 'bench-user-1', key, data })],
     ['/v2/.well-known/jwks.json', json({ keys: [jwk] })],

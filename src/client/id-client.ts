@@ -391,7 +391,10 @@ export class IdClient {
         url: metadata.tokenEndpoint,
         what: 'token endpoint',
         refusedCode: 'token_request_failed',
-        body: { ...grant, client_secret: this.#clientSecret },
+        // The spec's service takes JSON; any other provider the form of RFC 6749 (client_secret_post).
+        ...(this.#fallback === undefined
+          ? { form: { ...grant, client_secret: this.#clientSecret as string } }
+          : { body: { ...grant, client_secret: this.#clientSecret } }),
       });
     } else {
       const fapi = this.#fapi;
