@@ -5,6 +5,7 @@
  * be read, the ID-token algorithms are the app's allowlist narrowed to the provider's, and the
  * extra authorization parameters never replace the client's own.
  */
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IdError } from '../../src/errors.js';
 import { createLoginFlow } from '../../src/flow/login-flow.js';
@@ -162,6 +163,37 @@ describe('the login flow with a provider whose answers are at fault', () => {
       console.error = original;
       client.close();
     }
+  });
+});
+
+describe("a provider's standard userinfo", () => {
+  const withUserinfo = (o: string) => ({
+    ...standard(o),
+    token_endpoint: `${o}${STUB_PATHS.token}`,
+    jwks_uri: `${o}${STUB_PATHS.jwks}`,
+    userinfo_endpoint: `${o}/elsewhere/me`,
+  });
+
+  it('JSON claims and a signed application/jwt are read as claims; a sub that is not the ID token one is refused', async () => {
+    serveDiscovery(withUserinfo);
+    const client = clientFor(stub, { hostname: undefined, issuer: `${stub.origin}/v2`, privateKey: undefined });
+    const { sub, accessToken } = await login(client, stub);
+    stub.override('/elsewhere/me', (_req, res) => sendJson(res, 200, { sub, name: 'Ada' }));
+    await expect(client.userinfo({ sub, accessToken })).resolves.toEqual({ sub, data: {}, claims: { sub, name: 'Ada' } });
+    const key = stub.keys[0]!;
+    const jwt = await new SignJWT({ sub, name: 'Ada', iss: `${stub.origin}/v2`, aud: stub.clientId }).setProtectedHeader({ alg: 'RS256', kid: key.kid }).sign(key.privateKey);
+    stub.override('/elsewhere/me', (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/jwt' });
+      res.end(jwt);
+    });
+    await expect(client.userinfo({ sub, accessToken })).resolves.toMatchObject({ sub, data: {}, claims: { name: 'Ada' } });
+    expect(stub.requests.filter((r) => r.path === '/elsewhere/me').at(-1)!.headers.accept).toBe('application/jwt, application/json');
+    stub.override('/elsewhere/me', (_req, res) => sendJson(res, 200, { sub: 'someone-else' }));
+    expect((await failure(client.userinfo({ sub, accessToken }))).code).toBe('userinfo_sub_mismatch');
+    stub.override('/elsewhere/me', (_req, res) => sendJson(res, 200, { name: 'no sub' }));
+    expect((await failure(client.userinfo({ sub, accessToken }))).code).toBe('userinfo_malformed');
+    stub.override('/elsewhere/me', undefined);
+    client.close();
   });
 });
 
