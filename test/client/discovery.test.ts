@@ -211,4 +211,17 @@ describe('extra authorization parameters', () => {
     }
     client.close();
   });
+
+  it('the flow passes a login own parameters on, and refuses the context type in the base profile', async () => {
+    const client = clientFor(stub);
+    const flow = createLoginFlow({ client, redirectUri: 'https://rp.example/callback' });
+    const session = new Map<string, unknown>();
+    const fs = { get: (k: string) => session.get(k), set: (k: string, v: unknown) => void session.set(k, v), delete: (k: string) => void session.delete(k) };
+    const { redirectUrl } = await flow.start(fs, { authorizationParams: { login_hint: 'ada', acr_values: 'urn:loa:2' } });
+    const q = new URL(redirectUrl).searchParams;
+    expect([q.get('login_hint'), q.get('acr_values')]).toEqual(['ada', 'urn:loa:2']);
+    await expect(flow.start(fs, { authorizationParams: { nonce: 'mine' } })).rejects.toThrow('nonce is set by the client itself');
+    await expect(flow.start(fs, { authenticationContextType: 'APP_AUTHENTICATION_DEFAULT' })).rejects.toThrow(/authenticationContextType is sent only in the fapi2 profile/);
+    client.close();
+  });
 });

@@ -183,3 +183,50 @@ describe('the authorization response iss in the profile', () => {
     });
   });
 });
+
+describe('the pushed request of another provider', () => {
+  it('goes to the PAR endpoint of the document, with the context type beside the message and the extra parameters; the browser goes to its authorization endpoint', async () => {
+    const pushed: URLSearchParams[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const o = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        if (req.url === '/tenant/a/.well-known/openid-configuration') {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              issuer: `${o}/tenant/a`,
+              authorization_endpoint: `${o}/login/authorize`,
+              pushed_authorization_request_endpoint: `${o}/login/par`,
+              token_endpoint: `${o}/login/token`,
+              jwks_uri: `${o}/login/jwks`,
+            }),
+          );
+        } else if (req.url === '/login/par') {
+          pushed.push(new URLSearchParams(Buffer.concat(chunks).toString()));
+          res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ request_uri: 'urn:par:1', expires_in: 60 }));
+        } else res.writeHead(404).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const o = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new IdClient(
+      fapi({ hostname: undefined, issuer: `${o}/tenant/a`, authenticationContextMessage: 'Sign in to pay', authenticationContextType: 'APP_AUTHENTICATION_DEFAULT', authorizationParams: { redirect_uri_https_type: 'app_claimed_https' } }),
+    );
+    try {
+      const { key } = await client.dpopKeyForLogin();
+      const result = await client.pushAuthorizationRequest({ codeChallenge: 'a'.repeat(43), state: 's-1', dpopKey: key });
+      expect(result.url).toBe(`${o}/login/authorize?client_id=fapi-app&request_uri=urn%3Apar%3A1`);
+      const body = pushed[0]!;
+      expect(body.get('authentication_context_type')).toBe('APP_AUTHENTICATION_DEFAULT');
+      expect(body.get('authentication_context_message')).toBe('Sign in to pay');
+      expect(body.get('redirect_uri_https_type')).toBe('app_claimed_https');
+      expect(body.getAll('dpop_jkt')).toEqual([key.jkt]);
+      expect(JSON.parse(Buffer.from(body.get('client_assertion')!.split('.')[1]!, 'base64url').toString()).aud).toBe(`${o}/tenant/a`);
+      await expect(client.pushAuthorizationRequest({ codeChallenge: 'a'.repeat(43), dpopKey: key, authorizationParams: { dpop_jkt: 'x' } })).rejects.toThrow('dpop_jkt is set by the client itself');
+    } finally {
+      client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
