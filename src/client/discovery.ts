@@ -63,6 +63,8 @@ export interface DiscoveryCacheOptions {
   fallback?: ServiceMetadata;
   /** Accept plain http endpoints on hosts that are not loopback (`allowInsecureHttp`). */
   allowInsecureHttp: boolean;
+  /** The service of the spec (`hostname`, either profile): its userinfo is the encrypted `{ sub, key, data }` answer. */
+  specService?: boolean;
 }
 
 /** The discovery document of one provider, cached. */
@@ -75,6 +77,7 @@ export class DiscoveryCache {
   readonly #cooldown: number;
   readonly #fallback: ServiceMetadata | undefined;
   readonly #allowInsecureHttp: boolean;
+  readonly #specService: boolean;
   #cached: ServiceMetadata | undefined;
   #fetchedAt = 0;
   #keepFor = 0;
@@ -91,6 +94,7 @@ export class DiscoveryCache {
     this.#cooldown = options.cooldown;
     this.#fallback = options.fallback;
     this.#allowInsecureHttp = options.allowInsecureHttp;
+    this.#specService = options.specService === true || options.fallback !== undefined;
   }
 
   /** How many times the document was requested. */
@@ -189,7 +193,7 @@ export class DiscoveryCache {
         userinfoEndpoint: this.#endpoint(doc, 'userinfo_endpoint') ?? fallback?.userinfoEndpoint,
         jwksUri: required('jwks_uri', fallback?.jwksUri),
         idTokenSigningAlgValues: Array.isArray(algs) ? algs.filter((a): a is string => typeof a === 'string') : undefined,
-        encryptedUserinfo: fallback !== undefined || doc.nd_id_userinfo_key_encryption_alg_values_supported !== undefined,
+        encryptedUserinfo: this.#specService || doc.nd_id_userinfo_key_encryption_alg_values_supported !== undefined,
         fromDocument: true,
       },
       keepFor: this.#maxAge,

@@ -168,6 +168,7 @@ export class IdClient {
       maxAge: Math.max(maxAge, cooldown),
       cooldown,
       allowInsecureHttp,
+      specService: issuer.byHostname,
       ...(this.#fallback === undefined ? {} : { fallback: this.#fallback }),
     });
   }
