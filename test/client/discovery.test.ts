@@ -197,6 +197,23 @@ describe("a provider's standard userinfo", () => {
   });
 });
 
+describe('a discovery field the app cannot use, through the flow', () => {
+  it('refuses to start the login: a server-side failure whose diagnosis names the field', async () => {
+    serveDiscovery((o) => ({ ...standard(o), token_endpoint: 'http://id.example/token' }));
+    const client = clientFor(stub, { hostname: undefined, issuer: `${stub.origin}/v2` });
+    const flow = createLoginFlow({ client, redirectUri: 'https://rp.example/callback', logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const session = new Map<string, unknown>();
+    const fs = { get: (k: string) => session.get(k), set: (k: string, v: unknown) => void session.set(k, v), delete: (k: string) => void session.delete(k) };
+    const err = await failure(flow.start(fs));
+    expect(err.code).toBe('discovery_invalid');
+    expect(classifyFailure(err)).toMatchObject({ serverSide: true, status: 500 });
+    expect(err.diagnosis?.code).toBe('discovery_field_refused');
+    expect(err.diagnosis?.cause).toContain('token_endpoint');
+    expect(session.size).toBe(0);
+    client.close();
+  });
+});
+
 describe('extra authorization parameters', () => {
   it('are sent after the client own, a login value replacing the client default, and can never replace state, nonce or PKCE', async () => {
     const client = clientFor(stub, { authorizationParams: { ui_locales: 'en', prompt: 'login' } });
