@@ -61,6 +61,7 @@ function oursLogin(role: string, origin: string, clientId: string, nonce: string
     redirectUri: REDIRECT_URI,
     hostname: origin,
     profile: 'fapi2',
+    idTokenSigningAlgorithms: ['RS256'], // what the stub signs with
     clientAssertionKey: env('BENCH_ASSERTION_KEY'),
     idTokenDecryptionKey: env('BENCH_ID_TOKEN_KEY'),
     authenticationContextMessage: 'Sign in to the bench',

@@ -18,6 +18,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { SgidClient } from '@opengovsg/sgid-client';
 import { IdClient } from '../src/client/id-client.js';
 import { ATTRIBUTE_ALGORITHMS } from '../src/client/userinfo-crypto.js';
@@ -103,6 +105,23 @@ async function main(): Promise<void> {
     },
   ];
 
+  // BENCH_BASELINE=<dir holding another commit's src/>: its IdClient runs beside ours, same rounds.
+  const baselineDir = process.env.BENCH_BASELINE;
+  let baseline: { close(): void } | undefined;
+  if (baselineDir !== undefined && baselineDir !== '') {
+    const { IdClient: BaselineClient } = (await import(pathToFileURL(resolve(baselineDir, 'src/client/id-client.ts')).href)) as { IdClient: typeof IdClient };
+    const client = new BaselineClient({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, privateKey: privateKeyPem, redirectUri: REDIRECT_URI, hostname: origin });
+    baseline = client;
+    scenarios.push({
+      name: 'baseline IdClient (BENCH_BASELINE)',
+      samples: [],
+      login: async () => {
+        const { sub, accessToken } = await client.callback({ code: 'bench-code', nonce: NONCE, codeVerifier });
+        return (await client.userinfo({ sub, accessToken })).data;
+      },
+    });
+  }
+
   const only = process.env.BENCH_ONLY;
   if (only !== undefined) scenarios.splice(0, scenarios.length, ...scenarios.filter((s) => s.name.includes(only)));
   const jwksFetches: Record<string, number> = {};
@@ -124,10 +143,11 @@ async function main(): Promise<void> {
   }
   ours.close();
   logged.close();
+  baseline?.close();
   floor.close();
   stub.child.kill('SIGTERM');
 
-  report(scenarios, jwksFetches, ours.jwksFetchCount);
+  report(scenarios, jwksFetches, ours.jwksFetchCount, ours.discoveryFetchCount);
   if (process.env.BENCH_ALGS !== '0' && only === undefined) await attributeAlgorithms(rp.privateKey, privateKeyPem, rp.publicKey.export({ format: 'pem', type: 'spki' }).toString());
 }
 
@@ -217,8 +237,9 @@ async function check(s: Scenario): Promise<void> {
   }
 }
 
-function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourCount: number): void {
-  if (scenarios.length !== 4) {
+function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourCount: number, discoveryCount: number): void {
+  const baseline = scenarios.length === 5 ? scenarios[4] : undefined;
+  if (scenarios.length !== 4 && baseline === undefined) {
     for (const s of scenarios) process.stdout.write(`${s.name}: ${median(s.samples).toFixed(0)} µs CPU/login\n`);
     return;
   }
@@ -256,6 +277,10 @@ function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourC
     `sgid-client / floor ${range(sgidVsFloor)}`,
     `logger at info / no logger  ${range(loggedVsOurs)}   target <= 1.03x  ${verdict(median(loggedVsOurs) <= 1.03)}`,
     `JWKS fetches by IdClient over the whole run: ${ourCount} (target 1)  ${verdict(ourCount === 1)}`,
+    `Discovery fetches by IdClient over the whole run: ${discoveryCount} (target 1)  ${verdict(discoveryCount === 1)}`,
+    ...(baseline === undefined
+      ? []
+      : [`ours / baseline     ${range(paired(ours, baseline))}   target <= 1.05x  ${verdict(median(paired(ours, baseline)) <= 1.05)}`]),
   ];
   process.stdout.write(out.join('\n') + '\n');
 }

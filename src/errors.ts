@@ -44,6 +44,7 @@ export type IdErrorCode =
   | 'token_type_invalid'
   | 'par_request_failed'
   | 'discovery_issuer_mismatch'
+  | 'discovery_invalid'
   | 'authorization_response_iss_missing'
   | 'authorization_response_iss_mismatch'
   // userinfo
@@ -148,6 +149,11 @@ const APP_SIDE_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
   'id_token_decrypt_failed',
   'discovery_issuer_mismatch',
   'par_request_failed',
+  // The provider's answers that no person can cause: the ID token came from its token endpoint
+  // over TLS, and its discovery document and userinfo describe the provider itself.
+  'discovery_invalid',
+  'id_token_alg_not_allowed',
+  'userinfo_malformed',
 ]);
 
 /** OAuth errors of a refused call that mean the app's own registration was refused (wrong secret, unknown client). */

@@ -23,7 +23,8 @@ export function optionErrorOf(who: string): (option: string, what: string) => Ty
 const ID_CLIENT = [
   'clientId', 'clientSecret', 'privateKey', 'redirectUri', 'hostname', 'allowInsecureHttp', 'logger', 'timeout', 'maxResponseBytes',
   'clockTolerance', 'clock', 'agent', 'jwksCooldown', 'jwksCacheMaxAge', 'profile', 'clientAssertionKey', 'idTokenDecryptionKey', 'dpopKey',
-  'authenticationContextMessage', 'retiredPublicKeys',
+  'authenticationContextMessage', 'retiredPublicKeys', 'issuer', 'idTokenSigningAlgorithms', 'requireIssParameter', 'authorizationParams',
+  'authenticationContextType',
 ] as const;
 const LOGIN_FLOW = ['client', 'redirectUri', 'scope', 'sessionKey', 'maxPendingLogins', 'loginTtl', 'clock', 'replayStore', 'logger', 'clockTolerance'] as const;
 const ACCESS = ['loginPath', 'api'] as const;
@@ -41,7 +42,7 @@ export const OPTIONS_OF = {
   'createSessionPolicy()': ['maxSessionAge', 'idleTimeout', 'touchInterval', 'signOutStore', 'recordKey', 'clock', 'logger'],
   'ndIdRouter()': [
     'strategyName', 'passport', 'routes', 'successRedirect', 'failureRedirect', 'logoutRedirect', 'sessionCookieName', 'afterCallback',
-    'errorPage', 'renderFailure', 'sessions', 'publishKeys', 'authenticationContextMessage',
+    'errorPage', 'renderFailure', 'sessions', 'publishKeys', 'authenticationContextMessage', 'authorizationParams',
   ],
   'new NdIdStrategy()': [
     ...ID_CLIENT, 'callbackURL', 'scope', 'sessionKey', 'maxPendingLogins', 'loginTtl', 'verifyTimeout', 'replayStore', 'client', 'passReqToCallback', 'sessions',

@@ -62,6 +62,10 @@ export interface FetchLoginOptions extends LoginFlowOptions {
 export interface FetchLoginStartOptions {
   /** FAPI 2.0: the message the person sees on the approval screen for this login (at most 100 characters). */
   authenticationContextMessage?: string;
+  /** FAPI 2.0: the `authentication_context_type` sent beside the message for this login. */
+  authenticationContextType?: string;
+  /** Extra authorization parameters for this login (`ui_locales`, `prompt`, `login_hint`, ...); never one the client sets itself. */
+  authorizationParams?: Readonly<Record<string, string>>;
 }
 
 /** The handler pair and a few helpers. */
@@ -211,6 +215,8 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
         ...(returnTo === undefined ? {} : { returnTo }),
         ...(maxAge === undefined ? {} : { maxAge }),
         ...(message === undefined ? {} : { authenticationContextMessage: message }),
+        ...(startOptions.authenticationContextType === undefined ? {} : { authenticationContextType: startOptions.authenticationContextType }),
+        ...(startOptions.authorizationParams === undefined ? {} : { authorizationParams: startOptions.authorizationParams }),
         request: facts(request),
       });
       const headers = new Headers();

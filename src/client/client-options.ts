@@ -133,3 +133,158 @@ export function asObject(body: unknown, what: string): Record<string, unknown> {
   }
   return body as Record<string, unknown>;
 }
+
+/** The issuer a client is configured for, and how it was given. */
+export interface ParsedIssuer {
+  /** Exactly as ID tokens and the discovery document name it. */
+  issuer: string;
+  /** Its origin. */
+  origin: string;
+  /** True when given as `hostname` (the service of the spec: `{hostname}/v2`). */
+  byHostname: boolean;
+}
+
+/**
+ * The issuer from `issuer` (a URL that may carry a path) or `hostname` (shorthand for
+ * `{hostname}/v2`): exactly one of them.
+ */
+export function parseIssuer(issuer: unknown, hostname: unknown, allowInsecureHttp: boolean): ParsedIssuer {
+  if (issuer === undefined) {
+    const origin = parseHostname(hostname, allowInsecureHttp);
+    return { issuer: `${origin}/v2`, origin, byHostname: true };
+  }
+  if (hostname !== undefined) {
+    throw new TypeError('IdClient: give either issuer or hostname, not both (hostname is shorthand for issuer: hostname + "/v2")');
+  }
+  const fail = (): never => {
+    throw new TypeError(
+      "IdClient: issuer must be the provider's issuer URL exactly as its discovery document names it, like https://login.example/oidc (https, no query or fragment)",
+    );
+  };
+  if (typeof issuer !== 'string' || issuer === '' || issuer.includes('?') || issuer.includes('#')) return fail();
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    return fail();
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '') return fail();
+  if (url.origin === DEFAULT_HOSTNAME) {
+    throw new TypeError(`IdClient: issuer is on the placeholder ${DEFAULT_HOSTNAME}; set it to the issuer of the provider you are registered with`);
+  }
+  if (url.protocol === 'http:' && !allowInsecureHttp && !isLoopbackHost(url.hostname)) {
+    throw new TypeError(
+      `IdClient: issuer ${issuer} is plain http: on a host that is not loopback, so tokens would cross the network unencrypted; ` +
+        'use the https: issuer (or, on a closed test network only, set allowInsecureHttp: true)',
+    );
+  }
+  return { issuer, origin: url.origin, byHostname: false };
+}
+
+/** The ID-token signature algorithms this client can be told to accept. */
+export const KNOWN_ID_TOKEN_ALGORITHMS: readonly string[] = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+/** Default of `idTokenSigningAlgorithms` in the base profile: the spec's RS256. */
+export const BASE_ID_TOKEN_ALGORITHMS: readonly string[] = ['RS256'];
+/** Default of `idTokenSigningAlgorithms` with `profile: 'fapi2'`: the algorithms FAPI 2.0 section 5.4.1 allows. */
+export const FAPI_ID_TOKEN_ALGORITHMS: readonly string[] = ['PS256', 'ES256', 'EdDSA'];
+
+/** The `idTokenSigningAlgorithms` option, or the profile's default. */
+export function parseIdTokenAlgorithms(value: unknown, fapi: boolean): readonly string[] {
+  if (value === undefined) return fapi ? FAPI_ID_TOKEN_ALGORITHMS : BASE_ID_TOKEN_ALGORITHMS;
+  if (!Array.isArray(value) || value.length === 0 || !value.every((a) => typeof a === 'string' && KNOWN_ID_TOKEN_ALGORITHMS.includes(a))) {
+    throw new TypeError(
+      `IdClient: idTokenSigningAlgorithms must be a non-empty array of ${KNOWN_ID_TOKEN_ALGORITHMS.join(', ')} ` +
+        `(default ${fapi ? FAPI_ID_TOKEN_ALGORITHMS.join(', ') : BASE_ID_TOKEN_ALGORITHMS.join(', ')}); never none or an HMAC algorithm`,
+    );
+  }
+  return Object.freeze([...new Set(value as string[])]);
+}
+
+/**
+ * The algorithms both this app accepts and the provider signs with (its
+ * `id_token_signing_alg_values_supported`, when it lists one), in the app's order.
+ * @throws IdError `id_token_alg_not_allowed` (reason `no_common_algorithm`) when none is left.
+ */
+export function commonAlgorithms(allowed: readonly string[], advertised: readonly string[] | undefined): readonly string[] {
+  if (advertised === undefined) return allowed;
+  const common = allowed.filter((a) => advertised.includes(a));
+  if (common.length === 0) {
+    const offered = advertised.filter((a) => /^[\w-]{1,20}$/.test(a)).slice(0, 10).join(', ') || 'none';
+    throw new IdError(
+      'id_token_alg_not_allowed',
+      `None of the ID-token algorithms this app accepts (idTokenSigningAlgorithms: ${allowed.join(', ')}) is in the provider's ` +
+        `id_token_signing_alg_values_supported (${offered}); add one the provider signs with to idTokenSigningAlgorithms, or register the client for one of yours.`,
+      { reason: 'no_common_algorithm' },
+    );
+  }
+  return common;
+}
+
+/** Authorization parameters the client sets itself; an extra parameter may never replace one. */
+const RESERVED_PARAMS: ReadonlySet<string> = new Set([
+  'response_type',
+  'response_mode',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'dpop_jkt',
+  'request',
+  'request_uri',
+  'max_age',
+  'authentication_context_message',
+  'authentication_context_type',
+  'client_assertion',
+  'client_assertion_type',
+  'client_secret',
+]);
+
+/** Where each reserved parameter is set instead, for the error. */
+const RESERVED_HINTS: Readonly<Record<string, string>> = {
+  scope: 'the scope option',
+  max_age: 'the maxAge option',
+  authentication_context_message: 'the authenticationContextMessage option',
+  authentication_context_type: 'the authenticationContextType option',
+};
+
+/**
+ * Extra authorization parameters (`acr_values`, `ui_locales`, `prompt`, `login_hint`, a
+ * provider's own such as `redirect_uri_https_type`), checked: names of letters, digits, `_ . -`;
+ * string values of at most 1000 characters without control characters; never one the client
+ * sets itself (PKCE, `state`, `nonce`, `redirect_uri`, `client_id`, `dpop_jkt`, ...).
+ * @throws TypeError naming the parameter.
+ */
+export function checkAuthorizationParams(value: unknown, what: string): [string, string][] {
+  if (value === undefined) return [];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`${what} must be an object of parameter names and string values, like { ui_locales: 'en', prompt: 'login' }`);
+  }
+  const out: [string, string][] = [];
+  for (const [name, v] of Object.entries(value as Record<string, unknown>)) {
+    if (v === undefined) continue;
+    if (!/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(name)) {
+      throw new TypeError(`${what}: a parameter name must be 1-64 letters, digits, "_", "." or "-", starting with a letter`);
+    }
+    if (RESERVED_PARAMS.has(name)) {
+      const hint = RESERVED_HINTS[name];
+      throw new TypeError(`${what}: ${name} is set by the client itself and cannot be given here${hint === undefined ? '' : `; use ${hint}`}`);
+    }
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+    if (typeof v !== 'string' || v === '' || v.length > 1000 || /[\u0000-\u001f\u007f]/.test(v)) {
+      throw new TypeError(`${what}: ${name} must be a non-empty string of at most 1000 characters, on one line`);
+    }
+    out.push([name, v]);
+  }
+  return out;
+}
+
+/** `value` when it names an authentication context type: 1-64 letters, digits, `_ . : -` (like `APP_AUTHENTICATION_DEFAULT`). */
+export function checkContextType(value: unknown, what: string): string {
+  if (typeof value !== 'string' || !/^[A-Za-z0-9_.:-]{1,64}$/.test(value)) {
+    throw new TypeError(`${what} must be 1-64 letters, digits, "_", ".", ":" or "-", like APP_AUTHENTICATION_DEFAULT`);
+  }
+  return value;
+}

@@ -6,6 +6,7 @@ import { contextMessageProblem, MAX_CONTEXT_MESSAGE_LENGTH } from '../context-me
 import { createPublicKey, type KeyObject, type JsonWebKey } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { DecryptionKey } from '../keys.js';
+import { checkContextType } from './client-options.js';
 import {
   importIdTokenDecryptionKeys,
   importSigningKeys,
@@ -41,6 +42,7 @@ export interface FapiOptionsInput {
   idTokenDecryptionKey?: AppKeyInput | readonly AppKeyInput[];
   dpopKey?: 'per-login' | AppKeyInput;
   authenticationContextMessage?: string;
+  authenticationContextType?: string;
   retiredPublicKeys?: readonly RetiredPublicKey[];
 }
 
@@ -51,6 +53,8 @@ export interface FapiConfig {
   /** One key for every login of this instance, or undefined for a key pair per login (the default). */
   instanceDpopKey: KeyObject | undefined;
   contextMessage: string | undefined;
+  /** `authentication_context_type` sent with every login that gives none. */
+  contextType: string | undefined;
   retired: { jwk: PublicJwk; until: number }[];
 }
 
@@ -69,12 +73,17 @@ export function parseFapiOptions(
     throw new TypeError("IdClient: profile must be 'base' (the default: the service as its spec describes it) or 'fapi2' (the FAPI 2.0 Security Profile)");
   }
   if (profile !== 'fapi2') {
-    for (const name of ['clientAssertionKey', 'idTokenDecryptionKey', 'dpopKey', 'retiredPublicKeys'] as const) {
+    for (const name of ['clientAssertionKey', 'idTokenDecryptionKey', 'dpopKey', 'retiredPublicKeys', 'authenticationContextType'] as const) {
       if (options[name] !== undefined) throw new TypeError(`IdClient: ${name} is used only with profile: 'fapi2'; add profile: 'fapi2' or remove ${name}`);
     }
     return undefined;
   }
   const signingKeys = importSigningKeys(options.clientAssertionKey, 'IdClient: clientAssertionKey');
+  if (options.idTokenDecryptionKey === undefined && userinfoKeys.length === 0) {
+    throw new TypeError(
+      "IdClient: idTokenDecryptionKey is required with profile: 'fapi2' when no privateKey is given: ID tokens are encrypted to it (an EC P-256 or RSA private key; see docs/fapi2.md)",
+    );
+  }
   const decryptionKeys =
     options.idTokenDecryptionKey === undefined
       ? importIdTokenDecryptionKeys(userinfoKeys.map((k) => k.key), 'IdClient: privateKey (used as idTokenDecryptionKey)')
@@ -94,7 +103,9 @@ export function parseFapiOptions(
     options.authenticationContextMessage === undefined
       ? undefined
       : checkContextMessage(options.authenticationContextMessage, 'IdClient: authenticationContextMessage');
-  return { signingKeys, decryptionKeys, instanceDpopKey, contextMessage, retired: parseRetired(options.retiredPublicKeys) };
+  const contextType =
+    options.authenticationContextType === undefined ? undefined : checkContextType(options.authenticationContextType, 'IdClient: authenticationContextType');
+  return { signingKeys, decryptionKeys, instanceDpopKey, contextMessage, contextType, retired: parseRetired(options.retiredPublicKeys) };
 }
 
 /**

@@ -35,6 +35,8 @@ export interface JsonRequest {
   form?: Readonly<Record<string, string>>;
   /** Called with every answer's status and headers, before its status is judged (DPoP nonces, `WWW-Authenticate`). */
   onResponse?: (status: number, headers: http.IncomingHttpHeaders) => void;
+  /** Accept `application/jwt` too (a standard userinfo answer): such an answer resolves to its text, a string. */
+  jwt?: boolean;
 }
 
 /** The provider's OAuth error body, kept as the `cause` of a refused request. */
@@ -92,6 +94,7 @@ export class HttpClient {
         cause ? { status, cause } : { status },
       );
     }
+    if (req.jwt === true && /^application\/jwt\s*(;|$)/i.test(res.headers['content-type'] ?? '')) return res.body.toString('utf8').trim();
     try {
       return JSON.parse(res.body.toString('utf8')) as unknown;
     } catch {
@@ -138,6 +141,7 @@ export class HttpClient {
       payload === undefined
         ? { Accept: 'application/json' }
         : { Accept: 'application/json', 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) };
+    if (req.jwt === true) headers.Accept = 'application/jwt, application/json';
     if (req.headers) Object.assign(headers, req.headers);
     const isHttps = url.protocol === 'https:';
     const options: http.RequestOptions = {

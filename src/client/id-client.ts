@@ -10,11 +10,15 @@ import type { DecryptionKey } from '../keys.js';
 import {
   asObject,
   BEARER_TOKEN,
+  checkAuthorizationParams,
+  checkContextType,
+  commonAlgorithms,
   importPrivateKeys,
   normalizeScope,
   optionalClock,
   optionalNumber,
-  parseHostname,
+  parseIdTokenAlgorithms,
+  parseIssuer,
   requireDpopKey,
   requireHttpUrl,
   requireString,
@@ -42,7 +46,8 @@ import type {
 import { decryptUserinfo } from './userinfo-crypto.js';
 import { checkResponseIssuer } from './authorization-response.js';
 import { CLIENT_ASSERTION_TYPE, createClientAssertion } from './client-assertion.js';
-import { DiscoveryCache } from './discovery.js';
+import { DiscoveryCache, specEndpoints, type ServiceMetadata } from './discovery.js';
+import { readUserinfoJwt } from './userinfo-jwt.js';
 import { dpopKeyFromKeyObject, DpopNonces, generateDpopKey, restoreDpopKey, type DpopKey, type StoredDpopKey } from './dpop.js';
 import { dpopCall } from './dpop-call.js';
 import { appJwks, checkContextMessage, parseFapiOptions, type FapiConfig, type IdClientProfile, type PublicJwks } from './fapi-config.js';
@@ -71,16 +76,31 @@ export const DEFAULT_JWKS_CACHE_MAX_AGE_MS = 600_000;
 export class IdClient {
   /** Client id issued at registration. */
   readonly clientId: string;
-  /** Service origin, without a trailing slash. */
+  /** The provider's origin, without a trailing slash. */
   readonly origin: string;
-  /** Expected `iss` of ID tokens: `{origin}/v2`. */
+  /** Expected `iss` of ID tokens and of the discovery document: the `issuer` option, or `{hostname}/v2`. */
   readonly issuer: string;
+  /**
+   * The ID-token signature algorithms accepted: the `idTokenSigningAlgorithms` option (or the
+   * profile's default), narrowed to the provider's `id_token_signing_alg_values_supported` once
+   * its discovery document has been read.
+   */
+  idTokenAlgorithms: readonly string[];
   /** `'fapi2'` for the FAPI 2.0 Security Profile, `'base'` for the service as its spec describes it. */
   readonly profile: IdClientProfile;
   readonly #clientSecret: string | undefined;
   readonly #fapi: FapiConfig | undefined;
   readonly #idTokenKeys: readonly IdTokenDecryptionKey[];
   readonly #discovery: DiscoveryCache;
+  /** The spec's endpoints when they stand in for the discovery document (`hostname`, base profile). */
+  readonly #fallback: ServiceMetadata | undefined;
+  readonly #allowedAlgorithms: readonly string[];
+  readonly #requireIss: boolean;
+  readonly #extraParams: readonly [string, string][];
+  readonly #jwksCooldown: number;
+  readonly #jwksMaxAge: number;
+  /** Key-set fetches of the key sets this client no longer uses (a `jwks_uri` that moved). */
+  #oldJwksFetches = 0;
   readonly #nonces = new DpopNonces();
   #instanceDpopKey: DpopKey | undefined;
   readonly #privateKeys: readonly DecryptionKey[];
@@ -89,9 +109,8 @@ export class IdClient {
   readonly #clock: Clock;
   readonly #clockTolerance: number;
   readonly #http: HttpClient;
-  readonly #jwks: RemoteKeySet;
-  readonly #tokenUrl: URL;
-  readonly #userinfoUrl: URL;
+  #jwks: RemoteKeySet | undefined;
+  #jwksUrl: string | undefined;
 
   /**
    * @throws TypeError naming the option when one is missing or ill-typed; Error naming the
@@ -104,7 +123,7 @@ export class IdClient {
     }
     checkOptionNames(options, 'new IdClient()');
     this.clientId = requireString(options.clientId, 'clientId');
-    this.#privateKeys = importPrivateKeys(options.privateKey);
+    this.#privateKeys = options.privateKey === undefined ? [] : importPrivateKeys(options.privateKey);
     this.#fapi = parseFapiOptions(options.profile, options, this.#privateKeys);
     this.profile = this.#fapi === undefined ? 'base' : 'fapi2';
     if (this.#fapi === undefined) {
@@ -113,15 +132,26 @@ export class IdClient {
       throw new TypeError("IdClient: clientSecret is not used with profile: 'fapi2' (the client authenticates with clientAssertionKey, private_key_jwt); remove it");
     }
     // ID tokens that arrive encrypted are decrypted in both profiles; in the base profile, with the userinfo key.
-    this.#idTokenKeys = this.#fapi?.decryptionKeys ?? importIdTokenDecryptionKeys(this.#privateKeys.map((k) => k.key), 'IdClient: privateKey');
+    this.#idTokenKeys =
+      this.#fapi?.decryptionKeys ??
+      (this.#privateKeys.length === 0 ? [] : importIdTokenDecryptionKeys(this.#privateKeys.map((k) => k.key), 'IdClient: privateKey'));
     this.#log = createLog(checkLogger(options.logger, 'IdClient'), 'client');
     this.#redirectUri =
       options.redirectUri === undefined ? undefined : requireHttpUrl(options.redirectUri, 'IdClient: redirectUri');
     if (options.allowInsecureHttp !== undefined && typeof options.allowInsecureHttp !== 'boolean') {
       throw new TypeError('IdClient: allowInsecureHttp must be true or false');
     }
-    this.origin = parseHostname(options.hostname, options.allowInsecureHttp === true);
-    this.issuer = `${this.origin}/v2`;
+    const allowInsecureHttp = options.allowInsecureHttp === true;
+    const issuer = parseIssuer(options.issuer, options.hostname, allowInsecureHttp);
+    this.origin = issuer.origin;
+    this.issuer = issuer.issuer;
+    this.#allowedAlgorithms = parseIdTokenAlgorithms(options.idTokenSigningAlgorithms, this.#fapi !== undefined);
+    this.idTokenAlgorithms = this.#allowedAlgorithms;
+    if (options.requireIssParameter !== undefined && typeof options.requireIssParameter !== 'boolean') {
+      throw new TypeError('IdClient: requireIssParameter must be true or false');
+    }
+    this.#requireIss = options.requireIssParameter === true;
+    this.#extraParams = checkAuthorizationParams(options.authorizationParams, 'IdClient: authorizationParams');
     this.#clock = optionalClock(options.clock);
     this.#clockTolerance = optionalNumber(options.clockTolerance, 'clockTolerance', DEFAULT_CLOCK_TOLERANCE_S, 0);
     const timeout = optionalNumber(options.timeout, 'timeout', DEFAULT_TIMEOUT_MS, 1);
@@ -132,22 +162,50 @@ export class IdClient {
       throw new TypeError('IdClient: agent must be an http.Agent or https.Agent');
     }
     this.#http = new HttpClient({ timeout, maxResponseBytes, agent: options.agent });
-    this.#tokenUrl = new URL(`${this.issuer}/oauth/token`);
-    this.#userinfoUrl = new URL(`${this.issuer}/oauth/userinfo`);
-    this.#discovery = new DiscoveryCache({ http: this.#http, issuer: this.issuer, clock: this.#clock, maxAge });
-    this.#jwks = new RemoteKeySet({
+    this.#jwksCooldown = cooldown;
+    this.#jwksMaxAge = maxAge;
+    // The spec's paths stand in only for the service of the spec, in the profile its spec describes.
+    this.#fallback = issuer.byHostname && this.#fapi === undefined ? specEndpoints(this.issuer) : undefined;
+    this.#discovery = new DiscoveryCache({
       http: this.#http,
-      url: new URL(`${this.issuer}/.well-known/jwks.json`),
+      issuer: this.issuer,
       clock: this.#clock,
+      // Read once per key-set lifetime, and never more often than the key-set cooldown.
+      maxAge: Math.max(maxAge, cooldown),
       cooldown,
-      maxAge,
-      log: this.#log,
+      allowInsecureHttp,
+      specService: issuer.byHostname,
+      ...(this.#fallback === undefined ? {} : { fallback: this.#fallback }),
     });
   }
 
   /** How many times this client fetched the provider's key set (one in steady state). */
   get jwksFetchCount(): number {
-    return this.#jwks.fetchCount;
+    return this.#oldJwksFetches + (this.#jwks?.fetchCount ?? 0);
+  }
+
+  /** How many times this client requested the provider's discovery document (one in steady state). */
+  get discoveryFetchCount(): number {
+    return this.#discovery.fetchCount;
+  }
+
+  /**
+   * Reads the provider's discovery document when it is not cached or has expired (one request,
+   * then none until it expires), so {@link IdClient.authorizationUrl} knows the authorization
+   * endpoint. The login flow calls it before every login; it costs nothing while the document is cached.
+   * @throws IdError `discovery_issuer_mismatch`, `discovery_invalid`, `id_token_alg_not_allowed`
+   *   (no algorithm in common with the provider), or an HTTP code.
+   */
+  async discover(): Promise<void> {
+    await this.#metadata('discovery');
+  }
+
+  /**
+   * Whether the provider publishes a userinfo endpoint (reads the discovery document when it is
+   * not cached). When it does not, a sign-in completes from the ID token alone.
+   */
+  async hasUserinfoEndpoint(): Promise<boolean> {
+    return (await this.#metadata('discovery')).userinfoEndpoint !== undefined;
   }
 
   /**
@@ -161,8 +219,14 @@ export class IdClient {
       throw new TypeError("authorizationUrl: with profile: 'fapi2' the parameters are pushed first; use await pushAuthorizationRequest({ ... })");
     }
     const { query, nonce } = this.#authorizationParams(params, 'authorizationUrl');
+    const metadata = this.#discovery.peek() ?? this.#fallback;
+    if (metadata === undefined) {
+      throw new TypeError(
+        "authorizationUrl: the provider's discovery document has not been read yet; await client.discover() once before (the login flow's start() does)",
+      );
+    }
     const search = query.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
-    const url = `${this.issuer}/oauth/authorize?${search}`;
+    const url = withQuery(metadata.authorizationEndpoint, search);
     return nonce === undefined ? { url } : { url, nonce };
   }
 
@@ -181,14 +245,20 @@ export class IdClient {
       params.authenticationContextMessage === undefined
         ? fapi.contextMessage
         : checkContextMessage(params.authenticationContextMessage, 'pushAuthorizationRequest: authenticationContextMessage');
+    const contextType =
+      params.authenticationContextType === undefined
+        ? fapi.contextType
+        : checkContextType(params.authenticationContextType, 'pushAuthorizationRequest: authenticationContextType');
     query.push(['dpop_jkt', dpopKey.jkt]);
+    if (contextType !== undefined) query.push(['authentication_context_type', contextType]);
     if (message !== undefined) query.push(['authentication_context_message', message]);
     const metadata = await this.#metadata('par');
     const parUrl = metadata.parEndpoint;
     if (parUrl === undefined) {
       throw new IdError(
-        'configuration_invalid',
-        "The service's discovery document names no pushed_authorization_request_endpoint on its own origin; check that the service offers the FAPI 2.0 profile to this client.",
+        'discovery_invalid',
+        "The provider's discovery document names no pushed_authorization_request_endpoint; check that the provider offers the FAPI 2.0 profile (PAR) to this client.",
+        { reason: 'pushed_authorization_request_endpoint' },
       );
     }
     const body = await this.#dpopCall('par', dpopKey, 'POST', parUrl, async () => ({
@@ -205,7 +275,7 @@ export class IdClient {
     if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn <= 0) {
       throw new IdError('provider_invalid_response', 'The pushed authorization request endpoint answered without a positive expires_in.');
     }
-    const url = `${this.issuer}/oauth/authorize?client_id=${encodeURIComponent(this.clientId)}&request_uri=${encodeURIComponent(requestUri)}`;
+    const url = withQuery(metadata.authorizationEndpoint, `client_id=${encodeURIComponent(this.clientId)}&request_uri=${encodeURIComponent(requestUri)}`);
     return { url, requestUri, expiresIn, ...(nonce === undefined ? {} : { nonce }) };
   }
 
@@ -238,19 +308,20 @@ export class IdClient {
 
   /**
    * Checks the authorization response's `iss` (RFC 9207) before anything in it is trusted: when
-   * present it must be this issuer, and when the discovery document advertises
-   * `authorization_response_iss_parameter_supported` it must be present. Both profiles; with
-   * `profile: 'fapi2'` it must be present whatever discovery says.
+   * present it must be this issuer; it must be present when the discovery document advertises
+   * `authorization_response_iss_parameter_supported` (both profiles) or the client was built with
+   * `requireIssParameter: true`. Without either, a response without `iss` is accepted (the
+   * pending login, bound to this issuer, still covers mix-up).
    * @throws IdError `authorization_response_iss_mismatch` or `authorization_response_iss_missing`;
-   *   a discovery failure (`discovery_issuer_mismatch`, or an HTTP code).
+   *   a discovery failure (`discovery_issuer_mismatch`, `discovery_invalid`, or an HTTP code).
    */
   async checkAuthorizationResponse(query: Record<string, unknown>): Promise<void> {
     if (typeof query !== 'object' || query === null) throw new TypeError('checkAuthorizationResponse: expected the callback query as an object');
-    // FAPI 2.0 requires the iss parameter of every response: a discovery document that fails or
-    // omits the flag must not switch the mix-up defence off.
-    if (this.#fapi !== undefined) return checkResponseIssuer(query.iss, this.issuer, true);
-    const metadata = query.iss === undefined ? await this.#metadata('discovery') : undefined;
-    checkResponseIssuer(query.iss, this.issuer, metadata?.issParameterSupported === true);
+    if (query.iss !== undefined) return checkResponseIssuer(query.iss, this.issuer, true);
+    if (this.#requireIss) return checkResponseIssuer(undefined, this.issuer, true);
+    // A document that cannot be read fails here (issuer mode, FAPI): it never switches the check off.
+    const metadata = await this.#metadata('discovery');
+    checkResponseIssuer(undefined, this.issuer, metadata.issParameterSupported);
   }
 
   /** The authorization parameters shared by the plain and the pushed request, checked. */
@@ -284,6 +355,8 @@ export class IdClient {
     if (state !== undefined) query.push(['state', state]);
     if (nonce !== undefined) query.push(['nonce', nonce]);
     if (params.maxAge !== undefined) query.push(['max_age', String(params.maxAge)]);
+    const extras = params.authorizationParams === undefined ? this.#extraParams : mergeParams(this.#extraParams, checkAuthorizationParams(params.authorizationParams, `${fn}: authorizationParams`));
+    for (const pair of extras) query.push(pair);
     return { query, nonce };
   }
 
@@ -315,21 +388,26 @@ export class IdClient {
       code_verifier: params.codeVerifier,
       redirect_uri: redirectUri,
     };
+    const metadata = await this.#metadata('token');
+    const algorithms = this.#algorithmsFor(metadata);
     let body: unknown;
     if (this.#fapi === undefined) {
       body = await this.#call('token', {
         onServerDate,
         method: 'POST',
-        url: this.#tokenUrl,
+        url: metadata.tokenEndpoint,
         what: 'token endpoint',
         refusedCode: 'token_request_failed',
-        body: { ...grant, client_secret: this.#clientSecret },
+        // The spec's service takes JSON; any other provider the form of RFC 6749 (client_secret_post).
+        ...(this.#fallback === undefined
+          ? { form: { ...grant, client_secret: this.#clientSecret as string } }
+          : { body: { ...grant, client_secret: this.#clientSecret } }),
       });
     } else {
       const fapi = this.#fapi;
       const dpopKey = requireDpopKey(params.dpopKey, 'callback');
       if (params.iss === undefined) await this.checkAuthorizationResponse({});
-      body = await this.#dpopCall('token', dpopKey, 'POST', this.#tokenUrl, async () => ({
+      body = await this.#dpopCall('token', dpopKey, 'POST', metadata.tokenEndpoint, async () => ({
         onServerDate,
         what: 'token endpoint',
         refusedCode: 'token_request_failed',
@@ -348,15 +426,19 @@ export class IdClient {
     let idToken = tokens.id_token;
     try {
       if (isCompactJwe(idToken)) idToken = await decryptIdToken(idToken, this.#idTokenKeys);
-      claims = await validateIdToken(idToken, {
+      requireAllowedAlgorithm(idToken, algorithms);
+      // `algorithms`: the allowlist the verification keeps to (a key's own alg and kty must fit it too).
+      const expectations = {
         issuer: this.issuer,
         clientId: this.clientId,
         nonce: params.nonce,
         accessToken,
         clockTolerance: this.#clockTolerance,
         clock: this.#clock,
-        keyFor: (kid) => this.#jwks.keyFor(kid),
-      });
+        algorithms,
+        keyFor: (kid: string | undefined) => this.#keyFor(kid),
+      };
+      claims = await validateIdToken(idToken, expectations);
     } catch (err) {
       // For time failures, measure this machine's clock against the service's, so the log can
       // say whether the clock is wrong rather than the token.
@@ -387,18 +469,30 @@ export class IdClient {
         'The access token has characters a bearer token cannot have (RFC 6750); it was not sent to the userinfo endpoint.',
       );
     }
-    const request = { what: 'userinfo endpoint', refusedCode: 'userinfo_request_failed' } as const;
+    const dpopKey = this.#fapi === undefined ? undefined : requireDpopKey(params.dpopKey, 'userinfo');
+    const metadata = await this.#metadata('userinfo');
+    const userinfoUrl = metadata.userinfoEndpoint;
+    if (userinfoUrl === undefined) {
+      throw new IdError(
+        'discovery_invalid',
+        "The provider's discovery document names no userinfo_endpoint, so there is no userinfo to read: sign in from the ID token alone (the login flow does when the provider has no userinfo endpoint).",
+        { reason: 'userinfo_endpoint' },
+      );
+    }
+    // The service's answer is JSON; a provider's standard userinfo may be a JWT (application/jwt).
+    const request = { what: 'userinfo endpoint', refusedCode: 'userinfo_request_failed', ...(metadata.encryptedUserinfo ? {} : { jwt: true }) } as const;
     const body =
-      this.#fapi === undefined
-        ? await this.#call('userinfo', { ...request, method: 'GET', url: this.#userinfoUrl, headers: { Authorization: `Bearer ${accessToken}` } })
+      dpopKey === undefined
+        ? await this.#call('userinfo', { ...request, method: 'GET', url: userinfoUrl, headers: { Authorization: `Bearer ${accessToken}` } })
         : await this.#dpopCall(
             'userinfo',
-            requireDpopKey(params.dpopKey, 'userinfo'),
+            dpopKey,
             'GET',
-            this.#userinfoUrl,
+            userinfoUrl,
             async () => ({ ...request, headers: { Authorization: `DPoP ${accessToken}` } }),
             accessToken,
           );
+    if (!metadata.encryptedUserinfo) return this.#standardUserinfo(body, sub, metadata);
     const info = asObject(body, 'userinfo endpoint');
     if (typeof info.sub !== 'string') {
       throw new IdError('userinfo_malformed', 'The userinfo response has no sub.');
@@ -417,12 +511,83 @@ export class IdClient {
     if (typeof info.key !== 'string') {
       throw new IdError('userinfo_malformed', 'The userinfo response has data but no key.');
     }
+    if (this.#privateKeys.length === 0) {
+      throw new IdError(
+        'configuration_invalid',
+        "The service sent encrypted attributes and this IdClient has no privateKey to decrypt them with: give the privateKey option (the key registered with the service), or ask for the 'openid' scope alone.",
+      );
+    }
     try {
       return { sub, data: await decryptUserinfo(this.#privateKeys, info.key, entries) };
     } catch (err) {
       logCallFailure(this.#log, 'userinfo', err);
       throw err;
     }
+  }
+
+  /** A provider's standard userinfo: JSON claims, or a signed (optionally encrypted) JWT of them; its `sub` must be the ID token's. */
+  async #standardUserinfo(body: unknown, sub: string, metadata: ServiceMetadata): Promise<UserinfoResult> {
+    let claims: Record<string, unknown>;
+    if (typeof body === 'string') {
+      claims = await readUserinfoJwt(body, {
+        issuer: this.issuer,
+        clientId: this.clientId,
+        algorithms: this.#algorithmsFor(metadata),
+        decryptionKeys: this.#idTokenKeys,
+        keyFor: (kid) => this.#keyFor(kid),
+      });
+    } else {
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw new IdError('userinfo_malformed', 'The userinfo endpoint answered with JSON that is not an object.');
+      }
+      claims = body as Record<string, unknown>;
+    }
+    if (typeof claims.sub !== 'string') throw new IdError('userinfo_malformed', 'The userinfo response has no sub.');
+    if (claims.sub !== sub) throw new IdError('userinfo_sub_mismatch', 'The userinfo sub differs from the sub of the ID token.');
+    return { sub, data: {}, claims };
+  }
+
+  /**
+   * The algorithms accepted for this provider: the allowlist narrowed to the metadata's
+   * `id_token_signing_alg_values_supported`; kept in {@link IdClient.idTokenAlgorithms}.
+   * @throws IdError `id_token_alg_not_allowed` (reason `no_common_algorithm`) when none is left.
+   */
+  #algorithmsFor(metadata: ServiceMetadata): readonly string[] {
+    const algorithms = commonAlgorithms(this.#allowedAlgorithms, metadata.idTokenSigningAlgValues);
+    if (algorithms.length !== this.idTokenAlgorithms.length || algorithms.some((a, i) => a !== this.idTokenAlgorithms[i])) this.idTokenAlgorithms = algorithms;
+    return algorithms;
+  }
+
+  /**
+   * The provider's key for `kid`, from the key set its metadata names. A key the set lacks makes
+   * the client read the discovery document again (at most once per cooldown): when the provider
+   * moved its `jwks_uri`, the key is looked up there.
+   */
+  async #keyFor(kid: string | undefined): Promise<import('node:crypto').KeyObject> {
+    const metadata = await this.#metadata('jwks');
+    try {
+      return await this.#keySet(metadata.jwksUri).keyFor(kid);
+    } catch (err) {
+      if (!(err instanceof IdError) || err.code !== 'id_token_key_not_found' || !metadata.fromDocument) throw err;
+      let fresh: ServiceMetadata;
+      try {
+        fresh = await this.#discovery.refresh();
+      } catch (refreshErr) {
+        logCallFailure(this.#log, 'discovery', refreshErr);
+        throw err;
+      }
+      if (fresh.jwksUri.href === metadata.jwksUri.href) throw err;
+      return this.#keySet(fresh.jwksUri).keyFor(kid);
+    }
+  }
+
+  /** The cached key set at `url` (a new one when the provider's `jwks_uri` moved). */
+  #keySet(url: URL): RemoteKeySet {
+    if (this.#jwks !== undefined && this.#jwksUrl === url.href) return this.#jwks;
+    this.#oldJwksFetches += this.#jwks?.fetchCount ?? 0;
+    this.#jwksUrl = url.href;
+    this.#jwks = new RemoteKeySet({ http: this.#http, url, clock: this.#clock, cooldown: this.#jwksCooldown, maxAge: this.#jwksMaxAge, log: this.#log });
+    return this.#jwks;
   }
 
   /** Close idle keep-alive connections (the client stays usable). */
@@ -457,12 +622,20 @@ export class IdClient {
     }
   }
 
-  /** The discovery document; a failure to read it is logged before it is thrown. */
-  async #metadata(endpoint: Endpoint): Promise<Awaited<ReturnType<DiscoveryCache['get']>>> {
+  /**
+   * The provider's metadata (cached: no request while it is fresh); a failure to read it is
+   * logged before it is thrown. A document with no ID-token algorithm in common with the
+   * allowlist is refused here, before any login uses it.
+   */
+  async #metadata(endpoint: Endpoint): Promise<ServiceMetadata> {
+    const cached = this.#discovery.peek();
+    if (cached !== undefined && this.#discovery.isFresh()) return cached;
     try {
-      return await this.#discovery.get();
+      const metadata = await this.#discovery.get();
+      this.#algorithmsFor(metadata);
+      return metadata;
     } catch (err) {
-      logCallFailure(this.#log, endpoint, err);
+      logCallFailure(this.#log, endpoint === 'discovery' ? endpoint : 'discovery', err);
       throw err;
     }
   }
@@ -493,4 +666,39 @@ export class IdClient {
     }
     return this.#redirectUri;
   }
+}
+
+/** `endpoint` with `search` appended to whatever query it already has. */
+function withQuery(endpoint: URL, search: string): string {
+  const base = endpoint.href;
+  return `${base}${endpoint.search === '' ? '?' : '&'}${search}`;
+}
+
+/** The client's extra parameters, then this login's (a name in both takes this login's value). */
+function mergeParams(base: readonly [string, string][], login: [string, string][]): [string, string][] {
+  const names = new Set(login.map(([name]) => name));
+  return [...base.filter(([name]) => !names.has(name)), ...login];
+}
+
+/**
+ * The signed ID token's `alg` must be on the allowlist (read from the header alone, before any
+ * key is looked up); the verification then keeps to the same list.
+ * @throws IdError `id_token_alg_not_allowed`.
+ */
+function requireAllowedAlgorithm(idToken: unknown, algorithms: readonly string[]): void {
+  if (typeof idToken !== 'string') return; // the verification names what is missing
+  const dot = idToken.indexOf('.');
+  if (dot <= 0) return;
+  let alg: unknown;
+  try {
+    alg = (JSON.parse(Buffer.from(idToken.slice(0, dot), 'base64url').toString('utf8')) as { alg?: unknown } | null)?.alg;
+  } catch {
+    return; // malformed: the verification says so
+  }
+  if (typeof alg === 'string' && algorithms.includes(alg)) return;
+  const shown = typeof alg === 'string' && /^[\w-]{1,20}$/.test(alg) ? alg : 'unknown';
+  throw new IdError(
+    'id_token_alg_not_allowed',
+    `The ID token is signed with "${shown}", which is not in idTokenSigningAlgorithms (${algorithms.join(', ')}); the provider signs with an algorithm this app does not accept.`,
+  );
 }

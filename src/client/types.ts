@@ -18,18 +18,47 @@ export interface IdClientOptions {
   clientSecret?: string;
   /**
    * RSA private key from registration: PKCS#1 or PKCS#8 PEM (literal `\n` escapes are accepted)
-   * or a private JWK. Required. An array of keys while rotating: userinfo is decrypted with the
+   * or a private JWK. Needed to read the service's encrypted attributes (and, by default, FAPI
+   * ID tokens); not needed by an app that signs in from the ID token alone or reads a provider's
+   * standard userinfo. An array of keys while rotating: userinfo is decrypted with the
    * key the JWE's `kid` names (by `kid` or RFC 7638 thumbprint), else with each in order.
    */
-  privateKey: string | RsaPrivateJwk | ReadonlyArray<string | RsaPrivateJwk>;
+  privateKey?: string | RsaPrivateJwk | ReadonlyArray<string | RsaPrivateJwk>;
   /** Registered callback URL. If absent, give it to authorizationUrl and callback. */
   redirectUri?: string;
   /**
-   * The service's origin, e.g. `https://id.example`. Required: the placeholder
+   * The service's origin, e.g. `https://id.example`: shorthand for `issuer: hostname + '/v2'`,
+   * the service of the spec (in the base profile, the spec's own paths stand in when its
+   * discovery document cannot be read). Give `hostname` or `issuer`: the placeholder
    * {@link DEFAULT_HOSTNAME} is refused. A plain `http:` origin is refused unless its host is
    * loopback (`localhost`, `127.0.0.0/8`, `::1`) or `allowInsecureHttp` is true.
    */
-  hostname: string;
+  hostname?: string;
+  /**
+   * Another provider's issuer, exactly as its discovery document names it (it may carry a path,
+   * e.g. `https://login.example/oidc`). Every endpoint is then read from
+   * `{issuer}/.well-known/openid-configuration` (read once, cached); there is no fallback. Give
+   * `issuer` or `hostname`, not both.
+   */
+  issuer?: string;
+  /**
+   * The ID-token signature algorithms this app accepts, checked against the provider's
+   * `id_token_signing_alg_values_supported`. Default `['RS256']` (the spec); with
+   * `profile: 'fapi2'`, `['PS256', 'ES256', 'EdDSA']` (FAPI 2.0 section 5.4.1).
+   */
+  idTokenSigningAlgorithms?: readonly string[];
+  /**
+   * Require the `iss` parameter (RFC 9207) in every authorization response, even when the
+   * provider does not advertise `authorization_response_iss_parameter_supported`. Default
+   * false: required when advertised; a present one is always checked.
+   */
+  requireIssParameter?: boolean;
+  /**
+   * Extra authorization parameters sent with every login (`acr_values`, `ui_locales`, `prompt`,
+   * `login_hint`, a provider's own such as `redirect_uri_https_type`). They can never replace
+   * a parameter the client sets itself (PKCE, `state`, `nonce`, `redirect_uri`, `client_id`, `dpop_jkt`).
+   */
+  authorizationParams?: Readonly<Record<string, string>>;
   /** Allow a plain `http:` hostname that is not loopback (a test network). Default false. */
   allowInsecureHttp?: boolean;
   /**
@@ -88,6 +117,11 @@ export interface IdClientOptions {
   dpopKey?: 'per-login' | AppKeyInput;
   /** FAPI 2.0: the message shown to the person on the approval screen, for every login that gives none (at most 100 characters). */
   authenticationContextMessage?: string;
+  /**
+   * FAPI 2.0: the `authentication_context_type` sent beside the message, for every login that
+   * gives none (e.g. `APP_AUTHENTICATION_DEFAULT`, for a service that shows the message only with a type).
+   */
+  authenticationContextType?: string;
   /** FAPI 2.0: keys no longer used that stay in {@link IdClient.publicJwks} until a date (the rotation overlap). */
   retiredPublicKeys?: readonly RetiredPublicKey[];
 }
@@ -98,6 +132,8 @@ export interface PushedAuthorizationParams extends AuthorizationUrlParams {
   dpopKey: DpopKey;
   /** Shown on the approval screen; at most 100 characters. Default: the client's `authenticationContextMessage`. */
   authenticationContextMessage?: string;
+  /** `authentication_context_type`; default: the client's `authenticationContextType`. */
+  authenticationContextType?: string;
 }
 
 /** Output of {@link IdClient.pushAuthorizationRequest}. */
@@ -120,6 +156,11 @@ export interface AuthorizationUrlParams {
   codeChallenge: string;
   /** `max_age` (OpenID Connect): the longest time in seconds since the person last authenticated; the ID token then carries `auth_time`. */
   maxAge?: number;
+  /**
+   * Extra parameters for this login, after the client's `authorizationParams` (a name given in
+   * both takes this value). Never one the client sets itself (PKCE, `state`, `nonce`, ...).
+   */
+  authorizationParams?: Readonly<Record<string, string>>;
 }
 
 /** Output of {@link IdClient.authorizationUrl}. */
@@ -173,8 +214,13 @@ export interface UserinfoParams {
   dpopKey?: DpopKey;
 }
 
-/** Output of {@link IdClient.userinfo}: decrypted attributes keyed by scope name. */
+/**
+ * Output of {@link IdClient.userinfo}: the service's decrypted attributes keyed by scope name,
+ * or (`data` empty) a provider's standard OpenID Connect claims.
+ */
 export interface UserinfoResult {
   sub: string;
   data: Record<string, string>;
+  /** A provider's standard userinfo claims (JSON, or a signed and optionally encrypted JWT); absent for the service's encrypted attributes. */
+  claims?: Record<string, unknown>;
 }

@@ -42,6 +42,10 @@ export const DIAGNOSIS_CODES = [
   'dpop_proof_refused',
   'id_token_key_mismatch',
   'provider_not_answering',
+  'discovery_field_refused',
+  'discovery_other_issuer',
+  'id_token_alg_refused',
+  'userinfo_unreadable',
 ] as const;
 
 /** One of {@link DIAGNOSIS_CODES}. */
@@ -387,5 +391,48 @@ export function diagnoseCredentials(code: string, oauthError: string | undefined
   if (code === 'authorization_response_iss_mismatch') return diagnosis('response_iss_mismatch');
   if (code === 'token_request_failed' && clientRefused) return diagnosis('client_secret_refused');
   if (code === 'userinfo_key_decrypt_failed') return diagnosis('private_key_mismatch');
+  return undefined;
+}
+
+/**
+ * Diagnosis of a failure the provider's own answers caused (never the person's): a discovery
+ * document that names another issuer or an unusable field, an ID token signed with an algorithm
+ * the app does not accept, a userinfo answer that cannot be read. Names the discovery field or
+ * the option to change. Undefined for any other failure.
+ * @param reason the error's `reason`: for `discovery_invalid`, the discovery field.
+ */
+export function diagnoseProvider(code: string, reason: string | undefined): Diagnosis | undefined {
+  if (code === 'discovery_invalid') {
+    const field = reason !== undefined && /^[a-z_]{1,64}$/.test(reason) ? reason : 'an endpoint';
+    return {
+      code: 'discovery_field_refused',
+      cause: `The provider's discovery document gives no usable ${field}: it is missing, not an absolute URL, or not https (plain http is accepted only on loopback, or with allowInsecureHttp on a closed test network).`,
+      fix: `Check that the issuer option names the provider you are registered with and that its /.well-known/openid-configuration publishes ${field} as an https URL; ask the provider to publish it.`,
+    };
+  }
+  if (code === 'discovery_issuer_mismatch') {
+    return {
+      code: 'discovery_other_issuer',
+      cause: "The provider's discovery document names another issuer than the one this app is configured for (they must be equal, character for character: path and trailing slash included).",
+      fix: 'Set the issuer option to the issuer value of the discovery document (for the service of the spec, hostname is its origin, without /v2).',
+    };
+  }
+  if (code === 'id_token_alg_not_allowed') {
+    return {
+      code: 'id_token_alg_refused',
+      cause:
+        reason === 'no_common_algorithm'
+          ? "None of the algorithms in idTokenSigningAlgorithms is in the provider's id_token_signing_alg_values_supported."
+          : 'The provider signed the ID token with an algorithm that is not in idTokenSigningAlgorithms (or not in its own id_token_signing_alg_values_supported).',
+      fix: "Add the algorithm the provider signs with to the idTokenSigningAlgorithms option (RS256, PS256, ES256 or EdDSA), or register the client for one of the app's algorithms (id_token_signed_response_alg).",
+    };
+  }
+  if (code === 'userinfo_malformed') {
+    return {
+      code: 'userinfo_unreadable',
+      cause: "The provider's userinfo answer could not be read: not the shape its discovery document describes, without sub, or a JWT that does not verify or decrypt.",
+      fix: "Check the provider's userinfo_endpoint and the client's registration (userinfo_signed_response_alg, userinfo_encrypted_response_alg); with the 'openid' scope alone, no userinfo is read.",
+    };
+  }
   return undefined;
 }

@@ -19,12 +19,13 @@ import type {
 } from '../client/types.js';
 import type { DpopKey, StoredDpopKey } from '../client/dpop.js';
 import { checkContextMessage } from '../client/fapi-config.js';
+import { checkAuthorizationParams, checkContextType } from '../client/client-options.js';
 import { systemClock, type Clock } from '../clock.js';
 import { knownOAuthError } from '../client/oauth-error-codes.js';
 import { IdError } from '../errors.js';
 import { checkLogger, createLog, LOG_EVENTS, newReference, type Log, type Logger } from '../log.js';
 import { classifyFailure } from './failure.js';
-import { diagnoseCallback, diagnoseClockSkew, diagnoseCredentials, diagnoseExpired, SESSION_MIDDLEWARE_MISSING, type RequestFacts } from './diagnose.js';
+import { diagnoseCallback, diagnoseClockSkew, diagnoseCredentials, diagnoseExpired, diagnoseProvider, SESSION_MIDDLEWARE_MISSING, type RequestFacts } from './diagnose.js';
 import { LoginLedger } from './login-ledger.js';
 import { probeService, serviceNotAnswering, shouldProbe } from './provider-probe.js';
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
@@ -77,6 +78,10 @@ export interface LoginFlowClient {
   dpopKeyForLogin?(): Promise<{ key: DpopKey; stored?: StoredDpopKey }>;
   /** FAPI 2.0: the DPoP key of a login back from what was kept. */
   restoreDpopKey?(stored: StoredDpopKey | undefined): Promise<DpopKey>;
+  /** Reads the provider's discovery document when it is not cached (before a login is started; free while cached). */
+  discover?(): Promise<void>;
+  /** Whether the provider publishes a userinfo endpoint; without one, a sign-in completes from the ID token alone. */
+  hasUserinfoEndpoint?(): Promise<boolean>;
 }
 
 /** Options of {@link createLoginFlow}. */
@@ -128,6 +133,14 @@ export interface BeginOptions {
    * characters), e.g. "Sign in to pay invoice 2041". Default: the client's `authenticationContextMessage`.
    */
   authenticationContextMessage?: string;
+  /** FAPI 2.0: the `authentication_context_type` sent beside the message, e.g. `APP_AUTHENTICATION_DEFAULT`. Default: the client's `authenticationContextType`. */
+  authenticationContextType?: string;
+  /**
+   * Extra authorization parameters for this login (`acr_values`, `ui_locales`, `prompt`,
+   * `login_hint`, a provider's own); they can never replace PKCE, `state`, `nonce`,
+   * `redirect_uri`, `client_id` or `dpop_jkt` (refused with a TypeError).
+   */
+  authorizationParams?: Readonly<Record<string, string>>;
 }
 
 /** What {@link LoginFlow.begin} gives back. */
@@ -142,10 +155,15 @@ export interface BeginResult {
 export interface LoginUser {
   /** The person's identifier for this client (pairwise). */
   sub: string;
-  /** The requested attributes the service returned, keyed by scope name, e.g. `{ 'profile.name': '...' }`. Own keys only. */
+  /**
+   * The requested attributes the service returned, keyed by scope name, e.g. `{ 'profile.name': '...' }`.
+   * Own keys only. Empty when the sign-in came from the ID token alone or from a provider's standard userinfo.
+   */
   data: Record<string, string>;
   /** The validated ID token claims. */
   claims: IdTokenClaims;
+  /** A provider's standard userinfo claims (its `sub` is the ID token's), when the login read one. */
+  userinfo?: Record<string, unknown>;
   /** When the person authenticated on the phone (the ID token's `auth_time`), in ms since the epoch; absent when the token has none. */
   authTime?: number;
   /** When this sign-in completed (the session started), in ms since the epoch. */
@@ -279,6 +297,8 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
   }
   const flowClient = options.client;
   const fapi = fapiMethods(flowClient, who);
+  const discover = typeof flowClient.discover === 'function' ? flowClient.discover.bind(flowClient) : undefined;
+  const hasUserinfoEndpoint = typeof flowClient.hasUserinfoEndpoint === 'function' ? flowClient.hasUserinfoEndpoint.bind(flowClient) : undefined;
   if (options.clock !== undefined && typeof options.clock !== 'function') {
     throw optionError(who, 'clock', 'must be a function returning the time in ms since the epoch.');
   }
@@ -323,7 +343,17 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     const state = generateState();
     const nonce = generateNonce();
     const maxAge = beginOptions.maxAge === undefined ? undefined : checkInteger(beginOptions.maxAge, 0, 1e9, who, 'maxAge', 'must be a whole number of seconds (the step-up window), like 300.');
-    const params: AuthorizationUrlParams = { state, scope, nonce, codeChallenge, ...redirectParam, ...(maxAge === undefined ? {} : { maxAge }) };
+    const extras = beginOptions.authorizationParams;
+    if (extras !== undefined) checkAuthorizationParams(extras, `${who}: authorizationParams`);
+    const params: AuthorizationUrlParams = {
+      state,
+      scope,
+      nonce,
+      codeChallenge,
+      ...redirectParam,
+      ...(maxAge === undefined ? {} : { maxAge }),
+      ...(extras === undefined ? {} : { authorizationParams: extras }),
+    };
     return { scope, codeVerifier, state, nonce, maxAge, params };
   }
 
@@ -349,8 +379,10 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
 
   function begin(session: FlowSession, beginOptions: BeginOptions = {}): BeginResult {
     if (fapi) throw optionError(who, 'begin()', "cannot start a fapi2 login (its parameters are pushed first, a network call): use await flow.start(session, options).");
-    if (beginOptions.authenticationContextMessage !== undefined) {
-      throw optionError(who, 'authenticationContextMessage', "is sent only in the fapi2 profile; construct the IdClient with profile: 'fapi2', or remove it.");
+    for (const name of ['authenticationContextMessage', 'authenticationContextType'] as const) {
+      if (beginOptions[name] !== undefined) {
+        throw optionError(who, name, "is sent only in the fapi2 profile; construct the IdClient with profile: 'fapi2', or remove it.");
+      }
     }
     const login = prepare(beginOptions);
     const result = flowClient.authorizationUrl(login.params);
@@ -363,6 +395,14 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
 
   async function start(session: FlowSession, beginOptions: BeginOptions = {}): Promise<BeginResult> {
     if (!fapi) {
+      if (discover !== undefined) {
+        // Cached after the first login: no request. A provider whose document cannot be used is never the person's doing.
+        try {
+          await discover();
+        } catch (err) {
+          throw report(err, beginOptions.request);
+        }
+      }
       const started = begin(session, beginOptions);
       const serviceUrl = serviceAnswered ? undefined : new URL(started.redirectUrl);
       if (serviceUrl === undefined || !shouldProbe(serviceUrl)) return started;
@@ -375,6 +415,10 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       beginOptions.authenticationContextMessage === undefined
         ? undefined
         : checkContextMessage(beginOptions.authenticationContextMessage, `${who}: authenticationContextMessage`);
+    const contextType =
+      beginOptions.authenticationContextType === undefined
+        ? undefined
+        : checkContextType(beginOptions.authenticationContextType, `${who}: authenticationContextType`);
     const login = prepare(beginOptions);
     let result: PushedAuthorizationResult;
     let dpop: Awaited<ReturnType<typeof fapi.dpopKeyForLogin>>;
@@ -384,6 +428,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
         ...login.params,
         dpopKey: dpop.key,
         ...(message === undefined ? {} : { authenticationContextMessage: message }),
+        ...(contextType === undefined ? {} : { authenticationContextType: contextType }),
       });
     } catch (err) {
       // A refused push is never the person's doing: logged with a reference like a failed callback.
@@ -444,7 +489,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     } else if (err.code === 'id_token_expired' || err.code === 'id_token_issued_in_future' || err.code === 'id_token_not_yet_valid') {
       err.diagnosis = diagnoseClockSkew(err.clockSkewMs, options.clockTolerance, err.code);
     } else {
-      const credentials = diagnoseCredentials(err.code, oauthErrorOf(err).oauthError, fapi !== undefined);
+      const credentials = diagnoseCredentials(err.code, oauthErrorOf(err).oauthError, fapi !== undefined) ?? diagnoseProvider(err.code, err.reason);
       if (credentials !== undefined) err.diagnosis = credentials;
     }
     const failure = classifyFailure(err);
@@ -529,8 +574,14 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     const dpopKey = fapi ? { dpopKey: await fapi.restoreDpopKey(pending.dpop) } : {};
     const iss = typeof query.iss === 'string' ? { iss: query.iss } : {};
     const tokens = await flowClient.callback({ code, nonce: pending.nonce, codeVerifier: pending.codeVerifier, ...redirectParam, ...iss, ...dpopKey });
-    const info = await flowClient.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken, ...dpopKey });
-    const { data, dropped } = requestedAttributes(info.data, pending.scope ?? defaultScope);
+    // The ID token alone signs the person in when no attribute was asked for, or the provider has no userinfo.
+    const scope = pending.scope ?? defaultScope;
+    const wantsAttributes = scopeList(scope).some((s) => s !== 'openid');
+    const readUserinfo = wantsAttributes && (hasUserinfoEndpoint === undefined || (await hasUserinfoEndpoint()));
+    const info: UserinfoResult = readUserinfo
+      ? await flowClient.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken, ...dpopKey })
+      : { sub: tokens.sub, data: {} };
+    const { data, dropped } = requestedAttributes(info.data, scope);
     if (dropped.length > 0 && log.debugEnabled) {
       // Names only, never values.
       log.write('debug', { event: LOG_EVENTS.attributesDropped, attributes: dropped }, 'Attributes that were not requested were dropped');
@@ -551,7 +602,14 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     log.write('info', { event: LOG_EVENTS.loginCompleted, ms: done - pending.createdAt }, 'Sign-in completed');
     const authTime = typeof tokens.claims.auth_time === 'number' && Number.isFinite(tokens.claims.auth_time) ? tokens.claims.auth_time * 1000 : undefined;
     return {
-      user: { sub: info.sub, data, claims: tokens.claims, ...(authTime === undefined ? {} : { authTime }), signedInAt: done },
+      user: {
+        sub: info.sub,
+        data,
+        claims: tokens.claims,
+        ...(info.claims === undefined ? {} : { userinfo: info.claims }),
+        ...(authTime === undefined ? {} : { authTime }),
+        signedInAt: done,
+      },
       ...(pending.returnTo === undefined ? {} : { returnTo: pending.returnTo }),
       ...(pending.maxAge === undefined ? {} : { maxAge: pending.maxAge }),
     };

@@ -115,6 +115,11 @@ export interface NdIdRouterOptions {
    * function of the login request (return undefined for the client's default). At most 100 characters.
    */
   authenticationContextMessage?: string | ((req: Request) => string | undefined);
+  /**
+   * Extra authorization parameters per login (`ui_locales`, `prompt`, `login_hint`, ...): an
+   * object, or a function of the login request. Never one the client sets itself (PKCE, state, nonce, ...).
+   */
+  authorizationParams?: Readonly<Record<string, string>> | ((req: Request) => Readonly<Record<string, string>> | undefined);
 }
 
 /** Default paths of the routes. */
@@ -202,6 +207,10 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   const contextMessage = options.authenticationContextMessage;
   if (contextMessage !== undefined && typeof contextMessage !== 'string' && typeof contextMessage !== 'function') {
     throw optionError('authenticationContextMessage', 'must be a string of at most 100 characters, or a function (req) returning one.');
+  }
+  const extraParams = options.authorizationParams;
+  if (extraParams !== undefined && (typeof extraParams !== 'object' || extraParams === null) && typeof extraParams !== 'function') {
+    throw optionError('authorizationParams', 'must be an object of parameter names and string values, or a function (req) returning one.');
   }
   const successRedirect = checkUrl(options.successRedirect, 'successRedirect', '/') as string;
   const failureRedirect = checkUrl(options.failureRedirect, 'failureRedirect', undefined);
@@ -321,12 +330,14 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     const returnTo = safeReturnTo(req.query.returnTo);
     const maxAge = stepUpMaxAge(req.query.maxAge);
     const message = typeof contextMessage === 'function' ? contextMessage(req) : contextMessage;
+    const params = typeof extraParams === 'function' ? extraParams(req) : extraParams;
     const authOptions: NdIdAuthenticateOptions = {
       sessionCookieName,
       successRedirect,
       sessions,
       wiring: { callbackRoute: callbackPath === false ? false : `${req.baseUrl}${callbackPath}`, passport, strategyName },
       ...(message === undefined ? {} : { authenticationContextMessage: message }),
+      ...(params === undefined ? {} : { authorizationParams: params }),
       ...(returnTo === undefined ? {} : { returnTo }),
       ...(maxAge === undefined ? {} : { maxAge }),
     };

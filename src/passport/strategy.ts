@@ -151,6 +151,10 @@ export interface NdIdAuthenticateOptions extends AuthenticateOptions {
   maxAge?: number;
   /** FAPI 2.0: the message the person sees on the approval screen for this login (at most 100 characters). */
   authenticationContextMessage?: string;
+  /** FAPI 2.0: the `authentication_context_type` sent beside the message for this login. */
+  authenticationContextType?: string;
+  /** Extra authorization parameters for this login (`ui_locales`, `prompt`, `login_hint`, ...); never one the client sets itself. */
+  authorizationParams?: Readonly<Record<string, string>>;
 }
 
 /** What `success` passes on as `info` (it becomes `req.authInfo` with plain `passport.authenticate`). */
@@ -333,7 +337,7 @@ export class NdIdStrategy extends PassportStrategyBase {
       for (const field of ['clientId', 'clientSecret', 'privateKey'] as const) {
         if (field === 'clientSecret' && fapi2) continue; // private_key_jwt: IdClient checks the assertion key
         const value: unknown = options[field];
-        if (field === 'privateKey' && typeof value === 'object' && value !== null) continue; // JWK or key list: IdClient checks it
+        if (field === 'privateKey' && ((typeof value === 'object' && value !== null) || value === undefined)) continue; // JWK, key list or none (ID token alone): IdClient checks it
         if (typeof value !== 'string' || value.trim() === '') {
           throw optionError(field, 'is required: give the value from your registration with the service (or a ready client).');
         }
@@ -475,6 +479,8 @@ export class NdIdStrategy extends PassportStrategyBase {
         ...(options.scope === undefined ? {} : { scope: options.scope }),
         ...(options.maxAge === undefined ? {} : { maxAge: options.maxAge }),
         ...(options.authenticationContextMessage === undefined ? {} : { authenticationContextMessage: options.authenticationContextMessage }),
+        ...(options.authenticationContextType === undefined ? {} : { authenticationContextType: options.authenticationContextType }),
+        ...(options.authorizationParams === undefined ? {} : { authorizationParams: options.authorizationParams }),
         request: { host: hostOf(req) },
       }));
     } catch (err) {

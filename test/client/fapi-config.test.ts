@@ -30,8 +30,6 @@ function fapi(extra: Partial<IdClientOptions> = {}): IdClientOptions {
   };
 }
 
-let origin = 'http://127.0.0.1:9';
-
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 describe('IdClient with profile fapi2: construction', () => {
@@ -128,23 +126,104 @@ describe('authenticationContextMessage', () => {
 });
 
 describe('the authorization response iss in the profile', () => {
-  it.each([
-    ['answers 404', (res: import('node:http').ServerResponse) => res.writeHead(404).end()],
-    [
-      'omits authorization_response_iss_parameter_supported',
-      (res: import('node:http').ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: `${origin}/v2` })),
-    ],
-  ])('is required even when discovery %s (FAPI 2.0 requires RFC 9207), and checked when present', async (_case, answer) => {
-    const server = createServer((_req, res) => answer(res));
+  /** A provider whose discovery document answers as `doc(origin)` does, on 127.0.0.1. */
+  async function withDiscovery(doc: (origin: string) => Record<string, unknown> | undefined, run: (origin: string) => Promise<void>): Promise<void> {
+    let served = '';
+    const server = createServer((_req, res) => {
+      const body = doc(served);
+      if (body === undefined) res.writeHead(404).end();
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const client = new IdClient(fapi({ hostname: origin }));
+    served = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
+      await run(served);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+  const endpoints = (o: string) => ({
+    issuer: `${o}/v2`,
+    authorization_endpoint: `${o}/v2/oauth/authorize`,
+    token_endpoint: `${o}/v2/oauth/token`,
+    jwks_uri: `${o}/v2/.well-known/jwks.json`,
+  });
+
+  it('is required when discovery advertises it, and checked when present', async () => {
+    await withDiscovery((o) => ({ ...endpoints(o), authorization_response_iss_parameter_supported: true }), async (o) => {
+      const client = new IdClient(fapi({ hostname: o }));
       await expect(client.checkAuthorizationResponse({ code: 'c', state: 's' })).rejects.toMatchObject({ code: 'authorization_response_iss_missing' });
       await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: 'https://other.example/v2' })).rejects.toMatchObject({
         code: 'authorization_response_iss_mismatch',
       });
-      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: `${origin}/v2` })).resolves.toBeUndefined();
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: `${o}/v2` })).resolves.toBeUndefined();
+      client.close();
+    });
+  });
+
+  it('is not required when discovery does not advertise it (a present one is still checked), unless requireIssParameter is set', async () => {
+    await withDiscovery(endpoints, async (o) => {
+      const client = new IdClient(fapi({ hostname: o }));
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's' })).resolves.toBeUndefined();
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's', iss: `${o}/v2/` })).rejects.toMatchObject({
+        code: 'authorization_response_iss_mismatch',
+      });
+      const strict = new IdClient(fapi({ hostname: o, requireIssParameter: true }));
+      await expect(strict.checkAuthorizationResponse({ code: 'c', state: 's' })).rejects.toMatchObject({ code: 'authorization_response_iss_missing' });
+      client.close();
+      strict.close();
+    });
+  });
+
+  it('a discovery document that cannot be read never switches the check off: the response is refused', async () => {
+    await withDiscovery(() => undefined, async (o) => {
+      const client = new IdClient(fapi({ hostname: o }));
+      await expect(client.checkAuthorizationResponse({ code: 'c', state: 's' })).rejects.toMatchObject({ code: 'provider_invalid_response', status: 404 });
+      client.close();
+    });
+  });
+});
+
+describe('the pushed request of another provider', () => {
+  it('goes to the PAR endpoint of the document, with the context type beside the message and the extra parameters; the browser goes to its authorization endpoint', async () => {
+    const pushed: URLSearchParams[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const o = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        if (req.url === '/tenant/a/.well-known/openid-configuration') {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              issuer: `${o}/tenant/a`,
+              authorization_endpoint: `${o}/login/authorize`,
+              pushed_authorization_request_endpoint: `${o}/login/par`,
+              token_endpoint: `${o}/login/token`,
+              jwks_uri: `${o}/login/jwks`,
+            }),
+          );
+        } else if (req.url === '/login/par') {
+          pushed.push(new URLSearchParams(Buffer.concat(chunks).toString()));
+          res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ request_uri: 'urn:par:1', expires_in: 60 }));
+        } else res.writeHead(404).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const o = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new IdClient(
+      fapi({ hostname: undefined, issuer: `${o}/tenant/a`, authenticationContextMessage: 'Sign in to pay', authenticationContextType: 'APP_AUTHENTICATION_DEFAULT', authorizationParams: { redirect_uri_https_type: 'app_claimed_https' } }),
+    );
+    try {
+      const { key } = await client.dpopKeyForLogin();
+      const result = await client.pushAuthorizationRequest({ codeChallenge: 'a'.repeat(43), state: 's-1', dpopKey: key });
+      expect(result.url).toBe(`${o}/login/authorize?client_id=fapi-app&request_uri=urn%3Apar%3A1`);
+      const body = pushed[0]!;
+      expect(body.get('authentication_context_type')).toBe('APP_AUTHENTICATION_DEFAULT');
+      expect(body.get('authentication_context_message')).toBe('Sign in to pay');
+      expect(body.get('redirect_uri_https_type')).toBe('app_claimed_https');
+      expect(body.getAll('dpop_jkt')).toEqual([key.jkt]);
+      expect(JSON.parse(Buffer.from(body.get('client_assertion')!.split('.')[1]!, 'base64url').toString()).aud).toBe(`${o}/tenant/a`);
+      await expect(client.pushAuthorizationRequest({ codeChallenge: 'a'.repeat(43), dpopKey: key, authorizationParams: { dpop_jkt: 'x' } })).rejects.toThrow('dpop_jkt is set by the client itself');
     } finally {
       client.close();
       await new Promise((resolve) => server.close(resolve));

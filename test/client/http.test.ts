@@ -173,6 +173,8 @@ describe('HTTP faults of the userinfo endpoint', () => {
     let requests = 0;
     const served = new WeakSet<Socket>();
     const server = createHttpServer((req, res) => {
+      // The discovery document (read once, first): absent, so the spec's paths stand in.
+      if (req.url?.includes('openid-configuration')) return sendJson(res, 404, { error: 'not_found' });
       requests += 1;
       const socket = req.socket;
       if (served.has(socket)) {
@@ -185,6 +187,7 @@ describe('HTTP faults of the userinfo endpoint', () => {
     server.on('connection', () => (connections += 1));
     const origin = await listen(server);
     const client = clientFor(stub, { hostname: origin });
+    await client.discover();
     try {
       // Two concurrent calls leave two idle sockets in the keep-alive pool.
       await Promise.all([

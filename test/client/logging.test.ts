@@ -66,7 +66,7 @@ const scenarios: Scenario[] = [
     setup: (s, echo) => s.override(STUB_PATHS.userinfo, (_r, res) => sendJson(res, 401, { error: 'invalid_token', error_description: echo })) },
   { name: 'block key for another key', code: 'userinfo_key_decrypt_failed', warns: 'userinfo', step: 'userinfo',
     setup: (s) => { s.userinfo.recipient = importRsaPublicKey(testKeyPair('stranger').publicKeyPem); } },
-  { name: 'attribute sent in clear', code: 'userinfo_malformed', step: 'userinfo',
+  { name: 'attribute sent in clear', code: 'userinfo_malformed', warns: 'userinfo', step: 'userinfo',
     setup: (s) => s.override(STUB_PATHS.userinfo, async (_r, res) => sendJson(res, 200, { ...(await s.userinfoBody()), data: { 'profile.nric_number': NRIC } })) },
 ];
 

@@ -134,7 +134,9 @@ async function twoLogins(client: IdClient): Promise<Seen[]> {
 }
 
 function expectAllThroughProxy(calls: Seen[]): void {
-  expect(new Set(calls.map((c) => c.path))).toEqual(new Set(['/v2/oauth/token', '/v2/.well-known/jwks.json', '/v2/oauth/userinfo']));
+  expect(new Set(calls.map((c) => c.path))).toEqual(
+    new Set(['/v2/.well-known/openid-configuration', '/v2/oauth/token', '/v2/.well-known/jwks.json', '/v2/oauth/userinfo']),
+  );
   expect(calls.filter((c) => !c.viaProxy)).toEqual([]);
 }
 

@@ -537,11 +537,12 @@ describe('fuzzing provider answers through ndIdRouter and the strategy', () => {
             secrets = [...secrets, ...[original.key as string, ...Object.values(original.data as Record<string, string>)].flatMap(tokenPieces)];
           }
           const res = await browser.get(`/auth/callback?code=fuzz-code&state=${encodeURIComponent(state)}`).redirects(0);
-          // 401 refused, 502 "the service answered nonsense", 500 only for a block key that this
-          // app's private key cannot decrypt (indistinguishable from a misconfigured key); never a
-          // redirect to the success page.
-          const keyUndecryptable = chosen.where === 'userinfo' && rp.logLines.some((l) => /"code":"userinfo_key_(decrypt_failed|invalid)"/.test(l));
-          expect(keyUndecryptable ? [500] : [401, 502]).toContain(res.status);
+          // 401 refused, 502 "the service answered nonsense", 500 only for what no person can
+          // cause: a block key that this app's private key cannot decrypt (indistinguishable from
+          // a misconfigured key), a malformed userinfo, an ID token signed with an algorithm the
+          // app does not accept; never a redirect to the success page.
+          const serverSide = rp.logLines.some((l) => /"code":"(userinfo_key_(decrypt_failed|invalid)|userinfo_malformed|id_token_alg_not_allowed)"/.test(l));
+          expect(serverSide ? [500] : [401, 502]).toContain(res.status);
           expectNoLeak(res.text, secrets, 'callback page');
           expectNoLeak(rp.logLines.splice(0).join('\n'), secrets, 'log');
           expect((await browser.get('/me')).status, 'the browser is signed in').toBe(401);

@@ -28,6 +28,5 @@ new NdIdStrategy({ client, passReqToCallback: true }, (req, user, done) => done(
 // @ts-expect-error the request comes first only with passReqToCallback: true
 new NdIdStrategy({ client }, (_req: { ip: string }, user: NdIdUser, done: (err: unknown, user?: unknown) => void) => done(null, user));
 
-// IdClient needs the service's origin and the registration's fields.
-// @ts-expect-error hostname is required
-new IdClient({ clientId: 'my-app', clientSecret: 'secret', privateKey: 'PEM' });
+// IdClient needs the service's origin (hostname) or another provider's issuer (checked at construction).
+new IdClient({ clientId: 'my-app', clientSecret: 'secret', issuer: 'https://login.example/oidc', idTokenSigningAlgorithms: ['RS256'] });
