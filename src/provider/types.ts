@@ -67,7 +67,7 @@ export interface ProviderClient {
   /**
    * FAPI 2.0: how ID tokens are signed: `'PS256'` (an RSA key), `'ES256'` (EC P-256) or
    * `'EdDSA'` (Ed25519), the algorithms of FAPI 2.0 section 5.4.1; or `'RS256'`, the spec's, for
-   * a client that does not verify those yet. Default `'RS256'`. The provider makes a key of each
+   * a client that does not verify those yet. Default `'PS256'`. The provider makes a key of each
    * kind its clients need and publishes it in its JWKS with its `kid` and `alg`.
    */
   idTokenSignedResponseAlg?: 'PS256' | 'ES256' | 'EdDSA' | 'RS256';

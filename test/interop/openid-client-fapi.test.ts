@@ -18,7 +18,7 @@ async function configure(provider: TestProvider): Promise<client.Configuration> 
   const config = await client.discovery(
     new URL(provider.provider.issuer),
     provider.client.clientId,
-    { token_endpoint_auth_method: 'private_key_jwt' },
+    { token_endpoint_auth_method: 'private_key_jwt', id_token_signed_response_alg: 'PS256' },
     client.PrivateKeyJwt({ key: signing, kid: fapi.signingKey.kid! }),
     { execute: [client.allowInsecureRequests] },
   );

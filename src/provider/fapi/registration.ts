@@ -25,8 +25,8 @@ export const DEFAULT_ID_TOKEN_ENCRYPTION_ENC = 'A256GCM';
  * 5.4.1, and RS256 (the spec's) for a client that does not verify those yet.
  */
 export const FAPI_ID_TOKEN_SIGNING_ALGS = ['PS256', 'ES256', 'EdDSA', 'RS256'] as const;
-/** The ID-token signature of a FAPI client whose registration names none. */
-export const DEFAULT_FAPI_ID_TOKEN_SIGNING_ALG: IdTokenSigningAlg = 'RS256';
+/** The ID-token signature of a FAPI client whose registration names none: PS256, one of FAPI 2.0 section 5.4.1's. */
+export const DEFAULT_FAPI_ID_TOKEN_SIGNING_ALG: IdTokenSigningAlg = 'PS256';
 /** The JWS algorithms accepted for client assertions and DPoP proofs (never `none`, never HS*). */
 export const FAPI_SIGNING_ALGS = ['ES256', 'PS256', 'EdDSA'] as const;
 

@@ -22,7 +22,7 @@ async function login(strict: boolean): Promise<boolean> {
     if (tokens.id_token.split('.').length !== 5) return false;
     try {
       const { payload } = await jwtVerify(await decryptIdToken(f.test, tokens.id_token), createRemoteJWKSet(new URL(`${f.test.baseUrl}/v2/.well-known/jwks.json`)), {
-        algorithms: ['RS256'],
+        algorithms: ['PS256'],
         issuer: f.test.provider.issuer,
         audience: f.test.client.clientId,
         requiredClaims: ['exp', 'iat', 'sub', 'aud', 'iss'],

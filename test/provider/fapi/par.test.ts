@@ -44,7 +44,7 @@ describe('FAPI 2.0: a whole login over HTTP', () => {
       issuer: f.test.provider.issuer,
       audience: f.test.client.clientId,
     });
-    expect(protectedHeader.alg).toBe('RS256');
+    expect(protectedHeader.alg).toBe('PS256');
     expect(payload.nonce).toBe(params['nonce']);
     const info = await userinfoCall(f.test, f.dpop, tokens.access_token);
     expect(info.status).toBe(200);
