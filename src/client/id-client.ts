@@ -29,7 +29,7 @@ import { checkLogger, createLog, type Log } from '../log.js';
 import { logCallFailure, type Endpoint } from './call-log.js';
 import { generateNonce, isPkceString } from '../pkce.js';
 import { HttpClient } from './http.js';
-import { validateIdToken } from './id-token.js';
+import { type IdTokenSigningAlgorithm, validateIdToken } from './id-token.js';
 import { RemoteKeySet } from './jwks.js';
 import type {
   IdTokenClaims,
@@ -436,7 +436,7 @@ export class IdClient {
         clockTolerance: this.#clockTolerance,
         clock: this.#clock,
         algorithms,
-        keyFor: (kid: string | undefined) => this.#keyFor(kid),
+        keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => this.#keyFor(kid, alg),
       };
       claims = await validateIdToken(idToken, expectations);
     } catch (err) {
@@ -534,7 +534,7 @@ export class IdClient {
         clientId: this.clientId,
         algorithms: this.#algorithmsFor(metadata),
         decryptionKeys: this.#idTokenKeys,
-        keyFor: (kid) => this.#keyFor(kid),
+        keyFor: (kid, alg) => this.#keyFor(kid, alg),
       });
     } else {
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -563,10 +563,10 @@ export class IdClient {
    * the client read the discovery document again (at most once per cooldown): when the provider
    * moved its `jwks_uri`, the key is looked up there.
    */
-  async #keyFor(kid: string | undefined): Promise<import('node:crypto').KeyObject> {
+  async #keyFor(kid: string | undefined, alg: IdTokenSigningAlgorithm): Promise<import('node:crypto').KeyObject> {
     const metadata = await this.#metadata('jwks');
     try {
-      return await this.#keySet(metadata.jwksUri).keyFor(kid);
+      return await this.#keySet(metadata.jwksUri).keyFor(kid, alg);
     } catch (err) {
       if (!(err instanceof IdError) || err.code !== 'id_token_key_not_found' || !metadata.fromDocument) throw err;
       let fresh: ServiceMetadata;
@@ -577,7 +577,7 @@ export class IdClient {
         throw err;
       }
       if (fresh.jwksUri.href === metadata.jwksUri.href) throw err;
-      return this.#keySet(fresh.jwksUri).keyFor(kid);
+      return this.#keySet(fresh.jwksUri).keyFor(kid, alg);
     }
   }
 

@@ -5,9 +5,10 @@
  * must be the provider and this client.
  */
 import type { KeyObject } from 'node:crypto';
-import { compactVerify } from 'jose';
+import { compactVerify } from 'jose/jws/compact/verify';
 import { IdError } from '../errors.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
+import type { IdTokenSigningAlgorithm } from './id-token.js';
 import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
 
 /** What a userinfo JWT is checked against. */
@@ -17,7 +18,7 @@ export interface UserinfoJwtExpectations {
   /** The signature algorithms accepted (the ID-token allowlist). */
   algorithms: readonly string[];
   decryptionKeys: readonly IdTokenDecryptionKey[];
-  keyFor: (kid: string | undefined) => Promise<KeyObject>;
+  keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => Promise<KeyObject>;
 }
 
 /**
@@ -45,7 +46,7 @@ export async function readUserinfoJwt(token: string, expect: UserinfoJwtExpectat
     throw new IdError('userinfo_alg_not_allowed', `The userinfo JWT is not signed with an algorithm of idTokenSigningAlgorithms (${expect.algorithms.join(', ')}).`);
   }
   if (header.kid !== undefined && typeof header.kid !== 'string') throw new IdError('userinfo_malformed', 'The userinfo JWT header has a kid that is not a string.');
-  const key = await expect.keyFor(header.kid);
+  const key = await expect.keyFor(header.kid, header.alg as IdTokenSigningAlgorithm);
   let payload: Uint8Array;
   try {
     ({ payload } = await compactVerify(jws, key, { algorithms: [...expect.algorithms] }));
