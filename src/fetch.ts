@@ -7,7 +7,6 @@
 export * from './client.js';
 export {
   createCookieSession,
-  readCookie,
   DEFAULT_COOKIE_SESSION_NAME,
   DEFAULT_COOKIE_SESSION_MAX_AGE_MS,
   MAX_COOKIE_SESSION_BYTES,

@@ -2,7 +2,7 @@
  * RSA key handling with node:crypto only: PEM clean-up, PKCS#1 to PKCS#8, and import of the
  * keys this library works with.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 
 /** Smallest RSA modulus accepted, in bits. */
 export const MIN_RSA_BITS = 2048;
@@ -164,11 +164,20 @@ export function rsaThumbprint(key: KeyObject): string {
   return createHash('sha256').update(canonical).digest('base64url');
 }
 
+/** The members of an EC JWK that node:crypto writes. */
+export interface EcJwk {
+  kty?: string;
+  crv?: string;
+  x?: string;
+  y?: string;
+  d?: string;
+}
+
 /** `generateKeyPairSync` with JWK encodings, which Node documents (they behave as `export()`) but its types omit. */
 const generateJwkPair = generateKeyPairSync as unknown as (
   type: 'ec',
   options: { namedCurve: string; privateKeyEncoding: { format: 'jwk' }; publicKeyEncoding: { format: 'jwk' } },
-) => { privateKey: JsonWebKey; publicKey: JsonWebKey };
+) => { privateKey: EcJwk; publicKey: EcJwk };
 
 /**
  * A new EC key pair as private and public JWKs, written by node:crypto while it makes the key.
@@ -176,7 +185,7 @@ const generateJwkPair = generateKeyPairSync as unknown as (
  * collection during that export can deadlock the process (the key-generation job's cleanup waits
  * for the lock the export holds).
  */
-export function generateEcJwkPair(namedCurve: 'P-256' | 'P-384' | 'P-521'): { privateJwk: JsonWebKey; publicJwk: JsonWebKey } {
+export function generateEcJwkPair(namedCurve: 'P-256' | 'P-384' | 'P-521'): { privateJwk: EcJwk; publicJwk: EcJwk } {
   const { privateKey, publicKey } = generateJwkPair('ec', { namedCurve, privateKeyEncoding: { format: 'jwk' }, publicKeyEncoding: { format: 'jwk' } });
   return { privateJwk: privateKey, publicJwk: publicKey };
 }

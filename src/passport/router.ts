@@ -147,7 +147,7 @@ function checkUrl(value: unknown, option: string, fallback: string | undefined):
 
 /** Why a state-changing request is not provably from this site, or `undefined` (see {@link crossSiteRefusal}). */
 function crossSiteRefusalOf(req: Request): CrossSiteRefusal | undefined {
-  return crossSiteRefusal({ fetchSite: req.get('sec-fetch-site'), origin: req.get('origin'), host: requestHost(req), method: req.method });
+  return crossSiteRefusal({ fetchSite: req.get('sec-fetch-site'), origin: req.get('origin'), host: requestHost(req), method: req.method, protocol: `${req.protocol}:` });
 }
 
 type SessionData = Record<string, unknown> & {

@@ -5,11 +5,12 @@
  * Passport still loads this package. Typed here: its types live in a separate `@types` package.
  */
 import type { StrategyCreatedStatic, StrategyFailure } from 'passport';
+import { Strategy } from 'passport-strategy';
 
 type StrategyClass = abstract new () => { authenticate(req: unknown, options?: object): void };
 
-// A plain require (not createRequire) so bundlers see and include the dependency.
-const PassportStrategy = require('passport-strategy') as StrategyClass;
+// An import, so both builds and bundlers see the dependency (the ES build cannot require()).
+const PassportStrategy = Strategy as unknown as StrategyClass;
 
 /** A Passport strategy: `passport.Strategy` with the methods Passport gives each request. */
 export abstract class PassportStrategyBase extends PassportStrategy implements StrategyCreatedStatic {

@@ -35,6 +35,17 @@ describe.each(ADAPTERS)('%s: sign-out', (adapter) => {
     expect(await me(browser)).not.toBeNull();
   });
 
+  it('refuses a POST whose Origin is its own host on another scheme (403 signout_cross_site), and takes one on its own', async () => {
+    const otherScheme = rp.app.baseUrl.replace(/^http:/, 'https:');
+    const refused = await send(browser, 'POST', { Origin: otherScheme });
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('<code>signout_cross_site</code>');
+    expect(await me(browser)).not.toBeNull();
+    expect([302, 303]).toContain((await send(browser, 'POST', { Origin: rp.app.baseUrl })).status);
+    expect(await me(browser)).toBeNull();
+    await signIn(browser);
+  });
+
   if (adapter === 'fetch') {
     it.each([
       ['a GET with neither Sec-Fetch-Site nor Origin (a cross-site link in an older browser)', {}],
@@ -44,17 +55,6 @@ describe.each(ADAPTERS)('%s: sign-out', (adapter) => {
       expect(answer.status).toBe(403);
       expect(answer.text).toContain('<code>signout_fetch_metadata_missing</code>');
       expect(await me(browser)).not.toBeNull();
-    });
-
-    it('refuses a POST whose Origin is its own host on another scheme (403 signout_cross_site), and takes one on its own', async () => {
-      const otherScheme = rp.app.baseUrl.replace(/^http:/, 'https:');
-      const refused = await send(browser, 'POST', { Origin: otherScheme });
-      expect(refused.status).toBe(403);
-      expect(refused.text).toContain('<code>signout_cross_site</code>');
-      expect(await me(browser)).not.toBeNull();
-      expect((await send(browser, 'POST', { Origin: rp.app.baseUrl })).status).toBe(302);
-      expect(await me(browser)).toBeNull();
-      await signIn(browser);
     });
 
     it('signs out on a GET the browser says is same-origin', async () => {
