@@ -76,6 +76,7 @@ export {
   type NdIdAuthenticateOptions,
   type NdIdRouteWiring,
 } from './passport/strategy.js';
+export type { StepUpRefusalCode } from './passport/sign-in.js';
 export { ndIdRouter, type NdIdRouterOptions, type NdIdRoutes, type NdIdAfterCallbackResult, type NdIdFailureView } from './passport/router.js';
 export { safeReturnTo, MAX_RETURN_TO_LENGTH } from './flow/return-to.js';
 export { recordSession, type FlowSession } from './flow/session.js';
