@@ -1,31 +1,33 @@
 /**
  * A session held in one sealed cookie, for fetch-standard handlers (`Request`/`Response`) that
- * have no session middleware: a compact JWE (`dir` + `A256GCM`, through jose) whose key is
+ * have no session middleware: a compact JWE (`dir` + `A256GCM`, on node:crypto) whose key is
  * derived from the app's secret and the cookie's name, with the key's `kid` (rotation) and the
  * cookie's name in the protected header, an `exp` inside, and a bounded size. Two stores sharing
  * a secret under different cookie names cannot open each other's cookies. The browser holds it, so an old copy can always be sent
  * again: the login flow's replay store (one redemption per login) is what refuses a replayed
  * callback, not the cookie.
  */
-import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { assertNodeBuiltins } from '../client/runtime-check.js';
-import type { CompactDecryptGetKey } from 'jose';
+import { decryptJwe, handledHere, readCompactJwe } from '../client/jwe-gcm.js';
 import { IdError } from '../errors.js';
 import { checkOptionNames } from '../options-check.js';
 import type { FlowSession } from '../flow/session.js';
 
-type JoseJwe = typeof import('jose/jwe/compact/encrypt') & typeof import('jose/jwe/compact/decrypt');
-let joseJweModules: Promise<JoseJwe> | undefined;
-
 /**
- * jose's compact JWE encryption and decryption, loaded at the first cookie sealed or opened: they
- * pull in most of jose, which would otherwise be loaded (and paid for) by every import of this
- * package. The compact forms rather than jose's JWT ones: the payload's `exp` is checked here, and
- * a worker bundle does not carry jose's JWT claim checks besides.
+ * Seals `plaintext` as a compact JWE, `dir` + `A256GCM` (RFC 7516): the protected header's
+ * base64url as the AAD, a random 96-bit IV, a 128-bit tag and no encrypted key. On node:crypto
+ * rather than jose's JWE, which was most of jose in a worker bundle;
+ * `test/security/cookie-session-differential.test.ts` shows jose opens these and refuses what
+ * {@link createCookieSession} refuses.
  */
-function joseJwe(): Promise<JoseJwe> {
-  joseJweModules ??= Promise.all([import('jose/jwe/compact/encrypt'), import('jose/jwe/compact/decrypt')]).then(([encrypt, decrypt]) => ({ ...encrypt, ...decrypt }));
-  return joseJweModules;
+function sealDirA256Gcm(header: Record<string, unknown>, plaintext: Buffer, key: Uint8Array): string {
+  const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
+  cipher.setAAD(Buffer.from(protectedHeader, 'ascii'));
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return `${protectedHeader}..${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
 }
 
 /** Default cookie name of {@link createCookieSession}. */
@@ -182,21 +184,20 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
   const clock = options.clock ?? Date.now;
   const keys = secrets.map((secret) => deriveKey(secret, cookieName));
   const sealKey = keys[0] as SealKey;
-  const keyFor: CompactDecryptGetKey = (header) => {
+  const keyFor = (header: Record<string, unknown>): Buffer => {
+    if (!handledHere(header, ['dir']) || header.enc !== 'A256GCM') throw new Error('another algorithm');
     if (header[COOKIE_HEADER_PARAMETER] !== cookieName) throw new Error('sealed for another cookie');
     const found = keys.find((k) => k.kid === header.kid);
     if (found === undefined) throw new Error('sealed with an unknown key');
-    return found.key;
+    return Buffer.from(found.key);
   };
 
   /** The sealed value of the cookie, opened and checked, or undefined. Bounded before any parsing. */
   async function open(text: string): Promise<Sealed | undefined> {
     if (text.length > MAX_COOKIE_SESSION_BYTES || !/^[A-Za-z0-9_.-]+$/.test(text)) return undefined;
     try {
-      const { plaintext } = await (await joseJwe()).compactDecrypt(text, keyFor, {
-        keyManagementAlgorithms: ['dir'],
-        contentEncryptionAlgorithms: ['A256GCM'],
-      });
+      const jwe = readCompactJwe(text);
+      const plaintext = decryptJwe(jwe, keyFor(jwe.header));
       const payload: unknown = JSON.parse(new TextDecoder().decode(plaintext));
       // Expired at `exp` (seconds), as a JWT: open while `exp` is after the current second.
       const exp = (payload as { exp?: unknown } | null)?.exp;
@@ -276,9 +277,11 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
       if (!state.changed) return undefined;
       if (state.destroyed || Object.keys(state.data).length === 0) return `${cookieName}=${attributes(request, 0)}`;
       const payload = { sid: state.id, data: state.data, exp: Math.floor(state.expiresAt / 1000) };
-      const value = await new (await joseJwe()).CompactEncrypt(new TextEncoder().encode(JSON.stringify(payload)))
-        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: sealKey.kid, [COOKIE_HEADER_PARAMETER]: cookieName })
-        .encrypt(sealKey.key);
+      const value = sealDirA256Gcm(
+        { alg: 'dir', enc: 'A256GCM', kid: sealKey.kid, [COOKIE_HEADER_PARAMETER]: cookieName },
+        Buffer.from(JSON.stringify(payload)),
+        sealKey.key,
+      );
       if (value.length + cookieName.length + 1 > MAX_COOKIE_SESSION_BYTES) {
         throw new IdError(
           'session_store_unavailable',

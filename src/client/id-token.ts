@@ -199,34 +199,43 @@ async function verifySignature(
   if (!keyFitsAlgorithm(key, alg)) {
     throw new IdError('id_token_signature_invalid', `The ID token's key is not of the type ${alg} takes (${keyNeeded(alg)}).`);
   }
-  const rule = RULES[alg];
-  const lastDot = token.lastIndexOf('.');
-  const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
-  const signature = Buffer.from(token.slice(lastDot + 1), 'base64url');
-  let valid: boolean;
-  try {
-    if (rule.signatureBytes !== undefined) {
-      // ECDSA: the JWS form is r || s, each exactly the curve's size (RFC 7518 3.4).
-      valid =
-        signature.length === rule.signatureBytes &&
-        verify(rule.digest, signingInput, { key, dsaEncoding: 'ieee-p1363' }, signature);
-    } else if (rule.pss === true) {
-      // RSASSA-PSS with SHA-256, MGF1 with SHA-256, a salt of the hash's size (RFC 7518 3.5).
-      valid = verify(rule.digest, signingInput, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature);
-    } else {
-      // RS256: RSASSA-PKCS1-v1_5, node's default padding for an RSA key; EdDSA: no digest.
-      valid = verify(rule.digest, signingInput, key, signature);
-    }
-  } catch {
-    valid = false;
-  }
-  if (!valid) {
+  if (!jwsSignatureVerifies(token, alg, key)) {
     throw new IdError('id_token_signature_invalid', 'The ID token signature does not verify with the provider key.');
   }
   try {
     return decodeJwt(token);
   } catch {
     throw new IdError('id_token_malformed', 'The ID token payload is not a JSON object.');
+  }
+}
+
+/**
+ * Whether the signature of the compact JWS `token` (three base64url parts) verifies under `alg`
+ * with `key`, on node:crypto: the key must also fit the algorithm ({@link keyFitsAlgorithm}).
+ * Shared by the ID token and the userinfo JWT (`userinfo-jwt.ts`).
+ */
+export function jwsSignatureVerifies(token: string, alg: IdTokenSigningAlgorithm, key: KeyObject): boolean {
+  if (!keyFitsAlgorithm(key, alg)) return false;
+  const rule = RULES[alg];
+  const lastDot = token.lastIndexOf('.');
+  const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
+  const signature = Buffer.from(token.slice(lastDot + 1), 'base64url');
+  try {
+    if (rule.signatureBytes !== undefined) {
+      // ECDSA: the JWS form is r || s, each exactly the curve's size (RFC 7518 3.4).
+      return (
+        signature.length === rule.signatureBytes &&
+        verify(rule.digest, signingInput, { key, dsaEncoding: 'ieee-p1363' }, signature)
+      );
+    }
+    if (rule.pss === true) {
+      // RSASSA-PSS with SHA-256, MGF1 with SHA-256, a salt of the hash's size (RFC 7518 3.5).
+      return verify(rule.digest, signingInput, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature);
+    }
+    // RS256: RSASSA-PKCS1-v1_5, node's default padding for an RSA key; EdDSA: no digest.
+    return verify(rule.digest, signingInput, key, signature);
+  } catch {
+    return false;
   }
 }
 

@@ -1,6 +1,6 @@
 /**
- * Finding (info) and section 3: the sealed-cookie session is a compact JWE (dir + A256GCM)
- * through jose, bound to the cookie's name, with kid for rotation and exp inside. Two stores
+ * Finding (info) and section 3: the sealed-cookie session is a compact JWE (dir + A256GCM,
+ * jose's format), bound to the cookie's name, with kid for rotation and exp inside. Two stores
  * sharing a secret (`user.session`, `staff.session`) no longer open each other's cookies.
  * Checked over HTTP against an app that reads its session cookie.
  */
