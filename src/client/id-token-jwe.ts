@@ -11,7 +11,7 @@
  * WebCrypto, ECDH-ES+A256KW alone cost about 1.5 ms of CPU per login.
  * `test/client/id-token-jwe-differential.test.ts` shows the decisions match jose's.
  */
-import { decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader } from 'jose/decode/protected_header';
 import { IdError } from '../errors.js';
 import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
