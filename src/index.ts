@@ -1,16 +1,172 @@
 /**
  * passport-nd-id: sign people in with the national digital identity service.
- * This module only re-exports; each concept lives in its own file. The root is the Express and
- * Passport entry, and it carries everything of the framework entries too (`/client`, `/fetch`,
- * `/nest`), so today's imports keep working.
+ * This module only re-exports; each concept lives in its own file.
  */
 // First: it checks, as it loads, that the runtime gives Node's built-in modules (a worker needs nodejs_compat).
 export { missingNodeBuiltins } from './client/runtime-check.js';
-export * from './client.js';
-export * from './fetch.js';
-export * from './nest.js';
-export type { NdIdRouteWiring } from './passport/strategy.js';
+export {
+  IdError,
+  isIdError,
+  isProviderDown,
+  PROVIDER_DOWN_CODES,
+  type IdErrorCode,
+  type IdErrorOptions,
+} from './errors.js';
+export { systemClock, type Clock } from './clock.js';
+export {
+  generateCodeVerifier,
+  generateCodeChallenge,
+  generatePkcePair,
+  generateState,
+  generateNonce,
+  isPkceString,
+  CODE_VERIFIER_MIN_LENGTH,
+  CODE_VERIFIER_MAX_LENGTH,
+} from './pkce.js';
+export { convertPkcs1ToPkcs8 } from './keys.js';
+export type * from './client/types.js';
+export {
+  IdClient,
+  DEFAULT_HOSTNAME,
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_CLOCK_TOLERANCE_S,
+  DEFAULT_JWKS_COOLDOWN_MS,
+  DEFAULT_JWKS_CACHE_MAX_AGE_MS,
+  DEFAULT_SCOPE,
+} from './client/id-client.js';
+export type { OAuthErrorBody } from './client/http.js';
+export {
+  MAX_CONTEXT_MESSAGE_LENGTH,
+  type IdClientProfile,
+  type PublicJwks,
+  type RetiredPublicKey,
+} from './client/fapi-config.js';
+export type { AppKeyInput, AppPrivateJwk, AssertionAlgorithm, IdTokenKeyAlgorithm, PublicJwk } from './client/fapi-keys.js';
+export { DPOP_ALGORITHM, type DpopKey, type StoredDpopKey } from './client/dpop.js';
+export { CLIENT_ASSERTION_LIFETIME_S } from './client/client-assertion.js';
+export { ID_TOKEN_JWE_ALGORITHMS, ID_TOKEN_JWE_ENCRYPTION } from './client/id-token-jwe.js';
+export { DEFAULT_JWKS_PATH, type KeyPublisher } from './flow/publish-keys.js';
+export { proxyAgentFromEnv, type ProxyAgentFromEnvOptions } from './client/proxy-agent.js';
+export type { RsaPrivateJwk } from './keys.js';
+export {
+  NdIdStrategy,
+  ND_ID_STRATEGY_NAME,
+  DEFAULT_SESSION_KEY,
+  DEFAULT_STRATEGY_SCOPE,
+  DEFAULT_MAX_PENDING_LOGINS,
+  DEFAULT_LOGIN_TTL_MS,
+  DEFAULT_VERIFY_TIMEOUT_MS,
+  type NdIdStrategyOptions,
+  type NdIdStrategyOptionsWithRequest,
+  type NdIdStrategyBaseOptions,
+  type NdIdStrategyClientFields,
+  type NdIdStrategyReadyClient,
+  type NdIdStrategyCallbackUrl,
+  type NdIdClientLike,
+  type NdIdUser,
+  type NdIdDefaultUser,
+  type NdIdVerify,
+  type NdIdVerifyWithRequest,
+  type NdIdVerifyAnswer,
+  type NdIdVerifyDone,
+  type NdIdInfo,
+  type NdIdFailure,
+  type NdIdSuccessInfo,
+  type NdIdAuthenticateOptions,
+  type NdIdRouteWiring,
+} from './passport/strategy.js';
 export type { StepUpRefusalCode } from './passport/sign-in.js';
 export { ndIdRouter, type NdIdRouterOptions, type NdIdRoutes, type NdIdAfterCallbackResult, type NdIdFailureView } from './passport/router.js';
+export { safeReturnTo, MAX_RETURN_TO_LENGTH } from './flow/return-to.js';
+export { recordSession, type FlowSession } from './flow/session.js';
+export { classifyFailure, isServerSideFailure, type FailureClass } from './flow/failure.js';
+export {
+  createMemoryReplayStore,
+  DEFAULT_REPLAY_STORE_MAX_KEYS,
+  type ReplayStore,
+  type MemoryReplayStoreOptions,
+} from './flow/replay-store.js';
+export {
+  createRedisReplayStore,
+  DEFAULT_REDIS_REPLAY_PREFIX,
+  type RedisCommandClient,
+  type RedisReplayStoreOptions,
+} from './flow/redis-replay-store.js';
+export {
+  createLoginFlow,
+  DEFAULT_FLOW_SCOPE,
+  type LoginFlow,
+  type LoginFlowClient,
+  type LoginFlowOptions,
+  type BeginOptions,
+  type BeginResult,
+  type CompleteResult,
+  type LoginUser,
+  type StateMismatchReason,
+  type RestorePendingLogins,
+} from './flow/login-flow.js';
+export { LOG_EVENTS, redactEvent, newReference, type Logger, type LogEvent, type LogLevel } from './log.js';
+export {
+  DIAGNOSIS_CODES,
+  diagnoseCallback,
+  type Diagnosis,
+  type DiagnosisCode,
+  type CallbackEvidence,
+  type RequestFacts,
+  type SessionCookieSettings,
+  type LedgerRecord,
+} from './flow/diagnose.js';
+export {
+  createCookieSession,
+  DEFAULT_COOKIE_SESSION_NAME,
+  DEFAULT_COOKIE_SESSION_MAX_AGE_MS,
+  MAX_COOKIE_SESSION_BYTES,
+  MIN_COOKIE_SESSION_SECRET_LENGTH,
+  type CookieSessionOptions,
+  type CookieSessionStore,
+  type CookieFlowSession,
+} from './adapters/cookie-session.js';
+export {
+  createFetchLogin,
+  type FetchLogin,
+  type FetchLoginOptions,
+  type FetchLoginStartOptions,
+  type FetchSessionProvider,
+  type FetchSessionUser,
+} from './adapters/fetch.js';
+export {
+  NdIdLoginFailure,
+  ndIdGuardResult,
+  ndIdLogIn,
+  type NdIdGuardResultOptions,
+  type NdIdLogInRequest,
+} from './adapters/nest.js';
+export {
+  createSessionPolicy,
+  defaultSessionPolicy,
+  signOutEverywhere,
+  DEFAULT_MAX_SESSION_AGE_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_TOUCH_INTERVAL_MS,
+  DEFAULT_SIGN_IN_KEY,
+  STEP_UP_TOLERANCE_MS,
+  type SessionPolicy,
+  type SessionPolicyOptions,
+  type SignInRecord,
+  type SessionCheck,
+  type SessionEndReason,
+  type StepUpOutcome,
+} from './flow/session-policy.js';
+export {
+  createMemorySignOutStore,
+  DEFAULT_SIGN_OUT_STORE_MAX_ENTRIES,
+  type SignOutStore,
+  type MemorySignOutStoreOptions,
+} from './flow/sign-out-store.js';
+export { createRedisSignOutStore, DEFAULT_REDIS_SIGN_OUT_PREFIX, type RedisSignOutStoreOptions } from './flow/redis-sign-out-store.js';
+export { DEFAULT_LOGIN_PATH, wantsJson, type AccessOptions, type AccessAnswer, type AccessRefusalReason } from './flow/access.js';
 export { requireSignIn, requireRecentSignIn, type RequireSignInOptions } from './passport/require-sign-in.js';
 export { ndIdSession, type NdIdSessionOptions } from './passport/signed-in-session.js';
+export { ndIdSignInGuard, type NdIdSignInGuard, type NdIdSignInGuardOptions, type NdIdExecutionContext } from './adapters/nest-guard.js';
+export type { SignedInHandler, SignedInRequest } from './adapters/fetch-guard.js';
