@@ -408,6 +408,9 @@ export class NdIdStrategy extends PassportStrategyBase {
   override authenticate(req: Request, options: NdIdAuthenticateOptions = {}): void {
     const query = (req.query ?? {}) as Record<string, unknown>;
     const isCallback = query.code !== undefined || query.error !== undefined;
+    // Both ends of a login set or carry session state; no shared cache may keep either answer,
+    // whoever sends it (this strategy's redirect, Passport's success redirect or the app's page).
+    noStore(req);
     const refused = this.checkWiring(req, options, isCallback);
     if (refused !== undefined) return this.error(this.flow.report(refused, requestFacts(req, options.sessionCookieName)));
     if (isCallback) {
@@ -549,4 +552,10 @@ export class NdIdStrategy extends PassportStrategyBase {
     const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
     this.success(outcome.user, successInfo);
   }
+}
+
+/** `Cache-Control: no-store` on the response Express pairs with the request (`req.res`), when there is one. */
+function noStore(req: Request): void {
+  const res = (req as { res?: { headersSent?: boolean; setHeader?: (name: string, value: string) => unknown } }).res;
+  if (res !== undefined && res.headersSent !== true && typeof res.setHeader === 'function') res.setHeader('Cache-Control', 'no-store');
 }

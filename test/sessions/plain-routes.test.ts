@@ -23,6 +23,20 @@ describe('plain passport.authenticate routes', () => {
     expect(body.signIn).toMatchObject({ sub: body.user.sub, signedInAt: body.user.signedInAt });
   });
 
+  it('answer the login start and the callback with Cache-Control: no-store (both set session state)', async () => {
+    const app = await apps.start();
+    const browser = new Browser(app.baseUrl);
+    const start = await browser.request('/auth/login');
+    expect(start.status).toBe(302);
+    expect(start.headers.getSetCookie().length).toBeGreaterThan(0);
+    expect(start.headers.get('cache-control')).toBe('no-store');
+    const approved = (await fetch(start.headers.get('location')!, { redirect: 'manual' })).headers.get('location')!;
+    const callback = await browser.request(approved);
+    expect(callback.status).toBe(302);
+    expect(callback.headers.get('cache-control')).toBe('no-store');
+    expect((await browser.request('/account')).status).toBe(200);
+  });
+
   it('keep a login started in another tab of the browser across the sign-in', async () => {
     const app = await apps.start();
     const browser = new Browser(app.baseUrl);
