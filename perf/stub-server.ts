@@ -28,8 +28,12 @@ async function main(): Promise<void> {
   const clientId = required('BENCH_CLIENT_ID');
   const nonce = required('BENCH_NONCE');
 
+  // A FAPI client (an ID-token key given) is answered as the profile requires: PS256, encrypted.
+  const encKey = process.env.BENCH_ID_TOKEN_KEY;
+  const fapi = encKey !== undefined && encKey !== '';
+  const idTokenAlg = fapi ? 'PS256' : 'RS256';
   const signing = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = { ...(await exportJWK(signing.publicKey)), kid: 'bench-1', use: 'sig', alg: 'RS256' };
+  const jwk = { ...(await exportJWK(signing.publicKey)), kid: 'bench-1', use: 'sig', alg: idTokenAlg };
 
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 60_000;
@@ -43,7 +47,7 @@ async function main(): Promise<void> {
     nonce,
     at_hash: createHash('sha256').update(accessToken).digest().subarray(0, 16).toString('base64url'),
   })
-    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: 'bench-1' })
+    .setProtectedHeader({ alg: idTokenAlg, typ: 'JWT', kid: 'bench-1' })
     .setIssuer(issuer)
     .setSubject('bench-user-1')
     .setAudience(clientId)
@@ -63,8 +67,6 @@ async function main(): Promise<void> {
       .encrypt(blockKey);
   }
 
-  const encKey = process.env.BENCH_ID_TOKEN_KEY;
-  const fapi = encKey !== undefined && encKey !== '';
   const sentIdToken = fapi
     ? await new CompactEncrypt(Buffer.from(idToken))
         .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', cty: 'JWT' })
@@ -82,7 +84,7 @@ async function main(): Promise<void> {
         jwks_uri: `${issuer}/.well-known/jwks.json`,
         pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
         authorization_response_iss_parameter_supported: true,
-        id_token_signing_alg_values_supported: ['RS256'],
+        id_token_signing_alg_values_supported: [idTokenAlg],
       }),
     ],
     ['/v2/oauth/userinfo', json({ sub: 'bench-user-1', key, data })],
