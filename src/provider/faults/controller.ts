@@ -1,8 +1,6 @@
 /**
- * The fault layer of one provider: the list of active faults, and the transformer that bends an
- * endpoint's answer (or its timing) by the fault that applies to the request. It sits between
- * every endpoint and the writer, so a fault applies the same way to every endpoint; nothing is
- * patched. Users see it as {@link FaultControl}.
+ * The active faults and the transformer that bends an endpoint's answer by the one that applies.
+ * It sits between every endpoint and the writer, so every endpoint is faulted alike, nothing patched.
  */
 import { randomBytes } from 'node:crypto';
 import type { ProviderContext } from '../context.js';
