@@ -1,6 +1,6 @@
 /**
  * What a relying party did wrong, per client: stable code, sentence, count, first seen. Nothing
- * the client sent is kept, only truncated HMACs under a per-provider key, in capped sets, so
+ * the client sent is kept, only truncated hashes keyed per provider, in capped sets, so
  * memory stays bounded; unregistered `client_id`s get no findings. Not observable, so not
  * reported: timely decryption, the userinfo `sub` check, tokens kept out of logs.
  */
@@ -118,7 +118,7 @@ export class Audit {
 
   #hash(kind: string, value: string): string {
     // Only compared with each other in memory, never shown or sent: a secret-prefixed one-shot
-    // SHA-256 serves as well as an HMAC here, at a fifth of the cost (three per authorize).
+    // SHA-256 serves as well as an HMAC here, for less CPU (three per authorize).
     return hash('sha256', `${this.#key}\0${kind}\0${value}`, 'base64url').slice(0, 22);
   }
 

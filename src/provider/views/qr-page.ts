@@ -90,7 +90,7 @@ export class QrPage {
     const parts: string[] = [pieces[0]!];
     for (let i = 0; i < slots.length; i++) parts.push(text[slots[i]!], pieces[i + 1]!);
     // Joined into one flat string: a string built by `+` is a tree of pieces, which measuring
-    // and writing it would first copy into one, at twice the cost of joining.
+    // and writing it would first copy into one.
     return parts.join('');
   }
 }
