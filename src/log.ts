@@ -105,7 +105,7 @@ const SECRET_FIELD = /secret|token|password|passwd|verifier|cookie|authorization
 const TOKEN_LIKE = /[A-Za-z0-9_-]{12,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*|[A-Za-z0-9_+/=-]{40,}/g;
 
 /** Masks anything token-like in `text` and bounds its length. */
-export function redactText(text: string): string {
+function redactText(text: string): string {
   const masked = text.replace(TOKEN_LIKE, '[redacted]');
   return masked.length > MAX_STRING ? `${masked.slice(0, MAX_STRING)}…` : masked;
 }

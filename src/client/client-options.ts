@@ -62,7 +62,7 @@ export function importPrivateKeys(value: unknown): DecryptionKey[] {
 export { isLoopbackHost };
 
 /** `https://host[:port]` from `hostname`, which may end in one slash but has no path or query. */
-export function parseHostname(value: unknown, allowInsecureHttp: boolean): string {
+function parseHostname(value: unknown, allowInsecureHttp: boolean): string {
   if (value === undefined || value === '') {
     throw new TypeError(
       'IdClient: hostname is required: set it to the origin of the service you are registered with, like https://id.example',

@@ -47,7 +47,7 @@ export function checkAccessOptions(options: AccessOptions | undefined, who: stri
 }
 
 /** `loginPath?returnTo=<current URL>[&maxAge=N]`; the return path is dropped when it is not a safe same-site path. */
-export function loginUrlFor(loginPath: string, currentUrl: string, maxAge?: number): string {
+function loginUrlFor(loginPath: string, currentUrl: string, maxAge?: number): string {
   const returnTo = safeReturnTo(currentUrl);
   const query = [
     ...(returnTo === undefined ? [] : [`returnTo=${encodeURIComponent(returnTo)}`]),

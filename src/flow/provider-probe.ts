@@ -18,7 +18,7 @@ export function shouldProbe(serviceUrl: URL): boolean {
 }
 
 /** What the check asks for at the service of the authorization URL `url`: its discovery document. */
-export function probeUrl(url: URL): string {
+function probeUrl(url: URL): string {
   return `${url.origin}/.well-known/openid-configuration`;
 }
 

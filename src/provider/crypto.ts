@@ -91,7 +91,7 @@ export async function generateSigningKey(alg: IdTokenSigningAlg): Promise<KeyObj
 }
 
 /** The JWS signature of `input` under `alg` with `key` (RFC 7518 3.3, 3.4, 3.5; RFC 8037 3.1). */
-export function jwsSignature(alg: IdTokenSigningAlg, input: string, key: KeyObject): Buffer {
+function jwsSignature(alg: IdTokenSigningAlg, input: string, key: KeyObject): Buffer {
   const data = Buffer.from(input, 'ascii');
   switch (alg) {
     case 'RS256':

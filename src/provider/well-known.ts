@@ -21,7 +21,7 @@ export const JWKS_PATH = '/v2/.well-known/jwks.json';
 export const DISCOVERY_PATH = '/v2/.well-known/openid-configuration';
 
 /** The discovery document of an issuer, describing exactly what is served to the registered clients. */
-export function discoveryDocument(
+function discoveryDocument(
   issuer: string,
   options: ServedOptions = { strictClientAuth: false },
   mix: ProfileMix = { someFapi: false, allFapi: false },

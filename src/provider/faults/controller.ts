@@ -38,7 +38,7 @@ function strangerSub(): string {
 }
 
 /** The answer of a `status` fault, in the endpoint's failure style. */
-export function faultStatusAnswer(style: FailureStyle, status: number): Answer {
+function faultStatusAnswer(style: FailureStyle, status: number): Answer {
   const unavailable = status === 503;
   const code = unavailable ? 'temporarily_unavailable' : status >= 500 ? 'server_error' : 'invalid_request';
   const description = unavailable

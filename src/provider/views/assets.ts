@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 
 /** A static stylesheet or script without indentation, line breaks (`joinLines`) and CSS comments, once at start-up. */
-export function compactStatic(text: string, joinLines: boolean): string {
+function compactStatic(text: string, joinLines: boolean): string {
   const lines = text.replace(/\/\*[\s\S]*?\*\//g, '').split('\n').map((line) => line.trim()).filter((line) => line !== '');
   return lines.join(joinLines ? '' : '\n');
 }
