@@ -1,8 +1,4 @@
-/**
- * `passport-nd-id/client`: the OpenID Connect client and the framework-neutral login, for any
- * framework. Its declarations name nothing but this package, jose and Node's own types: neither
- * Express nor Passport needs to be installed.
- */
+/** `passport-nd-id/client`: the OpenID Connect client and the login flow; its declarations need neither Express nor Passport. */
 export {
   IdError,
   isIdError,

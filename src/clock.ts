@@ -1,7 +1,4 @@
-/**
- * A clock returns the current time in milliseconds since the epoch. Everything that reads the
- * time takes one, so tests can move time instead of waiting.
- */
+/** Milliseconds since the epoch; everything that reads the time takes one, so tests move time instead of waiting. */
 export type Clock = () => number;
 
 /** The wall clock. */

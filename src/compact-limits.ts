@@ -1,8 +1,6 @@
 /**
- * The first check of every JWT and JWE read, client side and provider side: its length and its
- * number of segments, before any base64url decoding, JSON parsing, key lookup or key-set fetch.
- * A token of a megabyte, or with hundreds of dots, costs one bounded scan and nothing else.
- * Each caller throws its own error (an `IdError` code, or the provider's OAuth error).
+ * The first check of every JWT and JWE read, on both sides: length and segment count, before any
+ * decoding, parsing or key fetch, so a huge token costs one bounded scan.
  */
 
 /** Longest signed ID token read (a compact JWS; the service's are under 2 KB). */

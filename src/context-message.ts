@@ -1,7 +1,4 @@
-/**
- * The authentication context message (FAPI 2.0): a short line the person sees on the approval
- * screen. One rule for both sides: the client refuses what the provider would, before sending it.
- */
+/** The FAPI 2.0 authentication context message: one rule, so the client refuses what the provider would. */
 
 /** Longest context message, in characters (code points). */
 export const MAX_CONTEXT_MESSAGE_LENGTH = 100;

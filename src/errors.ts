@@ -1,7 +1,6 @@
 /**
- * Every failure this library reports at run time is an {@link IdError} with a stable string
- * `code`. Tests, logs and `failureRedirect` handlers switch on the code; the message is a
- * sentence for humans. Messages never contain a secret, a token, a key or an attribute value.
+ * Every run-time failure is an {@link IdError} with a stable `code` to switch on; the message is for
+ * humans and never holds a secret, token, key or attribute value.
  */
 
 /** The stable error codes. Grouped by where they arise. */
@@ -101,10 +100,7 @@ export class IdError extends Error {
     Object.defineProperty(this, ID_ERROR_BRAND, { value: true });
   }
 
-  /**
-   * `err instanceof IdError` holds for an IdError of the ES module build and of the CommonJS
-   * build alike (an app can load both, e.g. an ES module app with a CommonJS library).
-   */
+  /** Holds across the ES module and CommonJS builds (an app can load both). */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // `this`, not the class name: for a subclass, instanceof keeps its ordinary meaning.
     const branded = typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[ID_ERROR_BRAND] === true;
@@ -136,11 +132,7 @@ export function isProviderDown(err: unknown): err is IdError {
   return err instanceof IdError && PROVIDER_DOWN_CODES.has(err.code);
 }
 
-/**
- * Failures caused by the app's own configuration, not the person: an unusable key set, a
- * userinfo block key that the app's private key cannot decrypt (a key that is not the one
- * registered with the service), routes mounted where the service cannot return.
- */
+/** Failures of the app's own configuration: an unusable key set, a private key the service does not encrypt to, misplaced routes. */
 const APP_SIDE_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
   'jwks_invalid',
   'userinfo_key_decrypt_failed',
@@ -160,12 +152,9 @@ const APP_SIDE_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
 const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set(['invalid_client', 'unauthorized_client', 'invalid_dpop_proof']);
 
 /**
- * True when a failed login is not the person's doing and trying again will not help them: the
- * service is down ({@link PROVIDER_DOWN_CODES}), the app is misconfigured (an unusable key set,
- * a private key the service does not encrypt to, misplaced routes), the service refused the
- * app's client credentials (`invalid_client` or `unauthorized_client`), or there is no working
- * session (`session_missing`, `session_store_unavailable`). Anything that is not an
- * {@link IdError} is server-side too. The one classification for logs, pages and statuses.
+ * True when a failed login is not the person's doing and retrying will not help them: the service
+ * is down, the app is misconfigured, its client credentials were refused, or there is no working
+ * session; anything not an {@link IdError} too. The one classification for logs, pages and statuses.
  */
 export function isServerSideFailure(err: unknown): boolean {
   if (!(err instanceof IdError)) return true;

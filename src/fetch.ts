@@ -1,8 +1,6 @@
 /**
- * `passport-nd-id/fetch`: login, callback, sign-out and guards as handlers from a standard
- * `Request` to a `Response`, for Hono, Next.js route handlers and workers, with the sealed
- * cookie session; and everything of `passport-nd-id/client`. Its declarations name neither
- * Express nor Passport.
+ * `passport-nd-id/fetch`: login, callback, sign-out and guards as `Request` → `Response` handlers
+ * with the sealed cookie session, plus `passport-nd-id/client`. Names neither Express nor Passport.
  */
 export * from './client.js';
 export {

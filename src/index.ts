@@ -1,7 +1,4 @@
-/**
- * passport-nd-id: sign people in with the national digital identity service.
- * This module only re-exports; each concept lives in its own file.
- */
+/** passport-nd-id: sign people in with the national digital identity service. Re-exports only. */
 // First: it checks, as it loads, that the runtime gives Node's built-in modules (a worker needs nodejs_compat).
 export { missingNodeBuiltins } from './client/runtime-check.js';
 export {

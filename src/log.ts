@@ -1,14 +1,8 @@
 /**
- * The logging seam. Every log line of the library goes through here:
- * - any logger with `debug`, `info`, `warn` and `error` methods plugs in (pino, console,
- *   Nest's Logger); each event is one object `{ event, code?, reference?, … }` and a short
- *   message, passed as `(object, message)`: pino's native form, and readable on console;
- * - without a logger, server-side problems (`warn`, `error`) go to `console.error`, once per
- *   distinct cause per minute, so a misconfigured app is never silent and a flood does not fill
- *   the disk; `debug` goes to the `debug` package's namespaces (`DEBUG=passport-nd-id*`);
- * - redaction happens here, so no call site can leak a secret by mistake: only primitive values
- *   are kept, fields whose name suggests a secret are replaced, and strings that look like a
- *   token are masked.
+ * Every log line of the library goes through here. Any logger with `debug`/`info`/`warn`/`error`
+ * plugs in, called `(object, message)` (pino's form). Without one, `warn` and `error` go to
+ * `console.error` once per cause per minute (never silent, never a flood) and `debug` to
+ * `DEBUG=passport-nd-id*`. Redaction is here, so no call site can leak a secret.
  */
 import { randomBytes } from 'node:crypto';
 import type * as NodeModule from 'node:module';
@@ -25,10 +19,9 @@ const DEBUG_OFF: DebugOut = Object.assign(() => undefined, { enabled: false });
 let debugFactory: ((namespace: string) => DebugOut) | undefined;
 
 /**
- * The `debug` package, loaded when the first log is created rather than when this module is
- * imported: loading it costs about as much CPU as the rest of the client's import. It is loaded
- * with Node's `require` (synchronously, so `DEBUG` and `debug.enable()` work from the first
- * event); where there is no `require` (a worker), `debug` output is off.
+ * The `debug` package, loaded at the first log rather than at import, as loading it is costly
+ * (docs/internals.md); synchronously, so `DEBUG` works from the first event. No `require` (a
+ * worker): `debug` output is off.
  */
 function loadDebug(): (namespace: string) => DebugOut {
   if (debugFactory !== undefined) return debugFactory;
@@ -112,7 +105,7 @@ const SECRET_FIELD = /secret|token|password|passwd|verifier|cookie|authorization
 const TOKEN_LIKE = /[A-Za-z0-9_-]{12,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*|[A-Za-z0-9_+/=-]{40,}/g;
 
 /** Masks anything token-like in `text` and bounds its length. */
-export function redactText(text: string): string {
+function redactText(text: string): string {
   const masked = text.replace(TOKEN_LIKE, '[redacted]');
   return masked.length > MAX_STRING ? `${masked.slice(0, MAX_STRING)}…` : masked;
 }

@@ -1,9 +1,6 @@
 /**
- * The one loopback test of the package: the relying party's `hostname`, the provider's
- * callback URLs and FAPI `jwksUri`, and `nd-id-provider init` all ask it whether plain `http:`
- * may be used for a host. Only a host that cannot leave this machine counts: `localhost`, a
- * whole dotted quad `127.x.y.z`, and `::1`. A name that merely starts like one
- * (`127.0.0.1.attacker.example`) is a remote host.
+ * The package's one loopback test, for whether plain `http:` may be used: only `localhost`, a whole
+ * `127.x.y.z` and `::1`; `127.0.0.1.attacker.example` is remote.
  */
 
 /** `127.` and three decimal octets, each 0 to 255 without leading zeros. */

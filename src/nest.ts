@@ -1,8 +1,4 @@
-/**
- * `passport-nd-id/nest`: what a NestJS app with `@nestjs/passport` on Express uses: the
- * Passport strategy for `PassportStrategy(NdIdStrategy, 'nd-id')`, the guard helpers and the
- * sign-in guard; and everything of `passport-nd-id/client`. This package never loads `@nestjs/*`.
- */
+/** `passport-nd-id/nest`: the strategy, guard helpers and sign-in guard for NestJS, plus `passport-nd-id/client`. */
 export * from './client.js';
 export {
   NdIdStrategy,

@@ -1,13 +1,8 @@
 /**
- * No option is silently ignored: every public constructor and factory checks the names of its
- * options against its own list here, at construction, and refuses an unknown one with a
- * TypeError naming it, the nearest valid name, and where that setting lives when it belongs to
- * another constructor ("idleTimeout is an option of createSessionPolicy(), not of ndIdRouter()").
- * A typo in a security setting would otherwise fall back to its default without a word.
- *
- * The lists are plain names (this module sits below everything and imports no option type); each
- * caller proves at compile time that its list and its options type name the same keys
- * ({@link SameKeys}), so neither can drift from the other.
+ * No option is silently ignored: a typo in a security setting would fall back to its default
+ * without a word. Every public constructor checks its option names here and refuses an unknown one
+ * naming the nearest valid name and where the setting lives. Each caller proves at compile time
+ * that its list matches its options type ({@link SameKeys}).
  */
 
 /** A TypeError `"<who>: <option> <what>"`: the one form of every option mistake. */
@@ -162,9 +157,8 @@ export function unknownOptionMessage(owner: OptionOwner, name: string): string {
 }
 
 /**
- * Refuses an option `owner` does not take: a TypeError naming it, the nearest valid name, and
- * where the setting lives when it belongs to another constructor. Only own enumerable names are
- * checked; `undefined` or a non-object (checked by the caller) passes.
+ * Refuses an option `owner` does not take, naming the nearest valid name and where the setting
+ * lives. Own enumerable names only; `undefined` or a non-object passes.
  * @throws TypeError for the first unknown option.
  */
 export function checkOptionNames(options: unknown, owner: OptionOwner): void {

@@ -1,6 +1,4 @@
-/**
- * PKCE (RFC 7636, S256 only) and the random values of an authorization request.
- */
+/** PKCE (RFC 7636, S256 only) and the random values of an authorization request. */
 import { createHash, randomBytes } from 'node:crypto';
 
 /** Shortest code verifier the service accepts. */
@@ -35,8 +33,7 @@ export function randomToken(bytes = 32): string {
 }
 
 /**
- * A code verifier of `length` characters (default 43) from the CSPRNG. Base64url characters are
- * a subset of the unreserved set, and each one carries six uniform random bits.
+ * A code verifier of `length` base64url characters (unreserved, six random bits each) from the CSPRNG.
  * @throws RangeError when length is not a whole number from 43 to 128.
  */
 export function generateCodeVerifier(length: number = CODE_VERIFIER_MIN_LENGTH): string {

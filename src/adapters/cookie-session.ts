@@ -1,11 +1,8 @@
 /**
- * A session held in one sealed cookie, for fetch-standard handlers (`Request`/`Response`) that
- * have no session middleware: a compact JWE (`dir` + `A256GCM`, on node:crypto) whose key is
- * derived from the app's secret and the cookie's name, with the key's `kid` (rotation) and the
- * cookie's name in the protected header, an `exp` inside, and a bounded size. Two stores sharing
- * a secret under different cookie names cannot open each other's cookies. The browser holds it, so an old copy can always be sent
- * again: the login flow's replay store (one redemption per login) is what refuses a replayed
- * callback, not the cookie.
+ * A session sealed in one cookie, for fetch-standard handlers without session middleware: a compact
+ * JWE (`dir` + `A256GCM`) under a key derived from the secret and the cookie name (so stores with
+ * other names cannot open it), `kid` for rotation, an `exp`, a bounded size. A browser can always
+ * resend an old copy: the replay store, not the cookie, refuses a replayed callback.
  */
 import { createCipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { assertNodeBuiltins } from '../client/runtime-check.js';
@@ -15,11 +12,9 @@ import { checkOptionNames } from '../options-check.js';
 import type { FlowSession } from '../flow/session.js';
 
 /**
- * Seals `plaintext` as a compact JWE, `dir` + `A256GCM` (RFC 7516): the protected header's
- * base64url as the AAD, a random 96-bit IV, a 128-bit tag and no encrypted key. On node:crypto
- * rather than jose's JWE, which was most of jose in a worker bundle;
- * `test/security/cookie-session-differential.test.ts` shows jose opens these and refuses what
- * {@link createCookieSession} refuses.
+ * Seals `plaintext` as a compact `dir` + `A256GCM` JWE (RFC 7516): header base64url as AAD, random
+ * 96-bit IV, 128-bit tag. On node:crypto because jose's JWE was most of jose in a worker bundle;
+ * `test/security/cookie-session-differential.test.ts` shows jose opens these and refuses the same.
  */
 function sealDirA256Gcm(header: Record<string, unknown>, plaintext: Buffer, key: Uint8Array): string {
   const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
@@ -74,10 +69,7 @@ export interface CookieFlowSession extends FlowSession {
 export interface CookieSessionStore {
   /** The cookie's name. */
   readonly cookieName: string;
-  /**
-   * The session carried by `request`'s cookie; a fresh empty one when there is none, or it
-   * cannot be opened (another secret, another cookie name, altered, an older format) or has expired.
-   */
+  /** The request's session, or a fresh empty one when there is none or it cannot be opened or has expired. */
   load(request: Request): Promise<CookieFlowSession>;
   /**
    * The `Set-Cookie` header value for `session`, or `undefined` when nothing changed. The
@@ -87,11 +79,7 @@ export interface CookieSessionStore {
   commit(session: CookieFlowSession, request: Request): Promise<string | undefined>;
 }
 
-/**
- * Adds a session's `Set-Cookie` value to `headers`, with `Cache-Control: no-store`: a response
- * that sets or clears a session cookie must never be kept by a shared cache (one that was would
- * hand the session to the next visitor).
- */
+/** Adds a `Set-Cookie` with `Cache-Control: no-store`: a shared cache would hand the session to the next visitor. */
 export function appendSessionCookie(headers: Headers, setCookie: string): void {
   headers.append('set-cookie', setCookie);
   headers.set('cache-control', 'no-store');

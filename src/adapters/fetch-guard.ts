@@ -1,9 +1,6 @@
 /**
- * The fetch-standard guards (`requireSignIn`, `requireRecentSignIn` of `createFetchLogin`) and
- * the after-sign-in steps of its callback: they take a `Request`, and answer the handler's
- * `Response` for a signed-in person, or a redirect to the login route (pages), or 401 JSON (APIs).
- * The session is reached through the hooks `createFetchLogin` gives, so a sealed cookie session
- * and an app-supplied one work alike.
+ * The fetch-standard guards and the after-sign-in steps of the callback, reaching the session
+ * through `createFetchLogin`'s hooks so cookie and app-supplied sessions work alike.
  */
 import { IdError } from '../errors.js';
 import { checkOptionNames } from '../options-check.js';
@@ -46,10 +43,9 @@ export interface FetchGuardHooks {
 }
 
 /**
- * Returns `response` with `headers`' cookies added and `Cache-Control: no-store` (copied into a new
- * response when its headers are immutable). A page behind a sign-in is the person's and may carry
- * the session's refreshed cookie: no shared cache may keep it. A handler's own `Cache-Control` is
- * kept only when no cookie goes with the answer.
+ * `response` with the cookies added and `Cache-Control: no-store` (a signed-in page may carry the
+ * refreshed session cookie: no shared cache may keep it); the handler's own `Cache-Control` stays
+ * only when no cookie goes out.
  */
 function privateAnswer(response: Response, headers: Headers): Response {
   const cookies = headers.getSetCookie();
@@ -129,9 +125,8 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
       return guard(request, seconds, handler, options, 'requireRecentSignIn');
     },
     /**
-     * After a completed login: judges a step-up against the session it was for. Returns the
-     * refusal page, or undefined when the sign-in may proceed. `prior` is the record read
-     * before the login completed (and the session was regenerated); `priorUser` the person kept then.
+     * After a completed login, judges a step-up against the session it was for: the refusal page,
+     * or undefined. `prior`/`priorUser` are what the session held before it was regenerated.
      */
     async afterLogin(
       session: FlowSession,

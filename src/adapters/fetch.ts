@@ -1,8 +1,6 @@
 /**
- * Fetch-standard login handlers: `login(request)` and `callback(request)` take a `Request` and
- * resolve to a `Response`, for Hono, Next.js route handlers, Deno, Bun or any server that speaks
- * the Fetch API. They only translate between requests and the framework-neutral login flow.
- * The session is either a sealed cookie ({@link createCookieSession}) or one the app supplies.
+ * Fetch-standard login handlers (`Request` in, `Response` out) for Hono, Next.js, Deno, Bun and
+ * workers; they only translate to the login flow. The session is a sealed cookie or the app's own.
  */
 import { IdError } from '../errors.js';
 import { crossSiteRefusal, signOutRefusedPage } from '../flow/cross-site.js';
@@ -86,10 +84,9 @@ export interface FetchLogin {
   /** GET callback: completes the login, regenerates the session, keeps the person and redirects; a failure page otherwise. */
   callback(request: Request): Promise<Response>;
   /**
-   * The signed-in person kept in the request's session, or `undefined`: also `undefined` when the
-   * session policy has ended the session (`maxSessionAge`, `idleTimeout`, `signOutEverywhere`),
-   * as for the guards. It neither extends nor clears the session (no response to carry a cookie);
-   * the guards do. Rejects with `session_store_unavailable` when the sign-out store cannot be read.
+   * The signed-in person in the request's session, or `undefined` (also when the policy has ended
+   * the session). Neither extends nor clears it, having no response for a cookie; the guards do.
+   * Rejects with `session_store_unavailable` when the sign-out store cannot be read.
    */
   user(request: Request): Promise<unknown>;
   /**

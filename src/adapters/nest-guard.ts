@@ -1,8 +1,6 @@
 /**
- * `requireSignIn` as a NestJS guard, for Nest on Express (`@nestjs/platform-express`): it runs the
- * Express guard on the request; a signed-in person passes, anyone else gets the redirect or the
- * 401 JSON the guard already sent (returning `false` then makes Nest end the answered request).
- * Typed structurally: this package never loads `@nestjs/*`.
+ * `requireSignIn` as a NestJS guard (Nest on Express): it runs the Express guard, which has already
+ * answered anyone not signed in (`false` then makes Nest stop). Typed structurally: `@nestjs/*` is never loaded.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { checkOptionNames } from '../options-check.js';

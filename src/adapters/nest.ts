@@ -1,11 +1,8 @@
 /**
- * Pieces for NestJS apps that use `@nestjs/passport` with `PassportStrategy(NdIdStrategy, 'nd-id')`
- * and an `AuthGuard('nd-id')` subclass. Typed structurally: this package never loads `@nestjs/*`.
- *
- * Nest's `AuthGuard` turns every failure into its generic 401 and makes no session unless the
- * guard calls `logIn`; {@link ndIdGuardResult} keeps the strategy's status and sentence (as an
- * {@link NdIdLoginFailure} an exception filter can render) and {@link ndIdLogIn} signs the
- * person in while keeping other tabs' logins across the session regeneration.
+ * For NestJS apps with `@nestjs/passport`: Nest's `AuthGuard` turns every failure into a generic
+ * 401 and makes no session unless the guard calls `logIn`, so {@link ndIdGuardResult} keeps the
+ * strategy's status and sentence and {@link ndIdLogIn} signs in keeping other tabs' logins. Typed
+ * structurally: `@nestjs/*` is never loaded.
  */
 import { checkOptionNames } from '../options-check.js';
 import { classifyFailure } from '../flow/failure.js';
@@ -26,16 +23,11 @@ interface FailureInfo {
 }
 
 /**
- * A failed sign-in as seen by a Nest guard: the HTTP status of the strategy (401, 403, or 5xx for
- * a server-side cause), a sentence for the person and the page to answer with. It has Nest's
- * `getStatus()`/`getResponse()` shape and a `statusCode`, so even without a filter Nest answers
- * with the right status; an exception filter for it can send {@link NdIdLoginFailure.page}.
+ * A failed sign-in as a Nest guard sees it: the strategy's status, a sentence and the page. Nest's
+ * `getStatus()`/`getResponse()` shape, so Nest answers the right status even without a filter.
  */
 export class NdIdLoginFailure extends Error {
-  /**
-   * `err instanceof NdIdLoginFailure` holds for one of the ES module build and of the CommonJS
-   * build alike (an app can load both).
-   */
+  /** Holds across the ES module and CommonJS builds (an app can load both). */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // `this`, not the class name: for a subclass, instanceof keeps its ordinary meaning.
     const branded = typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[LOGIN_FAILURE_BRAND] === true;
@@ -91,9 +83,7 @@ export interface NdIdGuardResultOptions {
 
 /**
  * The body of an `AuthGuard('nd-id')` subclass's `handleRequest(err, user, info, context, status)`:
- * returns `user` when the sign-in succeeded, else throws an {@link NdIdLoginFailure} with the
- * strategy's status (403 for a state that does not match, 401 for a refusal, 5xx for a
- * server-side error) and its sentence.
+ * `user` on success, else an {@link NdIdLoginFailure} with the strategy's status and sentence.
  * @throws NdIdLoginFailure when the sign-in failed.
  */
 export function ndIdGuardResult<U>(err: unknown, user: U | false | null | undefined, info: unknown, status?: number, options: NdIdGuardResultOptions = {}): U {
@@ -132,9 +122,8 @@ export interface NdIdLogInRequest {
 }
 
 /**
- * Signs `user` in through Passport's `req.logIn` (which regenerates the session) and carries
- * the other tabs' pending logins of `strategy` over to the new session. Call it from the guard
- * after `super.canActivate` on the callback route, in place of `super.logIn(request)`.
+ * Signs `user` in through Passport's `req.logIn`, carrying other tabs' pending logins into the
+ * regenerated session. Call it after `super.canActivate` on the callback route, instead of `super.logIn(request)`.
  */
 export async function ndIdLogIn(
   request: NdIdLogInRequest,

@@ -1,8 +1,6 @@
 /**
- * The RFC 9207 `iss` parameter of an authorization response (a mix-up defence): when present it
- * must be exactly the expected issuer; when the service advertises it
- * (`authorization_response_iss_parameter_supported`), it must be present. Checked before
- * anything else in the response (its code or its error) is trusted.
+ * The RFC 9207 `iss` of an authorization response (mix-up defence): exactly the issuer when
+ * present, required when advertised, checked before the code or error is trusted.
  */
 import { IdError } from '../errors.js';
 

@@ -1,9 +1,7 @@
 /**
- * What the client logs about its calls to the service: server-side failures at `warn`
- * (`provider_call_failed`), with the error code, the endpoint, the HTTP status and the service's
- * OAuth error code. Never a description, a token or a secret. Failures on the person's side
- * (an expired or replayed code, an invalid token) are not logged here: the login's own event
- * says them.
+ * Server-side failures of calls to the service, at `warn` (`provider_call_failed`): code, endpoint,
+ * status and OAuth error code, never a description, token or secret. The person's own failures
+ * are left to the login's event.
  */
 import { IdError, isServerSideFailure } from '../errors.js';
 import { LOG_EVENTS, type Log } from '../log.js';

@@ -1,7 +1,4 @@
-/**
- * The checks of IdClient's options and parameters, each a TypeError that names the option and says
- * what to give; and the small readers of the service's answers. Kept apart from the client itself.
- */
+/** Checks of IdClient's options (TypeErrors naming the option and the fix) and readers of the service's answers. */
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { IdError } from '../errors.js';
@@ -9,10 +6,7 @@ import { importRsaPrivateKeyOrJwk, type DecryptionKey } from '../keys.js';
 import { isLoopbackHost } from '../loopback.js';
 import type { DpopKey } from './dpop.js';
 
-/**
- * A placeholder origin, as in examples. `hostname` is required and this value is refused: set
- * `hostname` to the origin of the service you are registered with.
- */
+/** A placeholder origin, as in examples; refused, so an app must name the service it is registered with. */
 export const DEFAULT_HOSTNAME = 'https://id.nd-id.example';
 /** Scopes requested when `authorizationUrl` is given none. */
 export const DEFAULT_SCOPE = 'openid profile.name';
@@ -68,7 +62,7 @@ export function importPrivateKeys(value: unknown): DecryptionKey[] {
 export { isLoopbackHost };
 
 /** `https://host[:port]` from `hostname`, which may end in one slash but has no path or query. */
-export function parseHostname(value: unknown, allowInsecureHttp: boolean): string {
+function parseHostname(value: unknown, allowInsecureHttp: boolean): string {
   if (value === undefined || value === '') {
     throw new TypeError(
       'IdClient: hostname is required: set it to the origin of the service you are registered with, like https://id.example',
@@ -251,10 +245,9 @@ const RESERVED_HINTS: Readonly<Record<string, string>> = {
 };
 
 /**
- * Extra authorization parameters (`acr_values`, `ui_locales`, `prompt`, `login_hint`, a
- * provider's own such as `redirect_uri_https_type`), checked: names of letters, digits, `_ . -`;
- * string values of at most 1000 characters without control characters; never one the client
- * sets itself (PKCE, `state`, `nonce`, `redirect_uri`, `client_id`, `dpop_jkt`, ...).
+ * Extra authorization parameters, checked: names of letters, digits, `_ . -`; values of at most
+ * 1000 characters without control characters; never one the client sets itself (PKCE, `state`,
+ * `nonce`, `redirect_uri`, `client_id`, `dpop_jkt`, ...).
  * @throws TypeError naming the parameter.
  */
 export function checkAuthorizationParams(value: unknown, what: string): [string, string][] {

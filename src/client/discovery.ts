@@ -1,15 +1,9 @@
 /**
- * The provider's discovery document (`{issuer}/.well-known/openid-configuration`), fetched when
- * first needed and kept for the key-set lifetime (`jwksCacheMaxAge`); read again earlier only
- * when asked to (an ID token names a key the provider does not publish), at most once per
- * cooldown. It supplies every endpoint the client calls, whether the authorization response
- * carries `iss` (RFC 9207) and the ID-token signing algorithms the provider uses. Its `issuer`
- * must be exactly the one the client was configured for (a mix-up defence), and every endpoint
- * must be https (loopback aside).
- *
- * When the client was configured by `hostname` (the service of the spec) in the base profile,
- * the spec's own paths stand in for a document that cannot be reached or omits a field, so an
- * app never depends on the discovery request; a document naming another issuer is still refused.
+ * The provider's discovery document, kept for the key-set lifetime and refetched early only when an
+ * ID token names an unknown key (once per cooldown). Its `issuer` must be exactly the configured
+ * one (mix-up defence) and its endpoints https (loopback aside). Configured by `hostname` in the
+ * base profile, the spec's own paths stand in for an unreachable or incomplete document, so an app
+ * never depends on it; another issuer is still refused.
  */
 import type { Clock } from '../clock.js';
 import { IdError, PROVIDER_DOWN_CODES } from '../errors.js';
@@ -122,10 +116,7 @@ export class DiscoveryCache {
     return this.#load();
   }
 
-  /**
-   * Reads the document again (an ID token named a key the cached key set lacks: the provider may
-   * have moved its `jwks_uri`), at most once per cooldown; otherwise as {@link DiscoveryCache.get}.
-   */
+  /** Reads the document again (the provider may have moved its `jwks_uri`), at most once per cooldown. */
   refresh(): Promise<ServiceMetadata> {
     if (this.#inflight !== undefined) return this.#inflight;
     const now = this.#clock();

@@ -1,9 +1,7 @@
 /**
- * One DPoP-protected call: a fresh proof (with the last nonce the server gave this key), and when
- * the server answers with a `use_dpop_nonce` challenge and a new `DPoP-Nonce`, exactly one retry
- * with a fresh proof (and, through `build`, fresh client credentials) carrying the nonce of that
- * very challenge. The nonce is remembered for the same key's next call to the same server: a
- * nonce, the key that signs with it and the token it covers always belong to one login.
+ * One DPoP-protected call, with exactly one retry on a `use_dpop_nonce` challenge (fresh proof and
+ * credentials, the challenge's nonce). The nonce is kept per key and server, so a nonce, its key
+ * and its token always belong to one login.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Clock } from '../clock.js';
@@ -19,10 +17,7 @@ export interface DpopCallContext {
   clock: Clock;
 }
 
-/**
- * Sends the request `build` makes (called again for the retry, so its one-time values are new).
- * `accessToken` is bound into the proof as `ath` (resource requests).
- */
+/** Sends what `build` makes (called again for the retry, so one-time values are new); `accessToken` goes into the proof as `ath`. */
 export async function dpopCall(
   ctx: DpopCallContext,
   method: 'GET' | 'POST',

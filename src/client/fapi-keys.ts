@@ -1,9 +1,7 @@
 /**
- * The app's own keys in the FAPI 2.0 profile: the client-assertion signing keys (`sig`) and the
- * ID-token decryption keys (`enc`). Each is imported once, at construction, from PEM, a JWK or a
- * `KeyObject`; every mistake (a public key where the private one is needed, a symmetric key, a
- * key of the wrong type or size) is a TypeError that says what to give instead. Only the public
- * members of each key ever leave this file (see {@link publicJwk}).
+ * The app's FAPI 2.0 keys: assertion signing (`sig`) and ID-token decryption (`enc`), imported once
+ * at construction; each mistake is a TypeError saying what to give. Only public members leave this
+ * file ({@link publicJwk}).
  */
 import { createHash, createPrivateKey, createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
 import { MIN_RSA_BITS } from '../keys.js';
@@ -195,10 +193,7 @@ export function publicJwk(key: KeyObject, kid: string | undefined, use: 'sig' | 
   return out as unknown as PublicJwk;
 }
 
-/**
- * RFC 7638 SHA-256 thumbprint (base64url) of a public JWK: its required members in
- * lexicographic order, no whitespace. Synchronous, so keys get their `kid` at construction.
- */
+/** RFC 7638 SHA-256 thumbprint of a public JWK; synchronous, so keys get their `kid` at construction. */
 export function jwkThumbprint(jwk: { kty: string; [member: string]: unknown }): string {
   const members = [...(PUBLIC_MEMBERS[jwk.kty] ?? []), 'kty'].sort();
   const canonical = `{${members.map((m) => `${JSON.stringify(m)}:${JSON.stringify(String(jwk[m]))}`).join(',')}}`;

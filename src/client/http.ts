@@ -1,7 +1,7 @@
 /**
- * JSON over HTTP(S) to the provider, with node:http directly (global fetch costs about three
- * times the CPU per request). Every call has a timeout over the whole exchange, a cap on the
- * response body, never follows a redirect, and maps each failure to its own IdError code.
+ * JSON over HTTP(S) to the provider on node:http (global fetch cost several times the CPU per
+ * request, docs/internals.md): a timeout over the whole exchange, a body cap, no redirects, and
+ * an IdError code per failure.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -128,9 +128,8 @@ export class HttpClient {
   }
 
   /**
-   * One request. Rejects only with an IdError, or with a StaleSocketError when `retryable` and
-   * the request died on a reused keep-alive socket (the retry is never retryable itself: it may
-   * land on another stale pooled socket, and then fails as `provider_unreachable`).
+   * One request. Rejects only with an IdError, or a StaleSocketError when `retryable` and a reused
+   * keep-alive socket died (the retry is not retryable: it may meet another stale socket).
    */
   #once(req: JsonRequest, retryable: boolean): Promise<RawResponse> {
     const { url, what } = req;
@@ -174,9 +173,8 @@ export class HttpClient {
       try {
         request = (isHttps ? https : http).request(options);
       } catch (err) {
-        // Node refuses some requests before sending anything (a header value with CR/LF or
-        // characters beyond Latin-1, an agent for the other protocol). Its message may quote a
-        // header value, so only its code is kept.
+        // Node refuses some requests before sending (CR/LF in a header, another protocol's agent);
+        // its message may quote a header value, so only the code is kept.
         const code = (err as NodeJS.ErrnoException | undefined)?.code;
         const detail = typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'invalid request';
         finish(new IdError('provider_unreachable', `The request to the ${what} (${at(url)}) could not be sent (${detail}).`));

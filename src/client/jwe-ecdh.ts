@@ -1,11 +1,8 @@
 /**
- * ECDH-ES key agreement (RFC 7518 4.6) with node:crypto, for encrypted ID tokens: the ephemeral
- * public key of the header agreed with the app's EC private key, then Concat KDF (SHA-256) to
- * the content key itself (`ECDH-ES`) or to a key-wrapping key that unwraps it with AES Key Wrap
- * (`ECDH-ES+A128KW`/`A192KW`/`A256KW`). jose 6 took about 1.5 ms of CPU for it through
- * WebCrypto; this takes a tenth. The content is then decrypted by `decryptContent` (AES-GCM or
- * AES-CBC-HMAC). `test/client/id-token-jwe-differential.test.ts` shows both paths make the same
- * decisions.
+ * ECDH-ES key agreement (RFC 7518 4.6) on node:crypto for encrypted ID tokens, directly (`ECDH-ES`)
+ * or with AES Key Wrap (`ECDH-ES+A128KW`/`A192KW`/`A256KW`): jose does it through WebCrypto at
+ * many times the CPU (docs/internals.md). `test/client/id-token-jwe-differential.test.ts` shows
+ * both make the same decisions.
  */
 import { createECDH, createHash, type ECDH, type KeyObject } from 'node:crypto';
 import { aesKeyUnwrap, CONTENT_KEY_BYTES, JweRefused, strictBase64url, type CompactJwe } from './jwe-gcm.js';
@@ -83,10 +80,7 @@ function concatKdf(shared: Buffer, algorithmId: string, apu: Buffer, apv: Buffer
 }
 
 const UNCOMPRESSED = Buffer.from([4]);
-/**
- * One key-agreement object per private key, made on first use: it takes the ephemeral key as a
- * raw point, where importing it as a JWK for `diffieHellman` cost about twice the CPU per token.
- */
+/** One key-agreement object per private key: it takes the ephemeral key as a raw point, cheaper than a JWK import per token. */
 const agreements = new WeakMap<KeyObject, ECDH>();
 
 function agreementFor(key: KeyObject, curve: string): ECDH {

@@ -1,7 +1,7 @@
 /**
- * The OAuth 2.0 / OpenID Connect error codes a service may answer with (RFC 6749 5.2 and 4.1.2.1,
- * RFC 6750 3.1, OIDC Core 3.1.2.6, RFC 9449 7.1 and 8). Only these are repeated in messages and logs: any other value
- * in a service's `error` field could be anything, an echoed secret included.
+ * The registered OAuth / OpenID error codes (RFC 6749 5.2 and 4.1.2.1, RFC 6750 3.1, OIDC Core
+ * 3.1.2.6, RFC 9449 7.1 and 8). Only these are repeated in messages and logs: any other `error`
+ * could be anything, an echoed secret included.
  */
 const KNOWN: ReadonlySet<string> = new Set([
   'invalid_request',

@@ -1,9 +1,7 @@
 /**
- * An `https.Agent` that reaches the service through an HTTP proxy's CONNECT tunnel, configured
- * from `HTTPS_PROXY` and `NO_PROXY` (or their lower-case forms). Opt-in: pass it as IdClient's
- * `agent`. It is small on purpose (CONNECT, then TLS to the service through the tunnel, with
- * keep-alive) so the package needs no run-time proxy dependency; for other proxy kinds (SOCKS,
- * PAC files) give `agent` a maintained proxy agent instead.
+ * An `https.Agent` tunnelling through an HTTP proxy's CONNECT, from `HTTPS_PROXY`/`NO_PROXY`;
+ * opt-in. Small on purpose, so there is no run-time proxy dependency; for SOCKS or PAC give
+ * `agent` a maintained proxy agent.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -117,9 +115,8 @@ class TunnelAgent extends https.Agent {
       clearTimeout(timer);
       callback?.(Object.assign(new Error(message), { code }), undefined as unknown as Duplex);
     };
-    // A proxy that accepts and never answers must not keep the socket once the request gave up:
-    // the CONNECT gets the request's own timeout (IdClient's `timeout`), else the agent's, plus a
-    // short grace so the request reports its own timeout first and the tunnel closes just after.
+    // A proxy that never answers must not keep the socket: the CONNECT gets the request's timeout
+    // plus a grace, so the request reports its own timeout first.
     const limit = (positive(options.timeout) ?? positive(this.options.timeout) ?? DEFAULT_TUNNEL_TIMEOUT_MS) + TUNNEL_GRACE_MS;
     const timer = setTimeout(() => {
       fail(`The proxy did not open the tunnel within ${limit} ms.`, 'EPROXYTIMEOUT');

@@ -1,9 +1,7 @@
 /**
- * The check that the runtime gives the client Node's built-in modules: Node, Bun and Deno do, and
- * Cloudflare's workerd does with the `nodejs_compat` compatibility flag. Without them a worker would
- * fail on an undefined function, with a stack that names none of this. The check runs when this
- * module loads, which is before the modules that use them (the package's root and the client import
- * it first), so the app fails at start with a sentence that says what to do.
+ * Checks at load that the runtime provides Node's built-in modules (workerd needs `nodejs_compat`),
+ * so a worker fails at start with a sentence rather than later on an undefined function. Imported
+ * first by the root and the client.
  */
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';

@@ -1,7 +1,6 @@
 /**
- * The hash behind `at_hash` (OpenID Connect Core 3.1.3.6, 3.2.2.9): the left half of the hash
- * the ID token's signature algorithm uses, base64url. An algorithm not listed here has no known
- * hash, and the token is refused rather than checked with a guessed one.
+ * The hash behind `at_hash` (OIDC Core 3.1.3.6, 3.2.2.9). An algorithm not listed has no known
+ * hash, and the token is refused rather than checked with a guess.
  */
 import { hash } from 'node:crypto';
 import { IdError } from '../errors.js';

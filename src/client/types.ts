@@ -1,7 +1,4 @@
-/**
- * Public shapes of {@link IdClient}. Kept apart from the implementation so the Passport layer
- * and users can depend on the contract alone.
- */
+/** Public shapes of {@link IdClient}, apart from the implementation so callers can depend on the contract alone. */
 import type { Agent } from 'node:http';
 import type { Clock } from '../clock.js';
 import type { RsaPrivateJwk } from '../keys.js';
@@ -63,9 +60,8 @@ export interface IdClientOptions {
   allowInsecureHttp?: boolean;
   /**
    * Where the client logs: any logger with `debug`/`info`/`warn`/`error` (pino, console, Nest's
-   * Logger). Failed calls to the service at `warn` (`provider_call_failed`), key-set fetches at
-   * `debug` (`jwks_fetched`); redacted, never a secret or token. Default: `warn` to
-   * `console.error` (once per cause per minute), `debug` to `DEBUG=passport-nd-id:client`.
+   * Logger); redacted, never a secret or token. Default: `warn` to `console.error` (once per cause
+   * per minute), `debug` to `DEBUG=passport-nd-id:client`.
    */
   logger?: Logger;
   /** Timeout of each HTTP call to the service, in ms. Default 10 000. */
@@ -84,10 +80,8 @@ export interface IdClientOptions {
   /** Shortest time between two JWKS refetches caused by an unknown `kid`, in ms. Default 60 000. */
   jwksCooldown?: number;
   /**
-   * Longest time a fetched JWKS is used, in ms; the next ID token after that refetches it, so a
-   * key the service withdrew stops verifying. If that refetch fails, the login fails with the
-   * HTTP error (the expired set is not used as a fallback) and the next login tries again.
-   * `0` refetches for every ID token. Default 600 000 (10 minutes).
+   * Longest time a fetched JWKS is used, in ms, so a withdrawn key stops verifying; a failed
+   * refetch fails the login (no stale fallback). `0` refetches for every ID token. Default 600 000.
    */
   jwksCacheMaxAge?: number;
   /**
@@ -110,9 +104,8 @@ export interface IdClientOptions {
    */
   idTokenDecryptionKey?: AppKeyInput | readonly AppKeyInput[];
   /**
-   * FAPI 2.0: the DPoP key policy. Default `'per-login'`: a fresh P-256 key pair for every login,
-   * kept (private) in the pending login in the session until the callback has finished. Or one EC
-   * P-256 private key for every login of every instance (give the same key to all of them).
+   * FAPI 2.0: the DPoP key policy. Default `'per-login'`: a fresh P-256 key pair per login, kept in
+   * the pending login until the callback. Or one EC P-256 private key shared by every instance.
    */
   dpopKey?: 'per-login' | AppKeyInput;
   /** FAPI 2.0: the message shown to the person on the approval screen, for every login that gives none (at most 100 characters). */

@@ -1,10 +1,8 @@
 /**
- * A provider's standard userinfo answered as `application/jwt` (OpenID Connect Core 5.3.2):
- * signed with an algorithm of the app's allowlist by a key of the provider's key set, and
- * optionally encrypted to the app's ID-token decryption key. Its `iss` and `aud`, when present,
- * must be the provider and this client. The signature is checked on node:crypto, as the ID
- * token's is (jose's JWS verification was a tenth of a worker bundle);
- * `test/client/userinfo-jwt-differential.test.ts` shows the decisions match jose's `compactVerify`.
+ * A provider's standard userinfo as `application/jwt` (OIDC Core 5.3.2): signed with an allowlisted
+ * algorithm by a key of the provider's set, optionally encrypted; `iss` and `aud`, when present,
+ * must match. Verified on node:crypto (jose's JWS was a large share of a worker bundle);
+ * `test/client/userinfo-jwt-differential.test.ts` shows the decisions match jose's.
  */
 import type { KeyObject } from 'node:crypto';
 import { IdError } from '../errors.js';

@@ -1,8 +1,6 @@
 /**
- * What a protected route answers a request that may not pass: a page request is sent to the
- * login route with a safe `returnTo` of where it was going; an API request gets 401 JSON and a
- * `WWW-Authenticate` challenge naming where to sign in, never a redirect. The guards of every
- * adapter use this, so they answer alike.
+ * The answer to a request a guard refuses, shared by every adapter: pages are redirected to the
+ * login with a safe `returnTo`; API requests get 401 JSON with `WWW-Authenticate`, never a redirect.
  */
 import { renderFailurePage } from './failure-page.js';
 import { safeReturnTo } from './return-to.js';
@@ -49,7 +47,7 @@ export function checkAccessOptions(options: AccessOptions | undefined, who: stri
 }
 
 /** `loginPath?returnTo=<current URL>[&maxAge=N]`; the return path is dropped when it is not a safe same-site path. */
-export function loginUrlFor(loginPath: string, currentUrl: string, maxAge?: number): string {
+function loginUrlFor(loginPath: string, currentUrl: string, maxAge?: number): string {
   const returnTo = safeReturnTo(currentUrl);
   const query = [
     ...(returnTo === undefined ? [] : [`returnTo=${encodeURIComponent(returnTo)}`]),
@@ -65,9 +63,8 @@ const MESSAGES: Record<AccessRefusalReason, string> = {
 };
 
 /**
- * The answer for a request that may not pass. `maxAge` (seconds) asks the login for a recent
- * authentication (step-up); it is named in the login URL and, for APIs, in the challenge as
- * RFC 9470 does (`error="insufficient_user_authentication", max_age=...`).
+ * The answer for a request that may not pass. `maxAge` (seconds) asks for a recent authentication
+ * (step-up), in the login URL and, for APIs, in the challenge (RFC 9470).
  */
 export function refuseAccess(
   options: { loginPath: string; api?: boolean },

@@ -1,7 +1,6 @@
 /**
- * The data rule: the attributes handed to the app are exactly the requested scopes that the
- * service returned, as own properties of a plain object. Anything not requested is dropped;
- * a scope name such as `__proto__` or `constructor` is an ordinary key, never special.
+ * The data rule: the app gets exactly the requested scopes the service returned, as own
+ * properties; a scope named `__proto__` or `constructor` is an ordinary key.
  */
 
 /** Scope names that are not attributes. */
@@ -20,10 +19,7 @@ export interface AttributeSelection {
   dropped: string[];
 }
 
-/**
- * Keeps from `returned` only the string attributes named in `scope` (own keys only). Requested
- * attributes the service did not return are simply absent.
- */
+/** Keeps from `returned` only the string attributes named in `scope` (own keys only). */
 export function requestedAttributes(returned: unknown, scope: string | readonly string[]): AttributeSelection {
   const requested = new Set(scopeList(scope).filter((s) => !NON_ATTRIBUTE_SCOPES.has(s)));
   const data: Record<string, string> = {};

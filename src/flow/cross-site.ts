@@ -1,15 +1,9 @@
 /**
- * Whether a state-changing request (a sign-out) came from another site, from its headers alone,
- * for every adapter. A browser's `Sec-Fetch-Site` (which pages cannot set) decides when present:
- * only `same-origin` and `none` (typed or bookmarked) pass, so a page sent with
- * `Referrer-Policy: no-referrer`, whose own posts carry `Origin: null`, can still sign out.
- *
- * Without it, the method matters. Every browser sends `Origin` on a POST from another site, so
- * a POST without `Sec-Fetch-Site` passes only when its `Origin` names this scheme and host, or when it has
- * no `Origin` at all (not a browser acting for another site: curl, a test client). A GET (or any
- * other method) carries no `Origin` on a cross-site navigation, and browsers without fetch
- * metadata (Safari before 16.4) send neither header then: a GET passes only with
- * `Sec-Fetch-Site: same-origin` or `none`. Offer sign-out as a POST form to reach everyone.
+ * Whether a sign-out came from another site, from its headers alone. `Sec-Fetch-Site` decides
+ * when present (`same-origin` and `none` pass; a `no-referrer` page posts `Origin: null`).
+ * Without it: a POST passes with a same-origin `Origin` or none (not a browser acting for another
+ * site); a GET cannot be told from a cross-site link (no `Origin`, and Safari before 16.4 sends
+ * no fetch metadata), so it is refused. Offer sign-out as a POST form.
  */
 import type { FailurePage } from './failure-page.js';
 
@@ -21,10 +15,7 @@ export interface CrossSiteHeaders {
   origin?: string | undefined;
   /** This app's host (with port) as the request reached it. */
   host: string | undefined;
-  /**
-   * This app's scheme as the request reached it (`'https:'` or `'http:'`), when known: then the
-   * `Origin` must have the same scheme as well as the same host.
-   */
+  /** This app's scheme (`'https:'` or `'http:'`), when known: the `Origin` must match it too. */
   protocol?: string | undefined;
   /** The request method. Default `'POST'`; any other method needs `Sec-Fetch-Site`. */
   method?: string | undefined;

@@ -1,7 +1,6 @@
 /**
- * The Host header as it may be shown or kept: the requester writes that header, so it is
- * length-checked before anything else looks at it, then read label by label with fixed-size
- * patterns (no nested quantifier, no backtracking), and anything else becomes a placeholder.
+ * The Host header as it may be shown or kept: the requester writes it, so it is length-checked
+ * first and matched with fixed-size patterns (no backtracking); anything else is a placeholder.
  */
 
 /** Longest host kept or shown: a 253-character name, `:` and a 5-digit port, or a bracketed IPv6 address with its port. */
@@ -22,9 +21,8 @@ function isHostName(name: string): boolean {
 }
 
 /**
- * `host` when it is a well-formed host name, IPv4 or bracketed IPv6 address with an optional
- * port of at most 5 digits, and at most {@link MAX_DISPLAY_HOST_LENGTH} characters; otherwise
- * `undefined`. Runs in time linear in the (bounded) length.
+ * `host` when it is a host name, IPv4 or bracketed IPv6 address with an optional port, at most
+ * {@link MAX_DISPLAY_HOST_LENGTH} characters; otherwise `undefined`.
  */
 export function wellFormedHost(host: string | undefined): string | undefined {
   if (typeof host !== 'string' || host.length === 0 || host.length > MAX_DISPLAY_HOST_LENGTH) return undefined;

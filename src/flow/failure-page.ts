@@ -1,9 +1,7 @@
 /**
- * The small HTML page shown when a login fails and the app gave no `failureRedirect` or
- * `renderFailure`: a title, one escaped sentence, a "try again" and a "home" link, the
- * reference id of the log line, and (outside production only) a box for the developer with the
- * diagnosis. No stack, no token, no attribute value. Styled like the provider's pages.
- * Framework-neutral: each adapter sends it with {@link FAILURE_PAGE_HEADERS}.
+ * The page shown when a login fails and the app gave no `failureRedirect` or `renderFailure`:
+ * one escaped sentence, links, the log reference and (outside production) the diagnosis. No
+ * stack, token or attribute value. Sent with {@link FAILURE_PAGE_HEADERS}.
  */
 import { escapeHtml } from '../html.js';
 

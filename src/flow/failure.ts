@@ -1,8 +1,6 @@
 /**
- * Failure classification: whether a failed login is the person's doing (refused, expired,
- * replayed, invalid answer: 401, or 403 for a state that does not match) or a server-side
- * problem that trying again will not fix for them (service down, unusable key set, refused
- * client credentials, session store: 5xx), and the sentence to show.
+ * Whether a failed login is the person's doing (401, 403 for a state mismatch) or a server-side
+ * problem retrying will not fix (5xx), and the sentence to show.
  */
 import { IdError, isServerSideFailure, PROVIDER_DOWN_CODES } from '../errors.js';
 
@@ -16,10 +14,7 @@ export interface FailureClass {
   message: string;
 }
 
-/**
- * Person-side codes whose own sentence is meant for the person; every other refusal (an answer
- * of the service that failed a check) is shown with a generic sentence, its details go to the log.
- */
+/** Codes whose own sentence is meant for the person; other refusals get a generic one (details go to the log). */
 const PERSON_MESSAGES: ReadonlySet<string> = new Set(['state_mismatch', 'login_expired', 'access_denied', 'provider_error', 'user_refused']);
 
 export { isServerSideFailure };

@@ -1,9 +1,6 @@
 /**
- * The framework-neutral login: `begin` keeps a pending login in the session and gives the URL
- * to send the browser to; `complete` takes it out again on the callback, checks it belongs to
- * this registration and is used once, redeems the code and reads the attributes. Adapters
- * (the Passport strategy, the Express router, other frameworks) only translate requests and
- * outcomes.
+ * The framework-neutral login: `begin`/`start` keep a pending login in the session, `complete`
+ * takes it out once on the callback and redeems it. Adapters only translate requests and outcomes.
  */
 import { hash } from 'node:crypto';
 import type {
@@ -101,9 +98,9 @@ export interface LoginFlowOptions {
   /** Clock in ms since the epoch. Default `Date.now`. */
   clock?: Clock;
   /**
-   * Where redeemed logins are remembered so a callback completes at most once, also when
-   * replayed concurrently. Default: one in-memory store per process. Give a shared store (e.g.
-   * `createRedisReplayStore`) when several instances serve the app.
+   * Where redeemed logins are remembered, so a callback completes at most once, also when replayed
+   * concurrently. Default: in this process's memory; give a shared store (`createRedisReplayStore`)
+   * when several instances serve the app.
    */
   replayStore?: ReplayStore;
   /**
@@ -222,10 +219,8 @@ export interface LoginFlow {
    */
   complete(session: FlowSession, callbackQuery: Record<string, unknown>, request?: RequestFacts | (() => RequestFacts)): Promise<CompleteResult>;
   /**
-   * Reports a failed login: gives `err` a `reference` (and, when one can be worked out, a
-   * `diagnosis`), logs it (server-side causes at `error`, the person's own outcomes at `debug`,
-   * diagnosed callbacks at `warn`) and returns it. `complete` does this itself; adapters call it
-   * for failures they find themselves (no session, the session store failing at sign-in).
+   * Gives a failed login's `err` a `reference` and, when known, a `diagnosis`, logs it and returns
+   * it. `complete` does this itself; adapters call it for failures they find themselves.
    */
   report<E>(err: E, request?: RequestFacts): E;
   /** The flow's log, for adapters that log wiring problems of their own. */
@@ -236,9 +231,8 @@ export interface LoginFlow {
    */
   keepPendingLogins(session: FlowSession): RestorePendingLogins;
   /**
-   * What this process remembers of a login it completed, by the callback's `state`: where it was
-   * to return to. Undefined when this process did not complete a login with that state. For
-   * adapters that send a signed-in person who replays a callback (back button) on their way.
+   * Where a login this process completed (by the callback's `state`) was to return to, or
+   * undefined; for sending on a signed-in person who replays a callback (back button).
    */
   completedLogin(state: unknown): { returnTo?: string } | undefined;
 }
@@ -272,10 +266,7 @@ function oauthErrorOf(err: IdError): { oauthError?: string } {
   return error === undefined ? {} : { oauthError: error };
 }
 
-/**
- * The key of one login in the replay store and the ledger: a hash of its binding and state, so
- * it is short and says nothing about the login. Computed once per begin and once per callback.
- */
+/** A login's key in the replay store and the ledger: a hash, short and revealing nothing of the login. */
 function loginKey(binding: LoginBinding, state: string): string {
   return hash('sha256', `${binding.issuer}\n${binding.clientId}\n${binding.redirectUri}\n${state}`, 'base64url');
 }
@@ -547,9 +538,8 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     const key = loginKey(binding, state);
     // 5. The response comes from this issuer (RFC 9207), before its error or its code is trusted.
     if (flowClient.checkAuthorizationResponse !== undefined) await flowClient.checkAuthorizationResponse(query);
-    // 6. The service sent an error instead of a code: the pending login is gone from the session
-    // already, and no code will be redeemed, so no replay key is spent (strangers could otherwise
-    // fill the replay store with cancelled logins of their own).
+    // 6. An error instead of a code: spend no replay key (strangers could fill the store with
+    // cancelled logins); the pending login is gone already.
     if (query.error !== undefined) {
       ledger.settle(key, 'failed', now);
       throw providerError(query);

@@ -1,12 +1,7 @@
 /**
- * The login ledger: what this process remembers of the logins it started, for diagnosis only.
- * A callback that finds no pending login in its session can then be explained ("already
- * redeemed 3 s ago", "started on localhost, came back on 127.0.0.1", "dropped by newer tabs").
- *
- * It never decides whether a login may complete (the session and the replay guard do) and it
- * is bounded: the oldest records go first. The flow keys it by the hash it already computes
- * for each login (see `loginKey` in login-flow.ts), so the ledger holds no value that could be
- * replayed and costs no hashing of its own.
+ * What this process remembers of the logins it started, to explain a failed callback ("already
+ * redeemed 3 s ago", "came back on another host"). It never decides whether a login may
+ * complete, is bounded (oldest first) and holds only the flow's login hashes, nothing replayable.
  */
 import type { LedgerRecord } from './diagnose.js';
 import { wellFormedHost } from './display-host.js';
@@ -21,11 +16,7 @@ export class LoginLedger {
   /** @param maxSize most records kept; the oldest are dropped first. */
   constructor(private readonly maxSize: number = DEFAULT_LEDGER_SIZE) {}
 
-  /**
-   * Records a login started on `host` at `now`, to return to `returnTo`. Only a well-formed host
-   * of bounded length is kept (the Host header is the requester's text, up to the server's header
-   * limit); any other is kept as `''`.
-   */
+  /** Records a login started on `host`; a host that is not well-formed is kept as `''` (it is the requester's text). */
   started(key: string, host: string, now: number, returnTo?: string): void {
     this.records.delete(key);
     this.records.set(key, {

@@ -1,7 +1,4 @@
-/**
- * Checks of the login flow's options, shared by `createLoginFlow` and the adapters built on it.
- * Each mistake is a TypeError that names the option and says what to give instead.
- */
+/** Checks of the login flow's options; each mistake is a TypeError naming the option and the fix. */
 
 import { optionError } from '../options-check.js';
 

@@ -1,9 +1,6 @@
 /**
- * Pending logins: the secrets of logins that were started but not yet completed, kept in the
- * user's session under one key and indexed by their `state`. Several can wait at once (one per
- * browser tab), the number is bounded, each one is taken out exactly once, and old ones expire.
- * Each records the issuer, client and callback URL it was started for, so no other
- * registration can complete it.
+ * Logins started and not yet completed, in the session under one key, by `state`: one per tab,
+ * bounded, taken out exactly once, expiring, and bound to the issuer, client and callback URL.
  */
 import { isStoredDpopKey, type StoredDpopKey } from '../client/dpop.js';
 import type { FlowSession } from './session.js';
@@ -32,10 +29,7 @@ export interface PendingLogin extends Partial<LoginBinding> {
   scope?: string;
   /** `max_age` sent with this login (a step-up), in seconds. */
   maxAge?: number;
-  /**
-   * FAPI 2.0: the login's DPoP private key (per-login keys), to sign the token and userinfo
-   * proofs on the callback. Taken out of the session with the rest of the login, once.
-   */
+  /** FAPI 2.0: the login's DPoP private key, for the callback's proofs. */
   dpop?: StoredDpopKey;
 }
 
@@ -71,9 +65,8 @@ function isPendingLogin(value: unknown): value is PendingLogin {
 }
 
 /**
- * How a pending login is stored: one entry of an array, its state inside. An object keyed by
- * state would give every login a new property name, which JavaScript engines and JSON session
- * stores handle far more slowly than a list of same-shaped entries.
+ * One entry of an array, state inside: an object keyed by state would give every login a new
+ * property name, which engines and JSON session stores handle far more slowly.
  */
 type StoredLogin = PendingLogin & { state: string };
 
@@ -96,10 +89,7 @@ function readMap(session: FlowSession, key: string): PendingLoginMap {
   return map;
 }
 
-/**
- * Stores `map` as a fresh JSON-friendly array through `set` (so cookie-held sessions persist
- * it), or deletes the key when empty. Never changes the stored value in place.
- */
+/** Writes a fresh array through `set` (cookie sessions persist only on `set`), or deletes the key when empty. */
 function writeMap(session: FlowSession, key: string, map: PendingLoginMap): void {
   if (map.size === 0) session.delete(key);
   // The state last, so no field of a (tampered) stored login can stand in for it.
@@ -112,9 +102,8 @@ export function isExpired(login: PendingLogin, ttl: number, now: number): boolea
 }
 
 /**
- * Remembers `login` under `state`. First drops expired logins, then, while more than
- * `limits.max` remain, the oldest ones. Returns the states of the live logins it dropped to
- * make room (evicted by newer tabs), for diagnosis.
+ * Remembers `login` under `state`, dropping expired logins, then the oldest beyond `limits.max`.
+ * Returns the states of live logins dropped (for diagnosis).
  */
 export function addPendingLogin(
   session: FlowSession,
@@ -133,11 +122,7 @@ export function addPendingLogin(
   return kept.slice(0, cut).map(([s]) => s);
 }
 
-/**
- * Takes the pending login for `state` out of the session and returns it, or `undefined` when
- * there is none. It is deleted before it is returned, so a second call with the same state,
- * such as a replayed callback, finds nothing.
- */
+/** Takes the login for `state` out of the session (deleted before it is returned: a replay finds nothing). */
 export function takePendingLogin(session: FlowSession, key: string, state: unknown): PendingLogin | undefined {
   if (typeof state !== 'string' || state.length === 0 || state.length > MAX_STATE_LENGTH) {
     return undefined;

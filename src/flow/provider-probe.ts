@@ -1,12 +1,8 @@
 /**
- * Development help for the most common first-run mistake: the local provider is not started, or
- * `ND_ID_HOSTNAME` (the `hostname` or `issuer` option) names another port or host. A login only
- * redirects the browser to the service, so without a check the person sees the browser's
- * connection error and the app says nothing. Outside production and test runs (`NODE_ENV` unset
- * or `development`), until the service has answered once, a login to a service on this machine
- * (a loopback host) first asks it whether it answers at all (a GET of its discovery document, which
- * the service answers without logging a refusal; any HTTP answer counts); when it does not, the
- * login fails with a diagnosis that names the URL it tried and the likely cause.
+ * Development help for the commonest first-run mistake: the local provider is not started, or
+ * the hostname names another port. The browser would only show a connection error, so outside
+ * production and tests, until the service has answered once, a login to a loopback service first
+ * GETs its discovery document (any HTTP answer counts) and otherwise fails with a diagnosis.
  */
 import { isLoopbackHost } from '../client/client-options.js';
 import { IdError } from '../errors.js';
@@ -22,12 +18,12 @@ export function shouldProbe(serviceUrl: URL): boolean {
 }
 
 /** What the check asks for at the service of the authorization URL `url`: its discovery document. */
-export function probeUrl(url: URL): string {
+function probeUrl(url: URL): string {
   return `${url.origin}/.well-known/openid-configuration`;
 }
 
 /**
- * Asks the service of the authorization URL `url` whether anything answers: any HTTP answer counts.
+ * Whether anything answers at the service of authorization URL `url`.
  * @returns undefined when it answered, else why not (a network error code, or the timeout).
  */
 export async function probeService(url: URL): Promise<string | undefined> {

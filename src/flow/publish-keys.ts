@@ -1,8 +1,4 @@
-/**
- * Serving the app's public keys (FAPI 2.0 registration by `jwks_uri`): the JSON body and the
- * headers both adapters (the Express router and the fetch handlers) answer with. The set comes
- * from `IdClient.publicJwks()`, which holds public members only.
- */
+/** The app's public key set for FAPI 2.0 registration by `jwks_uri`: body and headers, for every adapter. */
 import type { PublicJwks } from '../client/fapi-config.js';
 
 /** Anything that gives the app's public key set: an `IdClient` with `profile: 'fapi2'`, or an `NdIdStrategy` built on one. */

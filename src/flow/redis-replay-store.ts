@@ -1,8 +1,6 @@
 /**
- * A {@link ReplayStore} in Redis, shared by every instance of the app: one `SET key 1 PX ttl NX`
- * per login, which Redis runs atomically, so of several instances racing the same callback
- * exactly one gets `OK`. Any client with node-redis's `sendCommand` works; `redis` itself is not
- * a dependency of this package.
+ * A {@link ReplayStore} in Redis: `SET key 1 PX ttl NX` is atomic, so of several instances racing
+ * one callback exactly one gets `OK`. Works on any client with node-redis's `sendCommand`.
  */
 import { checkOptionNames } from '../options-check.js';
 import type { ReplayStore } from './replay-store.js';

@@ -1,9 +1,6 @@
 /**
- * A {@link SignOutStore} in Redis, shared by every instance of the app: one small script when a
- * person is signed out everywhere (it keeps the later of the stored and the new time, so an
- * instance whose clock is behind never moves the cut-off back), one `GET key` per protected
- * request. Any client with node-redis's `sendCommand` works; `redis` itself is not a dependency
- * of this package.
+ * A {@link SignOutStore} in Redis, shared by every instance: a script keeps the later cut-off
+ * (a server whose clock is behind never moves it back); one `GET` per protected request.
  */
 import { checkOptionNames } from '../options-check.js';
 import type { RedisCommandClient } from './redis-replay-store.js';
@@ -15,11 +12,7 @@ export interface RedisSignOutStoreOptions {
   prefix?: string;
 }
 
-/**
- * Sets KEYS[1] to ARGV[1] (ms) for ARGV[2] ms, unless it holds a later time already: then the later
- * time stays, and its lifetime is only ever lengthened. One atomic step, so two instances signing
- * a person out at once keep the later cut-off whatever the order.
- */
+/** Sets KEYS[1] to ARGV[1] for ARGV[2] ms unless it holds a later time; atomic, so racing sign-outs keep the later one. */
 const KEEP_LATER_SCRIPT = `local current = tonumber(redis.call('GET', KEYS[1]))
 local at = tonumber(ARGV[1])
 local ttl = tonumber(ARGV[2])

@@ -1,8 +1,4 @@
-/**
- * Replay store: remembers which logins were already redeemed, so one callback URL completes at
- * most one login. `consume(key, ttl)` is the single atomic operation: the first call for a key
- * wins, every later one (concurrent or not, within its time to live) loses.
- */
+/** Which logins were redeemed already: `consume` is atomic, the first call for a key wins. */
 import { checkOptionNames } from '../options-check.js';
 
 /** Where redeemed logins are remembered. Share one across instances (e.g. Redis) to refuse replays between them. */
@@ -17,10 +13,9 @@ export interface ReplayStore {
 /** Options of {@link createMemoryReplayStore}. */
 export interface MemoryReplayStoreOptions {
   /**
-   * Most keys remembered. When full, the oldest keys are forgotten first (expired or not), so a
-   * full store never refuses a sign-in. Forgetting a key is safe: a replay of that callback still
-   * meets the service's single-use authorization code at the token endpoint, and only callbacks
-   * whose pending login is still in a session can reach this store at all. Default 100 000.
+   * Most keys remembered; past it the oldest go first, so a full store never refuses a sign-in.
+   * Safe: a replay still meets the single-use code at the token endpoint, and only callbacks with
+   * a pending login in a session reach the store. Default 100 000.
    */
   maxKeys?: number;
   /** Clock in ms since the epoch. Default `Date.now`. */
@@ -31,11 +26,8 @@ export interface MemoryReplayStoreOptions {
 export const DEFAULT_REPLAY_STORE_MAX_KEYS = 100_000;
 
 /**
- * A {@link ReplayStore} in this process's memory: refuses replays within one process. Use a
- * shared store (see `createRedisReplayStore`) when several instances serve the same app.
- *
- * Bound and eviction: at most `maxKeys` keys; a new key past the bound drops the oldest one
- * (insertion order is age order). It never refuses a login because strangers filled it.
+ * A {@link ReplayStore} in this process's memory, at most `maxKeys` keys (oldest dropped first).
+ * Use a shared store (`createRedisReplayStore`) when several instances serve the app.
  */
 export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}): ReplayStore {
   checkOptionNames(options, 'createMemoryReplayStore()');

@@ -1,7 +1,4 @@
-/**
- * Safe return paths. After a login the browser is sent back to where the user was; that place
- * comes from the query string, so it must never be able to point at another site.
- */
+/** Safe return paths: the value comes from the query string, so it must never point at another site. */
 
 /** Longest return path kept, in characters. Longer ones fall back to the default. */
 export const MAX_RETURN_TO_LENGTH = 2048;
@@ -12,14 +9,9 @@ export const MAX_RETURN_TO_LENGTH = 2048;
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
- * `value` when it is a same-site path that is safe to redirect to, else `undefined`.
- *
- * Accepted: a string of at most {@link MAX_RETURN_TO_LENGTH} characters that starts with a
- * single `/` and contains no `//`, no `/\` (or `\/`, or any backslash), no scheme and no control
- * characters. So `/account?tab=1#top` is kept, while `//evil.example`, `/\evil.example`,
- * `https://evil.example`, `javascript:alert(1)`, `account` and `/%0a/evil` style inputs that
- * decode to control characters are refused. What is returned is percent-encoded ASCII, ready
- * for a `Location` header.
+ * `value` when it is a same-site path safe to redirect to, else `undefined`: at most
+ * {@link MAX_RETURN_TO_LENGTH} characters, one leading `/`, no `//`, no backslash, no scheme, no
+ * control characters, also once decoded (`/%0a/evil`). Returned percent-encoded, ready for `Location`.
  */
 export function safeReturnTo(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;

@@ -1,10 +1,6 @@
 /**
- * After sign-in: what makes a signed-in session still valid. At sign-in a small record is kept in
- * the session (who, when the session started, when the person authenticated, when the session
- * was last seen); on each protected request {@link SessionPolicy.check} ends it when its absolute
- * lifetime (`maxSessionAge`) or its idle timeout (`idleTimeout`) has passed, or when the person
- * was signed out everywhere after it started. Framework-neutral: it works on a {@link FlowSession};
- * the Express, fetch and NestJS guards only translate the answer.
+ * What keeps a signed-in session valid: the sign-in record kept at sign-in, checked on each
+ * protected request against `maxSessionAge`, `idleTimeout` and "signed out everywhere".
  */
 import { hash } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
@@ -14,17 +10,9 @@ import { checkOptionNames } from '../options-check.js';
 import type { FlowSession } from './session.js';
 import { processSignOutStore, type SignOutStore } from './sign-out-store.js';
 
-/**
- * Default absolute lifetime of a signed-in session: 12 hours, in ms. NIST SP 800-63B requires
- * re-authentication at least every 12 hours at AAL3 (and at AAL2 in its 2017 edition), whatever
- * the activity: a working day, after which the person confirms again on their phone.
- */
+/** Default absolute session lifetime: 12 hours (NIST SP 800-63B re-authentication at AAL3, and AAL2 in 2017). */
 export const DEFAULT_MAX_SESSION_AGE_MS = 12 * 60 * 60 * 1000;
-/**
- * Default idle timeout: 30 minutes, in ms. SP 800-63B (2017) AAL2 ends a session after 30
- * minutes of inactivity (its 2025 edition allows an hour at AAL2 and advises 15 minutes at
- * AAL3): long enough to read a letter or fill a form, short enough for a shared or lost device.
- */
+/** Default idle timeout: 30 minutes (NIST SP 800-63B 2017, AAL2). */
 export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000;
 /** Default shortest time between two writes of "last seen": 1 minute, in ms (at most one session write per minute per person). */
 export const DEFAULT_TOUCH_INTERVAL_MS = 60 * 1000;
@@ -32,10 +20,7 @@ export const DEFAULT_TOUCH_INTERVAL_MS = 60 * 1000;
 export const DEFAULT_SIGN_IN_KEY = 'nd-id.signin';
 /** Slack for `auth_time` against this server's clock in step-up checks: 10 s, in ms (auth_time counts whole seconds). */
 export const STEP_UP_TOLERANCE_MS = 10 * 1000;
-/**
- * How long "signed out everywhere" is remembered when `maxSessionAge` is off: 400 days, in ms,
- * the longest a browser keeps a cookie.
- */
+/** How long "signed out everywhere" is kept when `maxSessionAge` is off: 400 days, the longest a browser keeps a cookie. */
 export const SIGN_OUT_RETENTION_WITHOUT_MAX_AGE_MS = 400 * 24 * 60 * 60 * 1000;
 
 /** What the session keeps about the sign-in; times in ms since the epoch. */
@@ -98,9 +83,8 @@ export interface SessionPolicy {
   /** The record kept in `session`, when there is a well-formed one. */
   read(session: FlowSession): SignInRecord | undefined;
   /**
-   * Whether `session` is signed in now. Ends nothing itself: on `ended`, the adapter destroys the
-   * session and calls {@link ended}. Writes "last seen" when it is due (at most once per interval).
-   * One read of the sign-out store. Rejects when that store fails.
+   * Whether `session` is signed in now; on `ended` the adapter destroys the session and calls
+   * {@link ended}. Writes "last seen" at most once per interval. Rejects when the sign-out store fails.
    */
   check(session: FlowSession): Promise<SessionCheck>;
   /** True when the person authenticated within the last `seconds` (with {@link STEP_UP_TOLERANCE_MS} of slack). */

@@ -1,10 +1,6 @@
 /**
- * The session as the login flow needs it: get, set and delete of one key, and optionally a way
- * to start a fresh session. Any framework's session can satisfy it; {@link recordSession} wraps
- * a plain object such as express-session's `req.session`.
- *
- * The flow never changes a value it read in place: every change goes back through `set` or
- * `delete`, so sessions held in a cookie (which persist only on `set`) see each change.
+ * The session as the login flow needs it. Every change goes through `set` or `delete`, never in
+ * place, so sessions held in a cookie (persisted only on `set`) see it.
  */
 
 /** The tiny session interface the login flow works with. */
@@ -15,18 +11,11 @@ export interface FlowSession {
   set(key: string, value: unknown): void;
   /** Removes `key`. */
   delete(key: string): void;
-  /**
-   * Optional: replace the session with a fresh one (new id, no data), as done at sign-in
-   * against session fixation. When present, `complete` calls it after a successful login and
-   * carries the other tabs' pending logins over.
-   */
+  /** Replaces the session with a fresh one (against session fixation); `complete` calls it after sign-in. */
   regenerate?(): Promise<void>;
 }
 
-/**
- * A {@link FlowSession} over a plain record: express-session's `req.session`, a Koa or Hono
- * session object, or `{}` in a test. Keys are own properties; nothing is read from the prototype.
- */
+/** A {@link FlowSession} over a plain record such as express-session's `req.session`; own keys only. */
 export function recordSession(record: Record<string, unknown>): FlowSession {
   if (typeof record !== 'object' || record === null) {
     throw new TypeError('recordSession: record must be the session object, like req.session.');

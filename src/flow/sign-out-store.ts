@@ -1,8 +1,6 @@
 /**
- * Sign-out store: for each person signed out everywhere, the time before which every session of
- * theirs has ended. A session started at or before that time ends at its next request, on every
- * instance that reads the same store. A sibling of the replay store, in the same places: this
- * process's memory, or Redis (`createRedisSignOutStore`).
+ * For each person signed out everywhere, the time before which their sessions have ended, read by
+ * every instance sharing the store (memory, or `createRedisSignOutStore`).
  */
 import { checkOptionNames } from '../options-check.js';
 
@@ -26,10 +24,8 @@ export interface MemorySignOutStoreOptions {
 export const DEFAULT_SIGN_OUT_STORE_MAX_ENTRIES = 100_000;
 
 /**
- * A {@link SignOutStore} in this process's memory: signs a person out of every session this
- * process serves. Entries expire after their time to live (the longest a session can last), and
- * past `maxEntries` the oldest goes first; only the app calls `signOutEverywhere`, so request
- * traffic alone cannot fill it. Use `createRedisSignOutStore` when several instances serve the app.
+ * A {@link SignOutStore} in this process's memory. Entries expire after the longest session and
+ * past `maxEntries` the oldest goes first; only the app writes it, so traffic cannot fill it.
  */
 export function createMemorySignOutStore(options: MemorySignOutStoreOptions = {}): SignOutStore {
   checkOptionNames(options, 'createMemorySignOutStore()');

@@ -1,6 +1,4 @@
-/**
- * The failure page (see flow/failure-page.ts) sent through Express.
- */
+/** The failure page (flow/failure-page.ts) sent through Express. */
 import type { Response } from 'express';
 import { FAILURE_PAGE_HEADERS, renderFailurePage, type FailurePage } from '../flow/failure-page.js';
 

@@ -1,7 +1,4 @@
-/**
- * Loads the `passport` module only when it is needed: an app that never builds `ndIdRouter()`
- * without its own Passport instance (an `IdClient` or fetch-handler app) runs without Passport installed.
- */
+/** Loads `passport` only when needed, so an `IdClient` or fetch-handler app runs without it installed. */
 import { createRequire } from 'node:module';
 import type passportModule from 'passport';
 

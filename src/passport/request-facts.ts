@@ -1,8 +1,4 @@
-/**
- * What an Express request tells the login flow for its diagnoses: host, scheme, whether the
- * session cookie came back and whether the store knew it, and the cookie's settings. Names and
- * flags only: no cookie value leaves this file.
- */
+/** What an Express request tells the flow for its diagnoses: names and flags only, no cookie value leaves this file. */
 import type { Request } from 'express';
 import type { RequestFacts } from '../flow/diagnose.js';
 

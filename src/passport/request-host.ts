@@ -1,8 +1,6 @@
 /**
- * The host a request was sent to, port included, the same on Express 4 and 5: what Express 5's
- * `req.host` gives. Express 4's `req.host` is a deprecated alias of `req.hostname` and drops the
- * port, so a same-origin `Origin: http://127.0.0.1:3000` would not match it. Like both majors,
- * `X-Forwarded-Host` counts only when the app's `trust proxy` setting trusts the peer.
+ * The host a request was sent to, port included, as Express 5's `req.host`: Express 4's drops the
+ * port, so a same-origin `Origin` would not match. `X-Forwarded-Host` counts only under `trust proxy`.
  */
 import type { Request } from 'express';
 

@@ -1,9 +1,4 @@
-/**
- * Express guards for routes that need a signed-in person: `requireSignIn()` and
- * `requireRecentSignIn(seconds)`. They read the sign-in record the strategy keeps in the
- * session, end sessions whose lifetime passed (destroyed in the store, cookie cleared), and
- * answer a page request with a redirect to the login route and an API request with 401 JSON.
- */
+/** Express guards for routes that need a signed-in person, over the sign-in record the strategy keeps. */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
 import { checkOptionNames } from '../options-check.js';
@@ -104,9 +99,9 @@ function guard(options: RequireSignInOptions | undefined, seconds: number | unde
 }
 
 /**
- * Lets signed-in requests through (with `req.signIn` set); ends sessions past their lifetime;
- * sends a page request to the login route with `returnTo` of the current URL, and answers an API
- * request (by `Accept`, or `api: true`) with 401 JSON and a `WWW-Authenticate` challenge.
+ * Lets signed-in requests through (with `req.signIn` set) and ends sessions past their lifetime;
+ * a page request is redirected to the login route, an API request (by `Accept`, or `api: true`)
+ * gets 401 JSON with a `WWW-Authenticate` challenge.
  *
  * ```ts
  * app.get('/account', requireSignIn(), (req, res) => res.send(`Hello ${req.user.sub}`));

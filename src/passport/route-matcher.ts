@@ -1,7 +1,4 @@
-/**
- * How the router finds its routes without an express.Router: a request path matched to a route
- * as Express matches it by default.
- */
+/** A request path matched to a route as Express matches it by default (the router has no express.Router). */
 
 /** Matches a request path to a route as Express does by default: case-insensitive, one trailing slash allowed. */
 export function routeMatcher(route: string | false): (path: string) => boolean {

@@ -1,8 +1,6 @@
 /**
- * ndIdRouter(): the routes an Express app mounts to offer sign-in with the service:
- * `GET /login`, `GET /callback` and `POST /logout`. The strategy itself is registered by the
- * app with `passport.use(new NdIdStrategy(...))` and does the sign-in's work; this router adds
- * the routes and, through Passport's authenticate callback, the pages and redirects.
+ * ndIdRouter(): `GET /login`, `GET /callback` and `POST /logout` for an Express app. The strategy
+ * the app registers does the sign-in; the router adds routes, pages and redirects.
  */
 import type passportModule from 'passport';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -88,11 +86,9 @@ export interface NdIdRouterOptions {
    */
   afterCallback?: (req: Request, user: Express.User) => NdIdAfterCallbackResult | Promise<NdIdAfterCallbackResult>;
   /**
-   * When a login cannot proceed because of a server-side problem (the service is down, no
-   * session, the session store failed, the service refused the app's client credentials or
-   * sent an unusable key set), `true` shows a small HTML page (502/504 for the service being
-   * down, 503 for the session store, 500 otherwise) and `false` passes the {@link IdError} to
-   * `next(err)` for the app's own error handler. Errors that are not IdErrors always go to `next(err)`. Default `true`.
+   * On a server-side failure (service down, no session, session store, refused client
+   * credentials, unusable key set): `true` shows a small HTML page (502/504, 503 or 500), `false`
+   * passes the {@link IdError} to `next(err)`. Other errors always go to `next(err)`. Default `true`.
    */
   errorPage?: boolean;
   /**
@@ -157,11 +153,8 @@ type SessionData = Record<string, unknown> & {
 };
 
 /**
- * Sends a redirect with an empty body. The text `res.redirect` writes ("Found. Redirecting to …")
- * is never shown by a browser, and a body has a cost here: when express-session saves the session
- * as the response ends, it writes a response with a body in two pieces (all but its last byte at
- * once, the last byte once the save is done), and one without a body in one piece once the session
- * is saved: one write to the socket fewer on every sign-in.
+ * A redirect with an empty body: browsers never show `res.redirect`'s text, and with
+ * express-session a body costs one more socket write on every sign-in.
  */
 function redirectTo(res: Response, status: 302 | 303, location: string): void {
   res.location(location).status(status).set('Content-Length', '0').end();
@@ -174,8 +167,7 @@ function sessionOf(req: Request): SessionData | undefined {
 
 /**
  * Express middleware serving `GET /login` (accepts `?returnTo=`), `GET /callback` and
- * `POST /logout` below where it is mounted, driving the strategy registered under
- * `strategyName`; any other request passes on to `next()`.
+ * `POST /logout` below its mount path for the strategy named `strategyName`; other requests pass on.
  *
  * ```ts
  * app.use(session({ ... }));
@@ -320,11 +312,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     });
   }
 
-  /**
-   * Login and callback share one handler: Passport runs the strategy, which decides from the
-   * query which one it is. The outcome callback needs this request, so the middleware that
-   * passport.authenticate builds (a closure, no routing) is made per request.
-   */
+  /** Login and callback share one handler (the strategy tells them apart); built per request, as its callback needs this request. */
   function authenticateRoute(req: Request, res: Response, next: NextFunction): void {
     res.set('Cache-Control', 'no-store');
     const returnTo = safeReturnTo(req.query.returnTo);
@@ -394,8 +382,7 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     }
   }
 
-  // One plain middleware rather than an express.Router: for three fixed routes, its per-request
-  // layer walk was a measurable part of a login's CPU (docs/internals.md).
+  // One plain middleware rather than an express.Router: its layer walk cost CPU on every login (docs/internals.md).
   const isLogin = routeMatcher(loginPath);
   const isCallback = routeMatcher(callbackPath);
   const isLogout = routeMatcher(logoutPath);

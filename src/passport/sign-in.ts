@@ -1,9 +1,7 @@
 /**
- * What the strategy does around Passport's `req.logIn` at a completed login, so a plain
- * `passport.authenticate('nd-id')` route and `ndIdRouter()` sign people in alike: the other tabs'
- * pending logins are carried over the session regeneration, the sign-in record that
- * `requireSignIn()` and the session policy read is written, and the session is saved before the
- * redirect. Also the step-up judgement, which needs the session as it was before sign-in.
+ * What the strategy does around Passport's `req.logIn`, so a plain `passport.authenticate('nd-id')`
+ * route signs in as `ndIdRouter()` does; and the step-up judgement, which needs the session as it
+ * was before sign-in.
  */
 import type { Request } from 'express';
 import { IdError } from '../errors.js';
@@ -35,11 +33,9 @@ function plainSession(req: Request): (Record<string, unknown> & ExpressSession) 
 }
 
 /**
- * Makes this request's next `req.logIn` (Passport's, called by `passport.authenticate` or by a
- * custom callback) finish the sign-in: after Passport regenerated the session and stored the
- * user, the other tabs' logins and the sign-in record go into the new session, which is saved
- * again before the callback, so the redirect never reaches a session without its record.
- * Sessions with get/set methods (Fastify's) are left to their framework.
+ * Makes this request's next `req.logIn` finish the sign-in: after Passport regenerated the session,
+ * the other tabs' logins and the sign-in record go into it and it is saved again, so the redirect
+ * never reaches a session without its record. Get/set sessions (Fastify's) are left to their framework.
  */
 export function finishSignInAtLogIn(
   req: Request,
@@ -91,10 +87,7 @@ const STEP_UP_MESSAGES: Record<Exclude<StepUpOutcome, 'ok'>, string> = {
   other_person: 'A different person confirmed the sign-in, so this session was ended. Sign in again.',
 };
 
-/**
- * Judges a completed step-up login against the session it was for. `undefined` when it may sign
- * in; otherwise the refusal, after signing the session out when a different person came back.
- */
+/** Judges a completed step-up login: `undefined` when it may sign in, else the refusal (signing out a different person). */
 export function judgeStepUp(
   req: Request,
   session: FlowSession,

@@ -1,8 +1,4 @@
-/**
- * ndIdSession(): `passport.session()` that restores nobody for a session the session policy has
- * ended (sign-out everywhere, idle timeout, maxSessionAge), so `req.user` read on any route,
- * guarded or not, never names a person whose session is over.
- */
+/** ndIdSession(): `passport.session()` that restores nobody for a session the policy has ended. */
 import type passportModule from 'passport';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
@@ -27,11 +23,9 @@ export function sessionEndedOn(req: Request): SessionEndReason | undefined {
 }
 
 /**
- * Use in place of `app.use(passport.session())`: checks the sign-in record against the session
- * policy first (one read of the sign-out store), and when the policy has ended the session,
- * signs it out (the sign-in record and Passport's user are removed) before Passport restores
- * the user, so `req.user` is undefined and `req.isAuthenticated()` false. Sessions without a
- * sign-in record of this package (another strategy's) are left to Passport as they are.
+ * Use in place of `app.use(passport.session())`: a session the policy has ended (one read of the
+ * sign-out store) is signed out before Passport restores the user, so `req.user` is undefined on
+ * every route, guarded or not. Sessions without this package's sign-in record are left to Passport.
  *
  * ```ts
  * app.use(session({ ... }));

@@ -1,8 +1,7 @@
 /**
- * The base of NdIdStrategy: the `Strategy` of `passport-strategy`, the class Passport itself
- * exports as `passport.Strategy`, so `instanceof` and NestJS's `PassportStrategy` mixin see a
- * Passport strategy. `passport-strategy` is one file with no dependencies, so an app without
- * Passport still loads this package. Typed here: its types live in a separate `@types` package.
+ * The base of NdIdStrategy: `passport-strategy`'s `Strategy` (Passport's own), so `instanceof` and
+ * NestJS's `PassportStrategy` see a Passport strategy; one file without dependencies, so apps
+ * without Passport still load. Typed here: its types are a separate `@types` package.
  */
 import type { StrategyCreatedStatic, StrategyFailure } from 'passport';
 import { Strategy } from 'passport-strategy';

@@ -1,10 +1,7 @@
 /**
- * NdIdStrategy: the Passport strategy `'nd-id'`. A request without `code` or `error` in its
- * query starts a login (redirect to the service); a request with one completes it (the
- * callback). The protocol work is done by {@link IdClient} and the login flow; this file keeps
- * the pending login in the session, judges step-up logins, arranges the sign-in record, and
- * turns outcomes into Passport's success, fail and error. Everything a sign-in needs happens
- * here, so a plain `passport.authenticate('nd-id')` route gets what `ndIdRouter()` gets.
+ * NdIdStrategy, the Passport strategy `'nd-id'`: a request without `code` or `error` starts a
+ * login, one with either completes it. Everything a sign-in needs happens here, so a plain
+ * `passport.authenticate('nd-id')` route gets what `ndIdRouter()` gets.
  */
 import type { AuthenticateOptions } from 'passport';
 import type { Request } from 'express';
@@ -197,11 +194,9 @@ interface MethodSessionLike {
 }
 
 /**
- * A {@link FlowSession} over a session that keeps its data behind `get`/`set` methods, such as
- * `@fastify/secure-session` (where assigning or deleting a plain property is not saved, and
- * whose `delete()` would end the whole session) and `@fastify/session`. A key is removed by
- * setting it to `undefined`, which those plugins persist. `undefined` for any other session
- * (express-session's is a plain record).
+ * A {@link FlowSession} over a get/set session (`@fastify/secure-session`, `@fastify/session`),
+ * where plain property writes are not saved and `delete()` ends the session: a key is removed by
+ * setting `undefined`. `undefined` for any other session.
  */
 function methodSession(session: object): FlowSession | undefined {
   const s = session as Partial<MethodSessionLike>;
@@ -237,24 +232,17 @@ function methodSession(session: object): FlowSession | undefined {
  * );
  * ```
  *
- * Outcomes: a started login redirects; a completed one calls `success(user, { returnTo })`;
- * an unknown or reused `state` fails with `state_mismatch` (403); an expired login, a refusal
- * in the app, an invalid token or response, or a refusal by verify fails with the matching
- * {@link IdErrorCode} (401); a missing session, an unreachable service, an unusable key set
- * (`jwks_invalid`) or refused client credentials (`token_request_failed` with `invalid_client`
- * or `unauthorized_client`) is an `error`.
+ * Outcomes: a started login redirects; a completed one calls `success(user, { returnTo })`; an
+ * unknown or reused `state` fails with `state_mismatch` (403); other refusals fail with their
+ * {@link IdErrorCode} (401); a missing session, an unreachable service, an unusable key set or
+ * refused client credentials is an `error`.
  *
- * At a completed login the strategy finishes Passport's `req.logIn` on that request: other tabs'
- * logins still in progress survive the fresh session Passport starts, the sign-in record that
- * `requireSignIn()` reads is written, and the session is saved before the redirect, with plain
- * `passport.authenticate('nd-id')` routes as with `ndIdRouter()`. A step-up login (`maxAge`) is
- * judged against the session it was for: an earlier sign-in fails with `step_up_not_recent`
- * (403), a different person with `step_up_other_person` (403) after signing the session out.
+ * At a completed login the strategy finishes Passport's `req.logIn`: other tabs' logins survive
+ * the new session, the sign-in record `requireSignIn()` reads is written, and the session is
+ * saved before the redirect. A step-up login (`maxAge`) from an earlier sign-in fails with
+ * `step_up_not_recent` (403); a different person with `step_up_other_person` (403), signed out.
  * With `@fastify/passport`, pass `clearSessionIgnoreFields: [strategy.sessionKey]` to keep other
- * tabs' logins; a lost tab's callback is logged at `warn` as `pending_login_lost_at_sign_in`.
- *
- * A person already signed in who replays a callback (the back button) is redirected to where
- * that login was to return, or to the `successRedirect` option, rather than failed.
+ * tabs' logins. A signed-in person replaying a callback (back button) is redirected, not failed.
  */
 export class NdIdStrategy extends PassportStrategyBase {
   /** The name Passport knows the strategy by: `'nd-id'` (or the name given to `passport.use(name, strategy)`). */
@@ -434,11 +422,7 @@ export class NdIdStrategy extends PassportStrategyBase {
     return this.client.profile === 'fapi2' && typeof this.client.publicJwks === 'function' ? this.client.publicJwks() : undefined;
   }
 
-  /**
-   * Wiring mistakes seen from this request: logged once each with the fix; a login that could
-   * never complete (routes mounted where the service cannot come back, two strategies sharing a
-   * session key) is refused with the error returned.
-   */
+  /** Wiring mistakes seen from this request: logged once each; one that makes the login impossible is returned. */
   private checkWiring(req: Request, options: NdIdAuthenticateOptions, isCallback: boolean): IdError | undefined {
     this.wiring.sessionRestored(req, this.flow.log);
     const wiring = options.wiring;

@@ -18,12 +18,9 @@ export interface NdIdInfo {
 export type NdIdVerifyDone = (err: unknown, user?: Express.User | false | null, info?: NdIdInfo | string) => void;
 
 /**
- * Verify callback: `(user, done)`, or an async `(user) => user | false`.
- *
- * It must answer by calling `done`, or by returning a promise of the user (`false` or `null`
- * refuses). A value returned without a promise is ignored, and a promise resolving to
- * `undefined` leaves the answer to `done`; a verify that does neither within `verifyTimeout`
- * ends the login with an error.
+ * Verify callback: `(user, done)`, or an async `(user) => user | false`. It answers through `done`
+ * or a promise of the user (`false` or `null` refuses; `undefined` leaves it to `done`), within
+ * `verifyTimeout`; a value returned without a promise is ignored.
  */
 export type NdIdVerify = (user: NdIdUser, done: NdIdVerifyDone) => NdIdVerifyAnswer;
 
@@ -31,9 +28,8 @@ export type NdIdVerify = (user: NdIdUser, done: NdIdVerifyDone) => NdIdVerifyAns
 export type NdIdVerifyWithRequest = (req: Request, user: NdIdUser, done: NdIdVerifyDone) => NdIdVerifyAnswer;
 
 /**
- * What a verify callback returns: nothing (it calls `done`), or a promise of the user (`false`
- * or `null` refuses; `undefined` leaves the answer to `done`). One signature rather than a
- * union of two, so that TypeScript types an inline `async (user) => ...` from it.
+ * What a verify callback returns. One signature rather than a union of two, so that TypeScript
+ * types an inline `async (user) => ...` from it.
  */
 // biome-ignore lint/suspicious/noConfusingVoidType: `async (user, done) => { done(null, user); }` returns Promise<void>
 export type NdIdVerifyAnswer = void | Promise<Express.User | false | null | undefined | void>;
@@ -50,11 +46,9 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 /**
- * Runs `verify` with `args` and a `done`; resolves with the user or `false`. `done` is always
- * passed and always answers; a returned promise also answers once it resolves to a value other
- * than `undefined` (`null` and `false` refuse), or rejects. The first answer counts. A verify
- * that has not answered within `verifyTimeout` ms ends the login with an error. Without a
- * verify, `defaultUser` is the answer.
+ * Runs `verify` with `args` and a `done`; the first answer counts, by `done` or by a returned
+ * promise's value other than `undefined`. Past `verifyTimeout` ms the login ends with an error.
+ * Without a verify, `defaultUser` is the answer.
  */
 export function runVerify(
   verify: NdIdVerify | NdIdVerifyWithRequest | undefined,
@@ -85,11 +79,9 @@ export function runVerify(
     const withDone: unknown[] = [...args, done];
     try {
       const returned: unknown = (verify as (...a: unknown[]) => unknown)(...withDone);
-      // `verify.length` is not trusted to tell the forms apart: wrappers with rest or default
-      // parameters report fewer. A plain return value is never the answer (a callback-style
-      // verify may return anything, e.g. a database handle); only `done` is. A promise answers
-      // when it resolves to something other than `undefined`; `undefined` is what an async
-      // verify that calls `done` later resolves to, so then `done` decides.
+      // Not `verify.length` (wrappers with rest or default parameters report fewer), and never a
+      // plain return value (a callback-style verify may return a database handle). A promise of
+      // `undefined` is an async verify that calls `done` later.
       if (isThenable(returned)) {
         returned.then((u) => {
           if (u !== undefined) settle(u);

@@ -1,7 +1,6 @@
 /**
- * Wiring checks of the Express adapter: mistakes in how an app mounts the router and the
- * strategy that cannot be seen from inside the login, found either when the router is built
- * (a `TypeError` naming both sides) or on the requests themselves (logged once, with the fix).
+ * Mistakes in how an app mounts the router and the strategy, invisible from inside the login:
+ * a `TypeError` when the router is built, or logged once with the fix when seen on a request.
  */
 import type { Request } from 'express';
 import { LOG_EVENTS, type Log } from '../log.js';
@@ -13,16 +12,12 @@ interface SessionUse {
   redirectUri: string;
 }
 
-/**
- * What the nd-id strategies each Passport instance has run for a router keep in the session, by
- * the name the router drives (values only: no strategy object, which Passport gives per request).
- */
+/** Per Passport instance, what each nd-id strategy it ran keeps in the session, by name (values only). */
 const ranByPassport = new WeakMap<object, Map<string, SessionUse>>();
 
 /**
- * Notes that `passport` ran `strategy` under `name`, and describes the clash when another
- * nd-id strategy it ran keeps its pending logins under the same session key for a different
- * callback URL (each would evict and refuse the other's logins); undefined when there is none.
+ * Notes that `passport` ran `strategy` under `name`; describes the clash when another nd-id strategy
+ * shares its session key for another callback URL (each would evict the other's logins).
  */
 export function strategiesClash(passport: object, name: string, strategy: NdIdStrategy): string | undefined {
   let ran = ranByPassport.get(passport);
@@ -76,10 +71,7 @@ export class WiringChecks {
     log.write('error', { event: LOG_EVENTS.wiringProblem, code, ...details }, message);
   }
 
-  /**
-   * The path the service redirects back to (`callbackURL`) must be the router's callback route
-   * as mounted (mount path + route). Returns false, after logging once, when it is not.
-   */
+  /** Whether `callbackURL`'s path is the router's callback route as mounted; logged once when not. */
   callbackRouteMatches(strategy: NdIdStrategy, actual: string | false): boolean {
     if (actual === false) return true; // the app handles the callback itself
     const expected = this.callbackPathOf(strategy.flow.binding.redirectUri);

@@ -1,8 +1,6 @@
 /**
- * The parameters of an authorization request (spec 4.1), validated in a fixed order: client and
- * redirect URI first, then the rest. One validation for both ways a request arrives: in the
- * authorize query (the service as the spec describes it) and pushed to the PAR endpoint
- * (RFC 9126, the FAPI 2.0 profile), so a pushed request is held to exactly the same rules.
+ * The parameters of an authorization request (spec 4.1), validated client and redirect URI first.
+ * The authorize query and a pushed request (RFC 9126, FAPI 2.0) share it, so both meet the same rules.
  */
 import { contextMessageProblem, MAX_CONTEXT_MESSAGE_LENGTH } from '../context-message.js';
 import { isPkceString } from '../pkce.js';
@@ -22,8 +20,8 @@ export const MAX_STATE_LENGTH = 1024;
 export const MAX_NONCE_LENGTH = 512;
 export { MAX_CONTEXT_MESSAGE_LENGTH };
 /**
- * Longest accepted authorize query string, in characters (bytes on the wire): 8 KiB, the usual
- * request-line limit of web servers and proxies. The per-parameter limits add up to about 5 KiB.
+ * Longest accepted authorize query string: 8 KiB, the usual request-line limit of web servers and
+ * proxies (the per-parameter limits add up to about 5 KiB).
  */
 export const MAX_AUTHORIZE_QUERY_LENGTH = 8 * 1024;
 /** The `prompt` values of OIDC Core 3.1.2.1. */
@@ -33,10 +31,7 @@ const VISIBLE_ASCII = /^[\x20-\x7e]*$/;
 
 export type { ValidRequest } from './valid-request.js';
 
-/**
- * An `authentication_context_type`: a name of capitals, digits and underscores, as the national
- * service's types are written (`APP_AUTHENTICATION_DEFAULT`, `APP_PAYMENT_DEFAULT`).
- */
+/** An `authentication_context_type`, written as the national service's are (`APP_AUTHENTICATION_DEFAULT`). */
 const CONTEXT_TYPE = /^[A-Z][A-Z0-9_]{0,63}$/;
 
 /** The outcome of validating an authorization request. */
@@ -46,10 +41,7 @@ function fail(code: string, message: string): Validation {
   return { ok: false, code, message };
 }
 
-/**
- * Validate the query in the order of the issue: client and redirect URI first, then the rest.
- * The query's overall size is checked before this, by the endpoint.
- */
+/** Validates the query, client and redirect URI first; the endpoint has checked its size already. */
 export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchParams): Validation {
   const clientId = singleParam(params, 'client_id', 256);
   if (!clientId.ok) return fail('invalid_request', clientId.reason);

@@ -1,17 +1,9 @@
 /**
- * GET /v2/oauth/authorize (spec 4.1): validates the request (see `authorize-request.ts`), then
- * shows the QR page (or, with auto-approval or `approveNext`, redirects at once with a code).
- *
- * Request problems never redirect: they get an HTML page with status 400, an error code and a
- * message (RFC 6749 4.1.2.1 for the client and redirect URI; the spec's "HTML page" for the rest).
- *
- * A query string longer than {@link MAX_AUTHORIZE_QUERY_LENGTH} is refused before it is parsed,
- * so before the client and redirect URI checks: nothing in it can be trusted, and refusing it
- * never redirects either. A pending authorization keeps only validated, length-limited values;
- * unknown parameters are ignored and never stored or echoed.
- *
- * A FAPI 2.0 client (`profile: 'fapi2'`) sends only `client_id` and the `request_uri` the PAR
- * endpoint gave it (`par.ts`); its raw parameters here are refused.
+ * GET /v2/oauth/authorize (spec 4.1): validates the request, then shows the QR page (or redirects
+ * at once when approval is scripted). Request problems never redirect: a 400 HTML page (RFC 6749
+ * 4.1.2.1 for the client and redirect URI). An over-long query is refused before it is parsed, as
+ * nothing in it can be trusted; unknown parameters are never stored or echoed. A FAPI 2.0 client
+ * sends only `client_id` and its `request_uri` (`par.ts`).
  */
 import { AUTHORIZE_PATH, MAX_AUTHORIZE_QUERY_LENGTH, validateAuthorizeQuery, type Validation, type ValidRequest } from './authorize-request.js';
 import type { ProviderContext } from './context.js';
@@ -37,9 +29,8 @@ export { MISMATCH_MESSAGE, MOBILE_PATH } from './qr-status.js';
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 /**
- * How many numbers the phone offers, one of them the QR page's: someone who saw only the QR
- * code (not the page beside it) picks the right one blindly once in this many tries, and a wrong
- * pick ends the login.
+ * How many numbers the phone offers, one of them the QR page's: someone who saw only the QR code
+ * picks right blindly once in this many tries, and a wrong pick ends the login.
  */
 export const MATCH_CHOICES = 12;
 
@@ -152,9 +143,8 @@ function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, reque
     mobileId,
     pollId,
     matchCode,
-    // Start again sends the browser's own authorize request again (an empty href is the page's
-    // URL): nothing of its query is kept or echoed here. A pushed request is single-use: start
-    // again goes back to the app, which pushes a new one.
+    // An empty href re-sends the browser's own request: nothing of the query is echoed. A pushed
+    // request is single-use, so start again goes back to the app.
     startAgainHref:
       extras === undefined
         ? ''
@@ -168,10 +158,8 @@ function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, reque
 const MATCH_RANDOM_BYTES = 64;
 
 /**
- * {@link MATCH_CHOICES} different two-digit numbers in random order (a uniform sample without
- * replacement: each byte below 180 gives `10 + byte % 90`, others are skipped), and the one of
- * them, picked uniformly, that the QR page shows. Draws more bytes in the rare case `random`
- * runs out.
+ * {@link MATCH_CHOICES} distinct two-digit numbers in random order (bytes below 180 give
+ * `10 + byte % 90`, others are skipped, so the sample is uniform), and the one the QR page shows.
  */
 export function matchNumbers(random: Buffer): { choices: string[]; code: string } {
   // At most twelve numbers: a list to search is cheaper than a set.

@@ -1,13 +1,7 @@
 /**
- * `nd-id-provider init --redirect-uri URL`: writes what a relying party needs to start against the
- * provider: an RSA key pair for the client (the app keeps the private key, userinfo is encrypted to
- * the public one) and a `clients.json` registering it with a fresh client secret. With
- * `--profile fapi2` the client is registered in the FAPI 2.0 profile instead: no secret, and an EC
- * P-256 signing key (ES256, private_key_jwt) and encryption key (ECDH-ES+A256KW, ID tokens), kept
- * as a private JWKS for the app and registered as the public JWKS. Existing files are never
- * replaced unless `--force` is given. Each file is written to a new file beside it (exclusive
- * create: never an existing file or a symlink), secrets with mode 0600, then renamed into place:
- * `--force` keeps neither an old file's mode nor a symlink planted where a file goes.
+ * `nd-id-provider init --redirect-uri URL`: a client key pair and a `clients.json` registering it
+ * (with `--profile fapi2`: EC signing and encryption keys as JWKS, no secret). Existing files are
+ * replaced only with `--force`, and always through a new file renamed into place (see writeNewFile).
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fchmodSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -68,9 +62,8 @@ const SECRET_MODE = 0o600;
 const PUBLIC_MODE = 0o644;
 
 /**
- * Writes `data` to `path` through a new file beside it, opened with O_CREAT|O_EXCL (so it is
- * never an existing file, nor a symlink that would send the data elsewhere) with `mode`, then
- * renamed over `path` (which replaces a symlink there, not the file it points to).
+ * Writes `data` through a new file opened with O_CREAT|O_EXCL (never an existing file, nor a
+ * planted symlink) with `mode`, renamed over `path` (replacing a symlink, not its target).
  */
 function writeNewFile(path: string, data: string | Buffer, mode: number): void {
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(8).toString('hex')}.tmp`);

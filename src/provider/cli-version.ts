@@ -5,10 +5,7 @@ import { dirname, join } from 'node:path';
 /** The package's name in its package.json. */
 const PACKAGE_NAME = 'passport-nd-id';
 
-/**
- * The `version` of the nearest package.json named passport-nd-id above `from` (this file's
- * folder by default: `dist/cjs/provider` when installed, `src/provider` in the repository).
- */
+/** The `version` of the nearest package.json named passport-nd-id above `from` (works from dist/ and src/). */
 export function packageVersion(from: string = __dirname): string {
   let dir = from;
   for (let i = 0; i < 8; i += 1) {

@@ -1,16 +1,10 @@
 #!/usr/bin/env node
 /**
- * `nd-id-provider`: run the provider from a shell (see `cli-help.ts` for every option), or
- * `nd-id-provider init --redirect-uri URL` to write a client key pair and a clients.json.
- *
- * The clients file is JSON: an array of clients, or `{ "clients": [...], "personas": [...] }`.
- * A client may give `publicKeyFile` (relative to the clients file) instead of `publicKey`.
- * The pairwise-sub secret comes from the environment (ND_ID_SUBJECT_SECRET), never from argv.
- *
- * A run ends, printing the audit and conformance tables and a verdict and exiting with its status
- * (0 passed, 1 failed), on SIGINT or SIGTERM, on `POST /_provider/conformance/finish` (after
- * answering it), or by `--exit-after`. Refused requests and audit findings are logged to stderr as
- * they happen (never a secret, code or token); `--log` adds every other outcome.
+ * `nd-id-provider`: the provider from a shell (options in `cli-help.ts`), or `init` to write a
+ * client key pair and a clients.json. The subject secret comes from ND_ID_SUBJECT_SECRET, never
+ * argv (argv is visible to other users). A run ends on SIGINT/SIGTERM, on
+ * `POST /_provider/conformance/finish` or by `--exit-after`, printing the audit, the conformance
+ * results and a verdict, and exiting with its status.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -35,10 +29,8 @@ export interface CliIo {
 }
 
 /**
- * What {@link runCli} ends with: an exit code, or a running provider, how to stop it (which
- * prints the audit and conformance tables and the verdict, and resolves to the exit status: 1 when
- * a conformance case failed, or with `--audit-strict` and findings), and `ended`, which resolves
- * to that status however the run ends (`stop()`, the finish request or `--exit-after`).
+ * What {@link runCli} ends with: an exit code, or a running provider with `stop()` (prints the
+ * tables and verdict, resolves to the exit status) and `ended` (that status, however the run ends).
  */
 export type CliOutcome = { exitCode: number } | { started: StartedProvider; stop(): Promise<number>; ended: Promise<number> };
 
@@ -113,10 +105,8 @@ const VALUES: Readonly<Record<string, (value: string, out: ParsedArgs, mistakes:
 };
 
 /**
- * Reads the command line with node:util's parseArgs. Every option is declared a flag there, so
- * a value never swallows the option after it (`--port --log` is a missing port, then `--log`);
- * a value is the inline one or the next plain argument. `--auto-approve` takes one optionally.
- * Mistakes are collected, not thrown, so all of them are reported at once.
+ * Reads the command line with parseArgs, every option declared a flag so a value never swallows the
+ * next option (`--port --log` is a missing port). Mistakes are collected, to report all at once.
  */
 function readArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
   const out: ParsedArgs = {

@@ -1,13 +1,8 @@
 /**
- * Which client authentication the token endpoint accepts, and what discovery says about it.
- *
- * Spec 4.2 names one way: `client_id` and `client_secret` in an `application/json` body. By
- * default the provider also takes a form body and HTTP Basic (what generic OAuth libraries send),
- * and says so in discovery (`token_endpoint_auth_methods_supported`), so that a library reading
- * discovery picks a method that works here. With `strictClientAuth` it takes the spec's way only,
- * so an app that passes CI here also passes against a service that takes nothing else: the other
- * ways are refused with a sentence naming the fix, and recorded by the audit
- * (`client_auth_outside_spec`).
+ * Which client authentication the token endpoint accepts. Spec 4.2 names a JSON body; by default
+ * a form body and HTTP Basic are accepted too and advertised in discovery, since generic OAuth
+ * libraries send those. `strictClientAuth` takes the spec's way only, so an app that passes here
+ * passes against a service that takes nothing else; the audit records `client_auth_outside_spec`.
  */
 
 /** What a token request used to authenticate. */
@@ -34,10 +29,7 @@ export function isBasicAuthorization(authorization: string | undefined): boolean
   return authorization !== undefined && /^basic /i.test(authorization);
 }
 
-/**
- * The refusal of a token request under `strict` client authentication, or `undefined` when it
- * may go on. Without `strict` nothing is refused here.
- */
+/** The refusal of a token request under `strict` client authentication, or `undefined`. */
 export function clientAuthRefusal(strict: boolean, use: ClientAuthUse): ClientAuthRefusal | undefined {
   if (!strict) return undefined;
   if (use.basic) {

@@ -1,7 +1,4 @@
-/**
- * Validation of the provider's options, done once at start-up. Every mistake is collected and
- * reported together, one sentence each, so a bad config is fixed in one round.
- */
+/** The provider's options, validated once at start-up; every mistake is reported together, one sentence each. */
 import { didYouMean } from '../options-check.js';
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -48,10 +45,7 @@ export interface ResolvedClient {
   name: string;
 }
 
-/**
- * Checks one client's keys: a PEM, a JWK (its `kid` kept), or `{ key, kid }`. Adds one mistake
- * per bad key, naming it by `where`.
- */
+/** Checks one client's keys (a PEM, a JWK with its `kid`, or `{ key, kid }`), one mistake per bad key. */
 export function resolveClientKeys(values: readonly unknown[], where: string, mistakes: string[], single = false): ClientKey[] {
   const keys: ClientKey[] = [];
   const kids = new Set<string>();
@@ -269,10 +263,7 @@ function checkClients(value: unknown, mistakes: string[], providerUserinfo = tru
   return clients;
 }
 
-/**
- * Checks personas: an array of persona objects, or the path of a JSON file holding one. Adds one
- * mistake per problem, naming the field (`personas[2]["profile.nric_number"] …`).
- */
+/** Checks personas (an array, or the path of a JSON file), one mistake per problem, naming the field. */
 export function checkPersonas(value: unknown, mistakes: string[]): readonly Persona[] {
   if (value === undefined) return DEFAULT_PERSONAS;
   if (typeof value === 'string') {
@@ -381,7 +372,7 @@ function checkBound(options: Record<string, unknown>, name: string, fallback: nu
 }
 
 /**
- * Validate provider options and resolve defaults.
+ * Validates provider options and resolves defaults.
  * @throws TypeError listing every mistake, one per line. Messages never echo a secret or a key.
  */
 export function resolveConfig(options: ProviderOptions): ResolvedConfig {

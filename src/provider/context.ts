@@ -1,7 +1,4 @@
-/**
- * What every endpoint handler shares: the resolved configuration, the signing keys, the stores,
- * and small helpers over them.
- */
+/** What every endpoint handler shares: configuration, keys, stores. */
 import type { ResolvedConfig } from './config.js';
 import type { SigningKeys } from './crypto.js';
 import type { ClientJwks } from './fapi/client-jwks.js';

@@ -1,8 +1,4 @@
-/**
- * The optional bearer token of the test controls (audit, conformance plan, fault control): with
- * `controlToken` set, those routes answer 401 unless the request carries
- * `Authorization: Bearer <controlToken>`, compared in constant time.
- */
+/** With `controlToken` set, the test controls answer 401 without `Authorization: Bearer <controlToken>` (constant-time compare). */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { oauthError, type Answer } from './http/answer.js';

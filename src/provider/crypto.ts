@@ -1,13 +1,9 @@
 /**
- * The provider's cryptography: ID-token signing keys (with rotation), pairwise subject
- * identifiers, the userinfo encryption, and constant-time secret comparison.
- *
- * The two operations of every login, the ID-token signature (RS256, and PS256, ES256 or EdDSA
- * for a FAPI 2.0 client registered with it) and the userinfo JWEs, are written out here with node:crypto, synchronously: they are short and fully specified (RFC 7515
- * compact JWS, RFC 7516 compact JWE), and `jose` runs RSA signing on the thread pool, whose
- * hand-off cost more CPU than the signature itself. Key export, thumbprints and the hostile
- * tokens of the test kit still go through `jose`, and the interop tests prove the output with
- * `jose`, openid-client, oauth4webapi and the official client.
+ * The provider's cryptography: ID-token signing keys (with rotation), pairwise subjects, userinfo
+ * encryption, constant-time comparison. The per-login ID-token signature and userinfo JWEs are
+ * written here on node:crypto, synchronously: they are short and fully specified (RFC 7515,
+ * RFC 7516), and `jose` runs RSA signing on the thread pool, whose hand-off cost more than the
+ * signature (docs/internals.md). The interop tests check the output with other libraries.
  */
 import {
   constants,
@@ -82,10 +78,7 @@ async function prepareKey(privateKey: KeyObject, alg: IdTokenSigningAlg): Promis
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
-/**
- * A fresh RSA-2048 key pair, generated off the event loop: generation takes tens to hundreds of
- * ms, and the provider keeps answering meanwhile.
- */
+/** A fresh RSA-2048 key pair, generated off the event loop so the provider keeps answering. */
 export async function generateRsaKeyPair(): Promise<{ privateKey: KeyObject; publicKey: KeyObject }> {
   return generateKeyPairAsync('rsa', { modulusLength: 2048 });
 }
@@ -98,7 +91,7 @@ export async function generateSigningKey(alg: IdTokenSigningAlg): Promise<KeyObj
 }
 
 /** The JWS signature of `input` under `alg` with `key` (RFC 7518 3.3, 3.4, 3.5; RFC 8037 3.1). */
-export function jwsSignature(alg: IdTokenSigningAlg, input: string, key: KeyObject): Buffer {
+function jwsSignature(alg: IdTokenSigningAlg, input: string, key: KeyObject): Buffer {
   const data = Buffer.from(input, 'ascii');
   switch (alg) {
     case 'RS256':
@@ -124,19 +117,15 @@ interface Slot {
   retired: SigningKey[];
 }
 
-/**
- * The ID tokens of one algorithm, as the conformance plan and the faults see them: signed with
- * that algorithm's current key.
- */
+/** The ID tokens of one algorithm, signed with its current key (for the conformance plan and the faults). */
 export interface IdTokenSigner {
   readonly alg: IdTokenSigningAlg;
   /** Sign JWT claims with the current key of this algorithm and its `kid`. */
   sign(claims: JWTPayload): Promise<string>;
   /**
-   * Sign JWT claims with a published key under an algorithm the client did not register, so the
-   * signature verifies: PS256 with the RS256 key for an RS256 client, RS256 with the PS256 key for
-   * a PS256 client, RS256 with the RS256 key for an ES256 or EdDSA client. Only the conformance
-   * plan's `alternate_alg` case does this.
+   * Signs with a published key under an algorithm the client did not register, so the signature
+   * verifies (PS256 with the RS256 key, RS256 with the PS256 key, RS256 for ES256 and EdDSA
+   * clients): the conformance plan's `alternate_alg` case.
    */
   signAlternate(claims: JWTPayload): Promise<string>;
   /** The current public key of this algorithm as SPKI PEM, with its kid (what anyone can take from the JWKS). */
@@ -146,9 +135,8 @@ export interface IdTokenSigner {
 }
 
 /**
- * The ID-token signing keys: one current key per algorithm in use (RS256 always, as the spec's
- * service; PS256, ES256 and EdDSA when a client is registered with it), plus rotated-out keys
- * during their grace period.
+ * One current key per algorithm in use (RS256 always, as the spec's service; PS256, ES256, EdDSA
+ * when a client registers it), plus rotated-out keys during their grace period.
  */
 export class SigningKeys {
   readonly #slots = new Map<IdTokenSigningAlg, Slot>();
@@ -232,18 +220,14 @@ export class SigningKeys {
   }
 }
 
-/**
- * The pairwise subject identifier of a person for a client: a keyed HMAC, so it is stable for
- * the same secret, different across clients, and not reversible without the secret.
- */
+/** A person's pairwise subject for a client: an HMAC, stable for one secret, distinct per client, irreversible. */
 export function pairwiseSubject(secret: Buffer, clientId: string, personaId: string): string {
   return createHmac('sha256', secret).update(`${clientId}\u0000${personaId}`, 'utf8').digest('base64url');
 }
 
 /**
- * OIDC `at_hash` (OIDC Core 3.1.3.6): the left half of the hash of the access token, base64url.
- * SHA-256 for RS256, PS256 and ES256; SHA-512 for EdDSA with Ed25519, the hash of its signature
- * (as other providers and clients compute it).
+ * OIDC `at_hash` (OIDC Core 3.1.3.6): the left half of the access token's hash, base64url; SHA-512
+ * for EdDSA (Ed25519's hash, as other providers and clients compute it), else SHA-256.
  */
 export function accessTokenHash(accessToken: string, alg: IdTokenSigningAlg = 'RS256'): string {
   if (alg === 'EdDSA') return createHash('sha512').update(accessToken, 'ascii').digest().subarray(0, 32).toString('base64url');
@@ -269,9 +253,8 @@ function gcmCompact(encodedHeader: string, encryptedKey: string, cek: Buffer, iv
 const ATTRIBUTE_HEADER = base64url(JSON.stringify({ alg: 'dir', enc: 'A128GCM' }));
 
 /**
- * The userinfo payload: a fresh AES-128-GCM block key, encrypted (RSA-OAEP-256 / A256GCM) as a
- * JWK to the client's (newest) public key, whose `kid` is in the header, and each attribute
- * encrypted with the block key (`dir` / A128GCM).
+ * The userinfo payload (spec 4.6): a fresh A128GCM block key as a JWK under RSA-OAEP-256/A256GCM
+ * to the client's newest key (its `kid` in the header), each attribute `dir`/A128GCM under it.
  */
 export async function encryptUserinfo(
   clientKey: { kid: string; key: KeyObject },

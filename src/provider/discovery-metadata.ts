@@ -1,37 +1,20 @@
 /**
- * The discovery fields this provider adds to the eleven of spec 4.5, and why each is named as it is.
- *
- * - Client authentication at the token endpoint (see `client-auth-policy.ts`):
- *   `token_endpoint_auth_methods_supported`, the RFC 8414 / OpenID Discovery name, because a
- *   generic library that does not find it assumes `client_secret_basic`.
- * - The userinfo encryption. The userinfo response is a JSON object whose `key` and `data`
- *   members are JWEs (spec 2.4, 4.6); the response itself is not a JWE. OpenID's
- *   `userinfo_encryption_alg_values_supported` / `..._enc_values_supported` describe an encrypted
- *   response (`application/jwt`), so a generic client reading them would expect or ask for one. The
- *   names here carry the `nd_id_` prefix (RFC 8414 section 2 allows additional metadata) and name
- *   the member they describe:
- *   - `key`: `RSA-OAEP-256` key transport with `A256GCM` content encryption, to the client's RSA
- *     public key; its plaintext is the block key as a JSON Web Key (`{ "kty": "oct", "k", "alg": "A128GCM" }`);
- *   - each `data` value: `dir` with `A128GCM`, under that block key; its plaintext is the attribute.
- *   A client should accept exactly these and refuse anything else (for example `RSA1_5`, which a
- *   library may accept by default: the conformance case `userinfo_rsa1_5_key` checks it).
- * - The FAPI 2.0 profile, only when at least one client is registered with `profile: 'fapi2'`
- *   (a provider of base clients only publishes exactly what it did before): the PAR endpoint,
- *   `private_key_jwt` and its algorithms, DPoP's algorithms and the ID-token encryption.
- *   `require_pushed_authorization_requests` is one value for the whole provider, while the rule
- *   is per client: it reads `true` only when every registered client is a FAPI client. In a
- *   mixed provider it reads `false`, and a FAPI client is still refused at authorize without a
- *   `request_uri` (its registration says so; RFC 9126 section 6 allows a per-client
- *   `require_pushed_authorization_requests`).
- * - What is served decides the rest, never a constant: `id_token_signing_alg_values_supported`
- *   lists the algorithms the registered clients' ID tokens are signed with (RS256 for a base
- *   client, the registered `idTokenSignedResponseAlg` of a FAPI client), and the ID-token
- *   encryption fields the registered `idTokenEncryptedResponseAlg` / `Enc` values. The userinfo
- *   endpoint and its `nd_id_` fields are there only when some client is served userinfo, and
- *   `authorization_response_iss_parameter_supported` only when responses carry `iss` (see
- *   `variant.ts`). One document serves every client, so a client registered with
- *   `userinfo: false` in a provider whose other clients have userinfo still sees the endpoint
- *   advertised: its registration, not discovery, tells it that its sign-in is from the ID token.
+ * The discovery fields added to spec 4.5's eleven, and why each is named so:
+ * - `token_endpoint_auth_methods_supported` (RFC 8414): a generic library without it assumes
+ *   `client_secret_basic`.
+ * - Userinfo: the response is JSON whose `key` and `data` members are JWEs (spec 2.4, 4.6), not a
+ *   JWE itself, so OpenID's `userinfo_encryption_*` names would mislead; these carry the `nd_id_`
+ *   prefix (RFC 8414 section 2) and name the member: `key` is `RSA-OAEP-256`/`A256GCM` holding the
+ *   block key as a JWK, each `data` value `dir`/`A128GCM`. A client should refuse anything else
+ *   (e.g. `RSA1_5`: conformance case `userinfo_rsa1_5_key`).
+ * - FAPI 2.0 fields only when a client is registered with `profile: 'fapi2'`.
+ *   `require_pushed_authorization_requests` is provider-wide: `true` only when every client is a
+ *   FAPI client; a FAPI client in a mixed provider is still refused without `request_uri`
+ *   (RFC 9126 section 6 allows the rule per client).
+ * - Everything else follows what is served, never a constant: the registered clients' ID-token
+ *   algorithms, userinfo only when some client is served it, the RFC 9207 flag only when
+ *   responses carry `iss`. One document serves every client: a `userinfo: false` client learns
+ *   from its registration, not discovery, that it signs in from the ID token.
  */
 import { clientAuthMetadata } from './client-auth-policy.js';
 import { ID_TOKEN_SIGNING_ALGS, type IdTokenSigningAlg } from './crypto.js';

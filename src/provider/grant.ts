@@ -22,9 +22,8 @@ export interface GrantRequest {
 }
 
 /**
- * Store a fresh single-use authorization code for `persona` and return it. The moment of this
- * call is the person's approval: the ID token's `auth_time`. `overrides` are those of a scripted
- * login (`approveNext`).
+ * Stores a fresh single-use code for `persona`. This call is the person's approval: the ID token's
+ * `auth_time`. `overrides` are a scripted login's (`approveNext`).
  */
 export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: Persona, overrides?: LoginOverrides): string {
   const code = pooledRandomToken(32);
@@ -50,10 +49,8 @@ export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: 
 }
 
 /**
- * An authorization response (success or error): `redirectUri` with the given query parameters
- * appended (undefined ones left out), and always the RFC 9207 `iss` parameter, the issuer, so the
- * app can tell which provider answered (mix-up defence). Every redirect back to a client is built
- * here, in both profiles.
+ * Every redirect back to a client, success or error: the parameters (undefined ones left out) and
+ * always the RFC 9207 `iss`, so the app can tell which provider answered (mix-up defence).
  */
 export function callbackUrl(issuer: string | undefined, redirectUri: string, params: Record<string, string | undefined>): string {
   const url = new URL(redirectUri);

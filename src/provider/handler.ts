@@ -1,18 +1,9 @@
 /**
- * The provider as a plain Node request handler: the one path every request takes.
- *
- * 1. The path inside the provider: the request's `url` (which Express, Connect and Fastify's
- *    middie already stripped of the prefix they mounted the handler under), with `basePath`
- *    removed when it is still there (under `http.createServer` at the root of a prefixed URL).
- *    A path whose percent escapes do not decode is refused with a 400 page.
- * 2. The table router (`router.ts`) finds the route. No route: `next()` when the handler was
- *    mounted by a framework (so the app's own routes and 404 answer), a JSON 404 otherwise.
- * 3. A control route checks the control token, when one is configured.
- * 4. The one body reader (`http/body.ts`) reads the body of a route that takes one.
- * 5. The endpoint turns the request value into an answer, through the fault transformer
- *    (`faults/controller.ts`), which leaves it alone unless a fault applies.
- * 6. A failure of the endpoint becomes a 500 without internals (HTML or JSON by route).
- * 7. The one writer (`http/write.ts`) puts the answer on the response.
+ * The provider as a plain Node request handler, the one path every request takes: the path inside
+ * the provider (`basePath` removed if a framework has not; undecodable escapes get 400), the table
+ * router (no route: `next()` under a framework, else JSON 404), the control token, the one body
+ * reader, the endpoint through the fault transformer, a 500 without internals on failure, the one
+ * writer.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ProviderContext } from './context.js';

@@ -1,11 +1,6 @@
 /**
- * The service itself (`passport-nd-id/provider`): a strict, runnable implementation of every
- * endpoint of the spec, with the QR page and a simulated mobile app, as a plain Node request
- * handler (`provider.handler`) that `node:http`, Express, Connect and Fastify's middie mount.
- * Express is not needed at run time.
- *
- * Every request takes one path (see `handler.ts`): the table router, the body reader, the
- * endpoint (a function from a request value to an answer value), the fault transformer, the writer.
+ * `passport-nd-id/provider`: a strict, runnable implementation of the spec's service, with the QR
+ * page and a simulated mobile app, as a plain Node request handler (no Express needed at run time).
  */
 import { checkOptionNames } from '../options-check.js';
 import { createServer, type Server } from 'node:http';
@@ -91,9 +86,9 @@ export type { TestProvider, TestProviderOptions, TestClient, TestFapiKeys } from
 export { fapiTestKeys } from './testing/create-test-provider.js';
 
 /**
- * Build a provider: validate the options (throwing one TypeError that lists every mistake),
- * then return its request handler and controls. Nothing listens until you do (see
- * {@link startProvider}, or `http.createServer(provider.handler)`).
+ * Builds a provider: validates the options (one TypeError listing every mistake) and returns its
+ * request handler and controls. Nothing listens until you do ({@link startProvider}, or
+ * `http.createServer(provider.handler)`).
  */
 export function createProvider(options: ProviderOptions): Provider {
   const config = resolveConfig(options);
@@ -195,10 +190,7 @@ export interface StartedProvider {
   close(): Promise<void>;
 }
 
-/**
- * Create a provider and listen. When `baseUrl` is not given it is derived from the bound
- * address, so port 0 works.
- */
+/** Creates a provider and listens; without `baseUrl` it is derived from the bound address, so port 0 works. */
 export async function startProvider(options: StartProviderOptions): Promise<StartedProvider> {
   checkOptionNames(options, 'startProvider()');
   const { port = 0, host = '127.0.0.1', baseUrl: givenBaseUrl, ...rest } = options;

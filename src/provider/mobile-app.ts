@@ -1,11 +1,8 @@
 /**
- * The simulated mobile app (outside /v2): the page the QR code opens. It shows the client's
- * name, the context of the browser that started the login (device, address, how long ago) and
- * the requested attributes, and records one decision: approve as a persona, or deny. Approval
- * needs the number shown on the QR page picked from `MATCH_CHOICES` (number matching against QR
- * relay: a blind pick is right once in twelve); a wrong pick ends the authorization.
- * The pending id in its URL is 256 random bits; a second answer, or an answer after expiry,
- * is refused with a clear page.
+ * The simulated mobile app (outside /v2), opened by the QR code: it shows who asks and from which
+ * browser, and records one decision. Approval needs the QR page's number picked from
+ * `MATCH_CHOICES` (number matching against QR relay); a wrong pick ends the authorization. The
+ * pending id is 256 random bits; a second or late answer is refused.
  */
 import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';

@@ -1,16 +1,8 @@
 /**
- * POST /v2/oauth/par: pushed authorization requests (RFC 9126) of FAPI 2.0 clients, and the one
- * use of their `request_uri` at authorize.
- *
- * The PAR request is a form body: the client's `private_key_jwt` assertion, a DPoP proof (or
- * `dpop_jkt`) binding the code to the login's DPoP key, and the authorization parameters, which
- * are validated by the very function that validates the authorize query. The answer (201) is
- * `request_uri` = `urn:ietf:params:oauth:request_uri:<random>`, usable once, for
- * {@link PUSHED_REQUEST_TTL_S} seconds (`expires_in`).
- *
- * At authorize a FAPI client sends `client_id` and `request_uri` only: any other parameter is
- * refused (`invalid_request`), and an unknown, used, expired or other client's `request_uri` too
- * (`invalid_request_uri`). PAR is for FAPI clients: a base client gets `unauthorized_client`.
+ * POST /v2/oauth/par: pushed authorization requests (RFC 9126) of FAPI 2.0 clients, validated by
+ * the same function as the authorize query; the `request_uri` is single-use for
+ * {@link PUSHED_REQUEST_TTL_S} seconds. At authorize a FAPI client sends `client_id` and
+ * `request_uri` only. A base client gets `unauthorized_client`.
  */
 import { validateAuthorizeQuery, type Validation } from './authorize-request.js';
 import type { ProviderContext } from './context.js';
@@ -122,10 +114,7 @@ async function par(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> 
   }
 }
 
-/**
- * The pushed request a FAPI client's authorize query names, taken (single use) unless `take` is
- * false (a HEAD only looks). The query must hold `client_id` and `request_uri` only.
- */
+/** The pushed request an authorize query names, taken (single use) unless `take` is false (a HEAD only looks). */
 export function redeemRequestUri(ctx: ProviderContext, params: URLSearchParams, take = true): Redeemed {
   const clientId = params.get('client_id') ?? '';
   const extra = [...new Set(params.keys())].filter((name) => name !== 'client_id' && name !== 'request_uri');

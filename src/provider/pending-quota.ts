@@ -1,7 +1,4 @@
-/**
- * How many live pending authorizations each source address holds. A flood from one address is
- * refused at its own quota instead of pushing other people's QR logins out of the store.
- */
+/** Live pending authorizations per source address, so a flood from one address cannot push other people's logins out. */
 import type { Clock } from '../clock.js';
 
 /** Per-address counts of live entries, each remembered until its expiry. */
@@ -53,11 +50,7 @@ export class PendingQuota {
     this.byAddress.clear();
   }
 
-  /**
-   * The live entries of `address`, kept in expiry order (every entry lives the same pending
-   * lifetime, so they nearly always arrive in order): the expired ones are at the front, and
-   * dropping them is cheap even when an address holds thousands (a load test allowed to).
-   */
+  /** The live entries of `address`, in expiry order (one lifetime for all), so dropping expired ones from the front is cheap. */
   private live(address: string): number[] {
     const all = this.byAddress.get(address);
     if (!all) return [];

@@ -1,7 +1,6 @@
 /**
- * Which personas the phone page lists: at most {@link MAX_LISTED_PERSONAS}, in directory order,
- * those whose id or name holds the search text (ignoring case). The page stays the same size
- * however many personas the provider has; approval still takes any persona by id.
+ * The personas the phone page lists: at most {@link MAX_LISTED_PERSONAS} whose id or name holds the
+ * search text, so the page stays small; approval still takes any persona by id.
  */
 import type { Persona } from './types.js';
 

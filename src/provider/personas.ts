@@ -1,6 +1,4 @@
-/**
- * Fictional people to sign in as, and the identity-number check the provider applies to them.
- */
+/** Fictional people to sign in as, and the identity-number check applied to them. */
 import type { Persona } from './types.js';
 
 const WEIGHTS = [2, 7, 6, 5, 4, 3, 2] as const;
@@ -54,10 +52,7 @@ function person(id: string, name: string, prefix: string, digits: string, passpo
   };
 }
 
-/**
- * The built-in people: clearly fictional, with well-formed identity numbers. The first one is
- * who `autoApprove: true` signs in as.
- */
+/** The built-in people, clearly fictional; the first is who `autoApprove: true` signs in as. */
 export const DEFAULT_PERSONAS: readonly Persona[] = Object.freeze(
   [
     person('ada', 'Ada Testperson', 'S', '1234567', '2031-05-17'),

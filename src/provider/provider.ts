@@ -1,7 +1,4 @@
-/**
- * The object {@link createProvider} returns: a plain Node request handler and the controls of
- * one running provider.
- */
+/** The object {@link createProvider} returns. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../clock.js';
 import type { FaultControl } from './faults/kinds.js';
@@ -47,9 +44,8 @@ export interface Provider {
   faults: FaultControl;
   /**
    * What the relying party did wrong so far (of `clientId`, or of every client): reused or missing
-   * state, nonce or PKCE challenge, codes redeemed twice, wrong secrets, unregistered redirect URIs,
-   * and ID tokens it did not check. Each finding has a stable `code`, a `message`, a `count` and
-   * `firstSeen`. Nothing the client sent is stored, only keyed hashes, capped per client.
+   * state, nonce or PKCE, codes redeemed twice, wrong secrets, unregistered redirect URIs, ID
+   * tokens it did not check. Only keyed hashes of what the client sent are kept, capped per client.
    */
   audit(clientId?: string): AuditFinding[];
   /**

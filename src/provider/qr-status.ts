@@ -71,10 +71,7 @@ export const MISMATCH_MESSAGE =
   'The number picked on the phone did not match the one on this page, so this sign-in was stopped. Nothing was shared. ' +
   'If you did not scan this code yourself, someone may have tried to sign in as you.';
 
-/**
- * The QR code of a pending authorization, as SVG; only while it waits for an answer. Drawn once
- * per login and kept on the pending entry (a reload or a second tab is not a new render).
- */
+/** The QR code of a waiting authorization as SVG, drawn once and kept on the entry. */
 function qrImage(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
   if (pending?.status !== 'pending') return empty(404, NO_STORE);

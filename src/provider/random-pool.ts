@@ -1,12 +1,8 @@
 /**
- * Random bytes for the per-login values (ids, codes, nonces, keys, IVs), drawn from the
- * operating system's generator in blocks of {@link RANDOM_POOL_SIZE} bytes: a `randomBytes`
- * call costs about the same whatever its size up to a few KiB (docs/internals.md), so a login's
- * dozen draws are served from one call. Each byte is handed out once; a new
- * block is a new buffer, so the bytes already handed out (views into the old block) never change.
- * The first block is drawn at the first request, not when this module loads: a worker runtime
- * (workerd) refuses random bytes outside a request, so importing the provider there must not
- * draw any.
+ * Random bytes for per-login values, drawn in blocks of {@link RANDOM_POOL_SIZE}: a `randomBytes`
+ * call costs about the same for a few bytes as for a block (docs/internals.md). Each byte is
+ * handed out once, and a new block is a new buffer, so handed-out views never change. Nothing is
+ * drawn at import: workerd refuses random bytes outside a request.
  */
 import { randomBytes } from 'node:crypto';
 import { base64url as encodeBase64url } from '../encoding.js';
@@ -30,10 +26,7 @@ export function pooledRandomBytes(size: number): Buffer {
   return out;
 }
 
-/**
- * Text of base64url characters only (A-Z a-z 0-9 - _), such as an id drawn here: safe as it is in
- * a URL path, an HTML attribute and a JSON string, so a page puts it in without escaping.
- */
+/** Base64url characters only: safe as is in a URL path, an HTML attribute and a JSON string. */
 export type Base64url = string & { readonly base64url: true };
 
 /** `bytes` as base64url text. */

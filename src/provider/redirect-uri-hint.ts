@@ -1,8 +1,6 @@
 /**
- * What the provider says when an authorization request names a `redirect_uri` that is not
- * registered for the client: the URI sent, the registered ones, and the likely slip when one of
- * them differs only in a way that is easy to miss (`localhost` against `127.0.0.1`, a trailing
- * slash, `http` against `https`, the port). Used by the error page (escaped there) and the log.
+ * The message for an unregistered `redirect_uri`: the URI sent, the registered ones, and the likely
+ * slip (`localhost` for `127.0.0.1`, a trailing slash, the scheme, the port). Escaped by the page.
  */
 
 import { withoutTrailingSlashes } from './trailing-slashes.js';

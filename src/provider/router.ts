@@ -1,16 +1,7 @@
 /**
- * The one table router of the provider. Every route is a method, a path pattern and an endpoint
- * function from a {@link ProviderRequest} to an {@link Answer}.
- *
- * Matching rules, the same for every route:
- * - the method must match exactly; `HEAD` matches a `GET` route (answered without a body);
- * - the path is compared **case-sensitively** and **not percent-decoded** (the paths are
- *   published in discovery and in pages exactly as written);
- * - **one trailing slash is ignored** (`/v2/oauth/token/` is `/v2/oauth/token`);
- * - a `:name` segment matches one non-empty segment (up to 256 characters), given to the
- *   endpoint as `params.name`.
- *
- * Fixed paths are found with one map lookup; patterns are tried in table order.
+ * The provider's one table router. A route is a method, a path pattern and an endpoint. `HEAD`
+ * matches `GET`; paths are compared case-sensitively and not percent-decoded (as published in
+ * discovery); one trailing slash is ignored; `:name` matches one segment of up to 256 characters.
  */
 import type { Answer } from './http/answer.js';
 import type { BodyLimits } from './http/body.js';

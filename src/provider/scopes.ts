@@ -14,7 +14,7 @@ export const SUPPORTED_SCOPES: readonly string[] = ['openid', ...DATA_SCOPES];
 export const ADVERTISED_SCOPES: readonly string[] = ['openid', 'profile.nric_number', 'profile.name'];
 
 /** True when `scope` returns an attribute. */
-export function isDataScope(scope: string): scope is DataScope {
+function isDataScope(scope: string): scope is DataScope {
   return (DATA_SCOPES as readonly string[]).includes(scope);
 }
 

@@ -1,7 +1,4 @@
-/**
- * The provider's only state: bounded in-memory maps whose entries expire. Pending
- * authorizations, codes and access tokens each live in one.
- */
+/** The provider's only state: bounded in-memory maps whose entries expire. */
 import type { Clock } from '../clock.js';
 import { UsedJtis } from './fapi/used-jtis.js';
 import { PendingQuota } from './pending-quota.js';
@@ -17,16 +14,10 @@ interface Entry<V> {
 const COMPACT_AFTER = 1024;
 
 /**
- * A map with a size bound and a per-entry expiry (ms since the epoch, read from the clock).
- * Expired entries are never returned. When full, expired entries are dropped first, then the
- * oldest entries.
- *
- * Beside the map, the entries in the order they were set: its front is the oldest entry, where
- * expired ones gather. Walking the `Map` itself from its start would step over every slot its
- * deleted entries leave until it is rehashed, thousands once entries expire steadily, on every
- * write. The list holds each entry until it is dropped from its front or the list is compacted
- * (once it holds more than twice the live entries), so its length stays within a small multiple
- * of the bound.
+ * A map with a size bound and a per-entry expiry; expired entries are never returned, and when full
+ * the expired go first, then the oldest. Beside the map, a list in insertion order: walking the
+ * `Map` from its start would step over every deleted slot until it is rehashed, on every write.
+ * The list is compacted past twice the live entries.
  */
 export class ExpiringStore<V> {
   private readonly entries = new Map<string, Entry<V>>();
@@ -34,9 +25,8 @@ export class ExpiringStore<V> {
   private order: Entry<V>[] = [];
   private head = 0;
   /**
-   * No live entry expires before this (ms): a store full of live entries is not walked again
-   * until then, so a flood against a full store costs each refused request O(1), not a full walk.
-   * Lowered by every write, made exact by every full walk.
+   * No live entry expires before this: a full store is not walked again until then, so a flood
+   * costs each refused request O(1). Lowered by every write, made exact by every full walk.
    */
   private nextExpiry = Number.POSITIVE_INFINITY;
 
@@ -239,10 +229,8 @@ export interface PushedRequest {
 }
 
 /**
- * What one scripted login changes (see `approveNext`): ID-token claims to set or, with the value
- * `undefined`, remove (`exp`, `iat`, `nbf` and `auth_time` as numbers are seconds relative to
- * now), and attribute values that replace the persona's. Carried from the grant to the code, and
- * from the code to its access token.
+ * What one scripted login (`approveNext`) changes: ID-token claims to set or, as `undefined`,
+ * remove (`exp`, `iat`, `nbf`, `auth_time` as numbers: seconds from now), and attribute values.
  */
 export interface LoginOverrides {
   claims?: Readonly<Record<string, unknown>>;

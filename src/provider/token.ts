@@ -1,13 +1,8 @@
 /**
- * POST /v2/oauth/token (spec 4.2): client authentication (body or HTTP Basic, constant time),
- * then the single-use, client-bound, redirect-bound, PKCE-checked code, then the tokens. The ID
- * token carries `auth_time` (the approval on the phone); a code redeemed later than the request's
- * `max_age` after it is refused. Errors are RFC 6749 5.2 JSON; every 401 of a secret names the
- * Basic scheme.
- *
- * A FAPI 2.0 client (`profile: 'fapi2'`) authenticates with `private_key_jwt` and proves the DPoP
- * key its code is bound to (`fapi/token-request.ts`); it gets `token_type: "DPoP"`, an access
- * token bound to that key, and its ID token encrypted to its `enc` key.
+ * POST /v2/oauth/token (spec 4.2): client authentication in constant time, then the single-use,
+ * client-bound, redirect-bound, PKCE-checked code (refused past the request's `max_age`), then the
+ * tokens. Errors are RFC 6749 5.2 JSON. A FAPI 2.0 client authenticates with `private_key_jwt`
+ * and DPoP (`fapi/token-request.ts`), and gets a DPoP-bound token and an encrypted ID token.
  */
 import { createHash } from 'node:crypto';
 import { epochSeconds } from '../clock.js';
@@ -35,10 +30,7 @@ export const TOKEN_PATH = '/v2/oauth/token';
 const FIELDS = ['client_id', 'client_secret', 'code', 'grant_type', 'code_verifier', 'redirect_uri', 'client_assertion_type', 'client_assertion'] as const;
 type Field = (typeof FIELDS)[number];
 const FIELD_MAX_LENGTH = 4096;
-/**
- * A secret compared against when the client is unknown, so both paths do the same work. Drawn at
- * the first use: a worker runtime refuses random bytes while a module loads.
- */
+/** Compared against for an unknown client, so both paths do the same work; drawn lazily (workers refuse randomness at load). */
 let dummySecret: string | undefined;
 
 function readFields(req: ProviderRequest): Partial<Record<Field, string>> {

@@ -1,7 +1,4 @@
-/**
- * Trailing slashes dropped by a scan from the end: the expression `/\/+$/` is quadratic on a long
- * run of slashes that does not end the string, and these strings come from requests and flags.
- */
+/** Trailing slashes removed by a scan: `/\/+$/` is quadratic on long slash runs, and these strings come from requests. */
 
 /** `text` without its trailing `/` characters. */
 export function withoutTrailingSlashes(text: string): string {

@@ -1,7 +1,4 @@
-/**
- * Leaf shapes of the provider: its options, its registered clients, its personas and the names
- * of its endpoints. The object `createProvider` returns is in `provider.ts`.
- */
+/** The provider's options, clients, personas and endpoint names. */
 import type { webcrypto } from 'node:crypto';
 import type { Clock } from '../clock.js';
 
@@ -65,10 +62,8 @@ export interface ProviderClient {
    */
   idTokenEncryptedResponseEnc?: 'A128GCM' | 'A192GCM' | 'A256GCM' | 'A128CBC-HS256' | 'A192CBC-HS384' | 'A256CBC-HS512';
   /**
-   * FAPI 2.0: how ID tokens are signed: `'PS256'` (an RSA key), `'ES256'` (EC P-256) or
-   * `'EdDSA'` (Ed25519), the algorithms of FAPI 2.0 section 5.4.1; or `'RS256'`, the spec's, for
-   * a client that does not verify those yet. Default `'PS256'`. The provider makes a key of each
-   * kind its clients need and publishes it in its JWKS with its `kid` and `alg`.
+   * FAPI 2.0: how ID tokens are signed: `'PS256'`, `'ES256'` or `'EdDSA'` (FAPI 2.0 section 5.4.1),
+   * or the spec's `'RS256'` for a client that does not verify those yet. Default `'PS256'`.
    */
   idTokenSignedResponseAlg?: 'PS256' | 'ES256' | 'EdDSA' | 'RS256';
   /**
@@ -185,11 +180,9 @@ export interface ProviderOptions {
    */
   dpopNonce?: boolean;
   /**
-   * The issuer's path below `baseUrl + basePath`: `'/idp'` makes the issuer `baseUrl + '/idp'`,
-   * and every protocol endpoint follows it (`{issuer}/oauth/authorize`, `/oauth/par`,
-   * `/oauth/token`, `/oauth/userinfo`, `/.well-known/jwks.json`,
-   * `/.well-known/openid-configuration`). `'/'`: the issuer is the origin. Default `'/v2'`, the
-   * spec's service.
+   * The issuer's path below `baseUrl + basePath`; every protocol endpoint follows it
+   * (`{issuer}/oauth/token`, `{issuer}/.well-known/openid-configuration`). `'/'`: the issuer is the
+   * origin. Default `'/v2'`, the spec's service.
    */
   issuerPath?: string;
   /**

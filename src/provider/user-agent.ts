@@ -1,8 +1,4 @@
-/**
- * A rough description of the device that started a login ("Chrome on Windows"), from its
- * User-Agent header, for the phone page: enough for a person to notice that the browser
- * asking to be signed in is not hers. Never used for any decision.
- */
+/** A rough device description ("Chrome on Windows") for the phone page, so a person notices a stranger's browser. Never used for a decision. */
 
 const BROWSERS: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bEdg(?:e|A|iOS)?\//, 'Edge'],
@@ -37,11 +33,7 @@ export function sourceAddress(remoteAddress: string | undefined): string {
   return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
-/**
- * The key a source address counts against in the per-address quota: the address itself for
- * IPv4, its /64 network for IPv6 (one subscriber usually holds a whole /64, so counting single
- * IPv6 addresses would let one client take 2^64 quota places).
- */
+/** The per-address quota key: the IPv4 address, or the IPv6 /64 (one subscriber usually holds a whole /64). */
 export function quotaKeyOf(address: string): string {
   if (!address.includes(':')) return address;
   const [head = '', tail = ''] = address.split('::');

@@ -1,20 +1,10 @@
 /**
- * GET and POST /v2/oauth/userinfo (spec 4.3, OIDC Core 5.3.1): the bearer token's subject, and
- * the person's attributes for the granted scopes, encrypted end to end with a fresh block key
- * per response.
- *
- * The token comes in `Authorization: Bearer` (GET or POST) or, for POST only, as the form body
- * parameter `access_token` (RFC 6750 2.2); never in the query, never two ways at once. A request
- * with no credentials at all gets a bare `Bearer` challenge with no error code (RFC 6750 3.1); a
- * bad, expired or revoked token gets `error="invalid_token"`.
- *
- * A DPoP-bound token (FAPI 2.0) comes only as `Authorization: DPoP <token>`, with a DPoP proof
- * of the bound key carrying `ath` (RFC 9449 section 7): `Bearer` is refused for it, and every
- * refusal names the `DPoP` scheme in `WWW-Authenticate`.
- *
- * A provider configured with `userinfo: false` has no such endpoint (not routed, not in
- * discovery). A client registered with `userinfo: false` gets 403 `insufficient_scope` here with
- * a valid token: its sign-in is from the ID token alone.
+ * GET and POST /v2/oauth/userinfo (spec 4.3, OIDC Core 5.3.1): the token's subject and the
+ * granted attributes, encrypted with a fresh block key per response. The token comes as
+ * `Authorization: Bearer`, or for POST as the `access_token` form parameter (RFC 6750 2.2), never
+ * in the query nor two ways at once; no credentials get a bare challenge (RFC 6750 3.1). A
+ * DPoP-bound token comes only as `Authorization: DPoP` with a proof carrying `ath` (RFC 9449
+ * section 7). A `userinfo: false` client gets 403 `insufficient_scope`.
  */
 import type { ProviderContext } from './context.js';
 import { encryptUserinfo } from './crypto.js';

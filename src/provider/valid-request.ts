@@ -1,7 +1,4 @@
-/**
- * The shape of a validated authorization request, a leaf both the validation and the stores
- * name without importing each other.
- */
+/** A validated authorization request: a leaf, so the validation and the stores need not import each other. */
 
 /** A validated authorization request. */
 export interface ValidRequest {

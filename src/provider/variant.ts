@@ -1,18 +1,7 @@
 /**
- * The ways a provider may differ from the service of the spec, to rehearse other providers an app
- * will meet (a national service's FAPI 2.0 login, a certified OpenID provider): where its issuer
- * is, whether its authorization responses carry `iss`, and whether it serves userinfo. Left out,
- * each option is the spec's service exactly.
- *
- * - `issuerPath` (default `'/v2'`): the issuer is `baseUrl + basePath + issuerPath`, and every
- *   endpoint the spec puts under `/v2` (authorize, PAR, token, userinfo, JWKS, discovery) moves
- *   with it: `{issuer}/oauth/token`, `{issuer}/.well-known/openid-configuration`. `'/'` puts the
- *   issuer at the origin (plus `basePath`).
- * - `authorizationResponseIss: false`: no authorization response (code or error) carries the RFC
- *   9207 `iss` parameter, and discovery leaves out `authorization_response_iss_parameter_supported`.
- * - `userinfo: false`: no userinfo endpoint at all (not routed, not in discovery); only `openid`
- *   is accepted as a scope, and the person's identity is the ID token's. A client registered
- *   with `userinfo: false` gets the same for itself alone.
+ * How a provider may differ from the spec's service, to rehearse others an app will meet:
+ * `issuerPath` (every endpoint moves with the issuer), `authorizationResponseIss: false` (no RFC
+ * 9207 `iss`) and `userinfo: false` (no endpoint; `openid` only). Left out: the spec's service.
  */
 /** The provider options of this file. */
 export const VARIANT_OPTION_KEYS = ['issuerPath', 'authorizationResponseIss', 'userinfo'] as const;
@@ -40,10 +29,7 @@ export function checkBasePath(value: unknown, mistakes: string[]): string {
   return value.endsWith('/') ? value.slice(0, -1) : value;
 }
 
-/**
- * Checks a client's own `userinfo` option: whether it is served userinfo, and whether it may be
- * registered without a public key (nothing is encrypted to a client served no userinfo).
- */
+/** Checks a client's own `userinfo` option; a client served no userinfo needs no public key. */
 export function checkClientUserinfo(
   raw: Record<string, unknown>,
   where: string,

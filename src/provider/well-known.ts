@@ -1,8 +1,4 @@
-/**
- * GET /v2/.well-known/jwks.json (spec 2.6, 4.4) and GET /v2/.well-known/openid-configuration
- * (spec 4.5), with the fields the spec lists and those of `discovery-metadata.ts`; both under
- * the issuer path when the provider has another one (`variant.ts`).
- */
+/** GET the JWKS (spec 2.6, 4.4) and the discovery document (spec 4.5, plus `discovery-metadata.ts`), under the issuer path. */
 import type { ProviderContext } from './context.js';
 import { json } from './http/answer.js';
 import type { ProviderRoute } from './router.js';
@@ -24,13 +20,8 @@ export const JWKS_PATH = '/v2/.well-known/jwks.json';
 /** Path of the discovery document. */
 export const DISCOVERY_PATH = '/v2/.well-known/openid-configuration';
 
-/**
- * The discovery document of an issuer (`{base_url}/v2` for the spec's service), of a provider
- * with or without `strictClientAuth`, with the FAPI 2.0 fields when some client is registered in
- * that profile, and exactly what is served: the ID-token algorithms of the registered clients,
- * userinfo only when some client is served it, the RFC 9207 flag only when responses carry `iss`.
- */
-export function discoveryDocument(
+/** The discovery document of an issuer, describing exactly what is served to the registered clients. */
+function discoveryDocument(
   issuer: string,
   options: ServedOptions = { strictClientAuth: false },
   mix: ProfileMix = { someFapi: false, allFapi: false },

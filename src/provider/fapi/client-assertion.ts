@@ -1,20 +1,11 @@
 /**
- * `private_key_jwt` client authentication (RFC 7523 section 2.2, OpenID Core 9) of FAPI 2.0
- * clients, at the PAR and token endpoints. The rules, each refused with `invalid_client` (401)
- * and a sentence naming the fix:
- *
- * - `client_assertion_type` is `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`;
- * - the JWS `alg` is one of {@link FAPI_SIGNING_ALGS} (never `none`, never an HMAC);
- * - the signature verifies with a signing key of the client's JWKS (inline, or fetched from its
- *   `jwksUri`, fetched again once when the `kid` is unknown);
- * - `iss` and `sub` are the client id (and `client_id`, when sent, is too);
- * - `aud` is the issuer, as a single string: FAPI 2.0 (section 5.3.2.1) has the server accept
- *   only its issuer identifier, so the token or PAR endpoint URL, or an array, are refused;
- * - `exp` is required, in the future, and at most {@link MAX_ASSERTION_LIFETIME_S} ahead: a
- *   longer-lived assertion is a replay risk and is refused (and recorded by the audit);
- * - `iat` and `nbf`, when present, are not in the future (beyond {@link CLOCK_SKEW_S});
- * - `jti` is required and used once: a second assertion with the same `jti` (until the first
- *   one's `exp`) is refused, and recorded by the audit.
+ * `private_key_jwt` client authentication (RFC 7523 section 2.2, OpenID Core 9) at PAR and token.
+ * Each rule refuses with `invalid_client` (401) and a sentence naming the fix: the jwt-bearer
+ * assertion type; an `alg` of {@link FAPI_SIGNING_ALGS} (never `none` or HMAC); a signature by a
+ * key of the client's JWKS (a hosted one refetched once for an unknown `kid`); `iss` = `sub` =
+ * client id; `aud` exactly the issuer as a string (FAPI 2.0 section 5.3.2.1); `exp` required and
+ * at most {@link MAX_ASSERTION_LIFETIME_S} ahead (replay risk, audited); `iat`/`nbf` not in the
+ * future beyond {@link CLOCK_SKEW_S}; `jti` required and single-use (audited).
  */
 import { rememberJti } from './seen-jtis.js';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
@@ -60,9 +51,8 @@ export function fapiClientNamed(ctx: ProviderContext, fields: AssertionFields): 
 }
 
 /**
- * The refusal (`invalid_client`, 401) of a PAR or token request that names no registered FAPI
- * client, saying which: an assertion sent without `client_id` that is not a JWT, an assertion
- * whose `iss` is no FAPI client, or a `client_id` that is not registered.
+ * The refusal (`invalid_client`, 401) of a request that names no registered FAPI client, saying
+ * which way: a non-JWT assertion without `client_id`, an `iss` of no FAPI client, or an unknown `client_id`.
  */
 export function unnamedClientRefusal(fields: AssertionFields): OAuthRefusal {
   if (fields.client_id === undefined && fields.client_assertion !== undefined) {

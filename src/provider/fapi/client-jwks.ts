@@ -1,9 +1,8 @@
 /**
- * The public keys of FAPI 2.0 clients: the registered inline JWKS, or the JWKS fetched from the
- * registered `jwksUri`. A fetched set is kept and fetched again only when a signature names a
- * `kid` it does not hold (key rotation), or when the encryption key is missing, and then at most
- * once per {@link REFETCH_INTERVAL_MS} per client. Each fetch is bounded: {@link FETCH_TIMEOUT_MS},
- * {@link MAX_JWKS_BYTES}, no redirects.
+ * FAPI 2.0 clients' public keys, inline or fetched from `jwksUri`. A fetched set is refetched only
+ * for an unknown `kid` (rotation) or a missing encryption key, at most once per
+ * {@link REFETCH_INTERVAL_MS} per client; each fetch is bounded ({@link FETCH_TIMEOUT_MS},
+ * {@link MAX_JWKS_BYTES}, no redirects).
  */
 import type { Clock } from '../../clock.js';
 import type { ResolvedClient } from '../config.js';
@@ -15,10 +14,7 @@ export const FETCH_TIMEOUT_MS = 3000;
 export const MAX_JWKS_BYTES = 64 * 1024;
 /** Shortest time between two fetches of one client's JWKS. */
 export const REFETCH_INTERVAL_MS = 10_000;
-/**
- * Longest a fetched JWKS is used without fetching it again (the `max-age` the relying party's own
- * key route sends): a rotated encryption key or a withdrawn signing key takes effect within it.
- */
+/** Longest a fetched JWKS is used unrefreshed (the relying party's key route `max-age`), so rotations take effect. */
 export const MAX_JWKS_AGE_MS = 300_000;
 
 /** The statuses that redirect (named as such in the refusal; never followed). */
@@ -61,9 +57,8 @@ export class ClientJwks {
   constructor(private readonly clock: Clock) {}
 
   /**
-   * The keys of `client`. A hosted JWKS is fetched again once older than {@link MAX_JWKS_AGE_MS};
-   * `refresh`: the caller did not find the key it needed in the last answer, so fetch again sooner
-   * (at most once per {@link REFETCH_INTERVAL_MS}).
+   * The keys of `client`; a hosted JWKS is refetched past {@link MAX_JWKS_AGE_MS}, or sooner with
+   * `refresh` (the needed key was missing; at most once per {@link REFETCH_INTERVAL_MS}).
    * @throws ClientKeysUnavailable when a hosted JWKS cannot be fetched or read.
    */
   async keys(client: ResolvedClient, refresh = false): Promise<readonly PublicJwk[]> {
@@ -124,10 +119,8 @@ export class ClientJwks {
   }
 
   /**
-   * Remembers a failed attempt (unreachable, not 200, not JSON, no usable key) beside the keys
-   * held before, which stay usable only until they are {@link MAX_JWKS_AGE_MS} old: requests
-   * naming unknown kids cannot make the provider fetch in a loop, and once no key is usable the
-   * requests until the next attempt get the same reason. Returns `failure`.
+   * Remembers a failed fetch beside the keys held before (usable until {@link MAX_JWKS_AGE_MS} old),
+   * so unknown kids cannot make the provider fetch in a loop. Returns `failure`.
    */
   #failed(clientId: string, failure: ClientKeysUnavailable): ClientKeysUnavailable {
     const before = this.#fetched.get(clientId);

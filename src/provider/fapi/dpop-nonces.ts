@@ -1,8 +1,7 @@
 /**
- * The DPoP server nonces of a provider with the `dpopNonce` option (RFC 9449 section 8): one
- * current nonce, handed out for {@link NONCE_ROTATION_MS}, and the one before it still accepted
- * for one more period. A nonce expires by the provider's clock, idle or not: one handed out an
- * hour ago is refused after an idle hour, as after a busy one.
+ * DPoP server nonces (RFC 9449 section 8) under `dpopNonce`: one current nonce per
+ * {@link NONCE_ROTATION_MS}, the previous one accepted one period more. Expiry follows the clock,
+ * idle or not.
  */
 import { pooledRandomToken } from '../random-pool.js';
 
@@ -32,10 +31,7 @@ export class DpopNonces {
     return typeof nonce === 'string' && (nonce === current || nonce === this.#previous);
   }
 
-  /**
-   * Replaces the current nonce once its period is over. The one replaced stays accepted only until
-   * two periods after it was made: after a longer idle time neither is (whole periods are skipped).
-   */
+  /** Replaces the current nonce once its period is over; the old one stays accepted until two periods after it was made. */
   #rotate(now: number): void {
     const age = now - this.#since;
     if (age <= NONCE_ROTATION_MS) return;

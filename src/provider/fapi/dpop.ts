@@ -1,18 +1,10 @@
 /**
- * DPoP proofs (RFC 9449 section 4.3) of FAPI 2.0 clients, at the PAR, token and userinfo
- * endpoints. A proof is refused (`invalid_dpop_proof`) unless:
- *
- * - exactly one `DPoP` header holds a compact JWS whose header has `typ: "dpop+jwt"`, an `alg`
- *   of {@link FAPI_SIGNING_ALGS} and a public `jwk` (no private member);
- * - the signature verifies with that `jwk`;
- * - `htm` is the request's method and `htu` its URL, both compared without query and fragment;
- * - `iat` is within {@link DPOP_IAT_WINDOW_S} of now (either way);
- * - `jti` is new: a proof's `jti` is remembered (per key) for the window, and a second use refused;
- * - at userinfo, `ath` is base64url(SHA-256(access token)).
- *
- * With the provider option `dpopNonce`, a proof must also carry a `nonce` the provider gave in a
- * `DPoP-Nonce` header: one without it (or with a stale one) is answered `use_dpop_nonce` with
- * a fresh nonce, so a client can be tested for its one retry.
+ * DPoP proofs (RFC 9449 section 4.3) at PAR, token and userinfo, refused (`invalid_dpop_proof`)
+ * unless: one `DPoP` header with `typ: "dpop+jwt"`, an `alg` of {@link FAPI_SIGNING_ALGS} and a
+ * public `jwk` that verifies the signature; `htm`/`htu` match the request (without query and
+ * fragment); `iat` within {@link DPOP_IAT_WINDOW_S}; a new `jti` (per key, for the window); at
+ * userinfo, `ath` = base64url(SHA-256(token)). With `dpopNonce`, a missing or stale `nonce` is
+ * answered `use_dpop_nonce` with a fresh one, so a client's one retry can be tested.
  */
 import { rememberJti } from './seen-jtis.js';
 import { createHash, createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
@@ -45,9 +37,8 @@ export interface ProofTarget {
   /** The access token, at a resource (userinfo): `ath` must be its hash. */
   accessToken?: string;
   /**
-   * The key thumbprint the access token is bound to (`cnf.jkt`), at a resource: a proof of another
-   * key is answered with its thumbprint for the caller to refuse, and its `jti` is not remembered,
-   * so proofs made with throwaway keys cannot fill the replay store.
+   * The thumbprint the access token is bound to (`cnf.jkt`): a proof of another key is returned
+   * for the caller to refuse without remembering its `jti`, so throwaway keys cannot fill the store.
    */
   boundJkt?: string;
 }

@@ -1,13 +1,8 @@
 /**
- * The FAPI 2.0 part of a client registration (`profile: 'fapi2'`), checked once at start-up
- * with the rest of the configuration: the client's public keys (an inline JWKS, or the URL of a
- * hosted one) and the ID-token encryption it asked for.
- *
- * Names follow the registration's own camelCase (`clientId`, `redirectUris`): `jwks`, `jwksUri`,
- * `idTokenSignedResponseAlg`, `idTokenEncryptedResponseAlg`, `idTokenEncryptedResponseEnc`
- * (RFC 7591 / OpenID Dynamic Registration's `jwks`, `jwks_uri`, `id_token_signed_response_alg`,
- * `id_token_encrypted_response_alg` / `_enc`). The snake_case spellings are refused with a
- * sentence naming the camelCase one.
+ * The FAPI 2.0 part of a client registration, checked at start-up: its public keys and ID-token
+ * encryption. Names are camelCase like the rest of the registration (`jwksUri`,
+ * `idTokenEncryptedResponseAlg` for RFC 7591's `jwks_uri`, ...); snake_case is refused with the
+ * camelCase name.
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type webcrypto } from 'node:crypto';
 import { isRecord } from '../../encoding.js';
@@ -20,10 +15,7 @@ export const ID_TOKEN_ENCRYPTION_ALGS = ['ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A
 export const ID_TOKEN_ENCRYPTION_ENCS = ['A128GCM', 'A192GCM', 'A256GCM', 'A128CBC-HS256', 'A192CBC-HS384', 'A256CBC-HS512'] as const;
 /** The JWE content encryption of a FAPI client's ID token when its registration names none. */
 export const DEFAULT_ID_TOKEN_ENCRYPTION_ENC = 'A256GCM';
-/**
- * The ID-token signature algorithms a FAPI client can register: the three of FAPI 2.0 section
- * 5.4.1, and RS256 (the spec's) for a client that does not verify those yet.
- */
+/** ID-token signature algorithms a FAPI client may register: FAPI 2.0 section 5.4.1's three, and the spec's RS256. */
 export const FAPI_ID_TOKEN_SIGNING_ALGS = ['PS256', 'ES256', 'EdDSA', 'RS256'] as const;
 /** The ID-token signature of a FAPI client whose registration names none: PS256, one of FAPI 2.0 section 5.4.1's. */
 export const DEFAULT_FAPI_ID_TOKEN_SIGNING_ALG: IdTokenSigningAlg = 'PS256';

@@ -1,11 +1,7 @@
 /**
- * The used `jti`s of client assertions and DPoP proofs, each kept until its assertion or proof
- * could no longer be accepted. A full store refuses new requests (503) rather than forget a live
- * `jti`: forgetting one would let its assertion or proof be replayed.
- *
- * Each FAPI client holds at most its share of the store (its size divided by the number of FAPI
- * clients, see `createStores`): a client past its share is refused (429) and audited
- * (`jti_share_used_up`), so one client's flood cannot fill the store and lock the others out.
+ * Used `jti`s of assertions and proofs, kept while they could still be accepted. A full store
+ * refuses (503) rather than forget a live `jti`, which would allow a replay; a client past its
+ * share (see `createStores`) gets 429 and an audit finding, so one client cannot lock out others.
  */
 import type { ProviderContext } from '../context.js';
 import { OAuthRefusal } from '../http/refusal.js';

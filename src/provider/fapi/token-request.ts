@@ -1,8 +1,7 @@
 /**
- * The FAPI 2.0 side of the token endpoint: who the client is (its `private_key_jwt` assertion,
- * never a secret or HTTP Basic), which DPoP key it proves, and the ID token encrypted to the
- * client's `enc` key (RFC 7516 compact JWE, `cty: "JWT"`, of the registered `alg` / `enc`),
- * nested around the token signed with the client's registered `idTokenSignedResponseAlg`.
+ * The FAPI 2.0 side of the token endpoint: the client's `private_key_jwt` (never a secret or
+ * Basic), its DPoP key, and the signed ID token nested in a JWE to the client's `enc` key
+ * (RFC 7516, `cty: "JWT"`).
  */
 import { createPublicKey, type JsonWebKey as NodeJwk, type KeyObject } from 'node:crypto';
 import { CompactEncrypt } from 'jose';
@@ -54,10 +53,7 @@ async function encryptionKey(ctx: ProviderContext, client: ResolvedClient): Prom
   return undefined;
 }
 
-/**
- * Imported encryption keys, per registered or fetched JWK object (imported once), as node
- * KeyObjects: jose's ECDH-ES with a KeyObject costs about a fifth less CPU than with a CryptoKey.
- */
+/** Encryption keys imported once per JWK object, as KeyObjects: cheaper for jose's ECDH-ES than CryptoKeys (docs/internals.md). */
 const importedKeys = new WeakMap<PublicJwk, KeyObject>();
 
 /**

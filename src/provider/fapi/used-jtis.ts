@@ -1,13 +1,8 @@
 /**
- * The used `jti` values of client assertions and DPoP proofs, each kept until its assertion or
- * proof could no longer be accepted, with a count per FAPI client so one client cannot fill the
- * store (its share: the store's size divided by the number of FAPI clients).
- *
- * Entries are filed by the whole second at which they may be forgotten (never before their
- * expiry), so dropping the expired ones walks only the seconds that have passed and the entries
- * due in them: every call costs O(1) amortised, however full the store and whatever the order
- * in which lifetimes end (an assertion may outlive proofs sent after it). A live entry is never
- * dropped to make room: forgetting one would let its assertion or proof be replayed.
+ * The used `jti`s with a count per FAPI client (its share: the size over the number of FAPI
+ * clients). Entries are filed by the whole second they may be forgotten, so dropping expired ones
+ * is O(1) amortised whatever order lifetimes end in. A live entry is never dropped: that would
+ * allow a replay.
  */
 import type { Clock } from '../../clock.js';
 
@@ -48,9 +43,8 @@ export class UsedJtis {
   }
 
   /**
-   * Remembers `key`, sent by `clientId`, until `expiresAt` (ms): `full` when the store holds
-   * `maxSize` live entries, `share_used_up` when the client holds `share`; nothing is added then.
-   * A key already held stays as it is (callers refuse a reused `jti` first, with {@link has}).
+   * Remembers `key` of `clientId` until `expiresAt`, or answers `full` / `share_used_up` and adds
+   * nothing. A key already held stays (callers refuse a reused `jti` first, with {@link has}).
    */
   tryAdd(key: string, clientId: string, expiresAt: number): JtiAdd {
     this.#sweep();

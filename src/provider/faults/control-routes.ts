@@ -1,13 +1,8 @@
 /**
- * The HTTP control of the faults, served only with `faultControl: true` (CLI `--fault-control`):
- *
- * - `POST /_provider/faults` with a JSON body holding one fault and its options side by side,
- *   e.g. `{"kind":"status","status":503,"endpoint":"token","times":2}`: 201 and the active fault.
- * - `GET /_provider/faults`: 200 and `{ "faults": [...] }`, the active faults.
- * - `DELETE /_provider/faults`: 204, every fault cleared. `DELETE /_provider/faults/{id}`: one.
- *
- * Without `faultControl` these paths answer 404 like any unknown path. Anyone who can reach the
- * port can make the provider fail while it is on, unless `controlToken` is set.
+ * The HTTP control of the faults, only with `faultControl: true`: `POST /_provider/faults` (one
+ * fault and its options, e.g. `{"kind":"status","status":503,"endpoint":"token","times":2}`),
+ * `GET` (the active ones), `DELETE` (all, or `/{id}`). Otherwise 404. Anyone reaching the port
+ * can make the provider fail unless `controlToken` is set.
  */
 import { empty, json, oauthError } from '../http/answer.js';
 import { mediaTypeOf } from '../http/media-type.js';

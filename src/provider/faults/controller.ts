@@ -1,8 +1,6 @@
 /**
- * The fault layer of one provider: the list of active faults, and the transformer that bends an
- * endpoint's answer (or its timing) by the fault that applies to the request. It sits between
- * every endpoint and the writer, so a fault applies the same way to every endpoint; nothing is
- * patched. Users see it as {@link FaultControl}.
+ * The active faults and the transformer that bends an endpoint's answer by the one that applies.
+ * It sits between every endpoint and the writer, so every endpoint is faulted alike, nothing patched.
  */
 import { randomBytes } from 'node:crypto';
 import type { ProviderContext } from '../context.js';
@@ -40,7 +38,7 @@ function strangerSub(): string {
 }
 
 /** The answer of a `status` fault, in the endpoint's failure style. */
-export function faultStatusAnswer(style: FailureStyle, status: number): Answer {
+function faultStatusAnswer(style: FailureStyle, status: number): Answer {
   const unavailable = status === 503;
   const code = unavailable ? 'temporarily_unavailable' : status >= 500 ? 'server_error' : 'invalid_request';
   const description = unavailable

@@ -1,8 +1,4 @@
-/**
- * The ID-token faults: a genuine ID token's claims, signed again the way the fault asks (a
- * signature that does not verify, a key never published, an expired token, another audience),
- * with the algorithm the genuine token was signed with.
- */
+/** ID-token faults: a genuine token's claims signed again as the fault asks, with the genuine algorithm. */
 import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, SignJWT, type JWTPayload } from 'jose';
 import { epochSeconds, type Clock } from '../../clock.js';
@@ -21,11 +17,7 @@ interface StrangerKey {
 
 const strangerKeys = new Map<'RSA' | IdTokenSigningAlg, Promise<StrangerKey>>();
 
-/**
- * The never-published key of `alg`'s kind, one per process, made on first need (an RSA key takes
- * from tens to hundreds of ms to generate, so it is started as soon as an `unknown_key` fault is
- * injected).
- */
+/** The never-published key of `alg`'s kind, one per process; made as soon as an `unknown_key` fault is injected, as RSA generation is slow. */
 export function strangerKeyReady(alg: IdTokenSigningAlg = 'RS256'): Promise<StrangerKey> {
   const kind = alg === 'RS256' || alg === 'PS256' ? 'RSA' : alg;
   let strangerKey = strangerKeys.get(kind);

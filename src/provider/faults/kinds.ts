@@ -1,15 +1,8 @@
 /**
- * The kinds of fault a provider can be made to show, and which endpoints each applies to.
- *
- * A fault applies to the next `times` requests of an endpoint, or for `forMs` milliseconds of
- * the provider's clock (whichever ends first when both are given; the next single request when
- * neither is). Each request meets at most one fault: the oldest active fault that applies to its
- * endpoint, which then uses up one of its `times`. Faults reach the five endpoints a relying
- * party talks to (`authorize`, `token`, `userinfo`, `jwks`, `discovery`); the QR page's own
- * polling and the simulated mobile app are never faulted.
- *
- * Use it in-process through `provider.faults`, or, from another process or language, over
- * HTTP when the provider runs with `faultControl: true` (CLI: `--fault-control`), see
+ * The kinds of fault and the endpoints each applies to. A fault lasts `times` requests or `forMs`
+ * of the provider's clock (whichever ends first; one request by default); each request meets at
+ * most the oldest fault that applies. Only the five endpoints a relying party calls are faulted,
+ * never the QR page's polling or the mobile app. In process: `provider.faults`; over HTTP:
  * `control-routes.ts`.
  */
 /** The endpoints a fault can target. */
@@ -26,10 +19,8 @@ export interface LatencyFault {
 }
 
 /**
- * Answer with this HTTP status instead of handling the request (the request is not processed:
- * a code is not consumed). JSON endpoints get an OAuth error body (`temporarily_unavailable`
- * with `Retry-After` for 503, `server_error` for other 5xx, `invalid_request` for 4xx);
- * authorize gets the provider's HTML error page. Any endpoint.
+ * Answer this status without handling the request (a code is not consumed): JSON endpoints get an
+ * OAuth error body (`temporarily_unavailable` with `Retry-After` for 503), authorize the HTML page.
  */
 export interface StatusFault {
   kind: 'status';
@@ -42,34 +33,23 @@ export interface ResetFault {
   kind: 'reset';
 }
 
-/**
- * Handle the request normally, then send only the first half of the JSON body (with a
- * matching Content-Length, so the client sees a complete but unparsable answer).
- * JSON endpoints: token, userinfo, jwks, discovery.
- */
+/** Send the first half of the real JSON body with a matching Content-Length: complete, but unparsable. JSON endpoints. */
 export interface TruncatedFault {
   kind: 'truncated';
 }
 
-/**
- * Answer 200 with an HTML page, as an intercepting proxy or captive portal would, instead of
- * handling the request. JSON endpoints: token, userinfo, jwks, discovery.
- */
+/** Answer 200 with an HTML page, as a captive portal would. JSON endpoints. */
 export interface NonJsonFault {
   kind: 'non_json';
 }
 
 /**
- * Faults of the ID token returned by the token endpoint (which otherwise answers normally,
- * so the code is consumed and the access token works):
- *
- * - `bad_signature`: the provider's own header and claims, with a signature that does not
- *   verify (one the provider's key made over other claims).
- * - `rotated_key`: the provider rotates its signing key (for good, as
- *   {@link Provider.rotateSigningKey} does) just before signing, so the token names a `kid`
- *   the client has not cached yet; the new key is published, so a refetch finds it.
- * - `unknown_key`: signed by a key that is never published, under its own `kid`.
- * - `expired_id_token`: `exp` one hour in the past (`iat` one lifetime before that).
+ * Faults of the ID token the token endpoint returns (the code is consumed, the access token works):
+ * - `bad_signature`: a signature that does not verify;
+ * - `rotated_key`: the key is rotated for good just before signing, so the `kid` is new to the
+ *   client but published;
+ * - `unknown_key`: signed by a key never published;
+ * - `expired_id_token`: `exp` an hour ago;
  * - `wrong_audience`: `aud` names another client.
  */
 export interface IdTokenFault {
@@ -81,11 +61,7 @@ export interface SubMismatchFault {
   kind: 'sub_mismatch';
 }
 
-/**
- * The discovery document names another `issuer` than the one it is served under (its endpoints
- * unchanged): an app must refuse it (OpenID Discovery 4.3, RFC 8414 3.3) and not start a login.
- * Discovery only.
- */
+/** Discovery names another `issuer` than it is served under: an app must refuse it (OpenID Discovery 4.3, RFC 8414 3.3). */
 export interface IssuerMismatchFault {
   kind: 'issuer_mismatch';
 }

@@ -1,7 +1,4 @@
-/**
- * Checking a fault and its options, from code or from the HTTP control: one `TypeError` with a
- * sentence naming the mistake.
- */
+/** Checks a fault and its options, from code or HTTP: one `TypeError` naming the mistake. */
 import { isRecord } from '../../encoding.js';
 import { APPLIES_TO, FAULT_ENDPOINTS, KINDS, type ActiveFault, type Fault, type FaultEndpoint } from './kinds.js';
 

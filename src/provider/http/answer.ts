@@ -1,8 +1,6 @@
 /**
- * The answer value every endpoint returns: a status, headers and one body (JSON, HTML, bytes or
- * nothing; a redirect is a status with a `Location` header), or a connection reset. Only
- * `write.ts` turns an answer into bytes on a response, so a transformer of answers (fault
- * injection) sees every endpoint's answer the same way.
+ * The answer value every endpoint returns (status, headers, one body, or a connection reset). Only
+ * `write.ts` writes it, so the fault transformer sees every endpoint's answer alike.
  */
 
 /** What an answer carries. */
@@ -20,16 +18,9 @@ export interface Answer {
   readonly body: AnswerBody;
   /** Close the connection abruptly (TCP reset) instead of answering. */
   readonly reset?: true;
-  /**
-   * Called once the writer has handed the whole answer to the connection (the response's
-   * `finish`), not when it is reset or never written: for an effect that must follow the
-   * answer, such as ending the run after `POST /_provider/conformance/finish`.
-   */
+  /** Called once the whole answer reached the connection (`finish`), never on reset: e.g. ending the run after `/finish`. */
   readonly afterWrite?: () => void;
-  /**
-   * A token answer whose `id_token` is encrypted (FAPI 2.0): the signed ID token inside, and how
-   * to encrypt a replacement, so the ID-token faults change the signed token and seal it again.
-   */
+  /** FAPI 2.0: the signed ID token inside the encrypted one, so the ID-token faults can change it and seal it again. */
   readonly sealedIdToken?: { readonly jws: string; encrypt(jws: string): Promise<string> };
 }
 

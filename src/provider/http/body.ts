@@ -1,22 +1,9 @@
 /**
- * The one body reader of the provider, used by every endpoint that takes a body (token,
- * userinfo, the phone page's form, the test controls): at most {@link MAX_BODY_BYTES} bytes
- * (413 beyond), UTF-8 only, never compressed, at most {@link MAX_FORM_PARAMETERS} form
- * parameters (413 beyond).
- *
- * **A body the app's own parser already read.** When the provider is mounted behind a body
- * parser (Express's `express.json()`/`express.urlencoded()`, Fastify's content-type parsers),
- * the bytes are gone from the stream; the parser left its result on the public `req.body`
- * field. The rule:
- *
- * 1. `req.body` holding an object with at least one field, a non-empty string or a non-empty
- *    Buffer is taken as the body, as is (a string or Buffer is parsed by the request's media
- *    type; a form object's parameter count is still checked; its size is the parser's limit).
- * 2. Otherwise the stream is read, unless it already ended (Node's documented `readable` is
- *    false: something read it and left nothing usable in `req.body`), in which case the body is
- *    empty.
- *
- * No private field of Node, Express or a parser is read.
+ * The provider's one body reader: at most {@link MAX_BODY_BYTES} and {@link MAX_FORM_PARAMETERS}
+ * (413 beyond), UTF-8, never compressed. Behind an app's body parser the stream is spent, so a
+ * non-empty public `req.body` is taken as the body (a string or Buffer parsed by media type, a
+ * form's parameter count still checked); otherwise the stream is read unless it already ended
+ * (`readable` false: the body is empty). No private field of Node, Express or a parser is read.
  */
 import type { IncomingMessage } from 'node:http';
 import { mediaTypeOf } from './media-type.js';
@@ -51,10 +38,7 @@ class BodyError extends Error {
   }
 }
 
-/**
- * Parses a form body (application/x-www-form-urlencoded) into name → value, at most
- * `maxParameters` (a {@link BodyError} 413 beyond).
- */
+/** Parses a form body, at most `maxParameters` (a {@link BodyError} 413 beyond). */
 function parseForm(text: string, maxParameters: number): FormFields {
   const out = Object.create(null) as FormFields;
   let count = 0;
@@ -147,10 +131,7 @@ export interface BodyLimits {
   maxParameters?: number;
 }
 
-/**
- * Read the body of `req` (a form or JSON; any other media type is left unread as `other`).
- * Never throws: an unreadable body is `{ kind: 'error' }`.
- */
+/** Reads a form or JSON body (other media types are left unread as `other`); never throws. */
 export async function readBody(req: IncomingMessage, limits: BodyLimits = {}): Promise<RequestBody> {
   const limit = limits.maxBytes ?? MAX_BODY_BYTES;
   const maxParameters = limits.maxParameters ?? MAX_FORM_PARAMETERS;

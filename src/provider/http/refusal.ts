@@ -1,8 +1,4 @@
-/**
- * A refusal of an OAuth request, thrown where it is found and turned into its RFC 6749 5.2 JSON
- * answer (`error`, `error_description`, not cached) by the endpoint: the token and PAR endpoints
- * and the FAPI 2.0 checks they share.
- */
+/** A refused OAuth request, thrown where it is found and answered as RFC 6749 5.2 JSON by the token and PAR endpoints. */
 
 /** A refused request: its status, RFC error code, the sentence saying what to fix, and headers. */
 export class OAuthRefusal extends Error {

@@ -1,7 +1,4 @@
-/**
- * The request value every endpoint receives: what the provider reads of an HTTP request, and
- * nothing of Node's or a framework's objects, so an endpoint cannot write to a response.
- */
+/** The request value every endpoint receives: nothing of Node's objects, so an endpoint cannot write to a response. */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RequestBody } from './body.js';
 

@@ -1,18 +1,11 @@
-/**
- * The one writer: puts an {@link Answer} on a Node `ServerResponse` through its public API
- * (`writeHead`, `end`, its `finish` event for an answer's `afterWrite`, and the socket's
- * `resetAndDestroy` for a reset).
- */
+/** The one writer: an {@link Answer} onto a Node `ServerResponse` through its public API. */
 import type { ServerResponse } from 'node:http';
 import type { Answer } from './answer.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const HTML_TYPE = 'text/html; charset=utf-8';
 
-/**
- * Write `answer` on `res`. `head` leaves the body out (a HEAD request) but keeps its length.
- * Nothing is written when the response was already sent or its connection is gone.
- */
+/** Writes `answer` on `res`; `head` leaves the body out but keeps its length. Nothing once sent or disconnected. */
 export function writeAnswer(res: ServerResponse, answer: Answer, head: boolean): void {
   if (res.headersSent || res.destroyed) {
     if (!res.writableEnded) res.end();

@@ -1,8 +1,6 @@
 /**
  * Scripted sign-ins: `provider.approveNext(...)` queues the answer to the next authorization
- * request (of one client, or of any), given at once without the QR page: approved as a persona,
- * with ID-token claims and attribute values changed for that one login, or denied. Works in
- * interactive and auto-approve mode alike, so a test can sign in with nothing but HTTP redirects.
+ * request, without the QR page, so a test can sign in with nothing but HTTP redirects.
  */
 import type { LoginOverrides } from '../store.js';
 import { SUPPORTED_SCOPES } from '../scopes.js';

@@ -1,7 +1,6 @@
 /**
- * `GET /_provider/audit`: the audit's findings as JSON, when the provider's `auditEndpoint` is
- * on. Anyone who can reach the port can read the findings, and plant some by sending careless
- * requests in a client's name, unless `controlToken` is set (then this route needs it).
+ * `GET /_provider/audit` under `auditEndpoint`. Anyone reaching the port can read findings (and
+ * plant some in a client's name) unless `controlToken` is set.
  */
 import { json } from '../http/answer.js';
 import type { ProviderRoute } from '../router.js';

@@ -1,14 +1,8 @@
 /**
- * The audit: what a relying party did wrong, as seen from the provider. Each finding has a stable
- * code, a sentence, a count and the time it was first seen, per client.
- *
- * Nothing the client sent is kept: reuse is detected with keyed hashes (HMAC-SHA-256 under a key
- * made per provider, truncated), never the state, nonce, challenge, code or token itself, and
- * every set of hashes is capped, so memory stays bounded whatever a client does. Only registered
- * clients get findings; a request naming an unregistered `client_id` is not attributed to anyone.
- *
- * Not observable, so not reported: whether the app decrypted userinfo in time, whether it checked
- * the `sub` of userinfo against the ID token, or whether it kept tokens out of its logs.
+ * What a relying party did wrong, per client: stable code, sentence, count, first seen. Nothing
+ * the client sent is kept, only truncated hashes keyed per provider, in capped sets, so
+ * memory stays bounded; unregistered `client_id`s get no findings. Not observable, so not
+ * reported: timely decryption, the userinfo `sub` check, tokens kept out of logs.
  */
 import { hash, randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
@@ -124,7 +118,7 @@ export class Audit {
 
   #hash(kind: string, value: string): string {
     // Only compared with each other in memory, never shown or sent: a secret-prefixed one-shot
-    // SHA-256 serves as well as an HMAC here, at a fifth of the cost (three per authorize).
+    // SHA-256 serves as well as an HMAC here, for less CPU (three per authorize).
     return hash('sha256', `${this.#key}\0${kind}\0${value}`, 'base64url').slice(0, 22);
   }
 

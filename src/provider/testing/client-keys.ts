@@ -1,7 +1,4 @@
-/**
- * A client's public keys at run time: `provider.setClientKeys(clientId, keys)` replaces them,
- * so a test can rehearse the relying party's key rotation (add a key, encrypt to it, drop the old).
- */
+/** `provider.setClientKeys(clientId, keys)`, to rehearse the relying party's key rotation. */
 import { resolveClientKeys, type ResolvedConfig } from '../config.js';
 import type { ClientPublicKey } from '../types.js';
 

@@ -1,13 +1,8 @@
 /**
- * The cases of the offline conformance plan, and how the provider breaks its own output for each:
- * the negative cases of the OpenID Foundation's relying-party tests and our own hostile ones, plus
- * two positive ones (the baseline, and an unknown `kid` after a rotation).
- *
- * Each case says whether a correct outcome is an OpenID (or OAuth / JOSE) MUST (`requirement:
- * 'must'`) or stricter than the specifications require (`'stricter'`), and on what rule (`basis`).
- *
- * Signatures `jose` refuses to make on purpose (`alg: none`, HS256 keyed with the public key) are
- * built by hand with node:crypto: hostile output, made only while a plan runs.
+ * The cases of the offline conformance plan and how the provider breaks its output for each: the
+ * OpenID Foundation's relying-party negative tests, our own hostile ones, and two positive ones.
+ * Each says whether the outcome is a MUST or `stricter`, and on what `basis`. Signatures `jose`
+ * will not make (`alg: none`, HS256 keyed with the public key) are built on node:crypto.
  */
 import { createHmac, publicEncrypt, randomBytes, createCipheriv, constants, type KeyObject } from 'node:crypto';
 import { CompactEncrypt, type JWTPayload } from 'jose';
@@ -205,9 +200,8 @@ export async function caseUserinfo(
 }
 
 /**
- * The attributes under a fresh block key whose JWE uses `alg: RSA1_5` (PKCS#1 v1.5 key transport,
- * refused by careful clients for its padding-oracle history), built by hand. A client that
- * accepts it reads the real attributes, so acceptance shows as a sign-in.
+ * Attributes under a block key wrapped with `RSA1_5` (refused by careful clients: padding
+ * oracles). A client that accepts it reads the real attributes, so acceptance shows as a sign-in.
  */
 async function rsa15Userinfo(
   clientKey: { kid: string; key: KeyObject },

@@ -1,12 +1,7 @@
 /**
- * The cases the conformance plan adds for a FAPI 2.0 client: the relying-party negative cases
- * of the OpenID Foundation's FAPI2 Security Profile client tests that the base plan lacks, and
- * the profile's own (an ID token that arrives unencrypted). Every ID-token case of the plan,
- * these and the base ones, reaches a FAPI client inside its encrypted ID token, as a real one
- * would; only `unencrypted_id_token` leaves the encryption off.
- *
- * Cases already in the base plan cover the rest of that list: `wrong_iss`, `wrong_aud`,
- * `nonce_mismatch`, `nonce_missing`, `expired`, `missing_exp`, `alg_none`, `state_modified`.
+ * What the plan adds for a FAPI 2.0 client: the OpenID Foundation's FAPI2 relying-party negative
+ * cases the base plan lacks, and `unencrypted_id_token`. Every other ID-token case reaches a FAPI
+ * client inside its encrypted ID token, as a real one would.
  */
 import type { ConformanceCase } from './conformance-cases.js';
 

@@ -1,9 +1,4 @@
-/**
- * The HTTP control of the conformance plan, as route-table entries: `GET /_provider/conformance`
- * (the results), `POST /_provider/conformance/report` (`{ "caseId", "signedIn" }`) and
- * `POST /_provider/conformance/finish` (ends the plan and answers the {@link Verdict}). They are
- * control routes: with the provider's `controlToken` set, each needs it.
- */
+/** The conformance plan's HTTP control routes (results, report, finish); control routes, so `controlToken` applies. */
 import { empty, json } from '../http/answer.js';
 import type { ProviderRoute } from '../router.js';
 import type { AuditFinding } from './audit.js';

@@ -1,27 +1,11 @@
 /**
- * The offline conformance plan: while it runs, consecutive authorizations of one client each
- * receive the next case of {@link CONFORMANCE_CASES}, and the provider decides from what the app
- * does next whether it behaved:
- *
- * - an ID-token case the app must refuse **fails** as soon as userinfo is called with the access
- *   token issued beside that ID token (or `report(id, true)`), and **passes** when the next
- *   authorization arrives (or `finish()`, or `report(id, false)`) without that call;
- * - a positive case **passes** on that userinfo call (or `report(id, true)`) and fails when the
- *   next authorization arrives without it (or `report(id, false)`);
- * - the `state_modified` case (its authorization response carries another `state` than the one
- *   sent) **fails** as soon as the app redeems its code, and **passes** when the next
- *   authorization arrives (or `finish()`, or `report(id, false)`) without that;
- * - a userinfo case is decided only by a report of whether the browser ended signed in
- *   (`report(id, signedIn)` or `POST /_provider/conformance/report`); without one it is
- *   **inconclusive**;
- * - a case whose code was never redeemed is **not_run**, as is every case the plan did not reach.
- *
- * The plan follows the provider's variant: a client served no userinfo gets no userinfo case,
- * and its ID-token and token-response cases are decided only by a report (without one they are
- * **inconclusive**: no userinfo call can show that the app accepted the ID token); a provider
- * whose responses carry no `iss` leaves out `iss_param_missing` (every response lacks it then).
- *
- * Only a hash of each case's access token is kept.
+ * The offline conformance plan: consecutive authorizations of one client each get the next case,
+ * and the app's next move decides it. An ID-token case the app must refuse fails when userinfo is
+ * called with its access token and passes when the next authorization comes without that; a
+ * positive case the other way round; `state_modified` fails when its code is redeemed; a userinfo
+ * case needs a report of whether the browser ended signed in (else inconclusive); an unredeemed
+ * or unreached case is `not_run`. A client served no userinfo is judged by reports only; without
+ * `iss` in responses, `iss_param_missing` is left out. Only a hash of each access token is kept.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { JWTPayload } from 'jose';

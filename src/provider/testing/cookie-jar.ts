@@ -1,10 +1,7 @@
 /**
- * A small cookie jar for the test kit's `signIn`: what a browser keeps between the redirects of a
- * login (RFC 6265, the parts a sign-in meets). Cookies are host-only unless `Domain` names a
- * parent of the host (never on an IP address), scoped by `Path` (default: the request's
- * directory), dropped by `Max-Age`/`Expires` in the past. Ports do not separate cookies, as in
- * browsers. `Secure` cookies are sent over https and, as browsers treat loopback as a secure
- * context, over http to localhost and 127.0.0.1 too.
+ * A small cookie jar for `signIn` (RFC 6265, the parts a sign-in meets): host-only unless `Domain`
+ * names a parent (never an IP), scoped by `Path`, expired by `Max-Age`/`Expires`; ports do not
+ * separate cookies, and `Secure` ones go over http to loopback, as browsers do.
  */
 
 import { isLoopbackHost } from '../../loopback.js';

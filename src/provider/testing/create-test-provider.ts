@@ -1,7 +1,6 @@
 /**
- * One-line test setup: a provider on a free loopback port with one registered client whose key
- * pair is made here, and everything a relying party needs to talk to it. The key pair is made
- * once per process (RSA key generation takes tens of milliseconds) unless a fresh one is asked for.
+ * One-line test setup: a provider on a free loopback port with one registered client. Its RSA key
+ * pair is made once per process (generation is slow) unless a fresh one is asked for.
  */
 import { checkOptionNames } from '../../options-check.js';
 import { randomBytes } from 'node:crypto';

@@ -1,7 +1,6 @@
 /**
- * The provider's clock, movable forward by tests: every expiry (pending authorizations, codes,
- * access tokens) and every time claim it signs reads it, so a test can make them lapse without
- * waiting. The same function can be handed to a relying party as its `clock` option.
+ * A clock tests move forward, so expiries and signed time claims lapse without waiting; it can be
+ * the relying party's `clock` too.
  */
 import type { Clock } from '../../clock.js';
 

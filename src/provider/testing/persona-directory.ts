@@ -1,8 +1,4 @@
-/**
- * The people the provider can sign in as, changeable while it runs. It is an array (index,
- * `find`, iteration work as before) with `add` and `remove`, which validate like the
- * `personas` option and name the field at fault.
- */
+/** The provider's people, changeable while it runs: an array with `add` and `remove`, validated like the `personas` option. */
 import { checkPersonas } from '../config.js';
 import type { Persona } from '../types.js';
 

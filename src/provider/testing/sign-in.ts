@@ -1,13 +1,7 @@
 /**
- * `signIn(appBaseUrl, options)`: signs a person in through the app's own routes, as a browser
- * would, for the app's tests. It starts at the app's login path, follows every redirect (to the
- * provider and back to the app's callback and on) with a cookie jar, and returns the session
- * cookies and the final response.
- *
- * The provider answers without its QR page: with `provider` (a provider or `createTestProvider()`
- * result in this process), the login is queued with `approveNext` (persona, claims, data or deny);
- * without it, the provider must auto-approve (`autoApprove`, `--auto-approve`) and the persona is
- * sent as `login_hint`.
+ * `signIn(appBaseUrl, options)`: signs a person in through the app's own routes as a browser
+ * would, following redirects with a cookie jar. With `provider` the login is queued with
+ * `approveNext`; without, the provider must auto-approve (the persona goes as `login_hint`).
  */
 import type { Persona } from '../types.js';
 import type { ApproveNextOptions } from './approve-next.js';

@@ -1,8 +1,4 @@
-/**
- * The verdict of a test run against the provider: the audit's findings and the conformance plan's
- * results, whether the run passed, and the exit status a CI job should end with. The same value is
- * answered by `POST /_provider/conformance/finish` and printed by `nd-id-provider` at exit.
- */
+/** The verdict of a run: audit findings, conformance results, and the exit status for CI (`/finish` and `nd-id-provider`). */
 import { formatAuditTable, type AuditFinding } from './audit.js';
 import { formatConformanceTable, type ConformanceResults } from './conformance.js';
 

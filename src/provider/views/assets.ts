@@ -1,17 +1,12 @@
 /**
- * The static parts of the provider's pages: the shared stylesheet and the QR page's poll script,
- * compacted once at start-up and served as files whose names carry a hash of their content, so a
- * browser keeps them (`immutable`) and each page sends only its own markup. The pages' CSP then
- * allows styles and scripts from the provider itself, never inline ones; the error pages, drawn
- * where no base path is at hand, inline the stylesheet, allowed by its hash.
+ * The stylesheet and the QR page's poll script, compacted at start-up and served under content-hash
+ * names (`immutable`), so the CSP allows no inline code; error pages, drawn without a base path,
+ * inline the stylesheet, allowed by its hash.
  */
 import { createHash } from 'node:crypto';
 
-/**
- * A static stylesheet or script without its indentation, line breaks (`joinLines`) and CSS
- * comments: done once at start-up, it takes about a kilobyte off every page.
- */
-export function compactStatic(text: string, joinLines: boolean): string {
+/** A static stylesheet or script without indentation, line breaks (`joinLines`) and CSS comments, once at start-up. */
+function compactStatic(text: string, joinLines: boolean): string {
   const lines = text.replace(/\/\*[\s\S]*?\*\//g, '').split('\n').map((line) => line.trim()).filter((line) => line !== '');
   return lines.join(joinLines ? '' : '\n');
 }

@@ -1,7 +1,6 @@
 /**
- * The HTML shell of every provider page: escaping, a shared layout, and the security headers
- * (strict CSP: styles and scripts only from the provider's own static files or the inlined
- * stylesheet's hash, no framing, no referrer, no caching).
+ * The shell of every provider page: escaping, the layout, and the security headers (strict CSP,
+ * no framing, no referrer, no caching).
  */
 import type { Answer } from '../http/answer.js';
 import { INLINE_STYLE_SOURCE, QR_SCRIPT, STYLE, STYLESHEET } from './assets.js';
@@ -27,11 +26,7 @@ export function jsonForScript(value: unknown): string {
 }
 
 
-/**
- * A complete page. With `base` (the provider's base path, as browsers see it) the page links the
- * static stylesheet and, with `qrScript`, the QR page's script; without it (error pages drawn
- * before any request is understood) the stylesheet is inlined.
- */
+/** A complete page; without `base` (error pages drawn before a request is understood) the stylesheet is inlined. */
 export function renderPage(opts: { title: string; body: string; phone?: boolean; base?: string; qrScript?: boolean }): string {
   const script = opts.qrScript && opts.base !== undefined ? `<script src="${escapeHtml(opts.base + QR_SCRIPT.path)}"></script>` : '';
   const style = opts.base === undefined ? `<style>${STYLE}</style>` : `<link rel="stylesheet" href="${escapeHtml(opts.base + STYLESHEET.path)}">`;

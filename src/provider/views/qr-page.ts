@@ -1,15 +1,8 @@
 /**
- * The QR page: the code to scan (an SVG image served on its own route), the number the phone
- * must match, the same URL as an "open the identity app" link (the primary button on a phone-sized
- * screen), a Cancel link back to the client, and a small script that polls the decision and then
- * sends the browser back to the client.
- *
- * Most of the page is the same on every QR page a provider shows: the layout, the paths below its
- * base, the poll interval, the lifetime. {@link QrPage} renders the page once, at start-up, with a
- * marker in place of each value that changes (the client's name, the two ids, the number, the
- * start-again link), and keeps the escaped text between the markers; a page is then that text
- * with the request's values put back, each escaped once, or as it is when it can hold nothing to
- * escape (the ids are base64url).
+ * The QR page: the code, the number the phone must match, an "open the identity app" link, Cancel,
+ * and a script polling the decision. Most of it is the same on every page, so {@link QrPage}
+ * renders it once at start-up with markers, and a page is that text with the request's values
+ * escaped into place (base64url ids as they are).
  */
 import type { Base64url } from '../random-pool.js';
 import { escapeHtml, jsonForScript, renderPage } from './html.js';
@@ -97,7 +90,7 @@ export class QrPage {
     const parts: string[] = [pieces[0]!];
     for (let i = 0; i < slots.length; i++) parts.push(text[slots[i]!], pieces[i + 1]!);
     // Joined into one flat string: a string built by `+` is a tree of pieces, which measuring
-    // and writing it would first copy into one, at twice the cost of joining.
+    // and writing it would first copy into one.
     return parts.join('');
   }
 }

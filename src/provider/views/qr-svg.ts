@@ -1,8 +1,6 @@
 /**
- * The QR code as SVG: `uqr` encodes (byte mode, level M), this file draws the modules as one
- * `<path>` of horizontal runs with a white quiet zone of four modules. Vector shapes cost a
- * fraction of rasterizing and compressing a PNG, and the image has its own route so the
- * authorize page itself does no encoding.
+ * The QR code as SVG: `uqr` encodes (byte mode, level M), this file draws one `<path>` of runs with
+ * a four-module quiet zone. Vectors cost a fraction of a PNG, and the image has its own route.
  */
 import { encode } from 'uqr';
 
@@ -10,9 +8,8 @@ import { encode } from 'uqr';
 export const QR_QUIET_ZONE = 4;
 
 /**
- * The mask pattern every code uses: 0, dark where (row + column) is even. Scoring all eight
- * masks costs more than the rest of the encoding, and these payloads (URLs ending in a random
- * id) do not form the blocks and finder-like runs the scoring guards against.
+ * The mask every code uses: scoring all eight costs more than the rest of the encoding, and these
+ * payloads (URLs ending in a random id) lack the patterns the scoring guards against.
  */
 export const QR_MASK = 0;
 
