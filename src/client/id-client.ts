@@ -1,7 +1,8 @@
 /**
- * IdClient: the protocol client of spec 4.7 (authorizationUrl, callback, userinfo).
+ * IdClient: the protocol client of spec 4.7 (authorizationUrl, callback, userinfo). What differs
+ * between the base and FAPI 2.0 profiles is in profile.ts.
  */
-// First: it checks, as it loads, that the runtime gives Node's built-in modules that the rest uses.
+// First, so a runtime without Node's built-in modules is refused before the rest needs them.
 import { assertNodeBuiltins } from './runtime-check.js';
 import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
@@ -86,7 +87,6 @@ export class IdClient {
   idTokenAlgorithms: readonly string[];
   /** `'fapi2'` for the FAPI 2.0 Security Profile, `'base'` for the service as its spec describes it. */
   readonly profile: IdClientProfile;
-  /** What differs between the profiles: client authentication, token binding, the ID token's form. */
   readonly #profile: Profile;
   readonly #discovery: DiscoveryCache;
   readonly #allowedAlgorithms: readonly string[];

@@ -1,7 +1,7 @@
 /**
- * What differs between the two profiles an {@link IdClient} speaks, one object per profile, so the
- * client follows one flow: how it authenticates at the token endpoint, how its tokens are bound,
- * which ID tokens it accepts, and whether the authorization request may travel in the URL.
+ * What differs between the profiles an {@link IdClient} speaks, one object each, so the client
+ * follows one flow: client authentication, token binding, the ID token's form, and whether the
+ * authorization request may travel in the URL.
  */
 import type { Clock } from '../clock.js';
 import type { DecryptionKey } from '../keys.js';
@@ -66,15 +66,14 @@ export interface Profile {
   userinfoCall(dpopKey: unknown): UserinfoCall;
 }
 
-/** The profile options checked, and how to build the profile once the client has its other parts. */
+/** The profile's options, checked; `create` builds the profile once the client has its other parts. */
 export interface ParsedProfile {
   name: IdClientProfile;
   create(ctx: ProfileContext): Profile;
 }
 
 /**
- * Checks the options that depend on the profile (the client checks them in this order, before
- * its other options).
+ * Checks the options that depend on the profile; the client calls it before checking the others.
  * @throws TypeError naming the option and saying what to do.
  */
 export function parseProfile(options: IdClientOptions, privateKeys: readonly DecryptionKey[]): ParsedProfile {
@@ -162,6 +161,7 @@ export class Fapi2Profile implements Profile {
 
   async requestTokens({ url, grant, onServerDate, dpopKey, iss }: TokenRequest): Promise<unknown> {
     const key = requireDpopKey(dpopKey, 'callback');
+    // FAPI 2.0 asks for RFC 9207's `iss`: a callback without it is judged as its response would be.
     if (iss === undefined) await this.#ctx.checkAuthorizationResponse({});
     return this.dpopCall('token', key, 'POST', url, async () => ({
       onServerDate,
@@ -171,7 +171,7 @@ export class Fapi2Profile implements Profile {
     }));
   }
 
-  // The profile binds tokens to DPoP (a Bearer token is refused) and encrypts ID tokens.
+  /** Tokens are DPoP-bound (a Bearer token is refused) and ID tokens encrypted. */
   checkTokenResponse(tokens: Record<string, unknown>): void {
     checkFapiTokenResponse(tokens.token_type, tokens.id_token);
   }
