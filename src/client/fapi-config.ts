@@ -11,11 +11,11 @@ import {
   importIdTokenDecryptionKeys,
   importSigningKeys,
   publicJwk,
-  type AppKeyInput,
   type IdTokenDecryptionKey,
   type PublicJwk,
   type SigningKey,
 } from './fapi-keys.js';
+import type { IdClientOptions } from './types.js';
 
 export { MAX_CONTEXT_MESSAGE_LENGTH };
 
@@ -36,15 +36,11 @@ export interface RetiredPublicKey {
   until: Date | string | number;
 }
 
-/** The FAPI 2.0 options as given. */
-export interface FapiOptionsInput {
-  clientAssertionKey?: AppKeyInput | readonly AppKeyInput[];
-  idTokenDecryptionKey?: AppKeyInput | readonly AppKeyInput[];
-  dpopKey?: 'per-login' | AppKeyInput;
-  authenticationContextMessage?: string;
-  authenticationContextType?: string;
-  retiredPublicKeys?: readonly RetiredPublicKey[];
-}
+/** The FAPI 2.0 options as given (declared, with their documentation, in {@link IdClientOptions}). */
+export type FapiOptionsInput = Pick<
+  IdClientOptions,
+  'clientAssertionKey' | 'idTokenDecryptionKey' | 'dpopKey' | 'authenticationContextMessage' | 'authenticationContextType' | 'retiredPublicKeys'
+>;
 
 /** The FAPI 2.0 configuration, imported. */
 export interface FapiConfig {

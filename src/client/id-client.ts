@@ -1,7 +1,8 @@
 /**
- * IdClient: the protocol client of spec 4.7 (authorizationUrl, callback, userinfo).
+ * IdClient: the protocol client of spec 4.7 (authorizationUrl, callback, userinfo). What differs
+ * between the base and FAPI 2.0 profiles is in profile.ts.
  */
-// First: it checks, as it loads, that the runtime gives Node's built-in modules that the rest uses.
+// First, so a runtime without Node's built-in modules is refused before the rest needs them.
 import { assertNodeBuiltins } from './runtime-check.js';
 import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
@@ -45,14 +46,12 @@ import type {
 } from './types.js';
 import { decryptUserinfo } from './userinfo-crypto.js';
 import { checkResponseIssuer } from './authorization-response.js';
-import { CLIENT_ASSERTION_TYPE, createClientAssertion } from './client-assertion.js';
-import { DiscoveryCache, specEndpoints, type ServiceMetadata } from './discovery.js';
+import { DiscoveryCache, type ServiceMetadata } from './discovery.js';
 import { readUserinfoJwt } from './userinfo-jwt.js';
-import { dpopKeyFromKeyObject, DpopNonces, generateDpopKey, restoreDpopKey, type DpopKey, type StoredDpopKey } from './dpop.js';
-import { dpopCall } from './dpop-call.js';
-import { appJwks, checkContextMessage, parseFapiOptions, type FapiConfig, type IdClientProfile, type PublicJwks } from './fapi-config.js';
-import { importIdTokenDecryptionKeys, type IdTokenDecryptionKey } from './fapi-keys.js';
-import { checkFapiTokenResponse, decryptIdToken, isCompactJwe } from './id-token-jwe.js';
+import type { DpopKey, StoredDpopKey } from './dpop.js';
+import { checkContextMessage, type IdClientProfile, type PublicJwks } from './fapi-config.js';
+import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
+import { parseProfile, type Profile } from './profile.js';
 
 /** ID-token failures caused by time: a clock difference with the service can explain them. */
 const TIME_CODES: ReadonlySet<string> = new Set(['id_token_expired', 'id_token_issued_in_future', 'id_token_not_yet_valid']);
@@ -88,12 +87,8 @@ export class IdClient {
   idTokenAlgorithms: readonly string[];
   /** `'fapi2'` for the FAPI 2.0 Security Profile, `'base'` for the service as its spec describes it. */
   readonly profile: IdClientProfile;
-  readonly #clientSecret: string | undefined;
-  readonly #fapi: FapiConfig | undefined;
-  readonly #idTokenKeys: readonly IdTokenDecryptionKey[];
+  readonly #profile: Profile;
   readonly #discovery: DiscoveryCache;
-  /** The spec's endpoints when they stand in for the discovery document (`hostname`, base profile). */
-  readonly #fallback: ServiceMetadata | undefined;
   readonly #allowedAlgorithms: readonly string[];
   readonly #requireIss: boolean;
   readonly #extraParams: readonly [string, string][];
@@ -101,8 +96,6 @@ export class IdClient {
   readonly #jwksMaxAge: number;
   /** Key-set fetches of the key sets this client no longer uses (a `jwks_uri` that moved). */
   #oldJwksFetches = 0;
-  readonly #nonces = new DpopNonces();
-  #instanceDpopKey: DpopKey | undefined;
   readonly #privateKeys: readonly DecryptionKey[];
   readonly #log: Log;
   readonly #redirectUri: string | undefined;
@@ -124,17 +117,8 @@ export class IdClient {
     checkOptionNames(options, 'new IdClient()');
     this.clientId = requireString(options.clientId, 'clientId');
     this.#privateKeys = options.privateKey === undefined ? [] : importPrivateKeys(options.privateKey);
-    this.#fapi = parseFapiOptions(options.profile, options, this.#privateKeys);
-    this.profile = this.#fapi === undefined ? 'base' : 'fapi2';
-    if (this.#fapi === undefined) {
-      this.#clientSecret = requireString(options.clientSecret, 'clientSecret');
-    } else if (options.clientSecret !== undefined) {
-      throw new TypeError("IdClient: clientSecret is not used with profile: 'fapi2' (the client authenticates with clientAssertionKey, private_key_jwt); remove it");
-    }
-    // ID tokens that arrive encrypted are decrypted in both profiles; in the base profile, with the userinfo key.
-    this.#idTokenKeys =
-      this.#fapi?.decryptionKeys ??
-      (this.#privateKeys.length === 0 ? [] : importIdTokenDecryptionKeys(this.#privateKeys.map((k) => k.key), 'IdClient: privateKey'));
+    const profile = parseProfile(options, this.#privateKeys);
+    this.profile = profile.name;
     this.#log = createLog(checkLogger(options.logger, 'IdClient'), 'client');
     this.#redirectUri =
       options.redirectUri === undefined ? undefined : requireHttpUrl(options.redirectUri, 'IdClient: redirectUri');
@@ -145,7 +129,7 @@ export class IdClient {
     const issuer = parseIssuer(options.issuer, options.hostname, allowInsecureHttp);
     this.origin = issuer.origin;
     this.issuer = issuer.issuer;
-    this.#allowedAlgorithms = parseIdTokenAlgorithms(options.idTokenSigningAlgorithms, this.#fapi !== undefined);
+    this.#allowedAlgorithms = parseIdTokenAlgorithms(options.idTokenSigningAlgorithms, profile.name === 'fapi2');
     this.idTokenAlgorithms = this.#allowedAlgorithms;
     if (options.requireIssParameter !== undefined && typeof options.requireIssParameter !== 'boolean') {
       throw new TypeError('IdClient: requireIssParameter must be true or false');
@@ -164,8 +148,16 @@ export class IdClient {
     this.#http = new HttpClient({ timeout, maxResponseBytes, agent: options.agent });
     this.#jwksCooldown = cooldown;
     this.#jwksMaxAge = maxAge;
-    // The spec's paths stand in only for the service of the spec, in the profile its spec describes.
-    this.#fallback = issuer.byHostname && this.#fapi === undefined ? specEndpoints(this.issuer) : undefined;
+    this.#profile = profile.create({
+      clientId: this.clientId,
+      issuer: this.issuer,
+      specService: issuer.byHostname,
+      clock: this.#clock,
+      http: this.#http,
+      log: this.#log,
+      checkAuthorizationResponse: (query) => this.checkAuthorizationResponse(query),
+    });
+    const fallback = this.#profile.fallback;
     this.#discovery = new DiscoveryCache({
       http: this.#http,
       issuer: this.issuer,
@@ -175,7 +167,7 @@ export class IdClient {
       cooldown,
       allowInsecureHttp,
       specService: issuer.byHostname,
-      ...(this.#fallback === undefined ? {} : { fallback: this.#fallback }),
+      ...(fallback === undefined ? {} : { fallback }),
     });
   }
 
@@ -215,11 +207,9 @@ export class IdClient {
    *   `nonce` is ill-formed.
    */
   authorizationUrl(params: AuthorizationUrlParams): AuthorizationUrlResult {
-    if (this.#fapi !== undefined) {
-      throw new TypeError("authorizationUrl: with profile: 'fapi2' the parameters are pushed first; use await pushAuthorizationRequest({ ... })");
-    }
+    this.#profile.checkAuthorizationUrl();
     const { query, nonce } = this.#authorizationParams(params, 'authorizationUrl');
-    const metadata = this.#discovery.peek() ?? this.#fallback;
+    const metadata = this.#discovery.peek() ?? this.#profile.fallback;
     if (metadata === undefined) {
       throw new TypeError(
         "authorizationUrl: the provider's discovery document has not been read yet; await client.discover() once before (the login flow's start() does)",
@@ -238,16 +228,16 @@ export class IdClient {
    *   refuses the request or publishes no pushed-authorization endpoint.
    */
   async pushAuthorizationRequest(params: PushedAuthorizationParams): Promise<PushedAuthorizationResult> {
-    const fapi = this.#requireFapi('pushAuthorizationRequest');
+    const fapi = this.#profile.fapi2('pushAuthorizationRequest');
     const { query, nonce } = this.#authorizationParams(params, 'pushAuthorizationRequest');
     const dpopKey = requireDpopKey(params.dpopKey, 'pushAuthorizationRequest');
     const message =
       params.authenticationContextMessage === undefined
-        ? fapi.contextMessage
+        ? fapi.config.contextMessage
         : checkContextMessage(params.authenticationContextMessage, 'pushAuthorizationRequest: authenticationContextMessage');
     const contextType =
       params.authenticationContextType === undefined
-        ? fapi.contextType
+        ? fapi.config.contextType
         : checkContextType(params.authenticationContextType, 'pushAuthorizationRequest: authenticationContextType');
     query.push(['dpop_jkt', dpopKey.jkt]);
     if (contextType !== undefined) query.push(['authentication_context_type', contextType]);
@@ -261,10 +251,10 @@ export class IdClient {
         { reason: 'pushed_authorization_request_endpoint' },
       );
     }
-    const body = await this.#dpopCall('par', dpopKey, 'POST', parUrl, async () => ({
+    const body = await fapi.dpopCall('par', dpopKey, 'POST', parUrl, async () => ({
       what: 'pushed authorization request endpoint',
       refusedCode: 'par_request_failed',
-      form: Object.fromEntries([...query, ...(await this.#clientAuthentication(fapi))]),
+      form: Object.fromEntries([...query, ...(await fapi.clientAuthentication())]),
     }));
     const answer = asObject(body, 'pushed authorization request endpoint');
     const requestUri = answer.request_uri;
@@ -284,17 +274,12 @@ export class IdClient {
    * (per login, the default), or the app-wide `dpopKey` (nothing to keep).
    */
   async dpopKeyForLogin(): Promise<{ key: DpopKey; stored?: StoredDpopKey }> {
-    const fapi = this.#requireFapi('dpopKeyForLogin');
-    if (fapi.instanceDpopKey !== undefined) return { key: await this.#appDpopKey(fapi) };
-    return generateDpopKey();
+    return this.#profile.fapi2('dpopKeyForLogin').dpopKeyForLogin();
   }
 
   /** FAPI 2.0: the DPoP key of a login, from what {@link IdClient.dpopKeyForLogin} gave to keep (nothing for an app-wide key). */
   async restoreDpopKey(stored: StoredDpopKey | undefined): Promise<DpopKey> {
-    const fapi = this.#requireFapi('restoreDpopKey');
-    if (fapi.instanceDpopKey !== undefined) return this.#appDpopKey(fapi);
-    if (stored === undefined) throw new TypeError('restoreDpopKey: give the stored key that dpopKeyForLogin returned for this login');
-    return restoreDpopKey(stored);
+    return this.#profile.fapi2('restoreDpopKey').restoreDpopKey(stored);
   }
 
   /**
@@ -303,7 +288,7 @@ export class IdClient {
    * Never a private member.
    */
   publicJwks(): PublicJwks {
-    return appJwks(this.#requireFapi('publicJwks'), this.#clock);
+    return this.#profile.fapi2('publicJwks').publicJwks();
   }
 
   /**
@@ -390,42 +375,18 @@ export class IdClient {
     };
     const metadata = await this.#metadata('token');
     const algorithms = this.#algorithmsFor(metadata);
-    let body: unknown;
-    if (this.#fapi === undefined) {
-      body = await this.#call('token', {
-        onServerDate,
-        method: 'POST',
-        url: metadata.tokenEndpoint,
-        what: 'token endpoint',
-        refusedCode: 'token_request_failed',
-        // The spec's service takes JSON; any other provider the form of RFC 6749 (client_secret_post).
-        ...(this.#fallback === undefined
-          ? { form: { ...grant, client_secret: this.#clientSecret as string } }
-          : { body: { ...grant, client_secret: this.#clientSecret } }),
-      });
-    } else {
-      const fapi = this.#fapi;
-      const dpopKey = requireDpopKey(params.dpopKey, 'callback');
-      if (params.iss === undefined) await this.checkAuthorizationResponse({});
-      body = await this.#dpopCall('token', dpopKey, 'POST', metadata.tokenEndpoint, async () => ({
-        onServerDate,
-        what: 'token endpoint',
-        refusedCode: 'token_request_failed',
-        form: { ...grant, ...Object.fromEntries(await this.#clientAuthentication(fapi)) },
-      }));
-    }
+    const body = await this.#profile.requestTokens({ url: metadata.tokenEndpoint, grant, onServerDate, dpopKey: params.dpopKey, iss: params.iss });
     const tokens = asObject(body, 'token endpoint');
     const accessToken = tokens.access_token;
     if (typeof accessToken !== 'string' || accessToken === '') {
       throw new IdError('access_token_missing', 'The token endpoint answered without an access_token.');
     }
     const tokenType = typeof tokens.token_type === 'string' ? tokens.token_type : undefined;
-    // The profile binds tokens to DPoP (a Bearer token is refused) and encrypts ID tokens.
-    if (this.#fapi !== undefined) checkFapiTokenResponse(tokens.token_type, tokens.id_token);
+    this.#profile.checkTokenResponse(tokens);
     let claims: IdTokenClaims;
     let idToken = tokens.id_token;
     try {
-      if (isCompactJwe(idToken)) idToken = await decryptIdToken(idToken, this.#idTokenKeys);
+      if (isCompactJwe(idToken)) idToken = await decryptIdToken(idToken, this.#profile.idTokenKeys);
       requireAllowedAlgorithm(idToken, algorithms);
       // `algorithms`: the allowlist the verification keeps to (a key's own alg and kty must fit it too).
       const expectations = {
@@ -469,7 +430,7 @@ export class IdClient {
         'The access token has characters a bearer token cannot have (RFC 6750); it was not sent to the userinfo endpoint.',
       );
     }
-    const dpopKey = this.#fapi === undefined ? undefined : requireDpopKey(params.dpopKey, 'userinfo');
+    const send = this.#profile.userinfoCall(params.dpopKey);
     const metadata = await this.#metadata('userinfo');
     const userinfoUrl = metadata.userinfoEndpoint;
     if (userinfoUrl === undefined) {
@@ -481,17 +442,7 @@ export class IdClient {
     }
     // The service's answer is JSON; a provider's standard userinfo may be a JWT (application/jwt).
     const request = { what: 'userinfo endpoint', refusedCode: 'userinfo_request_failed', ...(metadata.encryptedUserinfo ? {} : { jwt: true }) } as const;
-    const body =
-      dpopKey === undefined
-        ? await this.#call('userinfo', { ...request, method: 'GET', url: userinfoUrl, headers: { Authorization: `Bearer ${accessToken}` } })
-        : await this.#dpopCall(
-            'userinfo',
-            dpopKey,
-            'GET',
-            userinfoUrl,
-            async () => ({ ...request, headers: { Authorization: `DPoP ${accessToken}` } }),
-            accessToken,
-          );
+    const body = await send(userinfoUrl, accessToken, request);
     if (!metadata.encryptedUserinfo) return this.#standardUserinfo(body, sub, metadata);
     const info = asObject(body, 'userinfo endpoint');
     if (typeof info.sub !== 'string') {
@@ -533,7 +484,7 @@ export class IdClient {
         issuer: this.issuer,
         clientId: this.clientId,
         algorithms: this.#algorithmsFor(metadata),
-        decryptionKeys: this.#idTokenKeys,
+        decryptionKeys: this.#profile.idTokenKeys,
         keyFor: (kid, alg) => this.#keyFor(kid, alg),
       });
     } else {
@@ -595,33 +546,6 @@ export class IdClient {
     this.#http.close();
   }
 
-  /** One call to the service; a server-side failure is logged before it is thrown. */
-  async #call(endpoint: Endpoint, req: Parameters<HttpClient['json']>[0]): Promise<unknown> {
-    try {
-      return await this.#http.json(req);
-    } catch (err) {
-      logCallFailure(this.#log, endpoint, err);
-      throw err;
-    }
-  }
-
-  /** A DPoP-protected call; a server-side failure is logged before it is thrown. */
-  async #dpopCall(
-    endpoint: Endpoint,
-    key: DpopKey,
-    method: 'GET' | 'POST',
-    url: URL,
-    build: Parameters<typeof dpopCall>[3],
-    accessToken?: string,
-  ): Promise<unknown> {
-    try {
-      return await dpopCall({ http: this.#http, nonces: this.#nonces, key, clock: this.#clock }, method, url, build, accessToken);
-    } catch (err) {
-      logCallFailure(this.#log, endpoint, err);
-      throw err;
-    }
-  }
-
   /**
    * The provider's metadata (cached: no request while it is fresh); a failure to read it is
    * logged before it is thrown. A document with no ID-token algorithm in common with the
@@ -638,25 +562,6 @@ export class IdClient {
       logCallFailure(this.#log, endpoint === 'discovery' ? endpoint : 'discovery', err);
       throw err;
     }
-  }
-
-  /** `private_key_jwt` (RFC 7523): a fresh assertion signed with the first (current) assertion key. */
-  async #clientAuthentication(fapi: FapiConfig): Promise<[string, string][]> {
-    const current = fapi.signingKeys[0]!; // parseFapiOptions refuses an empty list
-    return [
-      ['client_assertion_type', CLIENT_ASSERTION_TYPE],
-      ['client_assertion', await createClientAssertion(current, this.clientId, this.issuer, this.#clock)],
-    ];
-  }
-
-  #appDpopKey(fapi: FapiConfig): DpopKey {
-    if (fapi.instanceDpopKey === undefined) throw new TypeError('IdClient: no app-wide dpopKey is configured');
-    return (this.#instanceDpopKey ??= dpopKeyFromKeyObject(fapi.instanceDpopKey));
-  }
-
-  #requireFapi(fn: string): FapiConfig {
-    if (this.#fapi === undefined) throw new TypeError(`${fn}: this IdClient speaks the base profile; construct it with profile: 'fapi2' and its keys (see docs/fapi2.md)`);
-    return this.#fapi;
   }
 
   #pickRedirectUri(given: string | undefined, fn: string): string {
