@@ -554,14 +554,17 @@ export class IdClient {
   async #metadata(endpoint: Endpoint): Promise<ServiceMetadata> {
     const cached = this.#discovery.peek();
     if (cached !== undefined && this.#discovery.isFresh()) return cached;
+    let metadata: ServiceMetadata;
     try {
-      const metadata = await this.#discovery.get();
-      this.#algorithmsFor(metadata);
-      return metadata;
+      metadata = await this.#discovery.get();
     } catch (err) {
       logCallFailure(this.#log, endpoint === 'discovery' ? endpoint : 'discovery', err);
       throw err;
     }
+    // Outside the try: no common algorithm is the app's setting against a document that was read
+    // fine, not a failed call to the provider.
+    this.#algorithmsFor(metadata);
+    return metadata;
   }
 
   #pickRedirectUri(given: string | undefined, fn: string): string {

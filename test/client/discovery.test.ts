@@ -11,6 +11,7 @@ import { IdError } from '../../src/errors.js';
 import { createLoginFlow } from '../../src/flow/login-flow.js';
 import { classifyFailure } from '../../src/flow/failure.js';
 import { sendJson, STUB_PATHS } from '../helpers/stub-provider.js';
+import { recordingLogger } from '../helpers/harness.js';
 import { clientFor, login, startStubProvider, type StubProvider } from './support.js';
 
 const DISCOVERY = '/v2/.well-known/openid-configuration';
@@ -120,12 +121,15 @@ describe('endpoints from the discovery document', () => {
 describe('the ID-token algorithm allowlist', () => {
   it('none of idTokenSigningAlgorithms in the provider list: a clear refusal naming both, before any token is redeemed', async () => {
     serveDiscovery((o) => ({ ...standard(o), id_token_signing_alg_values_supported: ['RS256'] }));
-    const client = clientFor(stub, { idTokenSigningAlgorithms: ['ES256'] });
+    const { logger, text } = recordingLogger();
+    const client = clientFor(stub, { idTokenSigningAlgorithms: ['ES256'], logger });
     const before = count('/elsewhere/token');
     const err = await failure(login(client, stub));
     expect(err.code).toBe('id_token_alg_not_allowed');
     expect(err.message).toMatch(/idTokenSigningAlgorithms: ES256.*id_token_signing_alg_values_supported \(RS256\)/);
     expect(count('/elsewhere/token')).toBe(before);
+    // The document was read fine: the mismatch is the app's setting, not a failed call to the provider.
+    expect(text()).not.toContain('provider_call_failed');
     client.close();
   });
 
