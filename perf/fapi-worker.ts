@@ -6,14 +6,17 @@
  *
  * Input (environment): BENCH_ROLE, BENCH_ORIGIN (the stub), BENCH_RP_PRIVATE_KEY (PKCS#8 PEM),
  * BENCH_ASSERTION_KEY and BENCH_ID_TOKEN_KEY (PKCS#8 PEM EC keys, FAPI roles), BENCH_CLIENT_ID,
- * BENCH_NONCE. Commands on stdin, one per line: `run N` (N logins, answered with
+ * BENCH_NONCE; BENCH_SRC (optional): a directory holding another commit's `src/`, whose IdClient
+ * the `ours-*` roles then run. Commands on stdin, one per line: `run N` (N logins, answered with
  * `{"us": CPU µs per login}`), `check` (one login, answered with its attributes), `exit`.
  */
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { compactDecrypt, exportJWK, importJWK } from 'jose';
 import * as oidc from 'openid-client';
-import { IdClient } from '../src/client/id-client.js';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { IdClient as CurrentClient } from '../src/client/id-client.js';
 import { generatePkcePair } from '../src/pkce.js';
 
 const REDIRECT_URI = 'https://rp.example/callback';
@@ -26,7 +29,13 @@ async function main(): Promise<void> {
   const clientId = env('BENCH_CLIENT_ID');
   const nonce = env('BENCH_NONCE');
   const rpKeyPem = env('BENCH_RP_PRIVATE_KEY');
-  const login = role === 'openid-client' ? await openidClientLogin(origin, clientId, nonce, createPrivateKey(rpKeyPem)) : oursLogin(role, origin, clientId, nonce, rpKeyPem);
+  const src = process.env.BENCH_SRC;
+  const IdClient =
+    src === undefined || src === ''
+      ? CurrentClient
+      : ((await import(pathToFileURL(resolve(src, 'src/client/id-client.ts')).href)) as { IdClient: typeof CurrentClient }).IdClient;
+  const login =
+    role === 'openid-client' ? await openidClientLogin(origin, clientId, nonce, createPrivateKey(rpKeyPem)) : oursLogin(IdClient, role, origin, clientId, nonce, rpKeyPem);
 
   for await (const line of createInterface({ input: process.stdin })) {
     const [command, arg] = line.trim().split(' ');
@@ -45,7 +54,7 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-function oursLogin(role: string, origin: string, clientId: string, nonce: string, privateKey: string): Login {
+function oursLogin(IdClient: typeof CurrentClient, role: string, origin: string, clientId: string, nonce: string, privateKey: string): Login {
   if (role === 'ours-base') {
     const base = new IdClient({ clientId, clientSecret: 'bench-secret', privateKey, redirectUri: REDIRECT_URI, hostname: origin });
     return async () => {

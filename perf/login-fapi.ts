@@ -10,7 +10,8 @@
  * stub provider (a child process serving precomputed answers), the base one to its own.
  *
  * Targets (issue 30): FAPI at most 1.6x the base login; ours at most 0.45x openid-client's.
- * Environment: BENCH_ITERATIONS (default 300 logins per round), BENCH_ROUNDS (7), BENCH_WARMUP (200).
+ * Environment: BENCH_ITERATIONS (default 300 logins per round), BENCH_ROUNDS (7), BENCH_WARMUP (200);
+ * BENCH_BASELINE=<dir holding another commit's src/>: its FAPI login runs too, in the same rounds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -56,6 +57,10 @@ async function main(): Promise<void> {
     startWorker('passport-nd-id, FAPI 2.0 (DPoP key, PAR, callback + JWE ID token, userinfo)', { ...common, BENCH_ROLE: 'ours-fapi', BENCH_ORIGIN: fapiStub.origin }),
     startWorker('openid-client 6, the same FAPI 2.0 login (attributes with jose)', { ...common, BENCH_ROLE: 'openid-client', BENCH_ORIGIN: fapiStub.origin }),
   ];
+  const baselineDir = process.env.BENCH_BASELINE;
+  if (baselineDir !== undefined && baselineDir !== '') {
+    workers.push(startWorker('baseline FAPI 2.0 login (BENCH_BASELINE)', { ...common, BENCH_ROLE: 'ours-fapi', BENCH_ORIGIN: fapiStub.origin, BENCH_SRC: baselineDir }));
+  }
   for (const w of workers) {
     const data = (await ask(w, 'check')) as Record<string, string>;
     for (const [scope, value] of Object.entries(BENCH_ATTRIBUTES)) {
@@ -71,7 +76,7 @@ async function main(): Promise<void> {
   baseStub.child.kill('SIGTERM');
   fapiStub.child.kill('SIGTERM');
 
-  const [base, fapi, openid] = workers as [Worker, Worker, Worker];
+  const [base, fapi, openid, baseline] = workers as [Worker, Worker, Worker, Worker | undefined];
   const paired = (a: Worker, b: Worker) => a.samples.map((x, i) => x / b.samples[i]!);
   const range = (xs: number[]) => `median ${median(xs).toFixed(2)}x, rounds ${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}x`;
   const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
@@ -86,6 +91,9 @@ async function main(): Promise<void> {
       '',
       `FAPI / base                   ${range(fapiVsBase)}   target <= ${FAPI_VS_BASE_TARGET}x  ${verdict(median(fapiVsBase) <= FAPI_VS_BASE_TARGET)}`,
       `FAPI: ours / openid-client 6  ${range(oursVsOpenid)}   target <= ${OURS_VS_OPENID_CLIENT_TARGET}x  ${verdict(median(oursVsOpenid) <= OURS_VS_OPENID_CLIENT_TARGET)}`,
+      ...(baseline === undefined
+        ? []
+        : [`FAPI: ours / baseline        ${range(paired(fapi, baseline))}`, `baseline FAPI / base          ${range(paired(baseline, base))}`]),
     ].join('\n') + '\n',
   );
 }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { epochSeconds, type Clock } from '../clock.js';
 import type { SigningKey } from './fapi-keys.js';
-import { signCompactJwt } from './jws-sign.js';
+import { encodeJwsHeader, signWithHeader } from './jws-sign.js';
 
 /** The lifetime of a client assertion, in seconds (FAPI 2.0 asks for a short one; the provider may refuse longer ones). */
 export const CLIENT_ASSERTION_LIFETIME_S = 60;
@@ -20,5 +20,13 @@ export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-typ
 export function createClientAssertion(key: SigningKey, clientId: string, issuer: string, clock: Clock): string {
   const now = epochSeconds(clock);
   const claims = { iss: clientId, sub: clientId, aud: issuer, jti: randomUUID(), iat: now, exp: now + CLIENT_ASSERTION_LIFETIME_S };
-  return signCompactJwt({ typ: 'JWT', kid: key.kid }, claims, key.key, key.alg);
+  let header = headers.get(key);
+  if (header === undefined) {
+    header = encodeJwsHeader({ typ: 'JWT', kid: key.kid }, key.alg);
+    headers.set(key, header);
+  }
+  return signWithHeader(header, claims, key.key, key.alg);
 }
+
+/** Each assertion key's header segment, encoded at its first assertion (a key's `kid` and `alg` never change). */
+const headers = new WeakMap<SigningKey, string>();

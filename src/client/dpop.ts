@@ -10,7 +10,7 @@ import { createHash, createPrivateKey, randomUUID, type KeyObject } from 'node:c
 import { generateEcJwkPair } from '../keys.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { jwkThumbprint, publicJwk } from './fapi-keys.js';
-import { signCompactJwt } from './jws-sign.js';
+import { encodeJwsHeader, signWithHeader } from './jws-sign.js';
 
 /** The only DPoP proof algorithm used. */
 export const DPOP_ALGORITHM = 'ES256';
@@ -87,7 +87,20 @@ export function createDpopProof(key: DpopKey, input: DpopProofInput): string {
   };
   if (input.nonce !== undefined) claims.nonce = input.nonce;
   if (input.accessToken !== undefined) claims.ath = createHash('sha256').update(input.accessToken, 'ascii').digest('base64url');
-  return signCompactJwt({ typ: 'dpop+jwt', jwk: { ...key.publicJwk } }, claims, key.privateKey, DPOP_ALGORITHM);
+  return signWithHeader(proofHeader(key.publicJwk), claims, key.privateKey, DPOP_ALGORITHM);
+}
+
+/** The proof header segment of each DPoP public JWK (frozen), encoded at its first proof: a login signs three. */
+const proofHeaders = new WeakMap<DpopKey['publicJwk'], string>();
+
+function proofHeader(jwk: DpopKey['publicJwk']): string {
+  let header = proofHeaders.get(jwk);
+  if (header === undefined) {
+    header = encodeJwsHeader({ typ: 'dpop+jwt', jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } }, DPOP_ALGORITHM);
+    // Only a frozen JWK can be trusted to stay what the header says.
+    if (Object.isFrozen(jwk)) proofHeaders.set(jwk, header);
+  }
+  return header;
 }
 
 /**

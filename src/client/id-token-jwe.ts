@@ -17,19 +17,12 @@ import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
 import { ECDH_ES_ALGORITHMS, ecdhEsContentKey } from './jwe-ecdh.js';
-import { decryptContent, decryptJwe, JweRefused, readCompactJwe, type CompactJwe } from './jwe-gcm.js';
+import { CONTENT_ENCRYPTIONS, decryptContent, decryptJwe, JweRefused, readCompactJwe, type CompactJwe } from './jwe-gcm.js';
 
 /** The key-management algorithms an encrypted ID token may use. */
 export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = Object.freeze([...ECDH_ES_ALGORITHMS, 'RSA-OAEP-256']);
-/** The content encryptions an encrypted ID token may use. */
-export const ID_TOKEN_JWE_ENCRYPTION: readonly string[] = Object.freeze([
-  'A128GCM',
-  'A192GCM',
-  'A256GCM',
-  'A128CBC-HS256',
-  'A192CBC-HS384',
-  'A256CBC-HS512',
-]);
+/** The content encryptions an encrypted ID token may use: those of the userinfo JWEs. */
+export const ID_TOKEN_JWE_ENCRYPTION: readonly string[] = CONTENT_ENCRYPTIONS;
 
 /** Narrower allowlists for {@link decryptIdToken}; each defaults to every value accepted. */
 export interface IdTokenDecryptionOptions {
@@ -39,6 +32,7 @@ export interface IdTokenDecryptionOptions {
   encryptions?: readonly string[];
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Five base64url segments (the second, the encrypted key, is empty for `ECDH-ES`). */
 const COMPACT_JWE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
 /** The shape of the signed token inside: three segments, the signature non-empty. */
@@ -103,7 +97,7 @@ export async function decryptIdToken(
   for (const candidate of candidates) {
     try {
       const bytes = ecdh ? decryptContent(jwe, ecdhEsContentKey(jwe, candidate.key)) : decryptJwe(jwe, candidate.key);
-      plaintext = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      plaintext = utf8.decode(bytes);
       break;
     } catch (err) {
       // the next key, if any

@@ -47,6 +47,11 @@ export const CONTENT_KEY_BYTES: Readonly<Record<string, number>> = {
   'A192CBC-HS384': 48,
   'A256CBC-HS512': 64,
 };
+/**
+ * The content encryptions every JWE this client decrypts may use (userinfo block key and
+ * attributes, encrypted ID tokens): the keys of {@link CONTENT_KEY_BYTES}, AES-GCM first.
+ */
+export const CONTENT_ENCRYPTIONS: readonly string[] = Object.freeze(Object.keys(CONTENT_KEY_BYTES));
 const OAEP_HASH: Readonly<Record<string, string>> = { 'RSA-OAEP': 'sha1', 'RSA-OAEP-256': 'sha256' };
 /** Key-encryption key size in bytes of the AES key wraps. */
 const KW_KEY_BYTES: Readonly<Record<string, number>> = { A128KW: 16, A192KW: 24, A256KW: 32 };

@@ -3,14 +3,28 @@
  * (client assertions and DPoP proofs, five per login): jose signs through WebCrypto and converts
  * the key on every call, several times the CPU (figures in docs/internals.md). The tokens are
  * verified by jose in the tests (test/client/fapi-crypto.test.ts).
+ *
+ * A header that is the same for every token of a key (the assertion key's `kid`, the login's
+ * DPoP public key) is encoded once, by {@link encodeJwsHeader}, and each token then signs only
+ * its own claims ({@link signWithHeader}).
  */
 import { constants, sign, type KeyObject } from 'node:crypto';
 import { base64url } from '../encoding.js';
 import type { AssertionAlgorithm } from './fapi-keys.js';
 
+/** The base64url JOSE header segment: `header` with `alg` last. */
+export function encodeJwsHeader(header: Record<string, unknown>, alg: AssertionAlgorithm): string {
+  return base64url(JSON.stringify({ ...header, alg }));
+}
+
 /** The JOSE header and claims of a token, signed with `key` under `alg` (ES256, PS256 or EdDSA). */
 export function signCompactJwt(header: Record<string, unknown>, claims: Record<string, unknown>, key: KeyObject, alg: AssertionAlgorithm): string {
-  const input = `${base64url(JSON.stringify({ ...header, alg }))}.${base64url(JSON.stringify(claims))}`;
+  return signWithHeader(encodeJwsHeader(header, alg), claims, key, alg);
+}
+
+/** The claims signed under a header segment made by {@link encodeJwsHeader} with the same `alg`. */
+export function signWithHeader(headerSegment: string, claims: Record<string, unknown>, key: KeyObject, alg: AssertionAlgorithm): string {
+  const input = `${headerSegment}.${base64url(JSON.stringify(claims))}`;
   const data = Buffer.from(input, 'ascii');
   let signature: Buffer;
   if (alg === 'ES256') signature = sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' });

@@ -13,7 +13,7 @@ import type { JWK } from 'jose';
 import { IdError } from '../errors.js';
 import { JWE_SEGMENTS, MAX_USERINFO_KEY_LENGTH, MAX_USERINFO_VALUE_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';
-import { type CompactJwe, decryptJwe, handledHere, type JweKey, JweRefused, readCompactJwe, strictBase64url } from './jwe-gcm.js';
+import { type CompactJwe, CONTENT_ENCRYPTIONS, decryptJwe, handledHere, type JweKey, JweRefused, readCompactJwe, strictBase64url } from './jwe-gcm.js';
 
 /** Key-management algorithms accepted for the block key JWE. */
 export const KEY_WRAP_ALGORITHMS: readonly string[] = ['RSA-OAEP-256', 'RSA-OAEP'];
@@ -27,15 +27,8 @@ export const ATTRIBUTE_ALGORITHMS: readonly string[] = [
   'A192GCMKW',
   'A256GCMKW',
 ];
-/** Content encryptions accepted for both. */
-export const CONTENT_ENCRYPTIONS: readonly string[] = [
-  'A128GCM',
-  'A192GCM',
-  'A256GCM',
-  'A128CBC-HS256',
-  'A192CBC-HS384',
-  'A256CBC-HS512',
-];
+/** Content encryptions accepted for both (the list the ID-token decryption takes too). */
+export { CONTENT_ENCRYPTIONS };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
