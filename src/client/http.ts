@@ -3,9 +3,10 @@
  * request, docs/internals.md): a timeout over the whole exchange, a body cap, no redirects, and
  * an IdError code per failure.
  */
-import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as http from 'node:http';
+import type * as https from 'node:https';
 import { IdError, type IdErrorCode } from '../errors.js';
+import { nodeBuiltinsError } from './runtime-check.js';
 import { knownOAuthError } from './oauth-error-codes.js';
 
 /** Options of {@link HttpClient}. */
@@ -50,6 +51,27 @@ interface RawResponse {
   body: Buffer;
   date?: string | undefined;
   headers: http.IncomingHttpHeaders;
+}
+
+interface NodeHttp {
+  http: typeof http;
+  https: typeof https;
+}
+let nodeHttp: Promise<NodeHttp> | undefined;
+
+/**
+ * node:http and node:https, loaded on the first call to the provider rather than at import: they
+ * are most of the client's import cost, which every process start and worker cold start pays.
+ */
+function loadNodeHttp(): Promise<NodeHttp> {
+  nodeHttp ??= Promise.all([import('node:http'), import('node:https')]).then(([h, s]) => {
+    // A bundler's empty stand-in (a worker without nodejs_compat) reads as missing.
+    if (typeof (h as Partial<typeof http>).request !== 'function' || typeof (s as Partial<typeof https>).request !== 'function') {
+      throw nodeBuiltinsError('passport-nd-id', ['node:http']);
+    }
+    return { http: h, https: s };
+  });
+  return nodeHttp;
 }
 
 /** Connection errors worth one retry of an idempotent request on a reused keep-alive socket. */
@@ -110,7 +132,7 @@ export class HttpClient {
     this.#httpsAgent?.destroy();
   }
 
-  #agentFor(url: URL): http.Agent {
+  #agentFor(url: URL, { http, https }: NodeHttp): http.Agent {
     if (this.#agent) return this.#agent;
     if (url.protocol === 'https:') return (this.#httpsAgent ??= new https.Agent({ keepAlive: true }));
     return (this.#httpAgent ??= new http.Agent({ keepAlive: true }));
@@ -118,11 +140,12 @@ export class HttpClient {
 
   /** One attempt, and for a GET one retry when the attempt died on a stale keep-alive socket. */
   async #exchange(req: JsonRequest): Promise<RawResponse> {
-    if (req.method !== 'GET') return this.#once(req, false);
+    const modules = await loadNodeHttp();
+    if (req.method !== 'GET') return this.#once(req, false, modules);
     try {
-      return await this.#once(req, true);
+      return await this.#once(req, true, modules);
     } catch (err) {
-      if (err instanceof StaleSocketError) return this.#once(req, false);
+      if (err instanceof StaleSocketError) return this.#once(req, false, modules);
       throw err;
     }
   }
@@ -131,7 +154,7 @@ export class HttpClient {
    * One request. Rejects only with an IdError, or a StaleSocketError when `retryable` and a reused
    * keep-alive socket died (the retry is not retryable: it may meet another stale socket).
    */
-  #once(req: JsonRequest, retryable: boolean): Promise<RawResponse> {
+  #once(req: JsonRequest, retryable: boolean, modules: NodeHttp): Promise<RawResponse> {
     const { url, what } = req;
     const payload =
       req.form !== undefined ? new URLSearchParams(req.form).toString() : req.body === undefined ? undefined : JSON.stringify(req.body);
@@ -150,7 +173,7 @@ export class HttpClient {
       path: url.pathname + url.search,
       method: req.method,
       headers,
-      agent: this.#agentFor(url),
+      agent: this.#agentFor(url, modules),
       // An app's own agent (the proxy tunnel) bounds the connections it opens by this; our own
       // agents need no socket timeout, the timer below covers the whole exchange.
       ...(this.#agent === undefined ? {} : { timeout: this.#timeout }),
@@ -171,7 +194,7 @@ export class HttpClient {
 
       let request: http.ClientRequest;
       try {
-        request = (isHttps ? https : http).request(options);
+        request = (isHttps ? modules.https : modules.http).request(options);
       } catch (err) {
         // Node refuses some requests before sending (CR/LF in a header, another protocol's agent);
         // its message may quote a header value, so only the code is kept.

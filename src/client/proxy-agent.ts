@@ -3,10 +3,9 @@
  * opt-in. Small on purpose, so there is no run-time proxy dependency; for SOCKS or PAC give
  * `agent` a maintained proxy agent.
  */
-import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as https from 'node:https';
 import type { Duplex } from 'node:stream';
-import * as tls from 'node:tls';
+import type * as tls from 'node:tls';
 
 /** Options of {@link proxyAgentFromEnv}: those of `https.Agent` (e.g. `ca`), plus where to read the settings. */
 export interface ProxyAgentFromEnvOptions extends https.AgentOptions {
@@ -31,6 +30,7 @@ export function proxyAgentFromEnv(options: ProxyAgentFromEnvOptions = {}): https
   const { env = process.env, ...agentOptions } = options;
   const raw = env['HTTPS_PROXY'] ?? env['https_proxy'];
   const settings = raw === undefined || raw.trim() === '' ? undefined : parseSettings(raw, env['NO_PROXY'] ?? env['no_proxy'] ?? '');
+  const TunnelAgent = (tunnelAgentClass ??= defineTunnelAgent());
   return new TunnelAgent({ keepAlive: true, ...agentOptions }, settings);
 }
 
@@ -78,65 +78,78 @@ function positive(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
-class TunnelAgent extends https.Agent {
-  readonly #settings: ProxySettings | undefined;
+type TunnelAgentClass = new (options: https.AgentOptions, settings: ProxySettings | undefined) => https.Agent;
+let tunnelAgentClass: TunnelAgentClass | undefined;
 
-  constructor(options: https.AgentOptions, settings: ProxySettings | undefined) {
-    super(options);
-    this.#settings = settings;
-  }
+/**
+ * The agent's class, made on first use: node:http, node:https and node:tls are most of the
+ * client's import cost, and only an app behind a proxy needs them here.
+ */
+function defineTunnelAgent(): TunnelAgentClass {
+  const http = process.getBuiltinModule('node:http');
+  const https = process.getBuiltinModule('node:https');
+  const tls = process.getBuiltinModule('node:tls');
+  class TunnelAgent extends https.Agent {
+    readonly #settings: ProxySettings | undefined;
 
-  override createConnection(options: https.RequestOptions & tls.ConnectionOptions, callback?: ConnectCallback): Duplex | undefined {
-    const settings = this.#settings;
-    const host = options.host ?? options.hostname ?? 'localhost';
-    const port = Number(options.port ?? 443);
-    if (settings === undefined || bypassesProxy(settings.noProxy, host, port)) {
-      return (https.Agent.prototype as unknown as { createConnection(o: unknown, cb?: ConnectCallback): Duplex }).createConnection.call(
-        this,
-        options,
-        callback,
-      );
+    constructor(options: https.AgentOptions, settings: ProxySettings | undefined) {
+      super(options);
+      this.#settings = settings;
     }
-    const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-    const headers: Record<string, string> = { Host: target };
-    if (settings.authorization !== undefined) headers['Proxy-Authorization'] = settings.authorization;
-    const connect = http.request({
-      host: settings.proxy.hostname.replace(/^\[|\]$/g, ''),
-      port: settings.proxy.port === '' ? 80 : Number(settings.proxy.port),
-      method: 'CONNECT',
-      path: target,
-      headers,
-      agent: false,
-    });
-    let done = false;
-    const fail = (message: string, code: string): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      callback?.(Object.assign(new Error(message), { code }), undefined as unknown as Duplex);
-    };
-    // A proxy that never answers must not keep the socket: the CONNECT gets the request's timeout
-    // plus a grace, so the request reports its own timeout first.
-    const limit = (positive(options.timeout) ?? positive(this.options.timeout) ?? DEFAULT_TUNNEL_TIMEOUT_MS) + TUNNEL_GRACE_MS;
-    const timer = setTimeout(() => {
-      fail(`The proxy did not open the tunnel within ${limit} ms.`, 'EPROXYTIMEOUT');
-      connect.destroy();
-    }, limit);
-    connect.once('connect', (res, socket, head) => {
-      clearTimeout(timer);
-      if (res.statusCode !== 200) {
-        socket.destroy();
-        fail(`The proxy refused the tunnel (HTTP ${res.statusCode ?? 0}).`, 'EPROXYREFUSED');
-        return;
+
+    override createConnection(options: https.RequestOptions & tls.ConnectionOptions, callback?: ConnectCallback): Duplex | undefined {
+      const settings = this.#settings;
+      const host = options.host ?? options.hostname ?? 'localhost';
+      const port = Number(options.port ?? 443);
+      if (settings === undefined || bypassesProxy(settings.noProxy, host, port)) {
+        return (https.Agent.prototype as unknown as { createConnection(o: unknown, cb?: ConnectCallback): Duplex }).createConnection.call(
+          this,
+          options,
+          callback,
+        );
       }
-      if (head.length > 0) socket.unshift(head);
-      const servername = options.servername ?? (/^[\d.]+$|:/.test(host) ? undefined : host);
-      const secure = tls.connect({ ...options, socket, ...(servername === undefined ? {} : { servername }) });
-      done = true;
-      callback?.(null, secure);
-    });
-    connect.once('error', (err: NodeJS.ErrnoException) => fail('The proxy could not be reached.', err.code ?? 'EPROXY'));
-    connect.end();
-    return undefined;
+      const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+      const headers: Record<string, string> = { Host: target };
+      if (settings.authorization !== undefined) headers['Proxy-Authorization'] = settings.authorization;
+      const connect = http.request({
+        host: settings.proxy.hostname.replace(/^\[|\]$/g, ''),
+        port: settings.proxy.port === '' ? 80 : Number(settings.proxy.port),
+        method: 'CONNECT',
+        path: target,
+        headers,
+        agent: false,
+      });
+      let done = false;
+      const fail = (message: string, code: string): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        callback?.(Object.assign(new Error(message), { code }), undefined as unknown as Duplex);
+      };
+      // A proxy that never answers must not keep the socket: the CONNECT gets the request's timeout
+      // plus a grace, so the request reports its own timeout first.
+      const limit = (positive(options.timeout) ?? positive(this.options.timeout) ?? DEFAULT_TUNNEL_TIMEOUT_MS) + TUNNEL_GRACE_MS;
+      const timer = setTimeout(() => {
+        fail(`The proxy did not open the tunnel within ${limit} ms.`, 'EPROXYTIMEOUT');
+        connect.destroy();
+      }, limit);
+      connect.once('connect', (res, socket, head) => {
+        clearTimeout(timer);
+        if (res.statusCode !== 200) {
+          socket.destroy();
+          fail(`The proxy refused the tunnel (HTTP ${res.statusCode ?? 0}).`, 'EPROXYREFUSED');
+          return;
+        }
+        if (head.length > 0) socket.unshift(head);
+        const servername = options.servername ?? (/^[\d.]+$|:/.test(host) ? undefined : host);
+        const secure = tls.connect({ ...options, socket, ...(servername === undefined ? {} : { servername }) });
+        done = true;
+        callback?.(null, secure);
+      });
+      connect.once('error', (err: NodeJS.ErrnoException) => fail('The proxy could not be reached.', err.code ?? 'EPROXY'));
+      connect.end();
+      return undefined;
+    }
   }
+  return TunnelAgent;
 }

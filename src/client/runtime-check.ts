@@ -4,7 +4,6 @@
  * first by the root and the client.
  */
 import * as crypto from 'node:crypto';
-import * as http from 'node:http';
 
 /** What the client needs from the runtime and it lacks (empty when it has everything). */
 export function missingNodeBuiltins(): string[] {
@@ -15,15 +14,19 @@ export function missingNodeBuiltins(): string[] {
   if (typeof c.createPrivateKey !== 'function' || typeof c.privateDecrypt !== 'function' || typeof c.createDecipheriv !== 'function' || typeof c.hkdfSync !== 'function') {
     missing.push('node:crypto');
   }
-  if (typeof (http as Partial<typeof http>).request !== 'function') missing.push('node:http');
+  // node:http is loaded, and checked the same way, on the first call to the provider (client/http.ts).
   return missing;
 }
 
 /** @throws Error naming the `nodejs_compat` flag when the runtime lacks Node's built-in modules. */
 export function assertNodeBuiltins(who: string): void {
   const missing = missingNodeBuiltins();
-  if (missing.length === 0) return;
-  throw new Error(
+  if (missing.length > 0) throw nodeBuiltinsError(who, missing);
+}
+
+/** The error naming the missing modules and the `nodejs_compat` flag. */
+export function nodeBuiltinsError(who: string, missing: readonly string[]): Error {
+  return new Error(
     `${who}: this runtime does not provide Node's built-in modules (missing: ${missing.join(', ')}). ` +
       'On Cloudflare Workers add the nodejs_compat compatibility flag (compatibility_flags = ["nodejs_compat"] in wrangler.toml or wrangler.jsonc); ' +
       'Node 20.19 or later, Bun and Deno provide them.',
