@@ -46,7 +46,6 @@ async function main(): Promise<void> {
     redirectUri: REDIRECT_URI,
     hostname: fapiStub.origin,
     profile: 'fapi2',
-    idTokenSigningAlgorithms: ['RS256'],
     clientAssertionKey: assertionKeyPem,
     idTokenDecryptionKey: encKeyPem,
     authenticationContextMessage: 'Sign in to the bench',

@@ -70,7 +70,6 @@ function oursLogin(IdClient: typeof CurrentClient, role: string, origin: string,
     redirectUri: REDIRECT_URI,
     hostname: origin,
     profile: 'fapi2',
-    idTokenSigningAlgorithms: ['RS256'], // what the stub signs with
     clientAssertionKey: env('BENCH_ASSERTION_KEY'),
     idTokenDecryptionKey: env('BENCH_ID_TOKEN_KEY'),
     authenticationContextMessage: 'Sign in to the bench',
@@ -92,7 +91,7 @@ async function openidClientLogin(origin: string, clientId: string, nonce: string
   const config = await oidc.discovery(
     new URL(issuer),
     clientId,
-    { token_endpoint_auth_method: 'private_key_jwt' },
+    { token_endpoint_auth_method: 'private_key_jwt', id_token_signed_response_alg: 'PS256' },
     oidc.PrivateKeyJwt({ key: signing, kid: 'bench-assertion' }),
     { execute: [oidc.allowInsecureRequests] },
   );
