@@ -1,9 +1,11 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
  * The files that install or inspect the packed tarball. They form the `packed` project, whose
  * global setup packs the package once for all of them; its name sorts before `unit`, so these
- * long files (npm installs, builds, type checks in scratch apps) start first.
+ * long files (npm installs, builds, type checks in scratch apps) start first and the rest of the
+ * suite runs beside them.
  */
 const PACKED = [
   'test/consumers/**/*.test.ts',
@@ -20,6 +22,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Much of the suite waits on child processes, npm and sockets rather than on the CPU: two
+    // files at a time even on a 2-core machine (Vitest's default there is one).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default'],
     server: {
       deps: {
