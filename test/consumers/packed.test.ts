@@ -4,13 +4,14 @@
  * under moduleResolution bundler, the install tree holds one Express, and a real sign-in works
  * against Express 4 and Express 5.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packedTarball } from '../helpers/pack.js';
 
-const root = join(__dirname, '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'nd-id-consumer-'));
 let tarball = '';
 
@@ -30,11 +31,17 @@ function copiesOf(dir: string, name: string): string[] {
     .map((p) => `node_modules/${p}`);
 }
 
-function install(dir: string, expressMajor: 4 | 5): void {
+/** The scratch app of each Express major. */
+const appDir = (expressMajor: 4 | 5): string => join(work, `express${expressMajor}`);
+
+async function install(expressMajor: 4 | 5): Promise<void> {
+  const dir = appDir(expressMajor);
+  mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
   // The README tells an Express 4 app to take @types/express@4; the latest @types/node, as a new app would get.
   const types = TYPESCRIPT.map((name) => (name === '@types/express' ? `@types/express@${expressMajor}` : name));
-  run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, `express@${expressMajor}`, ...RUNTIME, ...types], dir);
+  const args = ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, `express@${expressMajor}`, ...RUNTIME, ...types];
+  await promisify(execFile)('npm', args, { cwd: dir, timeout: 180_000 });
 }
 
 const APP_TS = `
@@ -59,9 +66,13 @@ export function wire(p: StartedProvider, privateKey: string, callbackURL: string
 }
 `;
 
+/**
+ * Under nodenext, app.mts is an ES module and app.cts CommonJS: one program checks both, each
+ * against the declarations its own condition ("import" or "require") resolves, and names the file
+ * of any error.
+ */
 const TSCONFIGS: Record<string, object> = {
-  'nodenext-esm': { module: 'nodenext', moduleResolution: 'nodenext', files: ['app.mts'] },
-  'nodenext-cjs': { module: 'nodenext', moduleResolution: 'nodenext', files: ['app.cts'] },
+  nodenext: { module: 'nodenext', moduleResolution: 'nodenext', files: ['app.mts', 'app.cts'] },
   bundler: { module: 'esnext', moduleResolution: 'bundler', files: ['app.ts'] },
 };
 
@@ -117,10 +128,11 @@ const { startProvider } = require('passport-nd-id/provider');
 })().catch((err) => { console.error(err); process.exit(1); });
 `;
 
-beforeAll(() => {
-  const out = run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], root).trim().split('\n').pop() ?? '';
-  tarball = join(work, out);
-}, 120_000);
+// Both apps install at once: the two installs wait mostly on the registry and share npm's cache.
+beforeAll(async () => {
+  tarball = packedTarball();
+  await Promise.all([install(4), install(5)]);
+}, 240_000);
 
 afterAll(() => {
   rmSync(work, { recursive: true, force: true });
@@ -145,12 +157,7 @@ describe('the packed package', () => {
 
   for (const major of [4, 5] as const) {
     describe(`in an Express ${major} app`, () => {
-      const dir = join(work, `express${major}`);
-      beforeAll(() => {
-        rmSync(dir, { recursive: true, force: true });
-        execFileSync('mkdir', ['-p', dir]);
-        install(dir, major);
-      }, 240_000);
+      const dir = appDir(major);
 
       it('installs one Express, the app\'s own, and one @types/express of the app\'s major', () => {
         expect(copiesOf(dir, 'express')).toEqual(['node_modules/express']);
@@ -178,7 +185,7 @@ describe('the packed package', () => {
           }
           expect(output, name).toBe('');
         }
-      }, 120_000);
+      }, 300_000);
 
       it('signs a person in through the strategy and router, and refuses the replayed callback', () => {
         writeFileSync(join(dir, 'sign-in.cjs'), SIGN_IN_CJS);

@@ -20,12 +20,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { docSnippets, readDoc } from '../helpers/doc-snippets.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { packTarball } from '../helpers/pack.js';
+import { packedTarball } from '../helpers/pack.js';
 import { freePort } from '../helpers/redis.js';
 import { stopChild } from '../helpers/stop-child.js';
 import { approve, Browser } from '../helpers/harness.js';
-
-const root = join(__dirname, '..', '..');
 
 /** The `npm` lines (`npm install`, `npm pkg set`) of the first ```sh block after `heading` in `file`. */
 function installLines(file: string, heading: string): string[][] {
@@ -115,7 +113,7 @@ const installProblems = new Map<string, string>();
 beforeAll(async () => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
-  tarball = packTarball(root, 'nd-id-recipes-');
+  tarball = packedTarball();
   const kitInstall = (async () => {
     kitDir = mkdtempSync(join(tmpdir(), 'nd-id-kit-'));
     try {
@@ -155,7 +153,6 @@ beforeAll(async () => {
 afterAll(() => {
   for (const dir of folders.values()) rmSync(dir, { recursive: true, force: true });
   if (kitDir) rmSync(kitDir, { recursive: true, force: true });
-  if (tarball) rmSync(dirname(tarball), { recursive: true, force: true });
 });
 
 describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {

@@ -8,14 +8,13 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { packTarball } from '../helpers/pack.js';
+import { packedTarball } from '../helpers/pack.js';
 
-const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
 const CALLBACK = 'http://127.0.0.1:3999/auth/callback';
 const keys = testKeyPair('no-express');
@@ -81,7 +80,7 @@ const { IdClient, generatePkcePair } = require('passport-nd-id');
 beforeAll(async () => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
-  tarball = packTarball(root, 'nd-id-no-express-');
+  tarball = packedTarball();
   dir = mkdtempSync(join(tmpdir(), 'nd-id-no-express-'));
   await run('npm', ['init', '-y'], { cwd: dir });
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: dir, timeout: 300_000 });
@@ -97,7 +96,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await provider?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
-  if (tarball) rmSync(dirname(tarball), { recursive: true, force: true });
 });
 
 /** Runs one of the scripts; resolves its last line of output, or the error it died with. */

@@ -18,6 +18,8 @@ export interface ExampleProcess {
   exited: Promise<number | string>;
   /** Still running? */
   isRunning(): boolean;
+  /** The exit code or signal name once it has ended. */
+  exitStatus(): number | string;
   /** Stop it (SIGTERM, then SIGKILL) and wait for it to end. */
   stop(): Promise<void>;
 }
@@ -36,17 +38,24 @@ export function spawnExampleApp(env: Record<string, string>): ExampleProcess {
   let err = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (err += c.toString()));
+  // 'close' rather than 'exit': it comes once stdout and stderr are read to the end, so a failure
+  // message shows everything the process wrote (a listen error can still be in the pipe at 'exit').
   const exited = new Promise<number | string>((resolve) => {
-    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
+    child.once('close', (code, signal) => resolve(code ?? signal ?? 'unknown'));
   });
   let running = true;
-  void exited.then(() => (running = false));
+  let exitStatus: number | string = 'still running';
+  void exited.then((status) => {
+    running = false;
+    exitStatus = status;
+  });
   return {
     child,
     stdout: () => out,
     stderr: () => err,
     exited,
     isRunning: () => running,
+    exitStatus: () => exitStatus,
     stop: async () => {
       if (!running) return;
       child.kill('SIGTERM');
@@ -66,7 +75,7 @@ export async function waitForReady(proc: ExampleProcess): Promise<string> {
     const match = /Example app ready: open (\S+)/.exec(proc.stdout());
     if (match) return match[1]!;
     if (!proc.isRunning()) {
-      throw new Error(`The example app exited before it was ready.\nstdout:\n${proc.stdout()}\nstderr:\n${proc.stderr()}`);
+      throw new Error(`The example app exited (${proc.exitStatus()}) before it was ready.\nstdout:\n${proc.stdout()}\nstderr:\n${proc.stderr()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

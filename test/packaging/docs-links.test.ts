@@ -8,9 +8,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, posix } from 'node:path';
+import { join, posix } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { packTarball } from '../helpers/pack.js';
+import { packedTarball } from '../helpers/pack.js';
 
 const root = join(__dirname, '..', '..');
 const REPOSITORY = 'https://github.com/passport-nd-id/passport-nd-id';
@@ -64,13 +64,12 @@ function links(markdown: string): string[] {
 beforeAll(() => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
-  tarball = packTarball(root, 'nd-id-docs-');
+  tarball = packedTarball();
   unpacked = mkdtempSync(join(tmpdir(), 'nd-id-docs-unpacked-'));
   execFileSync('tar', ['-xzf', tarball, '-C', unpacked]);
-}, 120_000);
+});
 
 afterAll(() => {
-  if (tarball) rmSync(dirname(tarball), { recursive: true, force: true });
   if (unpacked) rmSync(unpacked, { recursive: true, force: true });
 });
 

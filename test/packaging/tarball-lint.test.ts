@@ -4,13 +4,13 @@
  * bundler), and ships its LICENSE and CHANGELOG.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { packTarball } from '../helpers/pack.js';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { packedTarball } from '../helpers/pack.js';
 
 const root = join(__dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string; peerDependenciesMeta?: Record<string, { optional?: boolean }> };
@@ -19,11 +19,7 @@ let tarball = '';
 beforeAll(() => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
-  tarball = packTarball(root);
-});
-
-afterAll(() => {
-  if (tarball) rmSync(dirname(tarball), { recursive: true, force: true });
+  tarball = packedTarball();
 });
 
 describe('the packed tarball', () => {

@@ -11,7 +11,7 @@
  * to install, and every other test still runs.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 
@@ -89,9 +89,24 @@ function installSystemPackages(): string | null {
   return null;
 }
 
+/** Every file the package's "exports" point at (types and code, both conditions). */
+function exportedFiles(): string[] {
+  const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: unknown };
+  const files: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      if (value.startsWith('./dist/')) files.push(value);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const inner of Object.values(value)) walk(inner);
+    }
+  };
+  walk(exports);
+  return files;
+}
+
 function ensureBuilt(): string | null {
-  const entries = ['dist/esm/index.mjs', 'dist/cjs/index.js', 'dist/esm/provider/index.mjs'];
-  if (entries.every((p) => existsSync(join(root, p)))) return null;
+  // Built when every exported file is there: the check follows the build's output names.
+  if (exportedFiles().every((p) => existsSync(join(root, p)))) return null;
   try {
     execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
     return null;

@@ -9,12 +9,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { packTarball } from '../helpers/pack.js';
+import { packedTarball } from '../helpers/pack.js';
 
-const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
 let dir = '';
 let tarball = '';
@@ -105,7 +104,7 @@ async function tsc(project: string): Promise<string> {
 beforeAll(async () => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
-  tarball = packTarball(root, 'nd-id-entries-');
+  tarball = packedTarball();
   dir = mkdtempSync(join(tmpdir(), 'nd-id-entries-'));
   await run('npm', ['init', '-y'], { cwd: dir });
   await run(
@@ -122,7 +121,6 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
-  if (tarball) rmSync(dirname(tarball), { recursive: true, force: true });
 });
 
 describe('entry points by framework, in apps without Express or Passport types', () => {
