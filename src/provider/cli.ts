@@ -9,7 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { dirname, resolve } from 'node:path';
-import { checkPersonas, resolveConfig } from './config.js';
+import { resolveConfig } from './config.js';
+import { checkPersonas } from './config-checks.js';
 import { startProvider, type StartedProvider, type StartProviderOptions } from './index.js';
 import { DEFAULT_PERSONAS } from './personas.js';
 import { INIT_FILES, runInit } from './cli-init.js';

@@ -1,13 +1,12 @@
 /** The provider's options, validated once at start-up; every mistake is reported together, one sentence each. */
-import { didYouMean } from '../options-check.js';
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../clock.js';
 import { isRecord } from '../encoding.js';
 import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
 import { isLoopbackHost } from '../loopback.js';
-import { camelCaseOf, checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
-import { DEFAULT_PERSONAS, isIsoDate, isValidNric } from './personas.js';
+import { checkPersonas, isPositiveInt, unknownKeys } from './config-checks.js';
+import { checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
 import type { Persona, ProviderOptions } from './types.js';
 import { checkBasePath, checkClientUserinfo, checkVariant, type ProviderVariant, VARIANT_OPTION_KEYS } from './variant.js';
@@ -117,26 +116,9 @@ const OPTION_KEYS = new Set([
   'auditEndpoint', 'conformance', 'basePath', 'controlToken', 'strictClientAuth', 'auditStrict', 'dpopNonce', ...VARIANT_OPTION_KEYS,
 ]);
 const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name', 'userinfo', ...FAPI_CLIENT_KEYS]);
-const PERSONA_KEYS = new Set(['id', 'profile.name', 'profile.nric_number', 'profile.passport_expiry_date']);
 
 /** True for `localhost`, a whole dotted quad in 127.0.0.0/8 and `[::1]`: the package's one loopback test. */
 export { isLoopbackHost };
-
-function isPositiveInt(value: unknown, max = Number.MAX_SAFE_INTEGER): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= max;
-}
-
-function unknownKeys(obj: Record<string, unknown>, allowed: Set<string>, where: string, mistakes: string[]): void {
-  for (const key of Object.keys(obj)) {
-    if (allowed.has(key)) continue;
-    const camel = camelCaseOf(key);
-    mistakes.push(
-      camel !== undefined && allowed.has(camel)
-        ? `${where} has "${key}": write it "${camel}", as the other registration fields`
-        : `${where} has an unknown option "${key}"${didYouMean(key, [...allowed])}; allowed: ${[...allowed].join(', ')}`,
-    );
-  }
-}
 
 function checkBaseUrl(value: unknown, mistakes: string[]): string {
   if (typeof value !== 'string' || value === '') {
@@ -261,63 +243,6 @@ function checkClients(value: unknown, mistakes: string[], providerUserinfo = tru
     }
   });
   return clients;
-}
-
-/** Checks personas (an array, or the path of a JSON file), one mistake per problem, naming the field. */
-export function checkPersonas(value: unknown, mistakes: string[]): readonly Persona[] {
-  if (value === undefined) return DEFAULT_PERSONAS;
-  if (typeof value === 'string') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFileSync(value, 'utf8'));
-    } catch (err) {
-      const why = err instanceof SyntaxError ? 'is not valid JSON' : 'cannot be read';
-      mistakes.push(`personas file "${value}" ${why}: give a JSON array of { id, "profile.name", "profile.nric_number", "profile.passport_expiry_date" }`);
-      return [];
-    }
-    return checkPersonas(parsed, mistakes);
-  }
-  if (!Array.isArray(value) || value.length === 0) {
-    mistakes.push('personas must be a non-empty array when given');
-    return [];
-  }
-  const ids = new Set<string>();
-  const personas: Persona[] = [];
-  value.forEach((raw: unknown, i) => {
-    const where = `personas[${i}]`;
-    if (!isRecord(raw)) {
-      mistakes.push(`${where} must be an object`);
-      return;
-    }
-    unknownKeys(raw, PERSONA_KEYS, where, mistakes);
-    const id = raw['id'];
-    let ok = true;
-    if (typeof id !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(id)) {
-      mistakes.push(`${where}.id must be 1 to 64 characters of A-Z a-z 0-9 . _ -`);
-      ok = false;
-    } else if (ids.has(id)) {
-      mistakes.push(`${where}.id "${id}" is a duplicate`);
-      ok = false;
-    }
-    const name = raw['profile.name'];
-    if (typeof name !== 'string' || name.trim() === '' || name.length > 200) {
-      mistakes.push(`${where}["profile.name"] must be a non-empty string of at most 200 characters`);
-      ok = false;
-    }
-    if (!isValidNric(raw['profile.nric_number'])) {
-      mistakes.push(`${where}["profile.nric_number"] must be a prefix S, T, F, G or M, seven digits and the right check letter`);
-      ok = false;
-    }
-    if (!isIsoDate(raw['profile.passport_expiry_date'])) {
-      mistakes.push(`${where}["profile.passport_expiry_date"] must be a real date written YYYY-MM-DD`);
-      ok = false;
-    }
-    if (ok && typeof id === 'string') {
-      ids.add(id);
-      personas.push(Object.freeze({ ...(raw as unknown as Persona) }));
-    }
-  });
-  return Object.freeze(personas);
 }
 
 function checkSigningKey(value: unknown, mistakes: string[]): KeyObject | undefined {

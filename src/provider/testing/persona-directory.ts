@@ -1,5 +1,5 @@
 /** The provider's people, changeable while it runs: an array with `add` and `remove`, validated like the `personas` option. */
-import { checkPersonas } from '../config.js';
+import { checkPersonas } from '../config-checks.js';
 import type { Persona } from '../types.js';
 
 /** The provider's personas: a live array with checked `add` and `remove`. */
