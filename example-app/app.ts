@@ -138,7 +138,13 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   const sessionMaxAgeMs = config.sessionMaxAgeMs ?? SESSION_MAX_AGE_MS;
 
   const sessions: SessionStore = config.store
-    ? { kind: 'custom', store: config.store, isAvailable: () => true, ready: Promise.resolve(), close: async () => undefined }
+    ? {
+        kind: 'custom',
+        store: config.store,
+        isAvailable: () => true,
+        ready: Promise.resolve(),
+        close: async () => undefined,
+      }
     : createSessionStore(config.redisUrl, log, config.memoryStore);
   // The library's defaults: 12 hours from sign-in, 30 minutes idle; with Redis, signing a person
   // out everywhere reaches every instance.
@@ -148,26 +154,30 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
   });
   const authenticator = new passport.Passport();
   const strategy = new NdIdStrategy(
-      {
-        clientId: config.provider.clientId,
-        privateKey: config.provider.privateKey,
-        ...(config.provider.profile === 'fapi2'
-          ? {
-              profile: 'fapi2' as const,
-              clientAssertionKey: config.provider.clientAssertionKey,
-              ...(config.provider.idTokenDecryptionKey === undefined ? {} : { idTokenDecryptionKey: config.provider.idTokenDecryptionKey }),
-              ...(config.provider.contextMessage === undefined ? {} : { authenticationContextMessage: config.provider.contextMessage }),
-            }
-          : { clientSecret: config.provider.clientSecret }),
-        hostname: config.provider.hostname,
-        callbackURL: config.provider.redirectUri,
-        scope: config.provider.scope,
-        loginTtl: loginTtlMs,
-        // With Redis, instances share which logins were completed (a replayed callback redeems once).
-        ...(sessions.replayStore === undefined ? {} : { replayStore: sessions.replayStore }),
-      },
-      // Keep only what the pages show: the pairwise sub and the decrypted attributes.
-      async (user: NdIdUser): Promise<ProfileUser> => ({ sub: user.sub, data: user.data }),
+    {
+      clientId: config.provider.clientId,
+      privateKey: config.provider.privateKey,
+      ...(config.provider.profile === 'fapi2'
+        ? {
+            profile: 'fapi2' as const,
+            clientAssertionKey: config.provider.clientAssertionKey,
+            ...(config.provider.idTokenDecryptionKey === undefined
+              ? {}
+              : { idTokenDecryptionKey: config.provider.idTokenDecryptionKey }),
+            ...(config.provider.contextMessage === undefined
+              ? {}
+              : { authenticationContextMessage: config.provider.contextMessage }),
+          }
+        : { clientSecret: config.provider.clientSecret }),
+      hostname: config.provider.hostname,
+      callbackURL: config.provider.redirectUri,
+      scope: config.provider.scope,
+      loginTtl: loginTtlMs,
+      // With Redis, instances share which logins were completed (a replayed callback redeems once).
+      ...(sessions.replayStore === undefined ? {} : { replayStore: sessions.replayStore }),
+    },
+    // Keep only what the pages show: the pairwise sub and the decrypted attributes.
+    async (user: NdIdUser): Promise<ProfileUser> => ({ sub: user.sub, data: user.data }),
   );
   authenticator.use(strategy);
   authenticator.serializeUser((user, done) => done(null, user));
@@ -266,7 +276,10 @@ export function createExampleApp(config: ExampleAppConfig): ExampleApp {
       sendHtml(
         res,
         err.code === 'provider_timeout' ? 504 : 502,
-        errorPage('Sign-in is unavailable', 'The identity service could not be reached. Please try again in a few minutes.'),
+        errorPage(
+          'Sign-in is unavailable',
+          'The identity service could not be reached. Please try again in a few minutes.',
+        ),
       );
       return;
     }

@@ -174,14 +174,22 @@ function readPrivateKey(env: Env, problems: string[]): string | undefined {
       return undefined;
     }
   } catch {
-    problems.push(`${name} is not a readable PEM private key (expected -----BEGIN PRIVATE KEY----- or -----BEGIN RSA PRIVATE KEY-----)`);
+    problems.push(
+      `${name} is not a readable PEM private key (expected -----BEGIN PRIVATE KEY----- or -----BEGIN RSA PRIVATE KEY-----)`,
+    );
     return undefined;
   }
   return text;
 }
 
 /** A PEM private key from `NAME` (the text) or `NAME_FILE` (a path), checked readable; undefined when absent or wrong. */
-function readPemVariable(env: Env, problems: string[], name: string, what: string, isRequired: boolean): string | undefined {
+function readPemVariable(
+  env: Env,
+  problems: string[],
+  name: string,
+  what: string,
+  isRequired: boolean,
+): string | undefined {
   const inline = value(env, name);
   const file = value(env, `${name}_FILE`);
   if (inline && file) {
@@ -193,12 +201,17 @@ function readPemVariable(env: Env, problems: string[], name: string, what: strin
     try {
       pem = readFileSync(file, 'utf8');
     } catch (err) {
-      problems.push(`${name}_FILE names a file that cannot be read (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+      problems.push(
+        `${name}_FILE names a file that cannot be read (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      );
       return undefined;
     }
   }
   if (pem === undefined) {
-    if (isRequired) problems.push(`${name} (the PEM text) or ${name}_FILE (a path to it) is required with ND_ID_PROFILE=fapi2: ${what}`);
+    if (isRequired)
+      problems.push(
+        `${name} (the PEM text) or ${name}_FILE (a path to it) is required with ND_ID_PROFILE=fapi2: ${what}`,
+      );
     return undefined;
   }
   const text = pem.replace(/\\r\\n|\\n/g, '\n').trim() + '\n';
@@ -227,7 +240,9 @@ function parseTrustProxy(env: Env, problems: string[]): boolean | number | strin
   if (text === 'true') return true;
   if (/^\d{1,2}$/.test(text)) return Number(text);
   if (/^[0-9A-Za-z.:/, -]+$/.test(text)) return text; // loopback, uniquelocal, CIDR lists...
-  problems.push('TRUST_PROXY must be true, false, a hop count such as 1, or addresses/subnets such as "loopback, 10.0.0.0/8"');
+  problems.push(
+    'TRUST_PROXY must be true, false, a hop count such as 1, or addresses/subnets such as "loopback, 10.0.0.0/8"',
+  );
   return false;
 }
 
@@ -243,7 +258,14 @@ function parseRedisUrl(env: Env, problems: string[]): string | undefined {
 }
 
 /** A whole number in [min, max] from `name`, or undefined when unset. */
-function parseWhole(env: Env, problems: string[], name: string, min: number, max: number, what: string): number | undefined {
+function parseWhole(
+  env: Env,
+  problems: string[],
+  name: string,
+  min: number,
+  max: number,
+  what: string,
+): number | undefined {
   const text = value(env, name);
   if (text === undefined) return undefined;
   if (!/^\d{1,9}$/.test(text) || Number(text) < min || Number(text) > max) {
@@ -259,11 +281,27 @@ function parseSessionLimits(
   problems: string[],
   redisUrl: string | undefined,
 ): Pick<SiteSettings, 'loginTtlMs' | 'sessionMaxAgeMs' | 'maxMemorySessions'> {
-  const loginTtl = parseWhole(env, problems, 'LOGIN_TTL_SECONDS', 1, MAX_LIFETIME_SECONDS, 'how long a started login stays valid, in seconds');
-  const maxAge = parseWhole(env, problems, 'SESSION_MAX_AGE_SECONDS', 1, MAX_LIFETIME_SECONDS, 'how long a signed-in session lasts unused, in seconds');
+  const loginTtl = parseWhole(
+    env,
+    problems,
+    'LOGIN_TTL_SECONDS',
+    1,
+    MAX_LIFETIME_SECONDS,
+    'how long a started login stays valid, in seconds',
+  );
+  const maxAge = parseWhole(
+    env,
+    problems,
+    'SESSION_MAX_AGE_SECONDS',
+    1,
+    MAX_LIFETIME_SECONDS,
+    'how long a signed-in session lasts unused, in seconds',
+  );
   const maxSessions = parseWhole(env, problems, 'MAX_MEMORY_SESSIONS', 1, 10_000_000, 'most sessions kept in memory');
   if (maxSessions !== undefined && redisUrl !== undefined) {
-    problems.push('MAX_MEMORY_SESSIONS applies only without REDIS_URL (Redis bounds its memory with its own maxmemory); set one of them');
+    problems.push(
+      'MAX_MEMORY_SESSIONS applies only without REDIS_URL (Redis bounds its memory with its own maxmemory); set one of them',
+    );
   }
   return {
     ...(loginTtl !== undefined ? { loginTtlMs: loginTtl * 1000 } : {}),
@@ -284,9 +322,14 @@ function parseSessionSecrets(env: Env, problems: string[], required: boolean): s
     return undefined;
   }
   // Comma-separated: the first signs new cookies, the others still verify (rotation).
-  const secrets = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const secrets = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (secrets.some((s) => s.length < MIN_SESSION_SECRET_LENGTH)) {
-    problems.push(`SESSION_SECRET must be at least ${MIN_SESSION_SECRET_LENGTH} characters long (each, when comma-separated)`);
+    problems.push(
+      `SESSION_SECRET must be at least ${MIN_SESSION_SECRET_LENGTH} characters long (each, when comma-separated)`,
+    );
     return undefined;
   }
   return secrets;
@@ -320,7 +363,9 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
   );
   const providerPort = parsePort(env, problems, 'ND_ID_PROVIDER_PORT', 0);
   if (providerMode && value(env, 'ND_ID_PROVIDER_PORT') !== undefined) {
-    problems.push('ND_ID_PROVIDER_PORT sets the port of the built-in provider only; remove it when signing in with another service (ND_ID_HOSTNAME)');
+    problems.push(
+      'ND_ID_PROVIDER_PORT sets the port of the built-in provider only; remove it when signing in with another service (ND_ID_HOSTNAME)',
+    );
   }
 
   if (!providerMode) {
@@ -349,13 +394,27 @@ export function loadConfig(env: Env = process.env): LoadedConfig {
   const fapi2 = profileText === 'fapi2';
   const clientSecret = fapi2 ? undefined : required('ND_ID_CLIENT_SECRET', 'the client secret issued at registration');
   if (fapi2 && value(env, 'ND_ID_CLIENT_SECRET') !== undefined) {
-    problems.push('ND_ID_CLIENT_SECRET is not used with ND_ID_PROFILE=fapi2 (the app signs client assertions with ND_ID_CLIENT_ASSERTION_KEY); remove it');
+    problems.push(
+      'ND_ID_CLIENT_SECRET is not used with ND_ID_PROFILE=fapi2 (the app signs client assertions with ND_ID_CLIENT_ASSERTION_KEY); remove it',
+    );
   }
-  const clientAssertionKey = fapi2 ? readPemVariable(env, problems, 'ND_ID_CLIENT_ASSERTION_KEY', 'the EC P-256 private key that signs client assertions (see docs/fapi2.md)', true) : undefined;
-  const idTokenDecryptionKey = fapi2 ? readPemVariable(env, problems, 'ND_ID_ID_TOKEN_KEY', 'the private key ID tokens are encrypted to', false) : undefined;
+  const clientAssertionKey = fapi2
+    ? readPemVariable(
+        env,
+        problems,
+        'ND_ID_CLIENT_ASSERTION_KEY',
+        'the EC P-256 private key that signs client assertions (see docs/fapi2.md)',
+        true,
+      )
+    : undefined;
+  const idTokenDecryptionKey = fapi2
+    ? readPemVariable(env, problems, 'ND_ID_ID_TOKEN_KEY', 'the private key ID tokens are encrypted to', false)
+    : undefined;
   const contextMessage = value(env, 'ND_ID_CONTEXT_MESSAGE');
-  if (contextMessage !== undefined && !fapi2) problems.push('ND_ID_CONTEXT_MESSAGE is sent only with ND_ID_PROFILE=fapi2; set that or remove it');
-  if (contextMessage !== undefined && [...contextMessage].length > 100) problems.push('ND_ID_CONTEXT_MESSAGE must be at most 100 characters');
+  if (contextMessage !== undefined && !fapi2)
+    problems.push('ND_ID_CONTEXT_MESSAGE is sent only with ND_ID_PROFILE=fapi2; set that or remove it');
+  if (contextMessage !== undefined && [...contextMessage].length > 100)
+    problems.push('ND_ID_CONTEXT_MESSAGE must be at most 100 characters');
   const privateKey = readPrivateKey(env, problems);
   const redirectText = required(
     'ND_ID_REDIRECT_URI',

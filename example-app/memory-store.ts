@@ -78,7 +78,11 @@ export class BoundedMemoryStore extends session.Store {
   constructor(options: BoundedMemoryStoreOptions = {}) {
     super();
     this.maxSessions = wholeAtLeast('maxSessions', options.maxSessions ?? DEFAULT_MAX_MEMORY_SESSIONS, 1);
-    this.#defaultLifetime = wholeAtLeast('defaultLifetimeMs', options.defaultLifetimeMs ?? DEFAULT_UNBOUNDED_SESSION_MS, 1);
+    this.#defaultLifetime = wholeAtLeast(
+      'defaultLifetimeMs',
+      options.defaultLifetimeMs ?? DEFAULT_UNBOUNDED_SESSION_MS,
+      1,
+    );
     const interval = wholeAtLeast('sweepIntervalMs', options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS, 0);
     if (options.now !== undefined && typeof options.now !== 'function') {
       throw new TypeError('BoundedMemoryStore: now must be a function returning the time in ms since the epoch.');
@@ -137,7 +141,10 @@ export class BoundedMemoryStore extends session.Store {
     const now = this.#now();
     const cookie = data.cookie as (session.Cookie & { originalMaxAge?: number | null }) | undefined;
     const expiresAt = cookie?.expires ? new Date(cookie.expires).getTime() : NaN;
-    const lifetime = typeof cookie?.originalMaxAge === 'number' && cookie.originalMaxAge > 0 ? cookie.originalMaxAge : this.#defaultLifetime;
+    const lifetime =
+      typeof cookie?.originalMaxAge === 'number' && cookie.originalMaxAge > 0
+        ? cookie.originalMaxAge
+        : this.#defaultLifetime;
     return { lifetime, expires: Number.isFinite(expiresAt) ? expiresAt : now + lifetime };
   }
 

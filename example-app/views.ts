@@ -27,7 +27,9 @@ export function formatDate(isoDate: string): string {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(isoDate)) return isoDate;
   const date = new Date(`${isoDate}T00:00:00Z`);
   if (Number.isNaN(date.getTime())) return isoDate;
-  return new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' }).format(date);
+  return new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' }).format(
+    date,
+  );
 }
 
 /** The signed-in user as the example app keeps it in the session. */
@@ -120,7 +122,9 @@ ${row('Name', name === undefined ? undefined : `<span data-field="name">${escape
 ${row('Identity number', nric === undefined ? undefined : `<span data-field="nric">${escapeHtml(maskNric(nric))}</span>`)}
 ${row(
   'Passport expires',
-  expiry === undefined ? undefined : `<time data-field="passport-expiry" datetime="${escapeHtml(expiry)}">${escapeHtml(formatDate(expiry))}</time>`,
+  expiry === undefined
+    ? undefined
+    : `<time data-field="passport-expiry" datetime="${escapeHtml(expiry)}">${escapeHtml(formatDate(expiry))}</time>`,
 )}
 ${row('Your id for this site', `<code data-field="sub">${escapeHtml(user.sub)}</code>`)}
 </dl>

@@ -64,7 +64,8 @@ export async function bundleWorker() {
     });
     const code = result.outputFiles[0].text;
     const inputs = Object.entries(result.metafile.outputs[Object.keys(result.metafile.outputs)[0]].inputs);
-    const bytesOf = (test) => inputs.filter(([file]) => test(file)).reduce((sum, [, { bytesInOutput }]) => sum + bytesInOutput, 0);
+    const bytesOf = (test) =>
+      inputs.filter(([file]) => test(file)).reduce((sum, [, { bytesInOutput }]) => sum + bytesInOutput, 0);
     return {
       code,
       bytes: result.outputFiles[0].contents.length,
@@ -81,7 +82,9 @@ export async function bundleWorker() {
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { bytes, gzip, ours, jose, hono } = await bundleWorker();
   const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
-  console.log('Hono worker with passport-nd-id/fetch, esbuild --bundle --minify --format=esm --platform=neutral (node:* external):');
+  console.log(
+    'Hono worker with passport-nd-id/fetch, esbuild --bundle --minify --format=esm --platform=neutral (node:* external):',
+  );
   console.log(`  minified ${kib(bytes)}, gzipped ${kib(gzip)}`);
   console.log(`  of which passport-nd-id ${kib(ours)}, jose ${kib(jose)}, hono ${kib(hono)}`);
   console.log(`Goal: at most ${GOAL_KIB} KiB minified: ${bytes <= GOAL_KIB * 1024 ? 'met' : 'NOT met'}.`);

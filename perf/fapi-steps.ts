@@ -31,7 +31,8 @@ function cpu(): number {
 }
 
 async function main(): Promise<void> {
-  const pem = (k: import('node:crypto').KeyObject, type: 'pkcs8' | 'spki') => k.export({ format: 'pem', type }).toString();
+  const pem = (k: import('node:crypto').KeyObject, type: 'pkcs8' | 'spki') =>
+    k.export({ format: 'pem', type }).toString();
   const rp = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const assertionKeyPem = pem(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey, 'pkcs8');
   const encKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -39,7 +40,13 @@ async function main(): Promise<void> {
   const baseStub = await startStub(pem(rp.publicKey, 'spki'), CLIENT_ID, NONCE);
   const fapiStub = await startStub(pem(rp.publicKey, 'spki'), CLIENT_ID, NONCE, pem(encKey.publicKey, 'spki'));
   const privateKey = pem(rp.privateKey, 'pkcs8');
-  const base = new IdClient({ clientId: CLIENT_ID, clientSecret: 'bench-secret', privateKey, redirectUri: REDIRECT_URI, hostname: baseStub.origin });
+  const base = new IdClient({
+    clientId: CLIENT_ID,
+    clientSecret: 'bench-secret',
+    privateKey,
+    redirectUri: REDIRECT_URI,
+    hostname: baseStub.origin,
+  });
   const fapi = new IdClient({
     clientId: CLIENT_ID,
     privateKey,
@@ -76,11 +83,19 @@ async function main(): Promise<void> {
     await fapi.pushAuthorizationRequest({ codeChallenge, nonce: NONCE, state: 's', dpopKey: key });
     acc['PAR (assertion, proof, call)'] = (acc['PAR (assertion, proof, call)'] ?? 0) + cpu() - t;
     t = cpu();
-    const { sub, accessToken } = await fapi.callback({ code: 'bench-code', nonce: NONCE, codeVerifier, iss, dpopKey: key });
-    acc['callback (assertion, proof, call, JWE + ID token)'] = (acc['callback (assertion, proof, call, JWE + ID token)'] ?? 0) + cpu() - t;
+    const { sub, accessToken } = await fapi.callback({
+      code: 'bench-code',
+      nonce: NONCE,
+      codeVerifier,
+      iss,
+      dpopKey: key,
+    });
+    acc['callback (assertion, proof, call, JWE + ID token)'] =
+      (acc['callback (assertion, proof, call, JWE + ID token)'] ?? 0) + cpu() - t;
     t = cpu();
     await fapi.userinfo({ sub, accessToken, dpopKey: key });
-    acc['userinfo (proof with ath, call, 3 attributes)'] = (acc['userinfo (proof with ath, call, 3 attributes)'] ?? 0) + cpu() - t;
+    acc['userinfo (proof with ath, call, 3 attributes)'] =
+      (acc['userinfo (proof with ath, call, 3 attributes)'] ?? 0) + cpu() - t;
   };
   for (let i = 0; i < 300; i++) {
     await baseLogin({});
@@ -104,17 +119,28 @@ async function main(): Promise<void> {
   const [signing] = importSigningKeys(assertionKeyPem, 'clientAssertionKey');
   const decryption = importIdTokenDecryptionKeys(encKeyPem, 'idTokenDecryptionKey');
   const tokenUrl = new URL(`${fapiStub.origin}/v2/oauth/token`);
-  const body = (await (await fetch(tokenUrl, { method: 'POST' }).catch(() => undefined))?.json().catch(() => undefined)) as { id_token?: string } | undefined;
+  const body = (await (
+    await fetch(tokenUrl, { method: 'POST' }).catch(() => undefined)
+  )
+    ?.json()
+    .catch(() => undefined)) as { id_token?: string } | undefined;
   const alone: Steps = {};
   const { key } = generateDpopKey();
   const ops: [string, () => unknown][] = [
     ['a login DPoP key (made, imported, thumbprint)', () => generateDpopKey()],
-    ['a new key + its first proof', () => createDpopProof(generateDpopKey().key, { htm: 'POST', url: tokenUrl, clock: systemClock })],
+    [
+      'a new key + its first proof',
+      () => createDpopProof(generateDpopKey().key, { htm: 'POST', url: tokenUrl, clock: systemClock }),
+    ],
     ['client assertion (ES256)', () => createClientAssertion(signing!, CLIENT_ID, iss, systemClock)],
     ['DPoP proof', () => createDpopProof(key, { htm: 'POST', url: tokenUrl, clock: systemClock })],
-    ['DPoP proof with ath', () => createDpopProof(key, { htm: 'GET', url: tokenUrl, clock: systemClock, accessToken: 'a'.repeat(43) })],
+    [
+      'DPoP proof with ath',
+      () => createDpopProof(key, { htm: 'GET', url: tokenUrl, clock: systemClock, accessToken: 'a'.repeat(43) }),
+    ],
   ];
-  if (typeof body?.id_token === 'string') ops.push(['ECDH-ES+A256KW ID token decryption', () => decryptIdToken(body.id_token!, decryption)]);
+  if (typeof body?.id_token === 'string')
+    ops.push(['ECDH-ES+A256KW ID token decryption', () => decryptIdToken(body.id_token!, decryption)]);
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, op] of ops) {
       const t = cpu();
@@ -127,7 +153,10 @@ async function main(): Promise<void> {
   baseStub.child.kill('SIGTERM');
   fapiStub.child.kill('SIGTERM');
   const show = (title: string, steps: Steps) =>
-    [title, ...Object.entries(steps).map(([name, xs]) => `  ${name.padEnd(52)} ${median(xs).toFixed(0).padStart(6)} µs`)].join('\n');
+    [
+      title,
+      ...Object.entries(steps).map(([name, xs]) => `  ${name.padEnd(52)} ${median(xs).toFixed(0).padStart(6)} µs`),
+    ].join('\n');
   process.stdout.write(
     [
       `CPU per step, node ${process.version}, ${ITERATIONS} logins x ${ROUNDS} rounds (median round)`,

@@ -33,9 +33,15 @@ async function main(): Promise<void> {
   const IdClient =
     src === undefined || src === ''
       ? CurrentClient
-      : ((await import(pathToFileURL(resolve(src, 'src/client/id-client.ts')).href)) as { IdClient: typeof CurrentClient }).IdClient;
+      : (
+          (await import(pathToFileURL(resolve(src, 'src/client/id-client.ts')).href)) as {
+            IdClient: typeof CurrentClient;
+          }
+        ).IdClient;
   const login =
-    role === 'openid-client' ? await openidClientLogin(origin, clientId, nonce, createPrivateKey(rpKeyPem)) : oursLogin(IdClient, role, origin, clientId, nonce, rpKeyPem);
+    role === 'openid-client'
+      ? await openidClientLogin(origin, clientId, nonce, createPrivateKey(rpKeyPem))
+      : oursLogin(IdClient, role, origin, clientId, nonce, rpKeyPem);
 
   for await (const line of createInterface({ input: process.stdin })) {
     const [command, arg] = line.trim().split(' ');
@@ -54,9 +60,22 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-function oursLogin(IdClient: typeof CurrentClient, role: string, origin: string, clientId: string, nonce: string, privateKey: string): Login {
+function oursLogin(
+  IdClient: typeof CurrentClient,
+  role: string,
+  origin: string,
+  clientId: string,
+  nonce: string,
+  privateKey: string,
+): Login {
   if (role === 'ours-base') {
-    const base = new IdClient({ clientId, clientSecret: 'bench-secret', privateKey, redirectUri: REDIRECT_URI, hostname: origin });
+    const base = new IdClient({
+      clientId,
+      clientSecret: 'bench-secret',
+      privateKey,
+      redirectUri: REDIRECT_URI,
+      hostname: origin,
+    });
     return async () => {
       const { codeVerifier, codeChallenge } = generatePkcePair();
       base.authorizationUrl({ codeChallenge, nonce, state: 's' });
@@ -116,12 +135,24 @@ async function openidClientLogin(origin: string, clientId: string, nonce: string
     );
     // The callback the provider would redirect to (the stub answers the code whatever it is).
     const callback = new URL(`${REDIRECT_URI}?code=bench-code&state=s&iss=${encodeURIComponent(issuer)}`);
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's', expectedNonce: nonce, idTokenExpected: true }, undefined, { DPoP });
-    const info = (await oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub, { DPoP })) as unknown as { key: string; data: Record<string, string> };
-    const jwk = JSON.parse(new TextDecoder().decode((await compactDecrypt(info.key, rpKey)).plaintext)) as { k: string };
+    const tokens = await oidc.authorizationCodeGrant(
+      config,
+      callback,
+      { pkceCodeVerifier: verifier, expectedState: 's', expectedNonce: nonce, idTokenExpected: true },
+      undefined,
+      { DPoP },
+    );
+    const info = (await oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub, { DPoP })) as unknown as {
+      key: string;
+      data: Record<string, string>;
+    };
+    const jwk = JSON.parse(new TextDecoder().decode((await compactDecrypt(info.key, rpKey)).plaintext)) as {
+      k: string;
+    };
     const blockKey = Buffer.from(jwk.k, 'base64url');
     const out: Record<string, string> = {};
-    for (const [name, jwe] of Object.entries(info.data)) out[name] = new TextDecoder().decode((await compactDecrypt(jwe, blockKey)).plaintext);
+    for (const [name, jwe] of Object.entries(info.data))
+      out[name] = new TextDecoder().decode((await compactDecrypt(jwe, blockKey)).plaintext);
     return out;
   };
 }

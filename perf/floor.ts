@@ -64,7 +64,11 @@ export class FloorClient {
       d.setAuthTag(Buffer.from(h.tag, 'base64url'));
       return Buffer.concat([d.update(Buffer.from(encryptedKey, 'base64url')), d.final()]);
     }
-    const d = createDecipheriv(`id-aes${bits}-wrap` as 'id-aes128-wrap', blockKey, Buffer.from('A6A6A6A6A6A6A6A6', 'hex'));
+    const d = createDecipheriv(
+      `id-aes${bits}-wrap` as 'id-aes128-wrap',
+      blockKey,
+      Buffer.from('A6A6A6A6A6A6A6A6', 'hex'),
+    );
     return Buffer.concat([d.update(Buffer.from(encryptedKey, 'base64url')), d.final()]);
   }
 

@@ -53,7 +53,13 @@ class FixedNonceClient extends IdClient {
 }
 
 function client(redirectUri: string): FixedNonceClient {
-  return new FixedNonceClient({ clientId: CLIENT_ID, clientSecret: 'bench-secret', privateKey, redirectUri, hostname: origin });
+  return new FixedNonceClient({
+    clientId: CLIENT_ID,
+    clientSecret: 'bench-secret',
+    privateKey,
+    redirectUri,
+    hostname: origin,
+  });
 }
 
 /** The same client in the FAPI 2.0 profile: assertion and ID-token keys from the driver. */

@@ -18,19 +18,22 @@ export interface Answer {
 /** GET `path` on 127.0.0.1:`port`, with `cookie` when given. */
 export function get(port: number, path: string, cookie?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: benchAgent, headers: cookie === undefined ? {} : { cookie } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          location: String(res.headers.location ?? ''),
-          cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0] ?? ''),
-          body: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      res.on('error', reject);
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, agent: benchAgent, headers: cookie === undefined ? {} : { cookie } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            location: String(res.headers.location ?? ''),
+            cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0] ?? ''),
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end();
   });

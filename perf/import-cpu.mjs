@@ -18,7 +18,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new TypeError('BENCH_ROUNDS must be a positive integer.');
-if (!existsSync(join(root, 'dist/esm/index.js'))) throw new Error('dist/esm/index.js is missing: run npm run build first.');
+if (!existsSync(join(root, 'dist/esm/index.js')))
+  throw new Error('dist/esm/index.js is missing: run npm run build first.');
 
 /** [label, how it is loaded, specifier] */
 const TARGETS = [
@@ -31,7 +32,10 @@ const TARGETS = [
 
 /** CPU ms (user + system) of one import of `spec` in a fresh process started in the repository. */
 function measure(kind, spec) {
-  const load = kind === 'import' ? `await import(${JSON.stringify(spec)})` : `createRequire(process.cwd() + '/')(${JSON.stringify(spec)})`;
+  const load =
+    kind === 'import'
+      ? `await import(${JSON.stringify(spec)})`
+      : `createRequire(process.cwd() + '/')(${JSON.stringify(spec)})`;
   const code = `import { createRequire } from 'node:module';\nconst t = process.cpuUsage();\n${load};\nconst u = process.cpuUsage(t);\nconsole.log((u.user + u.system) / 1000);`;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: root, encoding: 'utf8' });
   return Number(out.trim().split('\n').pop());
@@ -53,10 +57,14 @@ for (let round = 0; round < ROUNDS; round += 1) {
 }
 
 const reference = median(samples.get('openid-client 6'));
-console.log(`Import CPU, median of ${ROUNDS} rounds (Node ${process.version}, ${cpus().length} CPUs, load ${loadavg()[0].toFixed(2)}):`);
+console.log(
+  `Import CPU, median of ${ROUNDS} rounds (Node ${process.version}, ${cpus().length} CPUs, load ${loadavg()[0].toFixed(2)}):`,
+);
 for (const [label] of TARGETS) {
   const m = median(samples.get(label));
   console.log(`  ${label.padEnd(26)} ${m.toFixed(1).padStart(6)} ms  ${(m / reference).toFixed(2)}x openid-client`);
 }
 const ratio = (label) => median(samples.get(label)) / reference;
-console.log(`Goals: root ${ratio('passport-nd-id').toFixed(2)}x (at most 1.5x), client ${ratio('passport-nd-id/client').toFixed(2)}x (at most 1x).`);
+console.log(
+  `Goals: root ${ratio('passport-nd-id').toFixed(2)}x (at most 1.5x), client ${ratio('passport-nd-id/client').toFixed(2)}x (at most 1x).`,
+);

@@ -42,7 +42,9 @@ export function get(url: string, cookie?: string): Promise<Answer> {
     const req = request(url, { method: 'GET', agent: browserAgent, headers: cookie ? { cookie } : {} }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      );
       res.on('error', reject);
     });
     req.setTimeout(30_000, () => req.destroy(new Error(`no answer within 30 s from ${new URL(url).pathname}`)));
@@ -117,7 +119,13 @@ export function listeningOrigin(provider: StartedProvider): string {
   return `http://127.0.0.1:${(provider.server.address() as AddressInfo).port}`;
 }
 
-function forward(target: StartedProvider, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<Answer & { raw: Buffer }> {
+function forward(
+  target: StartedProvider,
+  method: string,
+  path: string,
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+): Promise<Answer & { raw: Buffer }> {
   return new Promise((resolve, reject) => {
     const url = new URL(path, listeningOrigin(target));
     const req = request(url, { method, agent: frontAgent, headers: { ...headers, host: url.host } }, (res) => {
@@ -155,7 +163,9 @@ function jsonField(body: Buffer, name: string): string | undefined {
 /** Start one provider per persona and route the front's requests to them. */
 export async function startProviders(rpPublicKey: string, redirectUri: string, front: Server): Promise<Providers> {
   const origin = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
-  const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ format: 'pem', type: 'pkcs8' })
+    .toString();
   const subjectSecret = randomBytes(32).toString('base64url');
   const byPersona = new Map<string, StartedProvider>();
   for (const persona of DEFAULT_PERSONAS) {
@@ -163,7 +173,9 @@ export async function startProviders(rpPublicKey: string, redirectUri: string, f
       persona.id,
       await startProvider({
         baseUrl: origin,
-        clients: [{ clientId: CLIENT_ID, clientSecret: clientSecret, redirectUris: [redirectUri], publicKey: rpPublicKey }],
+        clients: [
+          { clientId: CLIENT_ID, clientSecret: clientSecret, redirectUris: [redirectUri], publicKey: rpPublicKey },
+        ],
         autoApprove: persona.id,
         signingKey,
         subjectSecret,
@@ -234,9 +246,13 @@ export function field(html: string, name: string): string | undefined {
 export async function completeLogin(rpOrigin: string, providers: Providers, persona: Persona): Promise<Browser> {
   const browser = new Browser();
   const authorize = location(await browser.get(`${rpOrigin}/auth/login`), 'GET /auth/login');
-  if (authorize.pathname !== '/v2/oauth/authorize') throw new Error('GET /auth/login: not sent to the authorization endpoint');
+  if (authorize.pathname !== '/v2/oauth/authorize')
+    throw new Error('GET /auth/login: not sent to the authorization endpoint');
   const provider = providers.byPersona.get(persona.id)!;
-  const callback = location(await get(`${listeningOrigin(provider)}${authorize.pathname}${authorize.search}`), 'authorize');
+  const callback = location(
+    await get(`${listeningOrigin(provider)}${authorize.pathname}${authorize.search}`),
+    'authorize',
+  );
   const code = callback.searchParams.get('code');
   if (code === null) throw new Error('authorize: no code in the redirect');
   providers.codeOwner.set(code, provider);

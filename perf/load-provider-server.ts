@@ -4,10 +4,26 @@
  * `node:http` service doing the same cryptography per login with no checks at all. It reports its
  * port, then answers `cpu` messages with its process CPU time in microseconds.
  */
-import { createCipheriv, createHash, createHmac, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes, sign, constants } from 'node:crypto';
+import {
+  createCipheriv,
+  createHash,
+  createHmac,
+  createPublicKey,
+  generateKeyPairSync,
+  publicEncrypt,
+  randomBytes,
+  sign,
+  constants,
+} from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createProvider, DEFAULT_PERSONAS, nricCheckLetter, type Persona, type Provider } from '../src/provider/index.js';
+import {
+  createProvider,
+  DEFAULT_PERSONAS,
+  nricCheckLetter,
+  type Persona,
+  type Provider,
+} from '../src/provider/index.js';
 
 interface Start {
   mode: 'provider-auto' | 'provider-interactive' | 'provider-fapi' | 'floor';
@@ -26,7 +42,11 @@ interface Start {
   publicKeyPem: string;
 }
 
-const ATTRIBUTES = { 'profile.name': 'ADA LIM', 'profile.nric_number': 'S1234567D', 'profile.passport_expiry_date': '2031-05-01' };
+const ATTRIBUTES = {
+  'profile.name': 'ADA LIM',
+  'profile.nric_number': 'S1234567D',
+  'profile.passport_expiry_date': '2031-05-01',
+};
 
 function b64(data: Buffer | string): string {
   return Buffer.from(data).toString('base64url');
@@ -53,32 +73,60 @@ function floorServer(start: Start): Server {
     const url = req.url ?? '';
     if (url.startsWith('/v2/oauth/authorize')) {
       const state = new URL(url, 'http://x').searchParams.get('state') ?? '';
-      res.writeHead(302, { location: `${start.redirectUri}?code=${b64(randomBytes(32))}&state=${encodeURIComponent(state)}` }).end();
+      res
+        .writeHead(302, {
+          location: `${start.redirectUri}?code=${b64(randomBytes(32))}&state=${encodeURIComponent(state)}`,
+        })
+        .end();
     } else if (url.startsWith('/v2/oauth/token')) {
       await body(req);
       const now = Math.floor(Date.now() / 1000);
       const accessToken = b64(randomBytes(32));
       const sub = createHmac('sha256', subjectSecret).update(`${start.clientId}\u0000ada`, 'utf8').digest('base64url');
       const atHash = createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
-      const payload = b64(JSON.stringify({ iss: 'floor', sub, aud: start.clientId, nonce: 'n', iat: now, exp: now + 600, auth_time: now, at_hash: atHash }));
+      const payload = b64(
+        JSON.stringify({
+          iss: 'floor',
+          sub,
+          aud: start.clientId,
+          nonce: 'n',
+          iat: now,
+          exp: now + 600,
+          auth_time: now,
+          at_hash: atHash,
+        }),
+      );
       const signature = sign('sha256', Buffer.from(`${header}.${payload}`), signingKey).toString('base64url');
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ access_token: accessToken, id_token: `${header}.${payload}.${signature}`, token_type: 'Bearer', expires_in: 600 }));
+      res.end(
+        JSON.stringify({
+          access_token: accessToken,
+          id_token: `${header}.${payload}.${signature}`,
+          token_type: 'Bearer',
+          expires_in: 600,
+        }),
+      );
     } else if (url.startsWith('/v2/oauth/userinfo')) {
       const blockKey = randomBytes(16);
       const cek = randomBytes(32);
       const keyHeader = b64(JSON.stringify({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid: 'client-key' }));
-      const encryptedKey = publicEncrypt({ key: rpKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, cek);
+      const encryptedKey = publicEncrypt(
+        { key: rpKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
+        cek,
+      );
       const gcm = (key: Buffer, protectedHeader: string, plaintext: string): string => {
         const iv = randomBytes(12);
-        const cipher = createCipheriv(key.length === 32 ? 'aes-256-gcm' : 'aes-128-gcm', key, iv).setAAD(Buffer.from(protectedHeader));
+        const cipher = createCipheriv(key.length === 32 ? 'aes-256-gcm' : 'aes-128-gcm', key, iv).setAAD(
+          Buffer.from(protectedHeader),
+        );
         const ct = Buffer.concat([cipher.update(plaintext), cipher.final()]);
         return `${b64(iv)}.${b64(ct)}.${b64(cipher.getAuthTag())}`;
       };
       const key = `${keyHeader}.${b64(encryptedKey)}.${gcm(cek, keyHeader, JSON.stringify({ kty: 'oct', k: b64(blockKey), alg: 'A128GCM' }))}`;
       const dirHeader = b64(JSON.stringify({ alg: 'dir', enc: 'A128GCM' }));
       const data: Record<string, string> = {};
-      for (const [name, value] of Object.entries(ATTRIBUTES)) data[name] = `${dirHeader}..${gcm(blockKey, dirHeader, value)}`;
+      for (const [name, value] of Object.entries(ATTRIBUTES))
+        data[name] = `${dirHeader}..${gcm(blockKey, dirHeader, value)}`;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ sub: 'sub-1', key, data }));
     } else {
@@ -92,7 +140,12 @@ function personas(n: number): Persona[] {
   const out: Persona[] = [DEFAULT_PERSONAS[0]!];
   for (let i = 1; i < n; i++) {
     const digits = String(1_000_000 + i).padStart(7, '0');
-    out.push({ id: `p${i}`, 'profile.name': `Person ${i}`, 'profile.nric_number': `S${digits}${nricCheckLetter('S', digits)}`, 'profile.passport_expiry_date': '2031-01-01' });
+    out.push({
+      id: `p${i}`,
+      'profile.name': `Person ${i}`,
+      'profile.nric_number': `S${digits}${nricCheckLetter('S', digits)}`,
+      'profile.passport_expiry_date': '2031-01-01',
+    });
   }
   return out;
 }
@@ -129,13 +182,28 @@ process.on('message', (message: unknown) => {
   server.listen(0, '127.0.0.1', () => {
     const { port } = server.address() as AddressInfo;
     if (start.mode !== 'floor') {
-      const base = { clientId: start.clientId, clientSecret: start.clientSecret, redirectUris: [start.redirectUri], publicKey: start.publicKeyPem, name: 'Load' };
+      const base = {
+        clientId: start.clientId,
+        clientSecret: start.clientSecret,
+        redirectUris: [start.redirectUri],
+        publicKey: start.publicKeyPem,
+        name: 'Load',
+      };
       const { clientSecret: _none, ...withoutSecret } = base;
       const client =
         start.mode === 'provider-fapi'
-          ? { ...withoutSecret, profile: 'fapi2' as const, jwks: start.jwks as never, idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' as const }
+          ? {
+              ...withoutSecret,
+              profile: 'fapi2' as const,
+              jwks: start.jwks as never,
+              idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' as const,
+            }
           : base;
-      const others = Array.from({ length: (start.clients ?? 1) - 1 }, (_, i) => ({ ...client, clientId: `other-${i}`, name: `Other ${i}` }));
+      const others = Array.from({ length: (start.clients ?? 1) - 1 }, (_, i) => ({
+        ...client,
+        clientId: `other-${i}`,
+        name: `Other ${i}`,
+      }));
       provider = createProvider({
         baseUrl: `http://127.0.0.1:${port}`,
         clients: [...others.slice(0, others.length >> 1), client, ...others.slice(others.length >> 1)],
@@ -145,7 +213,9 @@ process.on('message', (message: unknown) => {
         maxPendingPerAddress: 1_000_000,
         ...(start.maxPending !== undefined ? { maxPending: start.maxPending } : {}),
         ...(start.authorizationTtl !== undefined ? { ttl: { authorization: start.authorizationTtl } } : {}),
-        signingKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+        signingKey: generateKeyPairSync('rsa', { modulusLength: 2048 })
+          .privateKey.export({ format: 'pem', type: 'pkcs8' })
+          .toString(),
       });
       server.on('request', provider.handler);
     }

@@ -52,14 +52,20 @@ const REQUESTS = positiveInt('LOAD_REQUESTS', 10 * LOGINS);
 const REQUEST_ROUNDS = 3 * ROUNDS;
 /** Past the provider's default approval window (120 s): unanswered QR pages have expired by then. */
 const AUTHORIZATION_LIFETIME_MS = 121_000;
-const PIN = process.env.LOAD_PIN !== '0' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const PIN =
+  process.env.LOAD_PIN !== '0' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
 /** Moves every thread of process `pid` to `core`, when pinning is on. */
 function pin(pid: number | undefined, core: number): void {
-  if (PIN && pid !== undefined) spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
+  if (PIN && pid !== undefined)
+    spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
 }
 const CONCURRENCY = positiveInt('LOAD_CONCURRENCY', 4);
-const CLIENT = { clientId: 'load-client', clientSecret: 'load-client-secret-0123456789', redirectUri: 'http://127.0.0.1:9/callback' };
+const CLIENT = {
+  clientId: 'load-client',
+  clientSecret: 'load-client-secret-0123456789',
+  redirectUri: 'http://127.0.0.1:9/callback',
+};
 const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 const VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 
@@ -71,7 +77,13 @@ interface Reply {
   body: string;
 }
 
-function call(port: number, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> {
+function call(
+  port: number,
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, method, path, agent, headers }, (res) => {
       let data = '';
@@ -91,8 +103,15 @@ class Server {
     readonly port: number,
   ) {}
 
-  static async start(name: string, mode: string, publicKeyPem: string, extra: Record<string, unknown> = {}): Promise<Server> {
-    const child = fork(join(__dirname, 'load-provider-server.ts'), [], { execArgv: ['--import', 'tsx', '--expose-gc'] });
+  static async start(
+    name: string,
+    mode: string,
+    publicKeyPem: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<Server> {
+    const child = fork(join(__dirname, 'load-provider-server.ts'), [], {
+      execArgv: ['--import', 'tsx', '--expose-gc'],
+    });
     pin(child.pid, cpus().length - 1);
     const port = await new Promise<number>((resolve) => {
       child.on('message', (m: { type: string; port?: number }) => {
@@ -154,12 +173,21 @@ async function redeem(port: number, location: string): Promise<void> {
     port,
     'POST',
     '/v2/oauth/token',
-    new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirectUri, code_verifier: VERIFIER, client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret }).toString(),
+    new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CLIENT.redirectUri,
+      code_verifier: VERIFIER,
+      client_id: CLIENT.clientId,
+      client_secret: CLIENT.clientSecret,
+    }).toString(),
     { 'content-type': 'application/x-www-form-urlencoded' },
   );
   expect(token.status === 200, `token answered ${token.status}`);
   const { access_token } = JSON.parse(token.body) as { access_token: string };
-  const userinfo = await call(port, 'GET', '/v2/oauth/userinfo', undefined, { authorization: `Bearer ${access_token}` });
+  const userinfo = await call(port, 'GET', '/v2/oauth/userinfo', undefined, {
+    authorization: `Bearer ${access_token}`,
+  });
   expect(userinfo.status === 200, `userinfo answered ${userinfo.status}`);
 }
 
@@ -170,17 +198,26 @@ async function autoLogin(port: number): Promise<void> {
 }
 
 async function interactiveLogin(port: number): Promise<void> {
-  const page = await call(port, 'GET', AUTHORIZE, undefined, { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0 Safari/537.36' });
+  const page = await call(port, 'GET', AUTHORIZE, undefined, {
+    'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0 Safari/537.36',
+  });
   expect(page.status === 200, `authorize answered ${page.status}`);
   const phoneUrl = new URL(/data-qr-payload="([^"]+)"/.exec(page.body)?.[1] ?? '');
   const image = /<img class="qr"[^>]*src="([^"]+)"/.exec(page.body)?.[1] ?? '';
   const match = /data-match-code="(\d\d)"/.exec(page.body)?.[1] ?? '';
-  const statusUrl = (JSON.parse(/id="qr-config">([^<]*)</.exec(page.body)?.[1] ?? '{}') as { statusUrl: string }).statusUrl;
+  const statusUrl = (JSON.parse(/id="qr-config">([^<]*)</.exec(page.body)?.[1] ?? '{}') as { statusUrl: string })
+    .statusUrl;
   expect((await call(port, 'GET', image)).status === 200, 'QR image');
   expect((await call(port, 'GET', phoneUrl.pathname)).status === 200, 'phone page');
-  const approve = await call(port, 'POST', phoneUrl.pathname, new URLSearchParams({ decision: 'approve', persona: 'ada', match }).toString(), {
-    'content-type': 'application/x-www-form-urlencoded',
-  });
+  const approve = await call(
+    port,
+    'POST',
+    phoneUrl.pathname,
+    new URLSearchParams({ decision: 'approve', persona: 'ada', match }).toString(),
+    {
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+  );
   expect(approve.status === 200, `approve answered ${approve.status}`);
   const status = JSON.parse((await call(port, 'GET', statusUrl)).body) as { redirectTo: string };
   await redeem(port, status.redirectTo);
@@ -207,7 +244,12 @@ async function fapiKeys(): Promise<FapiKeys> {
     kid,
     dpop: dpop.privateKey,
     dpopJwk: await exportJWK(dpop.publicKey),
-    jwks: { keys: [{ ...sigJwk, kid, use: 'sig', alg: 'ES256' }, { ...encJwk, kid: 'enc-1', use: 'enc', alg: 'ECDH-ES+A256KW' }] },
+    jwks: {
+      keys: [
+        { ...sigJwk, kid, use: 'sig', alg: 'ES256' },
+        { ...encJwk, kid: 'enc-1', use: 'enc', alg: 'ECDH-ES+A256KW' },
+      ],
+    },
   };
 }
 
@@ -218,39 +260,73 @@ function fapiLogin(keys: FapiKeys): (port: number) => Promise<void> {
     const base = `http://127.0.0.1:${port}`;
     const now = Math.floor(Date.now() / 1000);
     const assertion = (): Promise<string> =>
-      new SignJWT({ iss: CLIENT.clientId, sub: CLIENT.clientId, aud: `${base}/v2`, jti: `a${jtiCounter++}`, iat: now, exp: now + 60 })
+      new SignJWT({
+        iss: CLIENT.clientId,
+        sub: CLIENT.clientId,
+        aud: `${base}/v2`,
+        jti: `a${jtiCounter++}`,
+        iat: now,
+        exp: now + 60,
+      })
         .setProtectedHeader({ alg: 'ES256', kid: keys.kid })
         .sign(keys.signing);
     const proof = (htm: string, path: string, extra: Record<string, string> = {}): Promise<string> =>
       new SignJWT({ htm, htu: `${base}${path}`, iat: now, jti: `p${jtiCounter++}`, ...extra })
         .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: keys.dpopJwk })
         .sign(keys.dpop);
-    const auth = { client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: await assertion() };
-    const par = await call(port, 'POST', '/v2/oauth/par', new URLSearchParams({ ...Object.fromEntries(new URL(AUTHORIZE, base).searchParams), ...auth }).toString(), {
-      'content-type': 'application/x-www-form-urlencoded',
-      dpop: await proof('POST', '/v2/oauth/par'),
-    });
+    const auth = {
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: await assertion(),
+    };
+    const par = await call(
+      port,
+      'POST',
+      '/v2/oauth/par',
+      new URLSearchParams({ ...Object.fromEntries(new URL(AUTHORIZE, base).searchParams), ...auth }).toString(),
+      {
+        'content-type': 'application/x-www-form-urlencoded',
+        dpop: await proof('POST', '/v2/oauth/par'),
+      },
+    );
     expect(par.status === 201, `PAR answered ${par.status}`);
     const { request_uri } = JSON.parse(par.body) as { request_uri: string };
-    const a = await call(port, 'GET', `/v2/oauth/authorize?${new URLSearchParams({ client_id: CLIENT.clientId, request_uri })}`);
+    const a = await call(
+      port,
+      'GET',
+      `/v2/oauth/authorize?${new URLSearchParams({ client_id: CLIENT.clientId, request_uri })}`,
+    );
     expect(a.status === 302, `authorize answered ${a.status}`);
     const code = new URL(String(a.headers['location'])).searchParams.get('code') ?? '';
     const token = await call(
       port,
       'POST',
       '/v2/oauth/token',
-      new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirectUri, code_verifier: VERIFIER, client_assertion_type: auth.client_assertion_type, client_assertion: await assertion() }).toString(),
+      new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: CLIENT.redirectUri,
+        code_verifier: VERIFIER,
+        client_assertion_type: auth.client_assertion_type,
+        client_assertion: await assertion(),
+      }).toString(),
       { 'content-type': 'application/x-www-form-urlencoded', dpop: await proof('POST', '/v2/oauth/token') },
     );
     expect(token.status === 200, `token answered ${token.status}`);
     const { access_token } = JSON.parse(token.body) as { access_token: string };
     const ath = createHash('sha256').update(access_token).digest('base64url');
-    const userinfo = await call(port, 'GET', '/v2/oauth/userinfo', undefined, { authorization: `DPoP ${access_token}`, dpop: await proof('GET', '/v2/oauth/userinfo', { ath }) });
+    const userinfo = await call(port, 'GET', '/v2/oauth/userinfo', undefined, {
+      authorization: `DPoP ${access_token}`,
+      dpop: await proof('GET', '/v2/oauth/userinfo', { ath }),
+    });
     expect(userinfo.status === 200, `userinfo answered ${userinfo.status}`);
   };
 }
 
-async function run(server: Server, n: number, one: (port: number) => Promise<void>): Promise<{ cpuMs: number; perSecond: number }> {
+async function run(
+  server: Server,
+  n: number,
+  one: (port: number) => Promise<void>,
+): Promise<{ cpuMs: number; perSecond: number }> {
   const before = await server.cpu();
   const started = process.hrtime.bigint();
   let next = 0;
@@ -333,8 +409,12 @@ async function main(): Promise<void> {
       `  ${s.server.name.padEnd(24)} ${median(s.cpu).toFixed(3)} ms CPU/login  ${ratio(s.cpu, floorCpu)} floor  ${(1000 / median(s.cpu)).toFixed(0)} logins/s on one core  (${median(s.rate).toFixed(0)} logins/s measured, shared machine)`,
     );
   }
-  console.log(`  FAPI 2.0 login (auto-approve) beside the base auto-approve login: ${ratio(scenarios[3]!.cpu, scenarios[1]!.cpu)}`);
-  console.log('  targets: auto-approve at most 1.2x floor; interactive login at most 3x floor; interactive authorize at most 1.5x a trivial request');
+  console.log(
+    `  FAPI 2.0 login (auto-approve) beside the base auto-approve login: ${ratio(scenarios[3]!.cpu, scenarios[1]!.cpu)}`,
+  );
+  console.log(
+    '  targets: auto-approve at most 1.2x floor; interactive login at most 3x floor; interactive authorize at most 1.5x a trivial request',
+  );
   const a = median(authorizeCpu);
   const t = median(trivialCpu);
   console.log(
@@ -362,14 +442,23 @@ async function prefill(port: number, k: number): Promise<void> {
     await Promise.all(
       Array.from({ length: Math.min(per, k - i) }, (_, j) => {
         const n = i + j;
-        return callFrom(port, `127.${1 + (n >> 16)}.${(n >> 8) & 255}.${n & 255 || 1}`, AUTHORIZE).then((status) => expect(status === 200, `prefill authorize answered ${status}`));
+        return callFrom(port, `127.${1 + (n >> 16)}.${(n >> 8) & 255}.${n & 255 || 1}`, AUTHORIZE).then((status) =>
+          expect(status === 200, `prefill authorize answered ${status}`),
+        );
       }),
     );
   }
 }
 
 /** Median CPU ms per login of `one` on a fresh server, after a warm-up. */
-async function growthCpu(name: string, mode: string, publicKeyPem: string, extra: Record<string, number>, one: (port: number) => Promise<void>, before?: (server: Server) => Promise<void>): Promise<number> {
+async function growthCpu(
+  name: string,
+  mode: string,
+  publicKeyPem: string,
+  extra: Record<string, number>,
+  one: (port: number) => Promise<void>,
+  before?: (server: Server) => Promise<void>,
+): Promise<number> {
   const server = await Server.start(name, mode, publicKeyPem, extra);
   try {
     await run(server, Math.min(WARMUP, 500), one);
@@ -397,16 +486,29 @@ async function growth(): Promise<void> {
   };
   console.log(`load:provider growth: ${GROWTH_ROUNDS} rounds of ${GROWTH_LOGINS} logins per row, median round`);
   for (const clients of [1, 100, 10_000]) {
-    show(`auto-approve, ${clients} registered client${clients === 1 ? '' : 's'}`, await growthCpu('clients', 'provider-auto', publicKeyPem, { clients }, autoLogin));
+    show(
+      `auto-approve, ${clients} registered client${clients === 1 ? '' : 's'}`,
+      await growthCpu('clients', 'provider-auto', publicKeyPem, { clients }, autoLogin),
+    );
   }
   for (const pending of [10, 10_000]) {
     show(
       `interactive, ${pending} pending authorizations from distinct addresses`,
-      await growthCpu('pending', 'provider-interactive', publicKeyPem, { maxPending: 100_000, authorizationTtl: 3600 }, interactiveLogin, (server) => prefill(server.port, pending)),
+      await growthCpu(
+        'pending',
+        'provider-interactive',
+        publicKeyPem,
+        { maxPending: 100_000, authorizationTtl: 3600 },
+        interactiveLogin,
+        (server) => prefill(server.port, pending),
+      ),
     );
   }
   for (const count of [1, 1000]) {
-    show(`interactive, ${count} persona${count === 1 ? '' : 's'}`, await growthCpu('personas', 'provider-interactive', publicKeyPem, { personas: count }, interactiveLogin));
+    show(
+      `interactive, ${count} persona${count === 1 ? '' : 's'}`,
+      await growthCpu('personas', 'provider-interactive', publicKeyPem, { personas: count }, interactiveLogin),
+    );
   }
   const server = await Server.start('heap', 'provider-auto', publicKeyPem);
   try {

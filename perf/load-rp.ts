@@ -47,7 +47,9 @@ export type RpReply =
   | { type: 'sessions'; users: Record<string, { sub: string; data: Record<string, string> } | null> }
   | { type: 'failed'; reason: string };
 
-type StoredSession = session.SessionData & { passport?: { user?: { sub: string; data: Record<string, string> } } } & Record<string, unknown>;
+type StoredSession = session.SessionData & {
+  passport?: { user?: { sub: string; data: Record<string, string> } };
+} & Record<string, unknown>;
 
 const send = (reply: RpReply): void => {
   process.send?.(reply);
@@ -90,7 +92,16 @@ async function stats(): Promise<RpStats> {
     const expires = data.cookie?.expires;
     if (expires !== undefined && expires !== null && new Date(expires).getTime() > hourFromNow) longLived += 1;
   }
-  return { rss, heapUsed, sessions: Object.keys(all).length, withPending, maxPendingPerSession, totalBytes, maxBytes, longLived };
+  return {
+    rss,
+    heapUsed,
+    sessions: Object.keys(all).length,
+    withPending,
+    maxPendingPerSession,
+    totalBytes,
+    maxBytes,
+    longLived,
+  };
 }
 
 async function start(request: Extract<RpRequest, { type: 'start' }>): Promise<void> {
@@ -119,6 +130,8 @@ process.on('message', (message: RpRequest) => {
     for (const [sid, data] of Object.entries(all)) users[sid] = data.passport?.user ?? null;
     send({ type: 'sessions', users });
   };
-  run().catch((err: unknown) => send({ type: 'failed', reason: err instanceof Error ? err.message.slice(0, 200) : 'unknown error' }));
+  run().catch((err: unknown) =>
+    send({ type: 'failed', reason: err instanceof Error ? err.message.slice(0, 200) : 'unknown error' }),
+  );
 });
 process.on('disconnect', () => process.exit(0));

@@ -73,7 +73,8 @@ class RpProcess {
 
   async stats(): Promise<RpStats> {
     const reply = await this.ask({ type: 'stats' });
-    if (reply.type !== 'stats') throw new Error(`the RP could not report its figures (${reply.type === 'failed' ? reply.reason : reply.type})`);
+    if (reply.type !== 'stats')
+      throw new Error(`the RP could not report its figures (${reply.type === 'failed' ? reply.reason : reply.type})`);
     return reply.stats;
   }
 
@@ -112,7 +113,6 @@ interface Completed {
   browser: Browser;
   persona: Persona;
 }
-
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
@@ -209,8 +209,10 @@ async function main(): Promise<void> {
   });
   const afterOne = await rp.stats();
   rows.push(statsRow(`+ ${ABANDONED} abandoned (one browser)`, afterOne));
-  if (afterOne.sessions !== afterAbandoned.sessions + 1) failed('logins started in one browser created more than one session');
-  if (afterOne.maxPendingPerSession > DEFAULT_MAX_PENDING_LOGINS) failed('a session holds more pending logins than maxPendingLogins');
+  if (afterOne.sessions !== afterAbandoned.sessions + 1)
+    failed('logins started in one browser created more than one session');
+  if (afterOne.maxPendingPerSession > DEFAULT_MAX_PENDING_LOGINS)
+    failed('a session holds more pending logins than maxPendingLogins');
 
   rp.stop();
   await providers.close();
@@ -221,7 +223,9 @@ async function main(): Promise<void> {
   latencies.sort((a, b) => a - b);
   const errors = [...failures.values()].reduce((a, b) => a + b, 0);
   const ms = (n: number): string => `${n.toFixed(1)} ms`;
-  console.log(`\nLoad test: RP = example app (NdIdStrategy + ndIdRouter, memory store) in its own process; ${DEFAULT_PERSONAS.length} autoApprove providers on loopback.`);
+  console.log(
+    `\nLoad test: RP = example app (NdIdStrategy + ndIdRouter, memory store) in its own process; ${DEFAULT_PERSONAS.length} autoApprove providers on loopback.`,
+  );
   console.log(`\n| complete logins | concurrency | wall time | logins/s | p50 | p95 | p99 | max | errors |`);
   console.log(`|---|---|---|---|---|---|---|---|---|`);
   console.log(
@@ -229,8 +233,12 @@ async function main(): Promise<void> {
       `${ms(percentile(latencies, 50))} | ${ms(percentile(latencies, 95))} | ${ms(percentile(latencies, 99))} | ` +
       `${ms(latencies.at(-1) ?? NaN)} | ${errors} |`,
   );
-  console.log(`\nPersonas signed in: ${[...personaCounts].map(([id, n]) => `${id} ${n}`).join(', ')}; every profile page and stored session matched its own browser's persona.`);
-  console.log(`Abandoned logins: ${ABANDONED} own browsers in ${(abandonedMs / 1000).toFixed(2)} s; ${ABANDONED} in one browser in ${(oneMs / 1000).toFixed(2)} s.`);
+  console.log(
+    `\nPersonas signed in: ${[...personaCounts].map(([id, n]) => `${id} ${n}`).join(', ')}; every profile page and stored session matched its own browser's persona.`,
+  );
+  console.log(
+    `Abandoned logins: ${ABANDONED} own browsers in ${(abandonedMs / 1000).toFixed(2)} s; ${ABANDONED} in one browser in ${(oneMs / 1000).toFixed(2)} s.`,
+  );
   const perAbandoned = (afterAbandoned.heapUsed - afterLogins.heapUsed) / ABANDONED;
   const perSignedIn = (afterLogins.heapUsed - before.heapUsed) / Math.max(1, latencies.length);
   console.log(
@@ -239,7 +247,9 @@ async function main(): Promise<void> {
       `${afterOne.sessions - afterAbandoned.sessions} session of ${afterOne.maxBytes} bytes at most).`,
   );
   console.log(`\nRP process after a full GC (session sizes: JSON as the store keeps it, in bytes):\n`);
-  console.log('| point | rss | heapUsed | sessions | with pending logins | most pending in one | mean size | max size | total | cookie expires > 1 h |');
+  console.log(
+    '| point | rss | heapUsed | sessions | with pending logins | most pending in one | mean size | max size | total | cookie expires > 1 h |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
   if (errors > 0) {

@@ -109,8 +109,16 @@ async function main(): Promise<void> {
   const baselineDir = process.env.BENCH_BASELINE;
   let baseline: { close(): void } | undefined;
   if (baselineDir !== undefined && baselineDir !== '') {
-    const { IdClient: BaselineClient } = (await import(pathToFileURL(resolve(baselineDir, 'src/client/id-client.ts')).href)) as { IdClient: typeof IdClient };
-    const client = new BaselineClient({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, privateKey: privateKeyPem, redirectUri: REDIRECT_URI, hostname: origin });
+    const { IdClient: BaselineClient } = (await import(
+      pathToFileURL(resolve(baselineDir, 'src/client/id-client.ts')).href
+    )) as { IdClient: typeof IdClient };
+    const client = new BaselineClient({
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      privateKey: privateKeyPem,
+      redirectUri: REDIRECT_URI,
+      hostname: origin,
+    });
     baseline = client;
     scenarios.push({
       name: 'baseline IdClient (BENCH_BASELINE)',
@@ -148,17 +156,32 @@ async function main(): Promise<void> {
   stub.child.kill('SIGTERM');
 
   report(scenarios, jwksFetches, ours.jwksFetchCount, ours.discoveryFetchCount);
-  if (process.env.BENCH_ALGS !== '0' && only === undefined) await attributeAlgorithms(rp.privateKey, privateKeyPem, rp.publicKey.export({ format: 'pem', type: 'spki' }).toString());
+  if (process.env.BENCH_ALGS !== '0' && only === undefined)
+    await attributeAlgorithms(
+      rp.privateKey,
+      privateKeyPem,
+      rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+    );
 }
 
 /** Ours beside the floor for each attribute key management, each pair against its own stub. */
-async function attributeAlgorithms(rpKey: import('node:crypto').KeyObject, privateKeyPem: string, publicPem: string): Promise<void> {
+async function attributeAlgorithms(
+  rpKey: import('node:crypto').KeyObject,
+  privateKeyPem: string,
+  publicPem: string,
+): Promise<void> {
   const iterations = positiveInt('BENCH_ALG_ITERATIONS', 200);
   const { codeVerifier } = generatePkcePair();
   const pairs: { alg: string; ours: Scenario; floor: Scenario; close: () => void }[] = [];
   for (const alg of ATTRIBUTE_ALGORITHMS) {
     const stub = await startStub(publicPem, CLIENT_ID, NONCE, undefined, alg);
-    const client = new IdClient({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, privateKey: privateKeyPem, redirectUri: REDIRECT_URI, hostname: stub.origin });
+    const client = new IdClient({
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      privateKey: privateKeyPem,
+      redirectUri: REDIRECT_URI,
+      hostname: stub.origin,
+    });
     const floor = new FloorClient(stub.origin, rpKey, alg);
     const ours: Scenario = {
       name: `ours, ${alg}`,
@@ -190,7 +213,10 @@ async function attributeAlgorithms(rpKey: import('node:crypto').KeyObject, priva
     for (const s of round % 2 === 0 ? order : order.reverse()) s.samples.push(await measureN(s.login, iterations));
   }
   for (const p of pairs) p.close();
-  const out = ['', `Attribute key management (A128GCM content), ${iterations} logins x ${ROUNDS} interleaved rounds: ours beside the node:crypto floor doing the same unwrap`];
+  const out = [
+    '',
+    `Attribute key management (A128GCM content), ${iterations} logins x ${ROUNDS} interleaved rounds: ours beside the node:crypto floor doing the same unwrap`,
+  ];
   for (const p of pairs) {
     const ratios = p.ours.samples.map((x, i) => x / p.floor.samples[i]!);
     const r = median(ratios);
@@ -214,9 +240,11 @@ function levelLogger(level: 'debug' | 'info' | 'warn' | 'error') {
   const rank = { debug: 20, info: 30, warn: 40, error: 50 };
   const min = rank[level];
   let written = 0;
-  const at = (l: keyof typeof rank) => (..._args: unknown[]) => {
-    if (rank[l] >= min) written += 1;
-  };
+  const at =
+    (l: keyof typeof rank) =>
+    (..._args: unknown[]) => {
+      if (rank[l] >= min) written += 1;
+    };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), written: () => written };
 }
 
@@ -237,7 +265,12 @@ async function check(s: Scenario): Promise<void> {
   }
 }
 
-function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourCount: number, discoveryCount: number): void {
+function report(
+  scenarios: Scenario[],
+  jwksFetches: Record<string, number>,
+  ourCount: number,
+  discoveryCount: number,
+): void {
   const baseline = scenarios.length === 5 ? scenarios[4] : undefined;
   if (scenarios.length !== 4 && baseline === undefined) {
     for (const s of scenarios) process.stdout.write(`${s.name}: ${median(s.samples).toFixed(0)} µs CPU/login\n`);
@@ -259,13 +292,17 @@ function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourC
   ]);
   const head = ['client', 'µs CPU/login (median round)', 'best round', 'vs floor', 'JWKS fetches'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  const range = (xs: number[]) => `median ${median(xs).toFixed(2)}x, rounds ${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}x`;
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const range = (xs: number[]) =>
+    `median ${median(xs).toFixed(2)}x, rounds ${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}x`;
   const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
   const out = [
     `Login CPU (callback + userinfo, 3 attributes), node ${process.version}, ${ITERATIONS} logins x ${ROUNDS} interleaved rounds after ${WARMUP} warm-up logins`,
     'Stub provider in a child process serving precomputed responses; process.cpuUsage() of the RP process only.',
-    `Machine: ${cpus().length} CPUs, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end of the run.`,
+    `Machine: ${cpus().length} CPUs, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} at the end of the run.`,
     '',
     line(head),
     line(widths.map((w) => '-'.repeat(w))),
@@ -280,7 +317,9 @@ function report(scenarios: Scenario[], jwksFetches: Record<string, number>, ourC
     `Discovery fetches by IdClient over the whole run: ${discoveryCount} (target 1)  ${verdict(discoveryCount === 1)}`,
     ...(baseline === undefined
       ? []
-      : [`ours / baseline     ${range(paired(ours, baseline))}   target <= 1.05x  ${verdict(median(paired(ours, baseline)) <= 1.05)}`]),
+      : [
+          `ours / baseline     ${range(paired(ours, baseline))}   target <= 1.05x  ${verdict(median(paired(ours, baseline)) <= 1.05)}`,
+        ]),
   ];
   process.stdout.write(out.join('\n') + '\n');
 }

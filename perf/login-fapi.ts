@@ -39,7 +39,8 @@ interface Worker {
 }
 
 async function main(): Promise<void> {
-  const pem = (k: import('node:crypto').KeyObject, type: 'pkcs8' | 'spki') => k.export({ format: 'pem', type }).toString();
+  const pem = (k: import('node:crypto').KeyObject, type: 'pkcs8' | 'spki') =>
+    k.export({ format: 'pem', type }).toString();
   const rp = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const assertionKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
   const encKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -53,13 +54,32 @@ async function main(): Promise<void> {
     BENCH_ID_TOKEN_KEY: pem(encKey.privateKey, 'pkcs8'),
   };
   const workers = [
-    startWorker('passport-nd-id, base profile (authorization URL, callback, userinfo)', { ...common, BENCH_ROLE: 'ours-base', BENCH_ORIGIN: baseStub.origin }),
-    startWorker('passport-nd-id, FAPI 2.0 (DPoP key, PAR, callback + JWE ID token, userinfo)', { ...common, BENCH_ROLE: 'ours-fapi', BENCH_ORIGIN: fapiStub.origin }),
-    startWorker('openid-client 6, the same FAPI 2.0 login (attributes with jose)', { ...common, BENCH_ROLE: 'openid-client', BENCH_ORIGIN: fapiStub.origin }),
+    startWorker('passport-nd-id, base profile (authorization URL, callback, userinfo)', {
+      ...common,
+      BENCH_ROLE: 'ours-base',
+      BENCH_ORIGIN: baseStub.origin,
+    }),
+    startWorker('passport-nd-id, FAPI 2.0 (DPoP key, PAR, callback + JWE ID token, userinfo)', {
+      ...common,
+      BENCH_ROLE: 'ours-fapi',
+      BENCH_ORIGIN: fapiStub.origin,
+    }),
+    startWorker('openid-client 6, the same FAPI 2.0 login (attributes with jose)', {
+      ...common,
+      BENCH_ROLE: 'openid-client',
+      BENCH_ORIGIN: fapiStub.origin,
+    }),
   ];
   const baselineDir = process.env.BENCH_BASELINE;
   if (baselineDir !== undefined && baselineDir !== '') {
-    workers.push(startWorker('baseline FAPI 2.0 login (BENCH_BASELINE)', { ...common, BENCH_ROLE: 'ours-fapi', BENCH_ORIGIN: fapiStub.origin, BENCH_SRC: baselineDir }));
+    workers.push(
+      startWorker('baseline FAPI 2.0 login (BENCH_BASELINE)', {
+        ...common,
+        BENCH_ROLE: 'ours-fapi',
+        BENCH_ORIGIN: fapiStub.origin,
+        BENCH_SRC: baselineDir,
+      }),
+    );
   }
   for (const w of workers) {
     const data = (await ask(w, 'check')) as Record<string, string>;
@@ -78,22 +98,31 @@ async function main(): Promise<void> {
 
   const [base, fapi, openid, baseline] = workers as [Worker, Worker, Worker, Worker | undefined];
   const paired = (a: Worker, b: Worker) => a.samples.map((x, i) => x / b.samples[i]!);
-  const range = (xs: number[]) => `median ${median(xs).toFixed(2)}x, rounds ${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}x`;
+  const range = (xs: number[]) =>
+    `median ${median(xs).toFixed(2)}x, rounds ${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}x`;
   const verdict = (ok: boolean) => (ok ? 'MET' : 'MISSED');
   const fapiVsBase = paired(fapi, base);
   const oursVsOpenid = paired(fapi, openid);
   process.stdout.write(
     [
       `Relying-party CPU per login, each client in its own process: node ${process.version}, ${ITERATIONS} logins x ${ROUNDS} interleaved rounds after ${WARMUP} warm-up logins`,
-      `Machine: ${cpus().length} CPUs, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end of the run.`,
+      `Machine: ${cpus().length} CPUs, load average ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} at the end of the run.`,
       '',
-      ...workers.map((w) => `${w.name.padEnd(80)} ${median(w.samples).toFixed(0).padStart(6)} µs CPU/login (median round; best ${Math.min(...w.samples).toFixed(0)})`),
+      ...workers.map(
+        (w) =>
+          `${w.name.padEnd(80)} ${median(w.samples).toFixed(0).padStart(6)} µs CPU/login (median round; best ${Math.min(...w.samples).toFixed(0)})`,
+      ),
       '',
       `FAPI / base                   ${range(fapiVsBase)}   target <= ${FAPI_VS_BASE_TARGET}x  ${verdict(median(fapiVsBase) <= FAPI_VS_BASE_TARGET)}`,
       `FAPI: ours / openid-client 6  ${range(oursVsOpenid)}   target <= ${OURS_VS_OPENID_CLIENT_TARGET}x  ${verdict(median(oursVsOpenid) <= OURS_VS_OPENID_CLIENT_TARGET)}`,
       ...(baseline === undefined
         ? []
-        : [`FAPI: ours / baseline        ${range(paired(fapi, baseline))}`, `baseline FAPI / base          ${range(paired(baseline, base))}`]),
+        : [
+            `FAPI: ours / baseline        ${range(paired(fapi, baseline))}`,
+            `baseline FAPI / base          ${range(paired(baseline, base))}`,
+          ]),
     ].join('\n') + '\n',
   );
 }

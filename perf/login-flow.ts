@@ -46,7 +46,8 @@ function flowLogin(flow: LoginFlow, iss: string): Login {
     const record: Record<string, unknown> = {};
     const session = recordSession(record);
     const { state } = flow.begin(session);
-    (record[flow.sessionKey] as { state: string; nonce: string }[]).find((login) => login.state === state)!.nonce = NONCE;
+    (record[flow.sessionKey] as { state: string; nonce: string }[]).find((login) => login.state === state)!.nonce =
+      NONCE;
     return (await flow.complete(session, { code: 'bench-code', state, iss })).user.data;
   };
 }
@@ -80,13 +81,26 @@ async function main(): Promise<void> {
         return (await client.userinfo({ sub, accessToken })).data;
       },
     },
-    { name: 'login flow, in-memory replay store', cpu: [], wall: [], login: flowLogin(createLoginFlow({ ...options, replayStore: createMemoryReplayStore() }), issuer) },
-    { name: 'login flow, Redis replay store', cpu: [], wall: [], login: flowLogin(createLoginFlow({ ...options, replayStore: createRedisReplayStore(redisClient) }), issuer) },
+    {
+      name: 'login flow, in-memory replay store',
+      cpu: [],
+      wall: [],
+      login: flowLogin(createLoginFlow({ ...options, replayStore: createMemoryReplayStore() }), issuer),
+    },
+    {
+      name: 'login flow, Redis replay store',
+      cpu: [],
+      wall: [],
+      login: flowLogin(createLoginFlow({ ...options, replayStore: createRedisReplayStore(redisClient) }), issuer),
+    },
     {
       name: 'login flow, in-memory, logger at info',
       cpu: [],
       wall: [],
-      login: flowLogin(createLoginFlow({ ...options, replayStore: createMemoryReplayStore(), logger: infoLogger() }), issuer),
+      login: flowLogin(
+        createLoginFlow({ ...options, replayStore: createMemoryReplayStore(), logger: infoLogger() }),
+        issuer,
+      ),
     },
   ];
 
@@ -117,7 +131,12 @@ async function main(): Promise<void> {
 }
 
 /** A logger like pino's at level info: debug is a no-op, the others serialise one JSON line (discarded). */
-function infoLogger(): { debug: () => void; info: (o: unknown, m: unknown) => void; warn: (o: unknown, m: unknown) => void; error: (o: unknown, m: unknown) => void } {
+function infoLogger(): {
+  debug: () => void;
+  info: (o: unknown, m: unknown) => void;
+  warn: (o: unknown, m: unknown) => void;
+  error: (o: unknown, m: unknown) => void;
+} {
   let bytes = 0;
   const write = (o: unknown, m: unknown): void => {
     bytes += JSON.stringify({ level: 30, time: Date.now(), ...(o as object), msg: m }).length;
@@ -137,11 +156,14 @@ function report(scenarios: Scenario[], redisKeys: number): void {
   ]);
   const head = ['scenario', 'µs CPU/login', 'µs wall/login', 'CPU vs IdClient', 'wall vs IdClient'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const delta = (a: number[], b: number[]) => median(a.map((x, i) => x - b[i]!));
   const out = [
     `Login flow cost, node ${process.version}, ${ITERATIONS} sequential logins x ${ROUNDS} interleaved rounds after ${WARMUP} warm-up logins`,
-    `Machine: ${cpus().length} CPUs, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end of the run.`,
+    `Machine: ${cpus().length} CPUs, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} at the end of the run.`,
     '',
     line(head),
     line(widths.map((w) => '-'.repeat(w))),
@@ -173,9 +195,13 @@ async function startRedis(): Promise<{ url: string; child: ChildProcess }> {
       server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
     });
   });
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   child.once('error', (err) => {
     process.stderr.write(`bench:flow needs redis-server on the PATH (${err.message}).\n`);
     process.exit(1);

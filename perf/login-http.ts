@@ -38,10 +38,16 @@ async function login(port: number, iss: string): Promise<void> {
   const sent = new URL(start.location).searchParams;
   // A pushed login sends only client_id and request_uri; the bench stub's request_uri ends with the state.
   const requestUri = sent.get('request_uri');
-  const state = requestUri === null ? sent.get('state') : decodeURIComponent(requestUri.slice(requestUri.lastIndexOf(':') + 1));
+  const state =
+    requestUri === null ? sent.get('state') : decodeURIComponent(requestUri.slice(requestUri.lastIndexOf(':') + 1));
   if (start.status !== 302 || state === null) throw new Error(`login answered ${start.status}`);
-  const done = await get(port, `/auth/callback?code=bench-code&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(iss)}`, start.cookies.join('; '));
-  if (done.status !== 302 || done.location !== '/') throw new Error(`callback answered ${done.status}: ${done.body.slice(0, 200)}`);
+  const done = await get(
+    port,
+    `/auth/callback?code=bench-code&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(iss)}`,
+    start.cookies.join('; '),
+  );
+  if (done.status !== 302 || done.location !== '/')
+    throw new Error(`callback answered ${done.status}: ${done.body.slice(0, 200)}`);
 }
 
 async function serverCpu(port: number): Promise<number> {
@@ -53,15 +59,24 @@ async function serverCpu(port: number): Promise<number> {
  * core and this driver and the stub on the first, so they do not preempt each other mid-login;
  * BENCH_HTTP_PIN=0 turns that off.
  */
-const PIN_CORES = process.env.BENCH_HTTP_PIN !== '0' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const PIN_CORES =
+  process.env.BENCH_HTTP_PIN !== '0' && cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 
-async function startChild(file: string, env: Record<string, string>, core?: number): Promise<{ line: string; child: ChildProcess }> {
+async function startChild(
+  file: string,
+  env: Record<string, string>,
+  core?: number,
+): Promise<{ line: string; child: ChildProcess }> {
   const args = [...process.execArgv, join(__dirname, file)];
   const pinned = PIN_CORES && core !== undefined;
-  const child = spawn(pinned ? 'taskset' : process.execPath, pinned ? ['-c', String(core), process.execPath, ...args] : args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    pinned ? 'taskset' : process.execPath,
+    pinned ? ['-c', String(core), process.execPath, ...args] : args,
+    {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   process.on('exit', () => child.kill('SIGTERM'));
   for await (const line of createInterface({ input: child.stdout! })) return { line, child };
   throw new Error(`${file} exited before it was ready`);
@@ -70,20 +85,28 @@ async function startChild(file: string, env: Record<string, string>, core?: numb
 async function main(): Promise<void> {
   if (PIN_CORES) spawnSync('taskset', ['-p', '-c', '0', String(process.pid)]);
   const rp = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const stub = await startChild('stub-server.ts', {
-    BENCH_RP_PUBLIC_KEY: rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-    BENCH_CLIENT_ID: CLIENT_ID,
-    BENCH_NONCE: NONCE,
-  }, 0);
+  const stub = await startChild(
+    'stub-server.ts',
+    {
+      BENCH_RP_PUBLIC_KEY: rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+      BENCH_CLIENT_ID: CLIENT_ID,
+      BENCH_NONCE: NONCE,
+    },
+    0,
+  );
   const { origin } = JSON.parse(stub.line) as { origin: string };
   const assertionKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
   const idTokenKey = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const fapiStub = await startChild('stub-server.ts', {
-    BENCH_RP_PUBLIC_KEY: rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-    BENCH_CLIENT_ID: CLIENT_ID,
-    BENCH_NONCE: NONCE,
-    BENCH_ID_TOKEN_KEY: idTokenKey.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-  }, 0);
+  const fapiStub = await startChild(
+    'stub-server.ts',
+    {
+      BENCH_RP_PUBLIC_KEY: rp.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+      BENCH_CLIENT_ID: CLIENT_ID,
+      BENCH_NONCE: NONCE,
+      BENCH_ID_TOKEN_KEY: idTokenKey.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+    },
+    0,
+  );
   const fapiOrigin = (JSON.parse(fapiStub.line) as { origin: string }).origin;
   const scenarios = [
     { key: 'bare', name: 'hand-written IdClient routes (express-session)', samples: [] as number[] },
@@ -96,15 +119,19 @@ async function main(): Promise<void> {
   const ports: Record<string, number> = {};
   const apps: ChildProcess[] = [];
   for (const s of scenarios) {
-    const app = await startChild('http-apps.ts', {
-      BENCH_APP: s.key,
-      BENCH_ORIGIN: s.key === 'fapi' ? fapiOrigin : origin,
-      BENCH_ASSERTION_KEY: assertionKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-      BENCH_ID_TOKEN_PRIVATE_KEY: idTokenKey.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-      BENCH_RP_PRIVATE_KEY: rp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-      BENCH_CLIENT_ID: CLIENT_ID,
-      BENCH_NONCE: NONCE,
-    }, cpus().length - 1);
+    const app = await startChild(
+      'http-apps.ts',
+      {
+        BENCH_APP: s.key,
+        BENCH_ORIGIN: s.key === 'fapi' ? fapiOrigin : origin,
+        BENCH_ASSERTION_KEY: assertionKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+        BENCH_ID_TOKEN_PRIVATE_KEY: idTokenKey.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+        BENCH_RP_PRIVATE_KEY: rp.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+        BENCH_CLIENT_ID: CLIENT_ID,
+        BENCH_NONCE: NONCE,
+      },
+      cpus().length - 1,
+    );
     ports[s.key] = (JSON.parse(app.line) as { port: number }).port;
     apps.push(app.child);
   }

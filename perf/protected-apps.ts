@@ -31,7 +31,10 @@ app.get('/__signin', (req, res, next) => {
   const user = { sub: 'bench-sub-0123456789', data: { 'profile.name': 'Bench Person' } };
   req.logIn(user, (err) => {
     if (err) return next(err);
-    sessions.start(recordSession(req.session as unknown as Record<string, unknown>), { sub: user.sub, authTime: Date.now() });
+    sessions.start(recordSession(req.session as unknown as Record<string, unknown>), {
+      sub: user.sub,
+      authTime: Date.now(),
+    });
     res.send('signed in');
   });
 });

@@ -24,13 +24,20 @@ async function startApp(guard: boolean): Promise<{ port: number; child: ChildPro
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.on('exit', () => child.kill('SIGTERM'));
-  for await (const line of createInterface({ input: child.stdout! })) return { port: (JSON.parse(line) as { port: number }).port, child };
+  for await (const line of createInterface({ input: child.stdout! }))
+    return { port: (JSON.parse(line) as { port: number }).port, child };
   throw new Error('protected-apps.ts exited before it was ready');
 }
 
 async function main(): Promise<void> {
   const scenarios = [
-    { name: 'trivial route (express-session + passport.session())', guard: false, samples: [] as number[], port: 0, cookie: '' },
+    {
+      name: 'trivial route (express-session + passport.session())',
+      guard: false,
+      samples: [] as number[],
+      port: 0,
+      cookie: '',
+    },
     { name: 'same route behind requireSignIn()', guard: true, samples: [] as number[], port: 0, cookie: '' },
   ];
   const children: ChildProcess[] = [];

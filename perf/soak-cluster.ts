@@ -38,7 +38,12 @@ export class Instance {
   start(): Promise<void> {
     const child = fork(join(__dirname, 'soak-rp.ts'), [], {
       execArgv: ['--expose-gc', '--import', 'tsx'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...this.env, SOAK_INSTANCE: this.name },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        ...this.env,
+        SOAK_INSTANCE: this.name,
+      },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     this.#child = child;
@@ -81,7 +86,11 @@ export class Instance {
         if (reply.type !== 'stats') return;
         clearTimeout(timer);
         child.off('message', onMessage);
-        resolve({ rss: reply.rss, heapUsed: reply.heapUsed, ...(reply.sessions !== undefined ? { sessions: reply.sessions } : {}) });
+        resolve({
+          rss: reply.rss,
+          heapUsed: reply.heapUsed,
+          ...(reply.sessions !== undefined ? { sessions: reply.sessions } : {}),
+        });
       };
       child.on('message', onMessage);
       child.send({ type: 'stats' });
@@ -113,7 +122,8 @@ export interface Balancer {
 
 const backendAgent = new Agent({ keepAlive: true, maxSockets: 200 });
 
-const BAD_GATEWAY_PAGE = '<!doctype html><title>Bad gateway</title><h1>Bad gateway</h1><p>No instance of the site could answer. Please try again.</p>';
+const BAD_GATEWAY_PAGE =
+  '<!doctype html><title>Bad gateway</title><h1>Bad gateway</h1><p>No instance of the site could answer. Please try again.</p>';
 
 function badGateway(res: ServerResponse, counts: BalancerCounts, reason: string): void {
   if (res.headersSent) return;
@@ -122,7 +132,13 @@ function badGateway(res: ServerResponse, counts: BalancerCounts, reason: string)
   res.writeHead(502, { 'content-type': 'text/html; charset=utf-8' }).end(BAD_GATEWAY_PAGE);
 }
 
-function proxy(req: IncomingMessage, res: ServerResponse, ports: number[], attempt: number, counts: BalancerCounts): void {
+function proxy(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ports: number[],
+  attempt: number,
+  counts: BalancerCounts,
+): void {
   const port = ports[attempt % ports.length]!;
   const upstream = request(
     { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers, agent: backendAgent },

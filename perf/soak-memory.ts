@@ -27,7 +27,11 @@ export interface MemorySoakResult {
 }
 
 /** Run the in-memory part with `env` (the shared configuration, without REDIS_URL) on `port`. */
-export async function soakMemoryStore(env: Record<string, string>, port: number, concurrency: number): Promise<MemorySoakResult> {
+export async function soakMemoryStore(
+  env: Record<string, string>,
+  port: number,
+  concurrency: number,
+): Promise<MemorySoakResult> {
   const instance = new Instance('M', port, {
     ...env,
     PORT: String(port),
@@ -84,8 +88,10 @@ export async function soakMemoryStore(env: Record<string, string>, port: number,
     const waited = performance.now() - waitStart;
     const end = await point(`after the TTL and a sweep (${(waited / 1000).toFixed(0)} s later)`);
 
-    if (maxSeen > MAX_SESSIONS) problems.push(`memory store held ${maxSeen} sessions, over its bound of ${MAX_SESSIONS}`);
-    if ((end.sessions ?? 0) > 0) problems.push(`memory store still held ${end.sessions} sessions ${(waited / 1000).toFixed(0)} s after the flood`);
+    if (maxSeen > MAX_SESSIONS)
+      problems.push(`memory store held ${maxSeen} sessions, over its bound of ${MAX_SESSIONS}`);
+    if ((end.sessions ?? 0) > 0)
+      problems.push(`memory store still held ${end.sessions} sessions ${(waited / 1000).toFixed(0)} s after the flood`);
     const heap = end.heapUsed / start.heapUsed - 1;
     const rss = end.rss / start.rss - 1;
     if (heap > 0.1) problems.push(`memory instance: heap ${(heap * 100).toFixed(0)}% above its start after the TTL`);

@@ -15,7 +15,10 @@ import { BoundedMemoryStore } from '../example-app/memory-store.js';
 import { startExampleServer } from '../example-app/server.js';
 
 /** Messages to the soak. */
-export type SoakRpReply = { type: 'ready'; port: number } | { type: 'stats'; rss: number; heapUsed: number; sessions?: number } | { type: 'failed'; reason: string };
+export type SoakRpReply =
+  | { type: 'ready'; port: number }
+  | { type: 'stats'; rss: number; heapUsed: number; sessions?: number }
+  | { type: 'failed'; reason: string };
 
 const name = process.env.SOAK_INSTANCE ?? 'rp';
 const log = (line: string): void => {
@@ -36,7 +39,9 @@ async function main(): Promise<void> {
       trustProxy: config.site.trustProxy,
       ...(config.site.loginTtlMs !== undefined ? { loginTtlMs: config.site.loginTtlMs } : {}),
       ...(config.site.sessionMaxAgeMs !== undefined ? { sessionMaxAgeMs: config.site.sessionMaxAgeMs } : {}),
-      ...(config.site.maxMemorySessions !== undefined ? { memoryStore: { maxSessions: config.site.maxMemorySessions } } : {}),
+      ...(config.site.maxMemorySessions !== undefined
+        ? { memoryStore: { maxSessions: config.site.maxMemorySessions } }
+        : {}),
       log,
     },
     { port: config.site.port, host: config.site.host },

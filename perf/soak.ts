@@ -20,7 +20,20 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_PERSONAS } from '../src/provider/index.js';
 import { freePort, startRedis } from '../test/helpers/redis.js';
 import { positiveInt } from './env.js';
-import { Browser, browserAgent, CLIENT_ID, clientSecret, completeLogin, frontAgent, location, PageError, percentile, SCOPE, startProviders, type Providers } from './load-logins.js';
+import {
+  Browser,
+  browserAgent,
+  CLIENT_ID,
+  clientSecret,
+  completeLogin,
+  frontAgent,
+  location,
+  PageError,
+  percentile,
+  SCOPE,
+  startProviders,
+  type Providers,
+} from './load-logins.js';
 import { soakMemoryStore } from './soak-memory.js';
 import { Instance, redisFigures, startBalancer, type ProcessMemory, type RedisFigures } from './soak-cluster.js';
 
@@ -49,13 +62,20 @@ interface Outcome {
 }
 
 function classify(err: unknown): string {
-  if (err instanceof PageError) return err.heading ? `${err.status} ${err.heading}` : `no page: HTTP ${err.status} without a heading`;
+  if (err instanceof PageError)
+    return err.heading ? `${err.status} ${err.heading}` : `no page: HTTP ${err.status} without a heading`;
   const message = err instanceof Error ? err.message : 'unknown failure';
   return message.startsWith('cross-talk') ? `CROSS-TALK` : `no page: ${message.slice(0, 80)}`;
 }
 
 /** Run `task` with `concurrency` in flight until `count` have run or `deadline` (ms, performance.now()) passes. */
-async function run(count: number, concurrency: number, deadline: number, task: () => Promise<void>, pauseAfterFailureMs = 0): Promise<Outcome[]> {
+async function run(
+  count: number,
+  concurrency: number,
+  deadline: number,
+  task: () => Promise<void>,
+  pauseAfterFailureMs = 0,
+): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   let started = 0;
   const worker = async (): Promise<void> => {
@@ -86,8 +106,12 @@ const describe = (counts: Map<string, number>): string =>
   counts.size === 0 ? 'none' : [...counts].map(([what, n]) => `${n} × ${what}`).join(', ');
 
 function latencyRow(label: string, outcomes: Outcome[]): string {
-  const ok = outcomes.filter((o) => o.result === 'ok').map((o) => o.end - o.start).sort((a, b) => a - b);
-  const wall = outcomes.length === 0 ? 0 : Math.max(...outcomes.map((o) => o.end)) - Math.min(...outcomes.map((o) => o.start));
+  const ok = outcomes
+    .filter((o) => o.result === 'ok')
+    .map((o) => o.end - o.start)
+    .sort((a, b) => a - b);
+  const wall =
+    outcomes.length === 0 ? 0 : Math.max(...outcomes.map((o) => o.end)) - Math.min(...outcomes.map((o) => o.start));
   const ms = (n: number): string => `${n.toFixed(0)} ms`;
   return (
     `| ${label} | ${outcomes.length} | ${s1(wall)} | ${((ok.length / wall) * 1000).toFixed(0)}/s | ${ms(percentile(ok, 50))} | ` +
@@ -133,7 +157,10 @@ export async function runSoak(): Promise<void> {
     new Instance('B', portB, { ...shared, PORT: String(portB) }),
   ];
   await Promise.all(instances.map((i) => i.start()));
-  const balancer = await startBalancer(balancerServer, instances.map((i) => i.port));
+  const balancer = await startBalancer(
+    balancerServer,
+    instances.map((i) => i.port),
+  );
   const figures = await redisFigures(redis.url);
 
   const login = async (): Promise<void> => {
@@ -151,7 +178,9 @@ export async function runSoak(): Promise<void> {
     const mem = await Promise.all(instances.map((i) => i.memory()));
     const r = await figures.read();
     snapshots.set(label, { mem, redis: r });
-    memoryRows.push(`| ${label} | ${mem.map((m) => `${mb(m.heapUsed)} / ${mb(m.rss)}`).join(' | ')} | ${r.keys} | ${mb(r.usedMemory)} |`);
+    memoryRows.push(
+      `| ${label} | ${mem.map((m) => `${mb(m.heapUsed)} / ${mb(m.rss)}`).join(' | ')} | ${r.keys} | ${mb(r.usedMemory)} |`,
+    );
   };
 
   // ------------------------------------------------------------------------------------------
@@ -178,8 +207,10 @@ export async function runSoak(): Promise<void> {
   const returned = instances.map((instance, i) => {
     const heap = end.mem[i]!.heapUsed / start.mem[i]!.heapUsed - 1;
     const rss = end.mem[i]!.rss / start.mem[i]!.rss - 1;
-    if (heap > 0.1) problems.push(`instance ${instance.name}: heap ${(heap * 100).toFixed(0)}% above its start after the TTL`);
-    if (rss > 0.1) problems.push(`instance ${instance.name}: RSS ${(rss * 100).toFixed(0)}% above its start after the TTL`);
+    if (heap > 0.1)
+      problems.push(`instance ${instance.name}: heap ${(heap * 100).toFixed(0)}% above its start after the TTL`);
+    if (rss > 0.1)
+      problems.push(`instance ${instance.name}: RSS ${(rss * 100).toFixed(0)}% above its start after the TTL`);
     return `${instance.name}: heap ${heap >= 0 ? '+' : ''}${(heap * 100).toFixed(1)}%, RSS ${rss >= 0 ? '+' : ''}${(rss * 100).toFixed(1)}%`;
   });
 
@@ -203,7 +234,13 @@ export async function runSoak(): Promise<void> {
     await instances[1]!.start();
     faults.push({ name: 'instance B killed (SIGKILL) and restarted', at, back: performance.now() });
   })();
-  const faulted = await run(Number.MAX_SAFE_INTEGER, CONCURRENCY, faultStart + FAULT_SECONDS * 1000, login, RETRY_PAUSE_MS);
+  const faulted = await run(
+    Number.MAX_SAFE_INTEGER,
+    CONCURRENCY,
+    faultStart + FAULT_SECONDS * 1000,
+    login,
+    RETRY_PAUSE_MS,
+  );
   await injector;
   await snapshot('after the fault run');
 
@@ -215,7 +252,9 @@ export async function runSoak(): Promise<void> {
     const hit = faulted.filter((o) => o.result !== 'ok' && o.end >= fault.at && o.end < windowEnd);
     for (const o of hit) attributed.add(o);
     const lastFailure = Math.max(fault.at, ...hit.map((o) => o.end));
-    const firstOkAfter = faulted.filter((o) => o.result === 'ok' && o.start >= fault.back).reduce((m, o) => Math.min(m, o.end), Infinity);
+    const firstOkAfter = faulted
+      .filter((o) => o.result === 'ok' && o.start >= fault.back)
+      .reduce((m, o) => Math.min(m, o.end), Infinity);
     faultRows.push(
       `| ${fault.name} | ${s1(fault.back - fault.at)} | ${hit.length} | ${s1(lastFailure - fault.at)} | ` +
         `${Number.isFinite(firstOkAfter) ? s1(firstOkAfter - fault.back) : 'never'} | ${describe(tally(hit))} |`,
@@ -223,13 +262,15 @@ export async function runSoak(): Promise<void> {
     if (!Number.isFinite(firstOkAfter)) problems.push(`no login completed after "${fault.name}"`);
   });
   const unexplained = faulted.filter((o) => o.result !== 'ok' && !attributed.has(o));
-  if (unexplained.length > 0) problems.push(`fault run: ${unexplained.length} failures outside any fault: ${describe(tally(unexplained))}`);
+  if (unexplained.length > 0)
+    problems.push(`fault run: ${unexplained.length} failures outside any fault: ${describe(tally(unexplained))}`);
   for (const [what, n] of tally(faulted)) {
     if (what === 'CROSS-TALK' || what.startsWith('no page')) problems.push(`fault run: ${n} × ${what}`);
   }
   const tail = faulted.filter((o) => o.start >= (faults.at(-1)?.back ?? Infinity) + 5000);
   if (tail.some((o) => o.result !== 'ok')) problems.push('fault run: logins still failed 5 s after the last fault');
-  for (const instance of instances) if (instance.unexpectedExits > 0 || !instance.isRunning()) problems.push(`instance ${instance.name} crashed`);
+  for (const instance of instances)
+    if (instance.unexpectedExits > 0 || !instance.isRunning()) problems.push(`instance ${instance.name} crashed`);
 
   figures.close();
   await Promise.all(instances.map((i) => i.stop()));
@@ -254,14 +295,22 @@ export async function runSoak(): Promise<void> {
   console.log(latencyRow('complete logins', logins));
   console.log(latencyRow('abandoned logins (GET /auth/login)', abandoned));
   console.log(latencyRow('complete logins during faults', faulted));
-  console.log(`\nSteady run: not completed: ${describe(tally([...logins, ...abandoned]))}; cross-talk: ${logins.filter((o) => o.result === 'CROSS-TALK').length}.`);
-  console.log('\nMemory after a full GC (heapUsed / RSS per instance; instance B is a new process after the fault run):\n');
+  console.log(
+    `\nSteady run: not completed: ${describe(tally([...logins, ...abandoned]))}; cross-talk: ${logins.filter((o) => o.result === 'CROSS-TALK').length}.`,
+  );
+  console.log(
+    '\nMemory after a full GC (heapUsed / RSS per instance; instance B is a new process after the fault run):\n',
+  );
   console.log(`| point | A | B | Redis keys | Redis used_memory |`);
   console.log('|---|---|---|---|---|');
   for (const row of memoryRows) console.log(row);
   console.log(`\nAfter the TTL against the start: ${returned.join('; ')} (target: within +10%).`);
-  console.log(`\nFaults (a login counts for a fault when it failed after the fault began and before the next one; a person whose login failed tries again ${RETRY_PAUSE_MS / 1000} s later):\n`);
-  console.log('| fault | down for | logins failed | failing for (from the fault to the last failure) | first completed login after it was back | how they ended |');
+  console.log(
+    `\nFaults (a login counts for a fault when it failed after the fault began and before the next one; a person whose login failed tries again ${RETRY_PAUSE_MS / 1000} s later):\n`,
+  );
+  console.log(
+    '| fault | down for | logins failed | failing for (from the fault to the last failure) | first completed login after it was back | how they ended |',
+  );
   console.log('|---|---|---|---|---|---|');
   for (const row of faultRows) console.log(row);
   console.log(
@@ -275,5 +324,7 @@ export async function runSoak(): Promise<void> {
     for (const p of problems) console.error(`  - ${p}`);
     process.exit(1);
   }
-  console.log('\nOK: no cross-talk, no crash, every login completed or ended on a page with a heading, memory back within 10%.');
+  console.log(
+    '\nOK: no cross-talk, no crash, every login completed or ended on a page with a heading, memory back within 10%.',
+  );
 }

@@ -73,7 +73,15 @@ async function main(): Promise<void> {
         .encrypt(createPublicKey(encKey))
     : idToken;
   const bodies = new Map<string, Buffer>([
-    ['/v2/oauth/token', json({ access_token: accessToken, token_type: fapi ? 'DPoP' : 'Bearer', expires_in: 3600, id_token: sentIdToken })],
+    [
+      '/v2/oauth/token',
+      json({
+        access_token: accessToken,
+        token_type: fapi ? 'DPoP' : 'Bearer',
+        expires_in: 3600,
+        id_token: sentIdToken,
+      }),
+    ],
     [
       '/v2/.well-known/openid-configuration',
       json({
@@ -106,7 +114,11 @@ async function main(): Promise<void> {
       // The request_uri names the pushed state, so a driver can answer the callback the way the
       // service would without seeing the pushed parameters.
       const state = new URLSearchParams(Buffer.concat(chunks).toString('latin1')).get('state') ?? '';
-      return send(res, 201, json({ request_uri: `urn:ietf:params:oauth:request_uri:${encodeURIComponent(state)}`, expires_in: 60 }));
+      return send(
+        res,
+        201,
+        json({ request_uri: `urn:ietf:params:oauth:request_uri:${encodeURIComponent(state)}`, expires_in: 60 }),
+      );
     }
     const body = bodies.get(path);
     if (body) send(res, 200, body);

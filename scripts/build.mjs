@@ -7,7 +7,16 @@
 // `"sideEffects": false`). The two builds hold two copies of each class; `IdError` and
 // `NdIdLoginFailure` recognise instances of either copy (`instanceof` holds across both).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +29,11 @@ const { build } = require('esbuild');
 function walk(dir) {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((d) => d.isFile())
-    .map((d) => relative(dir, join(d.parentPath ?? d.path, d.name)).split('\\').join('/'));
+    .map((d) =>
+      relative(dir, join(d.parentPath ?? d.path, d.name))
+        .split('\\')
+        .join('/'),
+    );
 }
 
 rmSync(join(root, 'dist'), { recursive: true, force: true });
@@ -48,7 +61,10 @@ await build({
   // The two CommonJS-only names in the sources, as their ES module equivalents (Node 20.11+).
   define: { __filename: 'import.meta.filename', __dirname: 'import.meta.dirname' },
 });
-writeFileSync(join(root, 'dist/esm/package.json'), JSON.stringify({ type: 'module', sideEffects: false }, null, 2) + '\n');
+writeFileSync(
+  join(root, 'dist/esm/package.json'),
+  JSON.stringify({ type: 'module', sideEffects: false }, null, 2) + '\n',
+);
 
 for (const file of walk(join(root, 'dist/cjs')).filter((f) => f.endsWith('.d.ts'))) {
   const to = join(root, 'dist/esm', file);

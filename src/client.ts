@@ -37,7 +37,13 @@ export {
   type PublicJwks,
   type RetiredPublicKey,
 } from './client/fapi-config.js';
-export type { AppKeyInput, AppPrivateJwk, AssertionAlgorithm, IdTokenKeyAlgorithm, PublicJwk } from './client/fapi-keys.js';
+export type {
+  AppKeyInput,
+  AppPrivateJwk,
+  AssertionAlgorithm,
+  IdTokenKeyAlgorithm,
+  PublicJwk,
+} from './client/fapi-keys.js';
 export { DPOP_ALGORITHM, type DpopKey, type StoredDpopKey } from './client/dpop.js';
 export { CLIENT_ASSERTION_LIFETIME_S } from './client/client-assertion.js';
 export { ID_TOKEN_JWE_ALGORITHMS, ID_TOKEN_JWE_ENCRYPTION } from './client/id-token-jwe.js';
@@ -104,4 +110,8 @@ export {
   type SignOutStore,
   type MemorySignOutStoreOptions,
 } from './flow/sign-out-store.js';
-export { createRedisSignOutStore, DEFAULT_REDIS_SIGN_OUT_PREFIX, type RedisSignOutStoreOptions } from './flow/redis-sign-out-store.js';
+export {
+  createRedisSignOutStore,
+  DEFAULT_REDIS_SIGN_OUT_PREFIX,
+  type RedisSignOutStoreOptions,
+} from './flow/redis-sign-out-store.js';

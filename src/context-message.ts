@@ -10,7 +10,8 @@ const NOT_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 export function contextMessageProblem(message: string): string | undefined {
   if (message.trim() === '') return 'must not be blank';
   const length = [...message].length;
-  if (length > MAX_CONTEXT_MESSAGE_LENGTH) return `has ${length} characters; the approval screen shows at most ${MAX_CONTEXT_MESSAGE_LENGTH}: shorten it`;
+  if (length > MAX_CONTEXT_MESSAGE_LENGTH)
+    return `has ${length} characters; the approval screen shows at most ${MAX_CONTEXT_MESSAGE_LENGTH}: shorten it`;
   if (NOT_ONE_LINE.test(message)) return 'must be one line of text, without control characters';
   return undefined;
 }

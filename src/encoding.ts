@@ -7,5 +7,7 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** `data` (text as UTF-8, or bytes) as base64url without padding. */
 export function base64url(data: string | Uint8Array): string {
-  return (typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)).toString('base64url');
+  return (
+    typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  ).toString('base64url');
 }

@@ -103,7 +103,8 @@ export class IdError extends Error {
   /** Holds across the ES module and CommonJS builds (an app can load both). */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // `this`, not the class name: for a subclass, instanceof keeps its ordinary meaning.
-    const branded = typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[ID_ERROR_BRAND] === true;
+    const branded =
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[ID_ERROR_BRAND] === true;
     // biome-ignore lint/complexity/noThisInStatic: the class instanceof was called on
     return Function.prototype[Symbol.hasInstance].call(this, value) || (this === IdError && branded);
   }
@@ -149,7 +150,11 @@ const APP_SIDE_CODES: ReadonlySet<IdErrorCode> = new Set<IdErrorCode>([
 ]);
 
 /** OAuth errors of a refused call that mean the app's own registration was refused (wrong secret, unknown client). */
-const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set(['invalid_client', 'unauthorized_client', 'invalid_dpop_proof']);
+const CLIENT_REFUSED_OAUTH_ERRORS: ReadonlySet<string> = new Set([
+  'invalid_client',
+  'unauthorized_client',
+  'invalid_dpop_proof',
+]);
 
 /**
  * True when a failed login is not the person's doing and retrying will not help them: the service

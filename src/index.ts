@@ -39,7 +39,13 @@ export {
   type PublicJwks,
   type RetiredPublicKey,
 } from './client/fapi-config.js';
-export type { AppKeyInput, AppPrivateJwk, AssertionAlgorithm, IdTokenKeyAlgorithm, PublicJwk } from './client/fapi-keys.js';
+export type {
+  AppKeyInput,
+  AppPrivateJwk,
+  AssertionAlgorithm,
+  IdTokenKeyAlgorithm,
+  PublicJwk,
+} from './client/fapi-keys.js';
 export { DPOP_ALGORITHM, type DpopKey, type StoredDpopKey } from './client/dpop.js';
 export { CLIENT_ASSERTION_LIFETIME_S } from './client/client-assertion.js';
 export { ID_TOKEN_JWE_ALGORITHMS, ID_TOKEN_JWE_ENCRYPTION } from './client/id-token-jwe.js';
@@ -74,7 +80,13 @@ export {
   type NdIdRouteWiring,
 } from './passport/strategy.js';
 export type { StepUpRefusalCode } from './passport/sign-in.js';
-export { ndIdRouter, type NdIdRouterOptions, type NdIdRoutes, type NdIdAfterCallbackResult, type NdIdFailureView } from './passport/router.js';
+export {
+  ndIdRouter,
+  type NdIdRouterOptions,
+  type NdIdRoutes,
+  type NdIdAfterCallbackResult,
+  type NdIdFailureView,
+} from './passport/router.js';
 export { safeReturnTo, MAX_RETURN_TO_LENGTH } from './flow/return-to.js';
 export { recordSession, type FlowSession } from './flow/session.js';
 export { classifyFailure, isServerSideFailure, type FailureClass } from './flow/failure.js';
@@ -161,9 +173,24 @@ export {
   type SignOutStore,
   type MemorySignOutStoreOptions,
 } from './flow/sign-out-store.js';
-export { createRedisSignOutStore, DEFAULT_REDIS_SIGN_OUT_PREFIX, type RedisSignOutStoreOptions } from './flow/redis-sign-out-store.js';
-export { DEFAULT_LOGIN_PATH, wantsJson, type AccessOptions, type AccessAnswer, type AccessRefusalReason } from './flow/access.js';
+export {
+  createRedisSignOutStore,
+  DEFAULT_REDIS_SIGN_OUT_PREFIX,
+  type RedisSignOutStoreOptions,
+} from './flow/redis-sign-out-store.js';
+export {
+  DEFAULT_LOGIN_PATH,
+  wantsJson,
+  type AccessOptions,
+  type AccessAnswer,
+  type AccessRefusalReason,
+} from './flow/access.js';
 export { requireSignIn, requireRecentSignIn, type RequireSignInOptions } from './passport/require-sign-in.js';
 export { ndIdSession, type NdIdSessionOptions } from './passport/signed-in-session.js';
-export { ndIdSignInGuard, type NdIdSignInGuard, type NdIdSignInGuardOptions, type NdIdExecutionContext } from './adapters/nest-guard.js';
+export {
+  ndIdSignInGuard,
+  type NdIdSignInGuard,
+  type NdIdSignInGuardOptions,
+  type NdIdExecutionContext,
+} from './adapters/nest-guard.js';
 export type { SignedInHandler, SignedInRequest } from './adapters/fetch-guard.js';

@@ -16,7 +16,12 @@ export function normalizePem(pem: string): string {
   if ((text.startsWith('"') && text.endsWith('"')) || (text.startsWith("'") && text.endsWith("'"))) {
     text = text.slice(1, -1).trim();
   }
-  return text.replace(/\\r\\n|\\n/g, '\n').replace(/\r\n/g, '\n').trim() + '\n';
+  return (
+    text
+      .replace(/\\r\\n|\\n/g, '\n')
+      .replace(/\r\n/g, '\n')
+      .trim() + '\n'
+  );
 }
 
 function pemLabel(pem: string): string | undefined {
@@ -142,7 +147,8 @@ export interface DecryptionKey {
  */
 export function importRsaPrivateKeyOrJwk(key: string | RsaPrivateJwk, what = 'privateKey'): DecryptionKey {
   if (typeof key === 'object' && key !== null) {
-    if (typeof key.d !== 'string') throw new TypeError(`${what} must be an RSA private JWK (with "d"); got a JWK without a private part`);
+    if (typeof key.d !== 'string')
+      throw new TypeError(`${what} must be an RSA private JWK (with "d"); got a JWK without a private part`);
     let obj: KeyObject;
     try {
       obj = createPrivateKey({ key: key as import('node:crypto').JsonWebKey, format: 'jwk' });
@@ -150,7 +156,11 @@ export function importRsaPrivateKeyOrJwk(key: string | RsaPrivateJwk, what = 'pr
       throw new TypeError(`${what} is not a readable RSA private JWK`);
     }
     checkRsa(obj, what);
-    return { key: obj, kid: typeof key.kid === 'string' && key.kid !== '' ? key.kid : undefined, thumbprint: rsaThumbprint(obj) };
+    return {
+      key: obj,
+      kid: typeof key.kid === 'string' && key.kid !== '' ? key.kid : undefined,
+      thumbprint: rsaThumbprint(obj),
+    };
   }
   const obj = importRsaPrivateKey(key, what);
   return { key: obj, kid: undefined, thumbprint: rsaThumbprint(obj) };
@@ -158,7 +168,10 @@ export function importRsaPrivateKeyOrJwk(key: string | RsaPrivateJwk, what = 'pr
 
 /** RFC 7638 JWK thumbprint (SHA-256, base64url) of an RSA key's public part. */
 export function rsaThumbprint(key: KeyObject): string {
-  const jwk = (key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }) as { e: string; n: string };
+  const jwk = (key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }) as {
+    e: string;
+    n: string;
+  };
   // Required members only, in lexicographic order, no whitespace (RFC 7638 section 3.2).
   const canonical = `{"e":"${jwk.e}","kty":"RSA","n":"${jwk.n}"}`;
   return createHash('sha256').update(canonical).digest('base64url');
@@ -197,7 +210,8 @@ export function generateEcJwkPair(namedCurve: 'P-256' | 'P-384' | 'P-521'): { pr
   const scalar = ecdh.getPrivateKey();
   const x = point.subarray(1, 1 + curve.bytes).toString('base64url');
   const y = point.subarray(1 + curve.bytes).toString('base64url');
-  const padded = scalar.length === curve.bytes ? scalar : Buffer.concat([Buffer.alloc(curve.bytes - scalar.length), scalar]);
+  const padded =
+    scalar.length === curve.bytes ? scalar : Buffer.concat([Buffer.alloc(curve.bytes - scalar.length), scalar]);
   const d = padded.toString('base64url');
   padded.fill(0);
   scalar.fill(0);

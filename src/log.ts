@@ -29,7 +29,10 @@ function loadDebug(): (namespace: string) => DebugOut {
   try {
     const host = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
     const nodeModule = host?.getBuiltinModule?.('node:module') as typeof NodeModule | undefined;
-    const mod = nodeModule?.createRequire(__filename)('debug') as ((namespace: string) => DebugOut) | { default: (namespace: string) => DebugOut } | undefined;
+    const mod = nodeModule?.createRequire(__filename)('debug') as
+      | ((namespace: string) => DebugOut)
+      | { default: (namespace: string) => DebugOut }
+      | undefined;
     if (typeof mod === 'function') factory = mod;
     else if (typeof mod?.default === 'function') factory = mod.default;
   } catch {
@@ -100,7 +103,8 @@ export const LOG_EVENTS = {
 /** Longest string value kept in a log event. */
 const MAX_STRING = 300;
 /** Field names that must never carry a value into a log. */
-const SECRET_FIELD = /secret|token|password|passwd|verifier|cookie|authorization|private|key$|^key|code_?challenge|^code$|^state$|^nonce$|^data$|^sub$|^jwe|^jwt/i;
+const SECRET_FIELD =
+  /secret|token|password|passwd|verifier|cookie|authorization|private|key$|^key|code_?challenge|^code$|^state$|^nonce$|^data$|^sub$|^jwe|^jwt/i;
 /** Values that look like a JWT/JWE or a long opaque credential. */
 const TOKEN_LIKE = /[A-Za-z0-9_-]{12,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*|[A-Za-z0-9_+/=-]{40,}/g;
 
@@ -163,8 +167,14 @@ export interface CreateLogOptions {
 export function checkLogger(logger: unknown, who: string): Logger | undefined {
   if (logger === undefined) return undefined;
   const l = logger as Partial<Record<LogLevel, unknown>> | null;
-  if (typeof l !== 'object' || l === null || !(['debug', 'info', 'warn', 'error'] as const).every((m) => typeof l[m] === 'function')) {
-    throw new TypeError(`${who}: logger must have debug, info, warn and error methods (pino(), console or Nest's Logger).`);
+  if (
+    typeof l !== 'object' ||
+    l === null ||
+    !(['debug', 'info', 'warn', 'error'] as const).every((m) => typeof l[m] === 'function')
+  ) {
+    throw new TypeError(
+      `${who}: logger must have debug, info, warn and error methods (pino(), console or Nest's Logger).`,
+    );
   }
   return logger as Logger;
 }

@@ -33,5 +33,16 @@ export {
   type NdIdGuardResultOptions,
   type NdIdLogInRequest,
 } from './adapters/nest.js';
-export { ndIdSignInGuard, type NdIdSignInGuard, type NdIdSignInGuardOptions, type NdIdExecutionContext } from './adapters/nest-guard.js';
-export { DEFAULT_LOGIN_PATH, wantsJson, type AccessOptions, type AccessAnswer, type AccessRefusalReason } from './flow/access.js';
+export {
+  ndIdSignInGuard,
+  type NdIdSignInGuard,
+  type NdIdSignInGuardOptions,
+  type NdIdExecutionContext,
+} from './adapters/nest-guard.js';
+export {
+  DEFAULT_LOGIN_PATH,
+  wantsJson,
+  type AccessOptions,
+  type AccessAnswer,
+  type AccessRefusalReason,
+} from './flow/access.js';

@@ -16,35 +16,126 @@ export function optionErrorOf(who: string): (option: string, what: string) => Ty
 }
 
 const ID_CLIENT = [
-  'clientId', 'clientSecret', 'privateKey', 'redirectUri', 'hostname', 'allowInsecureHttp', 'logger', 'timeout', 'maxResponseBytes',
-  'clockTolerance', 'clock', 'agent', 'jwksCooldown', 'jwksCacheMaxAge', 'profile', 'clientAssertionKey', 'idTokenDecryptionKey', 'dpopKey',
-  'authenticationContextMessage', 'retiredPublicKeys', 'issuer', 'idTokenSigningAlgorithms', 'requireIssParameter', 'authorizationParams',
+  'clientId',
+  'clientSecret',
+  'privateKey',
+  'redirectUri',
+  'hostname',
+  'allowInsecureHttp',
+  'logger',
+  'timeout',
+  'maxResponseBytes',
+  'clockTolerance',
+  'clock',
+  'agent',
+  'jwksCooldown',
+  'jwksCacheMaxAge',
+  'profile',
+  'clientAssertionKey',
+  'idTokenDecryptionKey',
+  'dpopKey',
+  'authenticationContextMessage',
+  'retiredPublicKeys',
+  'issuer',
+  'idTokenSigningAlgorithms',
+  'requireIssParameter',
+  'authorizationParams',
   'authenticationContextType',
 ] as const;
-const LOGIN_FLOW = ['client', 'redirectUri', 'scope', 'sessionKey', 'maxPendingLogins', 'loginTtl', 'clock', 'replayStore', 'logger', 'clockTolerance'] as const;
+const LOGIN_FLOW = [
+  'client',
+  'redirectUri',
+  'scope',
+  'sessionKey',
+  'maxPendingLogins',
+  'loginTtl',
+  'clock',
+  'replayStore',
+  'logger',
+  'clockTolerance',
+] as const;
 const ACCESS = ['loginPath', 'api'] as const;
 const REQUIRE_SIGN_IN = ['sessions', 'sessionCookieName', ...ACCESS] as const;
 /** The provider's options beside its address and its clients (which a test provider makes itself). */
 const PROVIDER_TUNING = [
-  'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock', 'maxPending', 'maxPendingPerAddress', 'maxCodes',
-  'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl', 'auditEndpoint', 'conformance', 'basePath', 'controlToken',
-  'strictClientAuth', 'auditStrict', 'dpopNonce', 'issuerPath', 'authorizationResponseIss', 'userinfo',
+  'personas',
+  'autoApprove',
+  'ttl',
+  'signingKey',
+  'subjectSecret',
+  'clock',
+  'maxPending',
+  'maxPendingPerAddress',
+  'maxCodes',
+  'maxAccessTokens',
+  'pollIntervalMs',
+  'log',
+  'faultControl',
+  'auditEndpoint',
+  'conformance',
+  'basePath',
+  'controlToken',
+  'strictClientAuth',
+  'auditStrict',
+  'dpopNonce',
+  'issuerPath',
+  'authorizationResponseIss',
+  'userinfo',
 ] as const;
 const PROVIDER = ['baseUrl', 'clients', ...PROVIDER_TUNING] as const;
 
 /** Every option of each public constructor and factory, under the call a person writes. */
 export const OPTIONS_OF = {
-  'createSessionPolicy()': ['maxSessionAge', 'idleTimeout', 'touchInterval', 'signOutStore', 'recordKey', 'clock', 'logger'],
+  'createSessionPolicy()': [
+    'maxSessionAge',
+    'idleTimeout',
+    'touchInterval',
+    'signOutStore',
+    'recordKey',
+    'clock',
+    'logger',
+  ],
   'ndIdRouter()': [
-    'strategyName', 'passport', 'routes', 'successRedirect', 'failureRedirect', 'logoutRedirect', 'sessionCookieName', 'afterCallback',
-    'errorPage', 'renderFailure', 'sessions', 'publishKeys', 'authenticationContextMessage', 'authorizationParams',
+    'strategyName',
+    'passport',
+    'routes',
+    'successRedirect',
+    'failureRedirect',
+    'logoutRedirect',
+    'sessionCookieName',
+    'afterCallback',
+    'errorPage',
+    'renderFailure',
+    'sessions',
+    'publishKeys',
+    'authenticationContextMessage',
+    'authorizationParams',
   ],
   'new NdIdStrategy()': [
-    ...ID_CLIENT, 'callbackURL', 'scope', 'sessionKey', 'maxPendingLogins', 'loginTtl', 'verifyTimeout', 'replayStore', 'client', 'passReqToCallback', 'sessions',
+    ...ID_CLIENT,
+    'callbackURL',
+    'scope',
+    'sessionKey',
+    'maxPendingLogins',
+    'loginTtl',
+    'verifyTimeout',
+    'replayStore',
+    'client',
+    'passReqToCallback',
+    'sessions',
   ],
   'new IdClient()': ID_CLIENT,
   'createLoginFlow()': LOGIN_FLOW,
-  'createFetchLogin()': [...LOGIN_FLOW, 'session', 'successRedirect', 'userKey', 'toSessionUser', 'loginPath', 'showDiagnosis', 'sessions'],
+  'createFetchLogin()': [
+    ...LOGIN_FLOW,
+    'session',
+    'successRedirect',
+    'userKey',
+    'toSessionUser',
+    'loginPath',
+    'showDiagnosis',
+    'sessions',
+  ],
   'createCookieSession()': ['secret', 'cookieName', 'maxAge', 'secure', 'path', 'clock'],
   'requireSignIn()': REQUIRE_SIGN_IN,
   'ndIdSignInGuard()': [...REQUIRE_SIGN_IN, 'recentSeconds'],
@@ -58,8 +149,17 @@ export const OPTIONS_OF = {
   'startProvider()': [...PROVIDER, 'port', 'host'],
   'createTestProvider()': [
     ...PROVIDER_TUNING,
-    'redirectUri', 'clientId', 'clientSecret', 'clientName', 'freshKeys', 'port', 'profile', 'idTokenEncryptedResponseAlg',
-    'idTokenEncryptedResponseEnc', 'idTokenSignedResponseAlg', 'clientUserinfo',
+    'redirectUri',
+    'clientId',
+    'clientSecret',
+    'clientName',
+    'freshKeys',
+    'port',
+    'profile',
+    'idTokenEncryptedResponseAlg',
+    'idTokenEncryptedResponseEnc',
+    'idTokenSignedResponseAlg',
+    'clientUserinfo',
   ],
 } as const satisfies Record<string, readonly string[]>;
 
@@ -70,7 +170,12 @@ export type OptionOwner = keyof typeof OPTIONS_OF;
  * `true` when the list `L` names exactly the keys of `T` (of every member, for a union); a
  * compile error at the caller otherwise: `const _: SameKeys<RouterOptions, typeof OPTIONS_OF['ndIdRouter()']> = true`.
  */
-export type SameKeys<T, L extends readonly string[]> = [Exclude<KeysOf<T>, L[number]>, Exclude<L[number], KeysOf<T>>] extends [never, never] ? true : false;
+export type SameKeys<T, L extends readonly string[]> = [
+  Exclude<KeysOf<T>, L[number]>,
+  Exclude<L[number], KeysOf<T>>,
+] extends [never, never]
+  ? true
+  : false;
 type KeysOf<T> = T extends unknown ? Extract<keyof T, string> : never;
 
 /** How to give a setting that lives elsewhere, by its home; `here` says whether the owner takes the option that carries it. */
@@ -83,7 +188,9 @@ const HOW_TO_GIVE: Partial<Record<OptionOwner, (name: string, here: (option: str
   'new IdClient()': (name) => `give it to new IdClient({ ${name} }), or to new NdIdStrategy(), which builds the client`,
   'ndIdRouter()': (name) => `give it to ndIdRouter({ ${name} })`,
   'createCookieSession()': (name, here) =>
-    here('session') ? `give session: createCookieSession({ ${name} }) here` : `give it to createCookieSession({ ${name} })`,
+    here('session')
+      ? `give session: createCookieSession({ ${name} }) here`
+      : `give it to createCookieSession({ ${name} })`,
 };
 
 /** Levenshtein distance of `a` and `b`, case-insensitive, giving up (Infinity) beyond `limit`. */
@@ -97,7 +204,11 @@ function distance(a: string, b: string, limit: number): number {
     let best = i;
     for (let j = 1; j <= y.length; j += 1) {
       const cost = x[i - 1] === y[j - 1] ? 0 : 1;
-      const value = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
+      const value = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      );
       current.push(value);
       if (value < best) best = value;
     }
@@ -130,7 +241,9 @@ export function didYouMean(name: string, names: readonly string[]): string {
 
 /** The owners, other than `owner`, that take an option named `name`. */
 function homesOf(name: string, owner: OptionOwner): OptionOwner[] {
-  return (Object.keys(OPTIONS_OF) as OptionOwner[]).filter((other) => other !== owner && (OPTIONS_OF[other] as readonly string[]).includes(name));
+  return (Object.keys(OPTIONS_OF) as OptionOwner[]).filter(
+    (other) => other !== owner && (OPTIONS_OF[other] as readonly string[]).includes(name),
+  );
 }
 
 /** The sentence about one unknown option `name` given to `owner`. */
@@ -150,7 +263,8 @@ export function unknownOptionMessage(owner: OptionOwner, name: string): string {
   else if (home === undefined) {
     const elsewhere = nearestName(name, [...new Set(Object.values(OPTIONS_OF).flat())]);
     const where = elsewhere === undefined ? undefined : homesOf(elsewhere, owner)[0];
-    if (elsewhere !== undefined && where !== undefined) parts.push(`Did you mean "${elsewhere}", an option of ${where}?`);
+    if (elsewhere !== undefined && where !== undefined)
+      parts.push(`Did you mean "${elsewhere}", an option of ${where}?`);
     parts.push(`The options of ${owner} are: ${own.join(', ')}.`);
   }
   return parts.join(' ');

@@ -38,7 +38,9 @@ export function randomToken(bytes = 32): string {
  */
 export function generateCodeVerifier(length: number = CODE_VERIFIER_MIN_LENGTH): string {
   const n = checkLength(length, 'generateCodeVerifier');
-  return randomBytes(Math.ceil((n * 3) / 4)).toString('base64url').slice(0, n);
+  return randomBytes(Math.ceil((n * 3) / 4))
+    .toString('base64url')
+    .slice(0, n);
 }
 
 /**

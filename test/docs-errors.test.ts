@@ -14,7 +14,9 @@ const page = readDoc('docs/errors.md');
 /** Codes named in the first cell of rows whose second cell starts with `kind`. */
 function documented(kind: string): string[] {
   const rows = [...page.matchAll(/^\| (`[a-z_]+`(?:, `[a-z_]+`)*) \| ([^|]+) \|/gm)];
-  return rows.filter((row) => row[2]!.trim().startsWith(kind)).flatMap((row) => [...row[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!));
+  return rows
+    .filter((row) => row[2]!.trim().startsWith(kind))
+    .flatMap((row) => [...row[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!));
 }
 
 describe('docs/errors.md', () => {

@@ -11,9 +11,20 @@ import { docSnippets, readDoc } from './helpers/doc-snippets.js';
 const guide = readDoc('docs/sessions.md');
 const snippets = docSnippets('ts').filter((s) => s.file === 'docs/sessions.md');
 
-describe('docs/sessions.md', () => {  it('shows each feature in a snippet', () => {
+describe('docs/sessions.md', () => {
+  it('shows each feature in a snippet', () => {
     const all = snippets.map((s) => s.code).join('\n');
-    for (const name of ['requireSignIn', 'requireRecentSignIn', 'createSessionPolicy', 'maxSessionAge', 'idleTimeout', 'signOutEverywhere', 'createRedisSignOutStore', 'ndIdSignInGuard', 'logoutRedirect']) {
+    for (const name of [
+      'requireSignIn',
+      'requireRecentSignIn',
+      'createSessionPolicy',
+      'maxSessionAge',
+      'idleTimeout',
+      'signOutEverywhere',
+      'createRedisSignOutStore',
+      'ndIdSignInGuard',
+      'logoutRedirect',
+    ]) {
       expect(all, name).toContain(name);
     }
     expect(all).toContain('auth.requireSignIn(');
@@ -25,9 +36,14 @@ describe('docs/sessions.md', () => {  it('shows each feature in a snippet', () =
     expect(DEFAULT_IDLE_TIMEOUT_MS).toBe(30 * 60 * 1000);
     expect(guide).toContain('12 hours (`43_200_000`)');
     expect(guide).toContain('30 minutes (`1_800_000`)');
-    for (const event of [LOG_EVENTS.sessionEnded, LOG_EVENTS.signedOut, LOG_EVENTS.signedOutEverywhere, LOG_EVENTS.stepUpStarted, LOG_EVENTS.stepUpRefused]) {
+    for (const event of [
+      LOG_EVENTS.sessionEnded,
+      LOG_EVENTS.signedOut,
+      LOG_EVENTS.signedOutEverywhere,
+      LOG_EVENTS.stepUpStarted,
+      LOG_EVENTS.stepUpRefused,
+    ]) {
       expect(guide).toContain(`\`${event}\``);
     }
   });
-
 });

@@ -49,7 +49,13 @@ describe('isLoopbackHost', () => {
 
 describe('every plain-http decision asks it', () => {
   const client = (hostname: string) =>
-    new IdClient({ clientId: 'a', clientSecret: 'b', privateKey: testKeyPair('rp').privateKeyPem, hostname, redirectUri: 'https://rp.example/cb' });
+    new IdClient({
+      clientId: 'a',
+      clientSecret: 'b',
+      privateKey: testKeyPair('rp').privateKeyPem,
+      hostname,
+      redirectUri: 'https://rp.example/cb',
+    });
 
   it('the client hostname', () => {
     expect(() => client('http://127.0.0.1.attacker.example')).toThrow(/not loopback/);
@@ -58,7 +64,12 @@ describe('every plain-http decision asks it', () => {
 
   it('the provider callback URLs', () => {
     const provider = (redirectUri: string) => () =>
-      createProvider({ baseUrl: 'http://127.0.0.1:4000', clients: [{ clientId: 'a', clientSecret: 'b', redirectUris: [redirectUri], publicKey: testKeyPair('rp').publicKeyPem }] } as ProviderOptions);
+      createProvider({
+        baseUrl: 'http://127.0.0.1:4000',
+        clients: [
+          { clientId: 'a', clientSecret: 'b', redirectUris: [redirectUri], publicKey: testKeyPair('rp').publicKeyPem },
+        ],
+      } as ProviderOptions);
     expect(provider('http://127.0.0.1.attacker.example/cb')).toThrow(/non-loopback host/);
     expect(provider('http://LocalHost:3000/cb')).not.toThrow();
     expect(provider('http://[::1]:3000/cb')).not.toThrow();

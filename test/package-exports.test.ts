@@ -22,7 +22,12 @@ const probe = `({
   IdClient: typeof m.IdClient,
   DEFAULT_HOSTNAME: m.DEFAULT_HOSTNAME,
 })`;
-const expected = { IdError: 'function', generatePkcePair: 'function', IdClient: 'function', DEFAULT_HOSTNAME: 'https://id.nd-id.example' };
+const expected = {
+  IdError: 'function',
+  generatePkcePair: 'function',
+  IdClient: 'function',
+  DEFAULT_HOSTNAME: 'https://id.nd-id.example',
+};
 
 describe('package exports', () => {
   it('has been built (npm test runs npm run build first)', () => {
@@ -67,7 +72,15 @@ describe('package exports', () => {
       '  plain: new Error("x") instanceof esm.IdError, other: err instanceof esm.NdIdLoginFailure, code: err.code,',
       '}));',
     ].join('\n');
-    expect(node(['--input-type=module', '-e', code])).toEqual({ instance: true, back: true, isIdError: true, failure: true, plain: false, other: false, code: 'provider_timeout' });
+    expect(node(['--input-type=module', '-e', code])).toEqual({
+      instance: true,
+      back: true,
+      isIdError: true,
+      failure: true,
+      plain: false,
+      other: false,
+      code: 'provider_timeout',
+    });
   });
 
   it("loads 'passport-nd-id/provider' with both require and import", () => {
@@ -80,23 +93,31 @@ describe('package exports', () => {
     });
   });
 
-  it.each(['client', 'fetch', 'nest'])("loads 'passport-nd-id/%s' with both require and import, each export the root's own", (entry) => {
-    const code = [
-      "import { createRequire } from 'node:module';",
-      "const require = createRequire(process.cwd() + '/');",
-      `const esm = await import('passport-nd-id/${entry}');`,
-      "const esmRoot = await import('passport-nd-id');",
-      `const cjs = require('passport-nd-id/${entry}');`,
-      "const cjsRoot = require('passport-nd-id');",
-      'const names = Object.keys(esm).sort();',
-      'console.log(JSON.stringify({',
-      '  same: names.filter((n) => esm[n] !== esmRoot[n] || cjs[n] !== cjsRoot[n]),',
-      '  cjsNames: Object.keys(cjs).filter((n) => n !== "__esModule").sort().join() === names.join(),',
-      '  hasClient: typeof esm.IdClient, count: names.length,',
-      '}));',
-    ].join('\n');
-    const result = node(['--input-type=module', '-e', code]) as { same: string[]; cjsNames: boolean; hasClient: string; count: number };
-    expect(result).toMatchObject({ same: [], cjsNames: true, hasClient: 'function' });
-    expect(result.count).toBeGreaterThan(20);
-  });
+  it.each(['client', 'fetch', 'nest'])(
+    "loads 'passport-nd-id/%s' with both require and import, each export the root's own",
+    (entry) => {
+      const code = [
+        "import { createRequire } from 'node:module';",
+        "const require = createRequire(process.cwd() + '/');",
+        `const esm = await import('passport-nd-id/${entry}');`,
+        "const esmRoot = await import('passport-nd-id');",
+        `const cjs = require('passport-nd-id/${entry}');`,
+        "const cjsRoot = require('passport-nd-id');",
+        'const names = Object.keys(esm).sort();',
+        'console.log(JSON.stringify({',
+        '  same: names.filter((n) => esm[n] !== esmRoot[n] || cjs[n] !== cjsRoot[n]),',
+        '  cjsNames: Object.keys(cjs).filter((n) => n !== "__esModule").sort().join() === names.join(),',
+        '  hasClient: typeof esm.IdClient, count: names.length,',
+        '}));',
+      ].join('\n');
+      const result = node(['--input-type=module', '-e', code]) as {
+        same: string[];
+        cjsNames: boolean;
+        hasClient: string;
+        count: number;
+      };
+      expect(result).toMatchObject({ same: [], cjsNames: true, hasClient: 'function' });
+      expect(result.count).toBeGreaterThan(20);
+    },
+  );
 });

@@ -141,7 +141,9 @@ describe('README and docs/', () => {
       expect(back.headers.get('location')).toBe('/');
 
       const signedIn = await (await fetch(`${base}/`, { headers: { cookie } })).text();
-      expect(signedIn).toContain(`Signed in as <strong>${persona['profile.name']}</strong> (pairwise id <code>${provider.provider.subjectFor('readme-app', persona.id)}</code>)`);
+      expect(signedIn).toContain(
+        `Signed in as <strong>${persona['profile.name']}</strong> (pairwise id <code>${provider.provider.subjectFor('readme-app', persona.id)}</code>)`,
+      );
       expect(signedIn).toContain('<form method="post" action="/auth/logout">');
       const account = await fetch(`${base}/account`, { headers: { cookie } });
       expect(await account.text()).toContain(`<p>Hello ${persona['profile.name']}</p>`);

@@ -95,7 +95,9 @@ interface SealKey {
 
 /** The key of `secret` for the cookie `cookieName` (HKDF, the name in the info), and its `kid` (a hash of the key, not of the secret). */
 function deriveKey(secret: string, cookieName: string): SealKey {
-  const key = new Uint8Array(hkdfSync('sha256', secret, 'passport-nd-id', `cookie-session dir+A256GCM ${cookieName}`, 32));
+  const key = new Uint8Array(
+    hkdfSync('sha256', secret, 'passport-nd-id', `cookie-session dir+A256GCM ${cookieName}`, 32),
+  );
   return { kid: createHash('sha256').update(key).digest('base64url').slice(0, 16), key };
 }
 
@@ -109,7 +111,13 @@ interface Sealed {
 function isSealed(value: unknown): value is Sealed {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
-  return typeof v.sid === 'string' && typeof v.exp === 'number' && typeof v.data === 'object' && v.data !== null && !Array.isArray(v.data);
+  return (
+    typeof v.sid === 'string' &&
+    typeof v.exp === 'number' &&
+    typeof v.data === 'object' &&
+    v.data !== null &&
+    !Array.isArray(v.data)
+  );
 }
 
 /** The value of cookie `name` in a `Cookie` header, without the double quotes RFC 6265 allows around it; or undefined. */
@@ -141,7 +149,9 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
   const who = 'createCookieSession';
   assertNodeBuiltins(who);
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`${who}: options must be an object with a secret of at least ${MIN_COOKIE_SESSION_SECRET_LENGTH} characters.`);
+    throw new TypeError(
+      `${who}: options must be an object with a secret of at least ${MIN_COOKIE_SESSION_SECRET_LENGTH} characters.`,
+    );
   }
   checkOptionNames(options, 'createCookieSession()');
   const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
@@ -255,13 +265,20 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
       const text = readCookie(request.headers.get('cookie'), cookieName);
       const opened = text === undefined ? undefined : await open(text);
       if (opened !== undefined) {
-        return sessionOver({ id: opened.sid, data: opened.data, expiresAt: opened.exp * 1000, changed: false, destroyed: false });
+        return sessionOver({
+          id: opened.sid,
+          data: opened.data,
+          expiresAt: opened.exp * 1000,
+          changed: false,
+          destroyed: false,
+        });
       }
       return sessionOver({ id: newId(), data: {}, expiresAt: clock() + maxAge, changed: false, destroyed: false });
     },
     async commit(session, request) {
       const state = states.get(session);
-      if (state === undefined) throw new TypeError(`${who}: commit takes a session returned by load() of the same store.`);
+      if (state === undefined)
+        throw new TypeError(`${who}: commit takes a session returned by load() of the same store.`);
       if (!state.changed) return undefined;
       if (state.destroyed || Object.keys(state.data).length === 0) return `${cookieName}=${attributes(request, 0)}`;
       const payload = { sid: state.id, data: state.data, exp: Math.floor(state.expiresAt / 1000) };

@@ -4,7 +4,14 @@
  */
 import { IdError } from '../errors.js';
 import { checkOptionNames } from '../options-check.js';
-import { checkAccessOptions, refuseAccess, refusalReason, stepUpRefusedPage, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
+import {
+  checkAccessOptions,
+  refuseAccess,
+  refusalReason,
+  stepUpRefusedPage,
+  type AccessOptions,
+  type AccessRefusalReason,
+} from '../flow/access.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
 import type { CompleteResult } from '../flow/login-flow.js';
 import type { SessionCheck, SessionPolicy, SignInRecord } from '../flow/session-policy.js';
@@ -56,7 +63,11 @@ function privateAnswer(response: Response, headers: Headers): Response {
     for (const cookie of cookies) response.headers.append('set-cookie', cookie);
     return response;
   } catch {
-    const copy = new Response(response.body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    const copy = new Response(response.body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
     copy.headers.set('cache-control', 'no-store');
     for (const cookie of cookies) copy.headers.append('set-cookie', cookie);
     return copy;
@@ -67,8 +78,19 @@ function privateAnswer(response: Response, headers: Headers): Response {
 export function createFetchGuards(hooks: FetchGuardHooks) {
   const { policy } = hooks;
 
-  function answer(request: Request, access: AccessOptions & { loginPath: string }, reason: AccessRefusalReason, headers: Headers, maxAge?: number): Response {
-    const refusal = refuseAccess(access, { url: pathAndQuery(request), accept: request.headers.get('accept') }, reason, maxAge);
+  function answer(
+    request: Request,
+    access: AccessOptions & { loginPath: string },
+    reason: AccessRefusalReason,
+    headers: Headers,
+    maxAge?: number,
+  ): Response {
+    const refusal = refuseAccess(
+      access,
+      { url: pathAndQuery(request), accept: request.headers.get('accept') },
+      reason,
+      maxAge,
+    );
     headers.set('cache-control', 'no-store');
     if (refusal.kind === 'redirect') {
       headers.set('location', refusal.location);
@@ -79,8 +101,15 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
     return new Response(JSON.stringify(refusal.body), { status: refusal.status, headers });
   }
 
-  async function guard(request: Request, seconds: number | undefined, handler: SignedInHandler, options: AccessOptions | undefined, who: string): Promise<Response> {
-    if (typeof handler !== 'function') throw new TypeError(`${who}: handler must be a function ({ user, signIn }) => Response.`);
+  async function guard(
+    request: Request,
+    seconds: number | undefined,
+    handler: SignedInHandler,
+    options: AccessOptions | undefined,
+    who: string,
+  ): Promise<Response> {
+    if (typeof handler !== 'function')
+      throw new TypeError(`${who}: handler must be a function ({ user, signIn }) => Response.`);
     checkOptionNames(options, 'auth.requireSignIn()');
     const access = checkAccessOptions({ loginPath: hooks.loginPath, ...options }, who);
     const session = await hooks.sessionOf(request);
@@ -89,7 +118,9 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
     try {
       result = await policy.check(session);
     } catch (err) {
-      return hooks.failurePage(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err }));
+      return hooks.failurePage(
+        new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err }),
+      );
     }
     if (!result.signedIn) {
       if (result.ended !== undefined) {
@@ -102,7 +133,8 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
     const user = session.get(hooks.userKey);
     if (user === undefined) return answer(request, access, 'sign_in_required', headers, seconds);
     if (seconds !== undefined && !policy.isRecent(result.record, seconds)) {
-      if (policy.log.debugEnabled) policy.log.write('debug', { event: LOG_EVENTS.stepUpStarted, maxAge: seconds }, 'A recent sign-in is needed');
+      if (policy.log.debugEnabled)
+        policy.log.write('debug', { event: LOG_EVENTS.stepUpStarted, maxAge: seconds }, 'A recent sign-in is needed');
       return answer(request, access, 'recent_sign_in_required', headers, seconds);
     }
     if (result.touched) await hooks.commit(session, request, headers);
@@ -118,7 +150,12 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
       return guard(request, undefined, handler, options, 'requireSignIn');
     },
     /** As `requireSignIn`, and the person must have authenticated within `seconds`; else a step-up login starts. */
-    requireRecentSignIn(request: Request, seconds: number, handler: SignedInHandler, options?: AccessOptions): Promise<Response> {
+    requireRecentSignIn(
+      request: Request,
+      seconds: number,
+      handler: SignedInHandler,
+      options?: AccessOptions,
+    ): Promise<Response> {
       if (!Number.isInteger(seconds) || seconds < 0 || seconds > 1e9) {
         throw new TypeError('requireRecentSignIn: seconds must be a whole number of seconds, like 300 (5 minutes).');
       }
@@ -149,7 +186,10 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
         session.set(policy.recordKey, prior);
       }
       await hooks.commit(session, request, headers);
-      return new Response(stepUpRefusedPage(outcome, outcome === 'other_person' ? hooks.loginPath : result.returnTo ?? '/'), { status: 403, headers });
+      return new Response(
+        stepUpRefusedPage(outcome, outcome === 'other_person' ? hooks.loginPath : (result.returnTo ?? '/')),
+        { status: 403, headers },
+      );
     },
   };
 }

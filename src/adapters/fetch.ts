@@ -6,7 +6,13 @@ import { IdError } from '../errors.js';
 import { crossSiteRefusal, signOutRefusedPage } from '../flow/cross-site.js';
 import { classifyFailure } from '../flow/failure.js';
 import type { RequestFacts } from '../flow/diagnose.js';
-import { buildLoginFlow, type CompleteResult, type LoginFlow, type LoginFlowOptions, type LoginUser } from '../flow/login-flow.js';
+import {
+  buildLoginFlow,
+  type CompleteResult,
+  type LoginFlow,
+  type LoginFlowOptions,
+  type LoginUser,
+} from '../flow/login-flow.js';
 import { optionError } from '../flow/options.js';
 import { checkOptionNames } from '../options-check.js';
 import { safeReturnTo } from '../flow/return-to.js';
@@ -102,7 +108,12 @@ export interface FetchLogin {
    */
   requireSignIn(request: Request, handler: SignedInHandler, options?: AccessOptions): Promise<Response>;
   /** As {@link requireSignIn}, and the person must have authenticated within `seconds`, else a step-up login (`max_age`) starts. */
-  requireRecentSignIn(request: Request, seconds: number, handler: SignedInHandler, options?: AccessOptions): Promise<Response>;
+  requireRecentSignIn(
+    request: Request,
+    seconds: number,
+    handler: SignedInHandler,
+    options?: AccessOptions,
+  ): Promise<Response>;
 }
 
 function isCookieStore(value: unknown): value is CookieSessionStore {
@@ -133,21 +144,35 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   const store = isCookieStore(options.session) ? options.session : undefined;
   const provide = typeof options.session === 'function' ? options.session : undefined;
   if (store === undefined && provide === undefined) {
-    throw optionError(who, 'session', 'must be createCookieSession({ secret }) or a function (request) => session with get/set/delete.');
+    throw optionError(
+      who,
+      'session',
+      'must be createCookieSession({ secret }) or a function (request) => session with get/set/delete.',
+    );
   }
   const successRedirect = options.successRedirect ?? '/';
-  if (safeReturnTo(successRedirect) === undefined) throw optionError(who, 'successRedirect', 'must be a same-site path, like "/account".');
+  if (safeReturnTo(successRedirect) === undefined)
+    throw optionError(who, 'successRedirect', 'must be a same-site path, like "/account".');
   const userKey = options.userKey ?? 'user';
-  if (typeof userKey !== 'string' || userKey === '') throw optionError(who, 'userKey', 'must be a non-empty string, like "user".');
+  if (typeof userKey !== 'string' || userKey === '')
+    throw optionError(who, 'userKey', 'must be a non-empty string, like "user".');
   const toSessionUser =
     options.toSessionUser ??
-    ((user: LoginUser): FetchSessionUser => ({ sub: user.sub, data: user.data, ...(user.authTime === undefined ? {} : { authTime: user.authTime }), signedInAt: user.signedInAt }));
-  if (typeof toSessionUser !== 'function') throw optionError(who, 'toSessionUser', 'must be a function (user) => value to keep.');
+    ((user: LoginUser): FetchSessionUser => ({
+      sub: user.sub,
+      data: user.data,
+      ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
+      signedInAt: user.signedInAt,
+    }));
+  if (typeof toSessionUser !== 'function')
+    throw optionError(who, 'toSessionUser', 'must be a function (user) => value to keep.');
   const loginPath = options.loginPath === undefined ? undefined : safeReturnTo(options.loginPath);
-  if (options.loginPath !== undefined && loginPath === undefined) throw optionError(who, 'loginPath', 'must be a same-site path, like "/auth/login".');
+  if (options.loginPath !== undefined && loginPath === undefined)
+    throw optionError(who, 'loginPath', 'must be a same-site path, like "/auth/login".');
   const showDiagnosis = options.showDiagnosis ?? process.env.NODE_ENV !== 'production';
   const flow = buildLoginFlow(options, who);
-  if (flow.sessionKey === userKey) throw optionError(who, 'userKey', `must differ from the flow's sessionKey ("${flow.sessionKey}").`);
+  if (flow.sessionKey === userKey)
+    throw optionError(who, 'userKey', `must differ from the flow's sessionKey ("${flow.sessionKey}").`);
   const policy = options.sessions ?? defaultSessionPolicy();
   if (typeof policy !== 'object' || policy === null || typeof policy.check !== 'function') {
     throw optionError(who, 'sessions', 'must be createSessionPolicy({ ... }).');
@@ -176,7 +201,9 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       host: request.headers.get('host') ?? url.host,
       secure: url.protocol === 'https:',
       cookieHeaderPresent: cookieHeader !== null && cookieHeader !== '',
-      ...(store === undefined ? {} : { sessionCookiePresent: readCookie(cookieHeader, store.cookieName) !== undefined }),
+      ...(store === undefined
+        ? {}
+        : { sessionCookiePresent: readCookie(cookieHeader, store.cookieName) !== undefined }),
     };
   }
 
@@ -196,7 +223,9 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       message: failure.message,
       ...(loginPath === undefined ? {} : { retryHref: loginPath }),
       ...(idError?.reference === undefined ? {} : { reference: idError.reference }),
-      ...(diagnosis === undefined ? {} : { developer: { code: diagnosis.code, cause: diagnosis.cause, fix: diagnosis.fix } }),
+      ...(diagnosis === undefined
+        ? {}
+        : { developer: { code: diagnosis.code, cause: diagnosis.cause, fix: diagnosis.fix } }),
     });
     return new Response(html, { status: failure.status, headers: FAILURE_PAGE_HEADERS });
   }
@@ -212,8 +241,12 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
         ...(returnTo === undefined ? {} : { returnTo }),
         ...(maxAge === undefined ? {} : { maxAge }),
         ...(message === undefined ? {} : { authenticationContextMessage: message }),
-        ...(startOptions.authenticationContextType === undefined ? {} : { authenticationContextType: startOptions.authenticationContextType }),
-        ...(startOptions.authorizationParams === undefined ? {} : { authorizationParams: startOptions.authorizationParams }),
+        ...(startOptions.authenticationContextType === undefined
+          ? {}
+          : { authenticationContextType: startOptions.authenticationContextType }),
+        ...(startOptions.authorizationParams === undefined
+          ? {}
+          : { authorizationParams: startOptions.authorizationParams }),
         request: facts(request),
       });
       const headers = new Headers();
@@ -248,7 +281,8 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
         // A session too large to write fails the same way below; the failure page is what matters.
       }
       // A person still signed in who replays a callback (the back button) is sent on, not failed.
-      const signedInReplay = err instanceof IdError && err.code === 'state_mismatch' && session.get(userKey) !== undefined;
+      const signedInReplay =
+        err instanceof IdError && err.code === 'state_mismatch' && session.get(userKey) !== undefined;
       const done = signedInReplay ? flow.completedLogin(query.state) : undefined;
       if (signedInReplay) return redirect(safeReturnTo(done?.returnTo) ?? successRedirect, headers);
       const response = failurePage(err);
@@ -263,7 +297,14 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       await commit(session, request, headers);
       return redirect(safeReturnTo(result.returnTo) ?? successRedirect, headers);
     } catch (err) {
-      return failurePage(flow.report(err instanceof IdError ? err : new IdError('session_store_unavailable', 'The session could not be saved.', { cause: err }), requestFacts));
+      return failurePage(
+        flow.report(
+          err instanceof IdError
+            ? err
+            : new IdError('session_store_unavailable', 'The session could not be saved.', { cause: err }),
+          requestFacts,
+        ),
+      );
     }
   }
 
@@ -290,7 +331,10 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
       method: request.method,
     });
     if (refusal !== undefined) {
-      return new Response(renderFailurePage(signOutRefusedPage(refusal, showDiagnosis)), { status: 403, headers: FAILURE_PAGE_HEADERS });
+      return new Response(renderFailurePage(signOutRefusedPage(refusal, showDiagnosis)), {
+        status: 403,
+        headers: FAILURE_PAGE_HEADERS,
+      });
     }
     const session = await sessionOf(request);
     const headers = new Headers();
@@ -323,9 +367,19 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   function jwks(): Response {
     // In the base profile publicJwks() throws: there is nothing to publish, so the route is absent.
     const body = client.profile === 'fapi2' ? jwksBody(client) : undefined;
-    if (body === undefined) return new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
+    if (body === undefined)
+      return new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
     return new Response(body, { status: 200, headers: JWKS_HEADERS });
   }
 
-  return { flow, login, jwks, callback, user, logout, requireSignIn: guards.requireSignIn, requireRecentSignIn: guards.requireRecentSignIn };
+  return {
+    flow,
+    login,
+    jwks,
+    callback,
+    user,
+    logout,
+    requireSignIn: guards.requireSignIn,
+    requireRecentSignIn: guards.requireRecentSignIn,
+  };
 }

@@ -35,7 +35,8 @@ export interface NdIdSignInGuardOptions extends RequireSignInOptions {
 export function ndIdSignInGuard(options: NdIdSignInGuardOptions = {}): NdIdSignInGuard {
   checkOptionNames(options, 'ndIdSignInGuard()');
   const { recentSeconds, ...rest } = options;
-  const middleware: RequestHandler = recentSeconds === undefined ? requireSignIn(rest) : requireRecentSignIn(recentSeconds, rest);
+  const middleware: RequestHandler =
+    recentSeconds === undefined ? requireSignIn(rest) : requireRecentSignIn(recentSeconds, rest);
   return {
     canActivate(context) {
       const http = context.switchToHttp();

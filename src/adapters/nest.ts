@@ -30,7 +30,8 @@ export class NdIdLoginFailure extends Error {
   /** Holds across the ES module and CommonJS builds (an app can load both). */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // `this`, not the class name: for a subclass, instanceof keeps its ordinary meaning.
-    const branded = typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[LOGIN_FAILURE_BRAND] === true;
+    const branded =
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[LOGIN_FAILURE_BRAND] === true;
     // biome-ignore lint/complexity/noThisInStatic: the class instanceof was called on
     return Function.prototype[Symbol.hasInstance].call(this, value) || (this === NdIdLoginFailure && branded);
   }
@@ -86,7 +87,13 @@ export interface NdIdGuardResultOptions {
  * `user` on success, else an {@link NdIdLoginFailure} with the strategy's status and sentence.
  * @throws NdIdLoginFailure when the sign-in failed.
  */
-export function ndIdGuardResult<U>(err: unknown, user: U | false | null | undefined, info: unknown, status?: number, options: NdIdGuardResultOptions = {}): U {
+export function ndIdGuardResult<U>(
+  err: unknown,
+  user: U | false | null | undefined,
+  info: unknown,
+  status?: number,
+  options: NdIdGuardResultOptions = {},
+): U {
   checkOptionNames(options, 'ndIdGuardResult()');
   if (err !== null && err !== undefined) {
     const failure = classifyFailure(err);
@@ -132,11 +139,21 @@ export async function ndIdLogIn(
   sessions: SessionPolicy = defaultSessionPolicy(),
 ): Promise<void> {
   const before = request.session;
-  const signIn = (request.authInfo as { signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number } } | undefined)?.signIn;
+  const signIn = (
+    request.authInfo as { signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number } } | undefined
+  )?.signIn;
   if (signIn?.maxAge !== undefined && typeof before === 'object' && before !== null) {
-    const outcome = sessions.stepUpOutcome(sessions.read(recordSession(before as Record<string, unknown>)), signIn, signIn.maxAge);
+    const outcome = sessions.stepUpOutcome(
+      sessions.read(recordSession(before as Record<string, unknown>)),
+      signIn,
+      signIn.maxAge,
+    );
     if (outcome !== 'ok') {
-      sessions.log.write('info', { event: LOG_EVENTS.stepUpRefused, reason: outcome }, 'A re-authentication was refused');
+      sessions.log.write(
+        'info',
+        { event: LOG_EVENTS.stepUpRefused, reason: outcome },
+        'A re-authentication was refused',
+      );
       if (outcome === 'other_person') {
         sessions.ended('other_person');
         const destroy = (before as { destroy?: (cb: (err?: unknown) => void) => void }).destroy;
@@ -151,10 +168,21 @@ export async function ndIdLogIn(
       );
     }
   }
-  const restore = typeof before === 'object' && before !== null ? strategy.flow.keepPendingLogins(recordSession(before as Record<string, unknown>)) : undefined;
+  const restore =
+    typeof before === 'object' && before !== null
+      ? strategy.flow.keepPendingLogins(recordSession(before as Record<string, unknown>))
+      : undefined;
   await new Promise<void>((resolve, reject) => {
-    const logIn = request.logIn as unknown as (user: unknown, options: object, callback: (err?: unknown) => void) => void;
-    logIn.call(request, user, {}, (err?: unknown) => (err === undefined || err === null ? resolve() : reject(err instanceof Error ? err : new Error('Sign-in could not be saved.'))));
+    const logIn = request.logIn as unknown as (
+      user: unknown,
+      options: object,
+      callback: (err?: unknown) => void,
+    ) => void;
+    logIn.call(request, user, {}, (err?: unknown) =>
+      err === undefined || err === null
+        ? resolve()
+        : reject(err instanceof Error ? err : new Error('Sign-in could not be saved.')),
+    );
   });
   const after = request.session;
   if (typeof after === 'object' && after !== null) {

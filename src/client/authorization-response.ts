@@ -19,6 +19,9 @@ export function checkResponseIssuer(iss: unknown, issuer: string, required: bool
     );
   }
   if (iss !== issuer) {
-    throw new IdError('authorization_response_iss_mismatch', 'The authorization response comes from another issuer (its iss parameter differs).');
+    throw new IdError(
+      'authorization_response_iss_mismatch',
+      'The authorization response comes from another issuer (its iss parameter differs).',
+    );
   }
 }

@@ -19,7 +19,14 @@ export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-typ
  */
 export function createClientAssertion(key: SigningKey, clientId: string, issuer: string, clock: Clock): string {
   const now = epochSeconds(clock);
-  const claims = { iss: clientId, sub: clientId, aud: issuer, jti: randomUUID(), iat: now, exp: now + CLIENT_ASSERTION_LIFETIME_S };
+  const claims = {
+    iss: clientId,
+    sub: clientId,
+    aud: issuer,
+    jti: randomUUID(),
+    iat: now,
+    exp: now + CLIENT_ASSERTION_LIFETIME_S,
+  };
   let header = headers.get(key);
   if (header === undefined) {
     header = encodeJwsHeader({ typ: 'JWT', kid: key.kid }, key.alg);

@@ -13,8 +13,16 @@ export const DEFAULT_SCOPE = 'openid profile.name';
 
 export function requireDpopKey(key: unknown, fn: string): DpopKey {
   const k = key as Partial<DpopKey> | null | undefined;
-  if (typeof k !== 'object' || k === null || typeof k.jkt !== 'string' || typeof k.publicJwk !== 'object' || k.privateKey === undefined) {
-    throw new TypeError(`${fn}: dpopKey is required with profile: 'fapi2': give the login's key from dpopKeyForLogin() (or restoreDpopKey())`);
+  if (
+    typeof k !== 'object' ||
+    k === null ||
+    typeof k.jkt !== 'string' ||
+    typeof k.publicJwk !== 'object' ||
+    k.privateKey === undefined
+  ) {
+    throw new TypeError(
+      `${fn}: dpopKey is required with profile: 'fapi2': give the login's key from dpopKeyForLogin() (or restoreDpopKey())`,
+    );
   }
   return key as DpopKey;
 }
@@ -52,7 +60,9 @@ export function importPrivateKeys(value: unknown): DecryptionKey[] {
   return list.map((key, i) => {
     const what = Array.isArray(value) ? `IdClient: privateKey[${i}]` : 'IdClient: privateKey';
     if (typeof key === 'string' ? key.trim() === '' : typeof key !== 'object' || key === null) {
-      throw new TypeError(`${what} must be a non-empty PEM string (PKCS#1 or PKCS#8 RSA private key) or an RSA private JWK`);
+      throw new TypeError(
+        `${what} must be a non-empty PEM string (PKCS#1 or PKCS#8 RSA private key) or an RSA private JWK`,
+      );
     }
     return importRsaPrivateKeyOrJwk(key as string, what);
   });
@@ -69,7 +79,9 @@ function parseHostname(value: unknown, allowInsecureHttp: boolean): string {
     );
   }
   const fail = (): never => {
-    throw new TypeError('IdClient: hostname must be the http(s) origin of the service, like https://id.example (no path or query)');
+    throw new TypeError(
+      'IdClient: hostname must be the http(s) origin of the service, like https://id.example (no path or query)',
+    );
   };
   if (typeof value !== 'string' || value === '') return fail();
   let url: URL;
@@ -107,7 +119,8 @@ export function optionalNumber(value: unknown, name: string, fallback: number, m
 
 export function optionalClock(value: unknown): Clock {
   if (value === undefined) return systemClock;
-  if (typeof value !== 'function') throw new TypeError('IdClient: clock must be a function returning ms since the epoch');
+  if (typeof value !== 'function')
+    throw new TypeError('IdClient: clock must be a function returning ms since the epoch');
   return value as Clock;
 }
 
@@ -148,7 +161,9 @@ export function parseIssuer(issuer: unknown, hostname: unknown, allowInsecureHtt
     return { issuer: `${origin}/v2`, origin, byHostname: true };
   }
   if (hostname !== undefined) {
-    throw new TypeError('IdClient: give either issuer or hostname, not both (hostname is shorthand for issuer: hostname + "/v2")');
+    throw new TypeError(
+      'IdClient: give either issuer or hostname, not both (hostname is shorthand for issuer: hostname + "/v2")',
+    );
   }
   const fail = (): never => {
     throw new TypeError(
@@ -162,9 +177,12 @@ export function parseIssuer(issuer: unknown, hostname: unknown, allowInsecureHtt
   } catch {
     return fail();
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '') return fail();
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '')
+    return fail();
   if (url.origin === DEFAULT_HOSTNAME) {
-    throw new TypeError(`IdClient: issuer is on the placeholder ${DEFAULT_HOSTNAME}; set it to the issuer of the provider you are registered with`);
+    throw new TypeError(
+      `IdClient: issuer is on the placeholder ${DEFAULT_HOSTNAME}; set it to the issuer of the provider you are registered with`,
+    );
   }
   if (url.protocol === 'http:' && !allowInsecureHttp && !isLoopbackHost(url.hostname)) {
     throw new TypeError(
@@ -185,7 +203,11 @@ export const FAPI_ID_TOKEN_ALGORITHMS: readonly string[] = ['PS256', 'ES256', 'E
 /** The `idTokenSigningAlgorithms` option, or the profile's default. */
 export function parseIdTokenAlgorithms(value: unknown, fapi: boolean): readonly string[] {
   if (value === undefined) return fapi ? FAPI_ID_TOKEN_ALGORITHMS : BASE_ID_TOKEN_ALGORITHMS;
-  if (!Array.isArray(value) || value.length === 0 || !value.every((a) => typeof a === 'string' && KNOWN_ID_TOKEN_ALGORITHMS.includes(a))) {
+  if (
+    !Array.isArray(value) ||
+    value.length === 0 ||
+    !value.every((a) => typeof a === 'string' && KNOWN_ID_TOKEN_ALGORITHMS.includes(a))
+  ) {
     throw new TypeError(
       `IdClient: idTokenSigningAlgorithms must be a non-empty array of ${KNOWN_ID_TOKEN_ALGORITHMS.join(', ')} ` +
         `(default ${fapi ? FAPI_ID_TOKEN_ALGORITHMS.join(', ') : BASE_ID_TOKEN_ALGORITHMS.join(', ')}); never none or an HMAC algorithm`,
@@ -199,11 +221,18 @@ export function parseIdTokenAlgorithms(value: unknown, fapi: boolean): readonly 
  * `id_token_signing_alg_values_supported`, when it lists one), in the app's order.
  * @throws IdError `id_token_alg_not_allowed` (reason `no_common_algorithm`) when none is left.
  */
-export function commonAlgorithms(allowed: readonly string[], advertised: readonly string[] | undefined): readonly string[] {
+export function commonAlgorithms(
+  allowed: readonly string[],
+  advertised: readonly string[] | undefined,
+): readonly string[] {
   if (advertised === undefined) return allowed;
   const common = allowed.filter((a) => advertised.includes(a));
   if (common.length === 0) {
-    const offered = advertised.filter((a) => /^[\w-]{1,20}$/.test(a)).slice(0, 10).join(', ') || 'none';
+    const offered =
+      advertised
+        .filter((a) => /^[\w-]{1,20}$/.test(a))
+        .slice(0, 10)
+        .join(', ') || 'none';
     throw new IdError(
       'id_token_alg_not_allowed',
       `None of the ID-token algorithms this app accepts (idTokenSigningAlgorithms: ${allowed.join(', ')}) is in the provider's ` +
@@ -253,17 +282,23 @@ const RESERVED_HINTS: Readonly<Record<string, string>> = {
 export function checkAuthorizationParams(value: unknown, what: string): [string, string][] {
   if (value === undefined) return [];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TypeError(`${what} must be an object of parameter names and string values, like { ui_locales: 'en', prompt: 'login' }`);
+    throw new TypeError(
+      `${what} must be an object of parameter names and string values, like { ui_locales: 'en', prompt: 'login' }`,
+    );
   }
   const out: [string, string][] = [];
   for (const [name, v] of Object.entries(value as Record<string, unknown>)) {
     if (v === undefined) continue;
     if (!/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(name)) {
-      throw new TypeError(`${what}: a parameter name must be 1-64 letters, digits, "_", "." or "-", starting with a letter`);
+      throw new TypeError(
+        `${what}: a parameter name must be 1-64 letters, digits, "_", "." or "-", starting with a letter`,
+      );
     }
     if (RESERVED_PARAMS.has(name)) {
       const hint = RESERVED_HINTS[name];
-      throw new TypeError(`${what}: ${name} is set by the client itself and cannot be given here${hint === undefined ? '' : `; use ${hint}`}`);
+      throw new TypeError(
+        `${what}: ${name} is set by the client itself and cannot be given here${hint === undefined ? '' : `; use ${hint}`}`,
+      );
     }
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
     if (typeof v !== 'string' || v === '' || v.length > 1000 || /[\u0000-\u001f\u007f]/.test(v)) {

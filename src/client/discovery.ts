@@ -120,7 +120,8 @@ export class DiscoveryCache {
   refresh(): Promise<ServiceMetadata> {
     if (this.#inflight !== undefined) return this.#inflight;
     const now = this.#clock();
-    if (this.#refreshedAt !== undefined && now - this.#refreshedAt >= 0 && now - this.#refreshedAt < this.#cooldown) return this.get();
+    if (this.#refreshedAt !== undefined && now - this.#refreshedAt >= 0 && now - this.#refreshedAt < this.#cooldown)
+      return this.get();
     this.#refreshedAt = now;
     return this.#load();
   }
@@ -148,16 +149,31 @@ export class DiscoveryCache {
   async #fetch(): Promise<{ metadata: ServiceMetadata; keepFor: number }> {
     let body: unknown;
     try {
-      body = await this.#http.json({ method: 'GET', url: this.#url, what: 'discovery endpoint', refusedCode: 'provider_invalid_response' });
+      body = await this.#http.json({
+        method: 'GET',
+        url: this.#url,
+        what: 'discovery endpoint',
+        refusedCode: 'provider_invalid_response',
+      });
     } catch (err) {
       // The service of the spec without a reachable document: its own paths, read again after a while.
-      if (this.#fallback !== undefined && err instanceof IdError && (err.status === 404 || PROVIDER_DOWN_CODES.has(err.code))) {
-        return { metadata: this.#fallback, keepFor: err.status === 404 ? this.#maxAge : Math.min(this.#cooldown, this.#maxAge) };
+      if (
+        this.#fallback !== undefined &&
+        err instanceof IdError &&
+        (err.status === 404 || PROVIDER_DOWN_CODES.has(err.code))
+      ) {
+        return {
+          metadata: this.#fallback,
+          keepFor: err.status === 404 ? this.#maxAge : Math.min(this.#cooldown, this.#maxAge),
+        };
       }
       throw err;
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new IdError('provider_invalid_response', 'The discovery endpoint answered with JSON that is not an object.');
+      throw new IdError(
+        'provider_invalid_response',
+        'The discovery endpoint answered with JSON that is not an object.',
+      );
     }
     const doc = body as Record<string, unknown>;
     if (doc.issuer !== this.#issuer) {
@@ -170,7 +186,11 @@ export class DiscoveryCache {
     const required = (field: string, stand: URL | undefined): URL => {
       const url = this.#endpoint(doc, field) ?? stand;
       if (url === undefined) {
-        throw new IdError('discovery_invalid', `The discovery document has no ${field}; the provider must publish it.`, { reason: field });
+        throw new IdError(
+          'discovery_invalid',
+          `The discovery document has no ${field}; the provider must publish it.`,
+          { reason: field },
+        );
       }
       return url;
     };
@@ -183,7 +203,9 @@ export class DiscoveryCache {
         tokenEndpoint: required('token_endpoint', fallback?.tokenEndpoint),
         userinfoEndpoint: this.#endpoint(doc, 'userinfo_endpoint') ?? fallback?.userinfoEndpoint,
         jwksUri: required('jwks_uri', fallback?.jwksUri),
-        idTokenSigningAlgValues: Array.isArray(algs) ? algs.filter((a): a is string => typeof a === 'string') : undefined,
+        idTokenSigningAlgValues: Array.isArray(algs)
+          ? algs.filter((a): a is string => typeof a === 'string')
+          : undefined,
         encryptedUserinfo: this.#specService || doc.nd_id_userinfo_key_encryption_alg_values_supported !== undefined,
         fromDocument: true,
       },
@@ -207,7 +229,9 @@ export class DiscoveryCache {
       }
     }
     if (url === undefined || url.hash !== '' || url.username !== '' || url.password !== '') {
-      throw new IdError('discovery_invalid', `The discovery document's ${field} is not an absolute URL.`, { reason: field });
+      throw new IdError('discovery_invalid', `The discovery document's ${field} is not an absolute URL.`, {
+        reason: field,
+      });
     }
     const plainAllowed = url.protocol === 'http:' && (this.#allowInsecureHttp || isLoopbackHost(url.hostname));
     if (url.protocol !== 'https:' && !plainAllowed) {

@@ -52,7 +52,11 @@ export async function dpopCall(
       if (attempt > 0 || !(err instanceof IdError) || answered === undefined) throw err;
       const fresh = answered.nonce;
       const oauthError = (err.cause as { error?: unknown } | undefined)?.error;
-      const challenge = isNonceChallenge(answered.status, oauthError, firstHeader(answered.headers['www-authenticate']));
+      const challenge = isNonceChallenge(
+        answered.status,
+        oauthError,
+        firstHeader(answered.headers['www-authenticate']),
+      );
       // Retry only when challenged and given a nonce we did not already send.
       if (!challenge || fresh === undefined || fresh === nonce) throw err;
       nonce = fresh;

@@ -86,7 +86,8 @@ export function createDpopProof(key: DpopKey, input: DpopProofInput): string {
     jti: randomUUID(),
   };
   if (input.nonce !== undefined) claims.nonce = input.nonce;
-  if (input.accessToken !== undefined) claims.ath = createHash('sha256').update(input.accessToken, 'ascii').digest('base64url');
+  if (input.accessToken !== undefined)
+    claims.ath = createHash('sha256').update(input.accessToken, 'ascii').digest('base64url');
   return signWithHeader(proofHeader(key.publicJwk), claims, key.privateKey, DPOP_ALGORITHM);
 }
 
@@ -96,7 +97,10 @@ const proofHeaders = new WeakMap<DpopKey['publicJwk'], string>();
 function proofHeader(jwk: DpopKey['publicJwk']): string {
   let header = proofHeaders.get(jwk);
   if (header === undefined) {
-    header = encodeJwsHeader({ typ: 'dpop+jwt', jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } }, DPOP_ALGORITHM);
+    header = encodeJwsHeader(
+      { typ: 'dpop+jwt', jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } },
+      DPOP_ALGORITHM,
+    );
     // Only a frozen JWK can be trusted to stay what the header says.
     if (Object.isFrozen(jwk)) proofHeaders.set(jwk, header);
   }
@@ -126,7 +130,8 @@ export class DpopNonces {
   remember(url: URL, header: string | string[] | undefined, scope = ''): string | undefined {
     const value = Array.isArray(header) ? header[0] : header;
     // RFC 9449 8.1: nonce = 1*NQCHAR; bounded so a hostile server cannot grow our proofs.
-    if (value === undefined || value.length === 0 || value.length > 512 || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(value)) return undefined;
+    if (value === undefined || value.length === 0 || value.length > 512 || !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(value))
+      return undefined;
     const key = `${url.origin} ${scope}`;
     this.#byScope.delete(key);
     if (this.#byScope.size >= MAX_NONCES) {

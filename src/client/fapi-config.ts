@@ -39,7 +39,12 @@ export interface RetiredPublicKey {
 /** The FAPI 2.0 options as given (declared, with their documentation, in {@link IdClientOptions}). */
 export type FapiOptionsInput = Pick<
   IdClientOptions,
-  'clientAssertionKey' | 'idTokenDecryptionKey' | 'dpopKey' | 'authenticationContextMessage' | 'authenticationContextType' | 'retiredPublicKeys'
+  | 'clientAssertionKey'
+  | 'idTokenDecryptionKey'
+  | 'dpopKey'
+  | 'authenticationContextMessage'
+  | 'authenticationContextType'
+  | 'retiredPublicKeys'
 >;
 
 /** The FAPI 2.0 configuration, imported. */
@@ -66,11 +71,22 @@ export function parseFapiOptions(
   userinfoKeys: readonly DecryptionKey[],
 ): FapiConfig | undefined {
   if (profile !== undefined && profile !== 'base' && profile !== 'fapi2') {
-    throw new TypeError("IdClient: profile must be 'base' (the default: the service as its spec describes it) or 'fapi2' (the FAPI 2.0 Security Profile)");
+    throw new TypeError(
+      "IdClient: profile must be 'base' (the default: the service as its spec describes it) or 'fapi2' (the FAPI 2.0 Security Profile)",
+    );
   }
   if (profile !== 'fapi2') {
-    for (const name of ['clientAssertionKey', 'idTokenDecryptionKey', 'dpopKey', 'retiredPublicKeys', 'authenticationContextType'] as const) {
-      if (options[name] !== undefined) throw new TypeError(`IdClient: ${name} is used only with profile: 'fapi2'; add profile: 'fapi2' or remove ${name}`);
+    for (const name of [
+      'clientAssertionKey',
+      'idTokenDecryptionKey',
+      'dpopKey',
+      'retiredPublicKeys',
+      'authenticationContextType',
+    ] as const) {
+      if (options[name] !== undefined)
+        throw new TypeError(
+          `IdClient: ${name} is used only with profile: 'fapi2'; add profile: 'fapi2' or remove ${name}`,
+        );
     }
     return undefined;
   }
@@ -82,17 +98,23 @@ export function parseFapiOptions(
   }
   const decryptionKeys =
     options.idTokenDecryptionKey === undefined
-      ? importIdTokenDecryptionKeys(userinfoKeys.map((k) => k.key), 'IdClient: privateKey (used as idTokenDecryptionKey)')
+      ? importIdTokenDecryptionKeys(
+          userinfoKeys.map((k) => k.key),
+          'IdClient: privateKey (used as idTokenDecryptionKey)',
+        )
       : importIdTokenDecryptionKeys(options.idTokenDecryptionKey, 'IdClient: idTokenDecryptionKey');
   for (const key of signingKeys) {
     if (decryptionKeys.some((d) => d.kid === key.kid)) {
-      throw new TypeError('IdClient: clientAssertionKey and idTokenDecryptionKey are the same key (same kid); give each purpose its own key');
+      throw new TypeError(
+        'IdClient: clientAssertionKey and idTokenDecryptionKey are the same key (same kid); give each purpose its own key',
+      );
     }
   }
   let instanceDpopKey: KeyObject | undefined;
   if (options.dpopKey !== undefined && options.dpopKey !== 'per-login') {
     const [imported] = importSigningKeys(options.dpopKey, 'IdClient: dpopKey');
-    if (imported === undefined || imported.alg !== 'ES256') throw new TypeError("IdClient: dpopKey must be an EC P-256 private key (ES256), or 'per-login'");
+    if (imported === undefined || imported.alg !== 'ES256')
+      throw new TypeError("IdClient: dpopKey must be an EC P-256 private key (ES256), or 'per-login'");
     instanceDpopKey = imported.key;
   }
   const contextMessage =
@@ -100,8 +122,17 @@ export function parseFapiOptions(
       ? undefined
       : checkContextMessage(options.authenticationContextMessage, 'IdClient: authenticationContextMessage');
   const contextType =
-    options.authenticationContextType === undefined ? undefined : checkContextType(options.authenticationContextType, 'IdClient: authenticationContextType');
-  return { signingKeys, decryptionKeys, instanceDpopKey, contextMessage, contextType, retired: parseRetired(options.retiredPublicKeys) };
+    options.authenticationContextType === undefined
+      ? undefined
+      : checkContextType(options.authenticationContextType, 'IdClient: authenticationContextType');
+  return {
+    signingKeys,
+    decryptionKeys,
+    instanceDpopKey,
+    contextMessage,
+    contextType,
+    retired: parseRetired(options.retiredPublicKeys),
+  };
 }
 
 /**
@@ -109,7 +140,8 @@ export function parseFapiOptions(
  * @throws TypeError naming `what`.
  */
 export function checkContextMessage(message: unknown, what: string): string {
-  if (typeof message !== 'string') throw new TypeError(`${what} must be a string of at most ${MAX_CONTEXT_MESSAGE_LENGTH} characters`);
+  if (typeof message !== 'string')
+    throw new TypeError(`${what} must be a string of at most ${MAX_CONTEXT_MESSAGE_LENGTH} characters`);
   const problem = contextMessageProblem(message);
   if (problem !== undefined) throw new TypeError(`${what} ${problem}`);
   return message;
@@ -117,7 +149,8 @@ export function checkContextMessage(message: unknown, what: string): string {
 
 function parseRetired(value: unknown): { jwk: PublicJwk; until: number }[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value)) throw new TypeError('IdClient: retiredPublicKeys must be an array of { publicKey, use, until }');
+  if (!Array.isArray(value))
+    throw new TypeError('IdClient: retiredPublicKeys must be an array of { publicKey, use, until }');
   return value.map((entry: unknown, i) => {
     const what = `IdClient: retiredPublicKeys[${i}]`;
     const e = (typeof entry === 'object' && entry !== null ? entry : {}) as Partial<RetiredPublicKey>;
@@ -128,18 +161,26 @@ function parseRetired(value: unknown): { jwk: PublicJwk; until: number }[] {
       );
     }
     if (e.use !== 'sig') throw new TypeError(`${what}.use must be 'sig' (a retired client-assertion key)`);
-    const until = e.until instanceof Date ? e.until.getTime() : typeof e.until === 'string' ? Date.parse(e.until) : e.until;
-    if (typeof until !== 'number' || !Number.isFinite(until)) throw new TypeError(`${what}.until must be a Date, an ISO 8601 date or ms since the epoch`);
+    const until =
+      e.until instanceof Date ? e.until.getTime() : typeof e.until === 'string' ? Date.parse(e.until) : e.until;
+    if (typeof until !== 'number' || !Number.isFinite(until))
+      throw new TypeError(`${what}.until must be a Date, an ISO 8601 date or ms since the epoch`);
     const key = importPublic(e.publicKey, `${what}.publicKey`);
     const alg = algorithmFor(key, e.use);
-    const kid = typeof e.publicKey === 'object' && e.publicKey !== null && typeof e.publicKey.kid === 'string' ? e.publicKey.kid : undefined;
+    const kid =
+      typeof e.publicKey === 'object' && e.publicKey !== null && typeof e.publicKey.kid === 'string'
+        ? e.publicKey.kid
+        : undefined;
     return { jwk: publicJwk(key, kid, e.use, alg), until };
   });
 }
 
 function importPublic(value: unknown, what: string): KeyObject {
   if (typeof value === 'string') {
-    if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value)) throw new TypeError(`${what} is a private key; a retired key is published, so give its public part (-----BEGIN PUBLIC KEY-----)`);
+    if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(value))
+      throw new TypeError(
+        `${what} is a private key; a retired key is published, so give its public part (-----BEGIN PUBLIC KEY-----)`,
+      );
     try {
       return createPublicKey({ key: value.trim().replace(/\\n/g, '\n'), format: 'pem' });
     } catch {
@@ -149,7 +190,9 @@ function importPublic(value: unknown, what: string): KeyObject {
   if (typeof value === 'object' && value !== null) {
     const jwk = value as Record<string, unknown>;
     if (jwk.d !== undefined || jwk.k !== undefined) {
-      throw new TypeError(`${what} is a private or symmetric JWK; a retired key is published, so give its public part only (no "d" or "k")`);
+      throw new TypeError(
+        `${what} is a private or symmetric JWK; a retired key is published, so give its public part only (no "d" or "k")`,
+      );
     }
     try {
       return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });

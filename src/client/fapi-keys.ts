@@ -66,7 +66,11 @@ const PUBLIC_MEMBERS: Readonly<Record<string, readonly string[]>> = {
  */
 export function importSigningKeys(value: unknown, what: string): SigningKey[] {
   return importList(value, what, (key, name) => {
-    const imported = importPrivate(key, name, 'an EC P-256 private key (ES256), or an RSA (PS256) or Ed25519 (EdDSA) private key');
+    const imported = importPrivate(
+      key,
+      name,
+      'an EC P-256 private key (ES256), or an RSA (PS256) or Ed25519 (EdDSA) private key',
+    );
     const alg = signingAlgorithm(imported.key, name);
     const jwk = publicJwk(imported.key, imported.kid, 'sig', alg);
     return { key: imported.key, alg, kid: jwk.kid, publicJwk: jwk };
@@ -79,7 +83,11 @@ export function importSigningKeys(value: unknown, what: string): SigningKey[] {
  */
 export function importIdTokenDecryptionKeys(value: unknown, what: string): IdTokenDecryptionKey[] {
   return importList(value, what, (key, name) => {
-    const imported = importPrivate(key, name, 'an EC private key (P-256, P-384 or P-521, for ECDH-ES+A256KW) or an RSA private key (RSA-OAEP-256)');
+    const imported = importPrivate(
+      key,
+      name,
+      'an EC private key (P-256, P-384 or P-521, for ECDH-ES+A256KW) or an RSA private key (RSA-OAEP-256)',
+    );
     const alg = decryptionAlgorithm(imported.key, name);
     const jwk = publicJwk(imported.key, imported.kid, 'enc', alg);
     return { key: imported.key, alg, kid: jwk.kid, publicJwk: jwk };
@@ -88,14 +96,18 @@ export function importIdTokenDecryptionKeys(value: unknown, what: string): IdTok
 
 function importList<T>(value: unknown, what: string, one: (key: unknown, name: string) => T): T[] {
   if (value === undefined || value === null || value === '') {
-    throw new TypeError(`${what} is required in the fapi2 profile: give a private key as PEM, a JWK or a KeyObject (see docs/fapi2.md for the commands that make one)`);
+    throw new TypeError(
+      `${what} is required in the fapi2 profile: give a private key as PEM, a JWK or a KeyObject (see docs/fapi2.md for the commands that make one)`,
+    );
   }
   const list = Array.isArray(value) ? (value as unknown[]) : [value];
-  if (list.length === 0) throw new TypeError(`${what} must be a private key, or a non-empty array of them (the first is current)`);
+  if (list.length === 0)
+    throw new TypeError(`${what} must be a private key, or a non-empty array of them (the first is current)`);
   const keys = list.map((key, i) => one(key, Array.isArray(value) ? `${what}[${i}]` : what));
   const kids = new Set<string>();
   for (const key of keys as unknown as { kid: string }[]) {
-    if (kids.has(key.kid)) throw new TypeError(`${what} lists two keys with the kid "${key.kid}"; give each key once, with its own kid`);
+    if (kids.has(key.kid))
+      throw new TypeError(`${what} lists two keys with the kid "${key.kid}"; give each key once, with its own kid`);
     kids.add(key.kid);
   }
   return keys;
@@ -105,28 +117,39 @@ function importPrivate(value: unknown, what: string, expected: string): { key: K
   if (value instanceof KeyObject) {
     if (value.type === 'secret') throw new TypeError(`${what} is a symmetric (secret) key; give ${expected}`);
     if (value.type === 'public') {
-      throw new TypeError(`${what} is a public key; give the private key (its public part is what you register and publish)`);
+      throw new TypeError(
+        `${what} is a public key; give the private key (its public part is what you register and publish)`,
+      );
     }
     return { key: value, kid: undefined };
   }
   if (typeof value === 'string') {
     const text = value.trim().replace(/\\r\\n|\\n/g, '\n');
     const label = /-----BEGIN ([A-Z0-9 ]+)-----/.exec(text)?.[1];
-    if (label === undefined) throw new TypeError(`${what} must be a PEM private key (-----BEGIN PRIVATE KEY-----) or a JWK; got text that is not PEM`);
+    if (label === undefined)
+      throw new TypeError(
+        `${what} must be a PEM private key (-----BEGIN PRIVATE KEY-----) or a JWK; got text that is not PEM`,
+      );
     if (label.includes('PUBLIC') || label === 'CERTIFICATE') {
-      throw new TypeError(`${what} is a "${label}" PEM block; give the private key (-----BEGIN PRIVATE KEY-----): its public part is what you register and publish`);
+      throw new TypeError(
+        `${what} is a "${label}" PEM block; give the private key (-----BEGIN PRIVATE KEY-----): its public part is what you register and publish`,
+      );
     }
     try {
       return { key: createPrivateKey({ key: `${text}\n`, format: 'pem' }), kid: undefined };
     } catch {
-      throw new TypeError(`${what} is not a readable PEM private key (encrypted keys are not accepted); give ${expected}`);
+      throw new TypeError(
+        `${what} is not a readable PEM private key (encrypted keys are not accepted); give ${expected}`,
+      );
     }
   }
   if (typeof value === 'object' && value !== null) {
     const jwk = value as AppPrivateJwk;
     if (jwk.kty === 'oct') throw new TypeError(`${what} is a symmetric (oct) JWK; give ${expected}`);
     if (typeof jwk.d !== 'string') {
-      throw new TypeError(`${what} is a JWK without its private member "d" (a public key); give the private JWK: its public part is what you register and publish`);
+      throw new TypeError(
+        `${what} is a JWK without its private member "d" (a public key); give the private JWK: its public part is what you register and publish`,
+      );
     }
     let key: KeyObject;
     try {
@@ -144,7 +167,9 @@ function signingAlgorithm(key: KeyObject, what: string): AssertionAlgorithm {
   const type = key.asymmetricKeyType;
   if (type === 'ec') {
     if (key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
-      throw new TypeError(`${what} is an EC key on ${key.asymmetricKeyDetails?.namedCurve ?? 'an unknown curve'}; ES256 needs P-256 (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)`);
+      throw new TypeError(
+        `${what} is an EC key on ${key.asymmetricKeyDetails?.namedCurve ?? 'an unknown curve'}; ES256 needs P-256 (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)`,
+      );
     }
     return 'ES256';
   }
@@ -153,7 +178,9 @@ function signingAlgorithm(key: KeyObject, what: string): AssertionAlgorithm {
     return 'PS256';
   }
   if (type === 'ed25519') return 'EdDSA';
-  throw new TypeError(`${what} is a ${type ?? 'non-asymmetric'} key; client assertions are signed with EC P-256 (ES256), RSA (PS256) or Ed25519 (EdDSA)`);
+  throw new TypeError(
+    `${what} is a ${type ?? 'non-asymmetric'} key; client assertions are signed with EC P-256 (ES256), RSA (PS256) or Ed25519 (EdDSA)`,
+  );
 }
 
 function decryptionAlgorithm(key: KeyObject, what: string): IdTokenKeyAlgorithm {
@@ -161,7 +188,9 @@ function decryptionAlgorithm(key: KeyObject, what: string): IdTokenKeyAlgorithm 
   if (type === 'ec') {
     const curve = key.asymmetricKeyDetails?.namedCurve;
     if (curve !== 'prime256v1' && curve !== 'secp384r1' && curve !== 'secp521r1') {
-      throw new TypeError(`${what} is an EC key on ${curve ?? 'an unknown curve'}; ECDH-ES+A256KW needs P-256, P-384 or P-521`);
+      throw new TypeError(
+        `${what} is an EC key on ${curve ?? 'an unknown curve'}; ECDH-ES+A256KW needs P-256, P-384 or P-521`,
+      );
     }
     return 'ECDH-ES+A256KW';
   }
@@ -169,12 +198,15 @@ function decryptionAlgorithm(key: KeyObject, what: string): IdTokenKeyAlgorithm 
     checkRsaBits(key, what);
     return 'RSA-OAEP-256';
   }
-  throw new TypeError(`${what} is a ${type ?? 'non-asymmetric'} key; ID tokens are encrypted to an EC key (ECDH-ES+A256KW) or an RSA key (RSA-OAEP-256)`);
+  throw new TypeError(
+    `${what} is a ${type ?? 'non-asymmetric'} key; ID tokens are encrypted to an EC key (ECDH-ES+A256KW) or an RSA key (RSA-OAEP-256)`,
+  );
 }
 
 function checkRsaBits(key: KeyObject, what: string): void {
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-  if (bits < MIN_RSA_BITS) throw new TypeError(`${what} is an RSA key of ${bits} bits; give one of at least ${MIN_RSA_BITS} bits`);
+  if (bits < MIN_RSA_BITS)
+    throw new TypeError(`${what} is an RSA key of ${bits} bits; give one of at least ${MIN_RSA_BITS} bits`);
 }
 
 /**
@@ -182,7 +214,10 @@ function checkRsaBits(key: KeyObject, what: string): void {
  * else the RFC 7638 thumbprint), `use` and `alg`.
  */
 export function publicJwk(key: KeyObject, kid: string | undefined, use: 'sig' | 'enc', alg: string): PublicJwk {
-  const full = (key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }) as Record<string, unknown>;
+  const full = (key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }) as Record<
+    string,
+    unknown
+  >;
   const kty = String(full.kty);
   const members = PUBLIC_MEMBERS[kty] ?? [];
   const out: Record<string, unknown> = { kty };

@@ -66,7 +66,10 @@ let nodeHttp: Promise<NodeHttp> | undefined;
 function loadNodeHttp(): Promise<NodeHttp> {
   nodeHttp ??= Promise.all([import('node:http'), import('node:https')]).then(([h, s]) => {
     // A bundler's empty stand-in (a worker without nodejs_compat) reads as missing.
-    if (typeof (h as Partial<typeof http>).request !== 'function' || typeof (s as Partial<typeof https>).request !== 'function') {
+    if (
+      typeof (h as Partial<typeof http>).request !== 'function' ||
+      typeof (s as Partial<typeof https>).request !== 'function'
+    ) {
       throw nodeBuiltinsError('passport-nd-id', ['node:http']);
     }
     return { http: h, https: s };
@@ -105,18 +108,20 @@ export class HttpClient {
       );
     }
     if (status >= 500) {
-      throw new IdError('provider_server_error', `The ${req.what} (${at(req.url)}) failed with HTTP ${status}.`, { status });
+      throw new IdError('provider_server_error', `The ${req.what} (${at(req.url)}) failed with HTTP ${status}.`, {
+        status,
+      });
     }
     if (status < 200 || status >= 300) {
       const cause = oauthError(res.body);
       throw new IdError(
         req.refusedCode,
-        `The ${req.what} refused the request with HTTP ${status}` +
-          (cause ? ` (${safeErrorCode(cause.error)}).` : '.'),
+        `The ${req.what} refused the request with HTTP ${status}` + (cause ? ` (${safeErrorCode(cause.error)}).` : '.'),
         cause ? { status, cause } : { status },
       );
     }
-    if (req.jwt === true && /^application\/jwt\s*(;|$)/i.test(res.headers['content-type'] ?? '')) return res.body.toString('utf8').trim();
+    if (req.jwt === true && /^application\/jwt\s*(;|$)/i.test(res.headers['content-type'] ?? ''))
+      return res.body.toString('utf8').trim();
     try {
       return JSON.parse(res.body.toString('utf8')) as unknown;
     } catch {
@@ -157,7 +162,11 @@ export class HttpClient {
   #once(req: JsonRequest, retryable: boolean, modules: NodeHttp): Promise<RawResponse> {
     const { url, what } = req;
     const payload =
-      req.form !== undefined ? new URLSearchParams(req.form).toString() : req.body === undefined ? undefined : JSON.stringify(req.body);
+      req.form !== undefined
+        ? new URLSearchParams(req.form).toString()
+        : req.body === undefined
+          ? undefined
+          : JSON.stringify(req.body);
     const contentType = req.form !== undefined ? 'application/x-www-form-urlencoded' : 'application/json';
     const headers: Record<string, string | number> =
       payload === undefined
@@ -200,7 +209,9 @@ export class HttpClient {
         // its message may quote a header value, so only the code is kept.
         const code = (err as NodeJS.ErrnoException | undefined)?.code;
         const detail = typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'invalid request';
-        finish(new IdError('provider_unreachable', `The request to the ${what} (${at(url)}) could not be sent (${detail}).`));
+        finish(
+          new IdError('provider_unreachable', `The request to the ${what} (${at(url)}) could not be sent (${detail}).`),
+        );
         return;
       }
       timer = setTimeout(() => {
@@ -209,9 +220,13 @@ export class HttpClient {
       }, timeout);
 
       request.on('error', (err: NodeJS.ErrnoException) => {
-        const unreachable = new IdError('provider_unreachable', `The ${what} (${at(url)}) could not be reached (${err.code ?? 'network error'}).`, {
-          cause: err,
-        });
+        const unreachable = new IdError(
+          'provider_unreachable',
+          `The ${what} (${at(url)}) could not be reached (${err.code ?? 'network error'}).`,
+          {
+            cause: err,
+          },
+        );
         if (retryable && request.reusedSocket && err.code !== undefined && STALE_SOCKET_CODES.has(err.code)) {
           finish(new StaleSocketError(unreachable));
         } else {
@@ -242,9 +257,20 @@ export class HttpClient {
           }
         });
         const date = res.headers.date;
-        res.on('end', () => finish(undefined, { status, body: rest ? Buffer.concat(rest) : (first ?? EMPTY), date, headers: res.headers }));
+        res.on('end', () =>
+          finish(undefined, {
+            status,
+            body: rest ? Buffer.concat(rest) : (first ?? EMPTY),
+            date,
+            headers: res.headers,
+          }),
+        );
         res.on('error', (err) =>
-          finish(new IdError('provider_unreachable', `The connection to the ${what} (${at(url)}) broke during the answer.`, { cause: err })),
+          finish(
+            new IdError('provider_unreachable', `The connection to the ${what} (${at(url)}) broke during the answer.`, {
+              cause: err,
+            }),
+          ),
         );
       });
 

@@ -54,7 +54,11 @@ import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
 import { parseProfile, type Profile } from './profile.js';
 
 /** ID-token failures caused by time: a clock difference with the service can explain them. */
-const TIME_CODES: ReadonlySet<string> = new Set(['id_token_expired', 'id_token_issued_in_future', 'id_token_not_yet_valid']);
+const TIME_CODES: ReadonlySet<string> = new Set([
+  'id_token_expired',
+  'id_token_issued_in_future',
+  'id_token_not_yet_valid',
+]);
 
 /** Default timeout of each HTTP call to the service, in ms. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -139,7 +143,12 @@ export class IdClient {
     this.#clock = optionalClock(options.clock);
     this.#clockTolerance = optionalNumber(options.clockTolerance, 'clockTolerance', DEFAULT_CLOCK_TOLERANCE_S, 0);
     const timeout = optionalNumber(options.timeout, 'timeout', DEFAULT_TIMEOUT_MS, 1);
-    const maxResponseBytes = optionalNumber(options.maxResponseBytes, 'maxResponseBytes', DEFAULT_MAX_RESPONSE_BYTES, 1);
+    const maxResponseBytes = optionalNumber(
+      options.maxResponseBytes,
+      'maxResponseBytes',
+      DEFAULT_MAX_RESPONSE_BYTES,
+      1,
+    );
     const cooldown = optionalNumber(options.jwksCooldown, 'jwksCooldown', DEFAULT_JWKS_COOLDOWN_MS, 0);
     const maxAge = optionalNumber(options.jwksCacheMaxAge, 'jwksCacheMaxAge', DEFAULT_JWKS_CACHE_MAX_AGE_MS, 0);
     if (options.agent !== undefined && (typeof options.agent !== 'object' || options.agent === null)) {
@@ -234,7 +243,10 @@ export class IdClient {
     const message =
       params.authenticationContextMessage === undefined
         ? fapi.config.contextMessage
-        : checkContextMessage(params.authenticationContextMessage, 'pushAuthorizationRequest: authenticationContextMessage');
+        : checkContextMessage(
+            params.authenticationContextMessage,
+            'pushAuthorizationRequest: authenticationContextMessage',
+          );
     const contextType =
       params.authenticationContextType === undefined
         ? fapi.config.contextType
@@ -260,12 +272,21 @@ export class IdClient {
     const requestUri = answer.request_uri;
     const expiresIn = answer.expires_in;
     if (typeof requestUri !== 'string' || requestUri === '' || requestUri.length > 2048) {
-      throw new IdError('provider_invalid_response', 'The pushed authorization request endpoint answered without a request_uri.');
+      throw new IdError(
+        'provider_invalid_response',
+        'The pushed authorization request endpoint answered without a request_uri.',
+      );
     }
     if (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn <= 0) {
-      throw new IdError('provider_invalid_response', 'The pushed authorization request endpoint answered without a positive expires_in.');
+      throw new IdError(
+        'provider_invalid_response',
+        'The pushed authorization request endpoint answered without a positive expires_in.',
+      );
     }
-    const url = withQuery(metadata.authorizationEndpoint, `client_id=${encodeURIComponent(this.clientId)}&request_uri=${encodeURIComponent(requestUri)}`);
+    const url = withQuery(
+      metadata.authorizationEndpoint,
+      `client_id=${encodeURIComponent(this.clientId)}&request_uri=${encodeURIComponent(requestUri)}`,
+    );
     return { url, requestUri, expiresIn, ...(nonce === undefined ? {} : { nonce }) };
   }
 
@@ -301,7 +322,8 @@ export class IdClient {
    *   a discovery failure (`discovery_issuer_mismatch`, `discovery_invalid`, or an HTTP code).
    */
   async checkAuthorizationResponse(query: Record<string, unknown>): Promise<void> {
-    if (typeof query !== 'object' || query === null) throw new TypeError('checkAuthorizationResponse: expected the callback query as an object');
+    if (typeof query !== 'object' || query === null)
+      throw new TypeError('checkAuthorizationResponse: expected the callback query as an object');
     if (query.iss !== undefined) return checkResponseIssuer(query.iss, this.issuer, true);
     if (this.#requireIss) return checkResponseIssuer(undefined, this.issuer, true);
     // A document that cannot be read fails here (issuer mode, FAPI): it never switches the check off.
@@ -310,7 +332,10 @@ export class IdClient {
   }
 
   /** The authorization parameters shared by the plain and the pushed request, checked. */
-  #authorizationParams(params: AuthorizationUrlParams, fn: string): { query: [string, string][]; nonce: string | undefined } {
+  #authorizationParams(
+    params: AuthorizationUrlParams,
+    fn: string,
+  ): { query: [string, string][]; nonce: string | undefined } {
     if (typeof params !== 'object' || params === null) {
       throw new TypeError(`${fn}: expected an object with at least codeChallenge`);
     }
@@ -340,7 +365,13 @@ export class IdClient {
     if (state !== undefined) query.push(['state', state]);
     if (nonce !== undefined) query.push(['nonce', nonce]);
     if (params.maxAge !== undefined) query.push(['max_age', String(params.maxAge)]);
-    const extras = params.authorizationParams === undefined ? this.#extraParams : mergeParams(this.#extraParams, checkAuthorizationParams(params.authorizationParams, `${fn}: authorizationParams`));
+    const extras =
+      params.authorizationParams === undefined
+        ? this.#extraParams
+        : mergeParams(
+            this.#extraParams,
+            checkAuthorizationParams(params.authorizationParams, `${fn}: authorizationParams`),
+          );
     for (const pair of extras) query.push(pair);
     return { query, nonce };
   }
@@ -375,7 +406,13 @@ export class IdClient {
     };
     const metadata = await this.#metadata('token');
     const algorithms = this.#algorithmsFor(metadata);
-    const body = await this.#profile.requestTokens({ url: metadata.tokenEndpoint, grant, onServerDate, dpopKey: params.dpopKey, iss: params.iss });
+    const body = await this.#profile.requestTokens({
+      url: metadata.tokenEndpoint,
+      grant,
+      onServerDate,
+      dpopKey: params.dpopKey,
+      iss: params.iss,
+    });
     const tokens = asObject(body, 'token endpoint');
     const accessToken = tokens.access_token;
     if (typeof accessToken !== 'string' || accessToken === '') {
@@ -409,7 +446,13 @@ export class IdClient {
       }
       throw err;
     }
-    return { sub: claims.sub, accessToken, idToken: idToken as string, claims, ...(tokenType === undefined ? {} : { tokenType }) };
+    return {
+      sub: claims.sub,
+      accessToken,
+      idToken: idToken as string,
+      claims,
+      ...(tokenType === undefined ? {} : { tokenType }),
+    };
   }
 
   /**
@@ -441,7 +484,11 @@ export class IdClient {
       );
     }
     // The service's answer is JSON; a provider's standard userinfo may be a JWT (application/jwt).
-    const request = { what: 'userinfo endpoint', refusedCode: 'userinfo_request_failed', ...(metadata.encryptedUserinfo ? {} : { jwt: true }) } as const;
+    const request = {
+      what: 'userinfo endpoint',
+      refusedCode: 'userinfo_request_failed',
+      ...(metadata.encryptedUserinfo ? {} : { jwt: true }),
+    } as const;
     const body = await send(userinfoUrl, accessToken, request);
     if (!metadata.encryptedUserinfo) return this.#standardUserinfo(body, sub, metadata);
     const info = asObject(body, 'userinfo endpoint');
@@ -494,7 +541,8 @@ export class IdClient {
       claims = body as Record<string, unknown>;
     }
     if (typeof claims.sub !== 'string') throw new IdError('userinfo_malformed', 'The userinfo response has no sub.');
-    if (claims.sub !== sub) throw new IdError('userinfo_sub_mismatch', 'The userinfo sub differs from the sub of the ID token.');
+    if (claims.sub !== sub)
+      throw new IdError('userinfo_sub_mismatch', 'The userinfo sub differs from the sub of the ID token.');
     return { sub, data: {}, claims };
   }
 
@@ -505,7 +553,11 @@ export class IdClient {
    */
   #algorithmsFor(metadata: ServiceMetadata): readonly string[] {
     const algorithms = commonAlgorithms(this.#allowedAlgorithms, metadata.idTokenSigningAlgValues);
-    if (algorithms.length !== this.idTokenAlgorithms.length || algorithms.some((a, i) => a !== this.idTokenAlgorithms[i])) this.idTokenAlgorithms = algorithms;
+    if (
+      algorithms.length !== this.idTokenAlgorithms.length ||
+      algorithms.some((a, i) => a !== this.idTokenAlgorithms[i])
+    )
+      this.idTokenAlgorithms = algorithms;
     return algorithms;
   }
 
@@ -537,7 +589,14 @@ export class IdClient {
     if (this.#jwks !== undefined && this.#jwksUrl === url.href) return this.#jwks;
     this.#oldJwksFetches += this.#jwks?.fetchCount ?? 0;
     this.#jwksUrl = url.href;
-    this.#jwks = new RemoteKeySet({ http: this.#http, url, clock: this.#clock, cooldown: this.#jwksCooldown, maxAge: this.#jwksMaxAge, log: this.#log });
+    this.#jwks = new RemoteKeySet({
+      http: this.#http,
+      url,
+      clock: this.#clock,
+      cooldown: this.#jwksCooldown,
+      maxAge: this.#jwksMaxAge,
+      log: this.#log,
+    });
     return this.#jwks;
   }
 
@@ -599,7 +658,8 @@ function requireAllowedAlgorithm(idToken: unknown, algorithms: readonly string[]
   if (dot <= 0) return;
   let alg: unknown;
   try {
-    alg = (JSON.parse(Buffer.from(idToken.slice(0, dot), 'base64url').toString('utf8')) as { alg?: unknown } | null)?.alg;
+    alg = (JSON.parse(Buffer.from(idToken.slice(0, dot), 'base64url').toString('utf8')) as { alg?: unknown } | null)
+      ?.alg;
   } catch {
     return; // malformed: the verification says so
   }

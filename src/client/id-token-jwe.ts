@@ -17,7 +17,14 @@ import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
 import { ECDH_ES_ALGORITHMS, ecdhEsContentKey } from './jwe-ecdh.js';
-import { CONTENT_ENCRYPTIONS, decryptContent, decryptJwe, JweRefused, readCompactJwe, type CompactJwe } from './jwe-gcm.js';
+import {
+  CONTENT_ENCRYPTIONS,
+  decryptContent,
+  decryptJwe,
+  JweRefused,
+  readCompactJwe,
+  type CompactJwe,
+} from './jwe-gcm.js';
 
 /** The key-management algorithms an encrypted ID token may use. */
 export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = Object.freeze([...ECDH_ES_ALGORITHMS, 'RSA-OAEP-256']);
@@ -58,7 +65,10 @@ export async function decryptIdToken(
   options: IdTokenDecryptionOptions = {},
 ): Promise<string> {
   if (!withinCompactLimits(token, JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH) || !COMPACT_JWE.test(token)) {
-    throw new IdError('id_token_malformed', 'The encrypted ID token is not a compact JWE (five dot-separated base64url parts).');
+    throw new IdError(
+      'id_token_malformed',
+      'The encrypted ID token is not a compact JWE (five dot-separated base64url parts).',
+    );
   }
   let jwe: CompactJwe;
   try {
@@ -68,10 +78,15 @@ export async function decryptIdToken(
   }
   const { alg, enc, kid } = jwe.header;
   if (jwe.header.crit !== undefined || jwe.header.zip !== undefined) {
-    throw new IdError('id_token_malformed', 'The encrypted ID token uses a JWE extension (crit or zip) that is not supported.');
+    throw new IdError(
+      'id_token_malformed',
+      'The encrypted ID token uses a JWE extension (crit or zip) that is not supported.',
+    );
   }
   const algorithms = (options.algorithms ?? ID_TOKEN_JWE_ALGORITHMS).filter((a) => ID_TOKEN_JWE_ALGORITHMS.includes(a));
-  const encryptions = (options.encryptions ?? ID_TOKEN_JWE_ENCRYPTION).filter((e) => ID_TOKEN_JWE_ENCRYPTION.includes(e));
+  const encryptions = (options.encryptions ?? ID_TOKEN_JWE_ENCRYPTION).filter((e) =>
+    ID_TOKEN_JWE_ENCRYPTION.includes(e),
+  );
   if (typeof alg !== 'string' || !algorithms.includes(alg) || typeof enc !== 'string' || !encryptions.includes(enc)) {
     throw new IdError(
       'id_token_jwe_alg_not_allowed',
@@ -106,7 +121,10 @@ export async function decryptIdToken(
   }
   if (plaintext === undefined) {
     if (malformed) throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');
-    throw new IdError('id_token_decrypt_failed', 'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.');
+    throw new IdError(
+      'id_token_decrypt_failed',
+      'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.',
+    );
   }
   requireSignedInside(plaintext);
   return plaintext;
@@ -119,13 +137,19 @@ export async function decryptIdToken(
  */
 function requireSignedInside(plaintext: string): void {
   if (!COMPACT_JWS.test(plaintext)) {
-    throw new IdError('id_token_malformed', 'The encrypted ID token does not contain a signed JWT (a compact JWS with a signature).');
+    throw new IdError(
+      'id_token_malformed',
+      'The encrypted ID token does not contain a signed JWT (a compact JWS with a signature).',
+    );
   }
   let alg: unknown;
   try {
     alg = decodeProtectedHeader(plaintext).alg;
   } catch {
-    throw new IdError('id_token_malformed', 'The signed JWT inside the encrypted ID token has a header that is not valid base64url JSON.');
+    throw new IdError(
+      'id_token_malformed',
+      'The signed JWT inside the encrypted ID token has a header that is not valid base64url JSON.',
+    );
   }
   if (typeof alg !== 'string' || !(ID_TOKEN_SIGNING_ALGORITHMS as readonly string[]).includes(alg)) {
     const shown = typeof alg === 'string' && /^[\w-]{1,20}$/.test(alg) ? alg : 'unknown';
@@ -143,9 +167,15 @@ function requireSignedInside(plaintext: string): void {
  */
 export function checkFapiTokenResponse(tokenType: unknown, idToken: unknown): void {
   if (typeof tokenType !== 'string' || tokenType.toLowerCase() !== 'dpop') {
-    throw new IdError('token_type_invalid', 'The token endpoint answered with a token that is not DPoP-bound (token_type is not DPoP); the fapi2 profile refuses it.');
+    throw new IdError(
+      'token_type_invalid',
+      'The token endpoint answered with a token that is not DPoP-bound (token_type is not DPoP); the fapi2 profile refuses it.',
+    );
   }
   if (idToken !== undefined && !isCompactJwe(idToken)) {
-    throw new IdError('id_token_not_encrypted', 'The ID token arrived signed but not encrypted; the fapi2 profile accepts only encrypted ID tokens.');
+    throw new IdError(
+      'id_token_not_encrypted',
+      'The ID token arrived signed but not encrypted; the fapi2 profile accepts only encrypted ID tokens.',
+    );
   }
 }

@@ -52,7 +52,9 @@ export function checkIdTokenAlgorithms(value: unknown, what: string): readonly I
   for (const alg of value) {
     if (!(ID_TOKEN_SIGNING_ALGORITHMS as readonly unknown[]).includes(alg)) {
       const shown = typeof alg === 'string' && /^[\w+-]{1,20}$/.test(alg) ? `"${alg}"` : 'a value';
-      throw new TypeError(`${what} lists ${shown} that is not an ID-token signature algorithm this client verifies; use ${accepted}`);
+      throw new TypeError(
+        `${what} lists ${shown} that is not an ID-token signature algorithm this client verifies; use ${accepted}`,
+      );
     }
   }
   return Object.freeze([...new Set(value as IdTokenSigningAlgorithm[])]);
@@ -152,7 +154,10 @@ const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 function readHeader(token: string): ProtectedHeaderParameters {
   // Size and shape first: nothing is decoded, and no key set fetched, for an oversized token.
   if (!withinCompactLimits(token, JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH)) {
-    throw new IdError('id_token_malformed', `The ID token is not a compact JWS of three parts and at most ${MAX_ID_TOKEN_LENGTH} characters.`);
+    throw new IdError(
+      'id_token_malformed',
+      `The ID token is not a compact JWS of three parts and at most ${MAX_ID_TOKEN_LENGTH} characters.`,
+    );
   }
   if (!COMPACT_JWS.test(token)) {
     throw new IdError('id_token_malformed', 'The ID token is not a compact JWS (three dot-separated base64url parts).');
@@ -165,7 +170,10 @@ function readHeader(token: string): ProtectedHeaderParameters {
   }
   // No JWS extension is supported, so any critical one (or an unencoded payload) is refused.
   if (header.crit !== undefined || header.b64 !== undefined) {
-    throw new IdError('id_token_malformed', 'The ID token header uses a JWS extension (crit or b64) that is not supported.');
+    throw new IdError(
+      'id_token_malformed',
+      'The ID token header uses a JWS extension (crit or b64) that is not supported.',
+    );
   }
   return header;
 }
@@ -197,7 +205,10 @@ async function verifySignature(
   // As jose does: a key that is not of the algorithm's type (or an RSA key under 2048 bits) is
   // refused whatever the key set gave.
   if (!keyFitsAlgorithm(key, alg)) {
-    throw new IdError('id_token_signature_invalid', `The ID token's key is not of the type ${alg} takes (${keyNeeded(alg)}).`);
+    throw new IdError(
+      'id_token_signature_invalid',
+      `The ID token's key is not of the type ${alg} takes (${keyNeeded(alg)}).`,
+    );
   }
   if (!jwsSignatureVerifies(token, alg, key)) {
     throw new IdError('id_token_signature_invalid', 'The ID token signature does not verify with the provider key.');
@@ -230,7 +241,12 @@ export function jwsSignatureVerifies(token: string, alg: IdTokenSigningAlgorithm
     }
     if (rule.pss === true) {
       // RSASSA-PSS with SHA-256, MGF1 with SHA-256, a salt of the hash's size (RFC 7518 3.5).
-      return verify(rule.digest, signingInput, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature);
+      return verify(
+        rule.digest,
+        signingInput,
+        { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
+        signature,
+      );
     }
     // RS256: RSASSA-PKCS1-v1_5, node's default padding for an RSA key; EdDSA: no digest.
     return verify(rule.digest, signingInput, key, signature);
@@ -242,7 +258,8 @@ export function jwsSignatureVerifies(token: string, alg: IdTokenSigningAlgorithm
 function keyNeeded(alg: IdTokenSigningAlgorithm): string {
   const rule = RULES[alg];
   if (rule.keyType === 'rsa') return `an RSA key of at least ${MIN_RSA_BITS} bits`;
-  if (rule.keyType === 'ec') return `an EC key on ${{ prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' }[rule.curve as string]}`;
+  if (rule.keyType === 'ec')
+    return `an EC key on ${{ prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' }[rule.curve as string]}`;
   return 'an Ed25519 key';
 }
 
@@ -311,11 +328,17 @@ function checkIssuedAt(payload: JWTPayload, expect: IdTokenExpectations): void {
     throw new IdError('id_token_malformed', 'The ID token claim "iat" is not a number.');
   }
   if (iat > epochSeconds(expect.clock) + expect.clockTolerance) {
-    throw new IdError('id_token_issued_in_future', 'The ID token was issued in the future (iat); check the server clock.');
+    throw new IdError(
+      'id_token_issued_in_future',
+      'The ID token was issued in the future (iat); check the server clock.',
+    );
   }
   // The person cannot have authenticated after the token was issued: a later auth_time would pass every step-up.
   const authTime = payload.auth_time;
-  if (authTime !== undefined && (typeof authTime !== 'number' || !Number.isFinite(authTime) || authTime > iat + expect.clockTolerance)) {
+  if (
+    authTime !== undefined &&
+    (typeof authTime !== 'number' || !Number.isFinite(authTime) || authTime > iat + expect.clockTolerance)
+  ) {
     throw new IdError('id_token_malformed', 'The ID token claim "auth_time" is not a time at or before its "iat".');
   }
 }

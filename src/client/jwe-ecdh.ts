@@ -8,7 +8,11 @@ import { createECDH, createHash, type ECDH, type KeyObject } from 'node:crypto';
 import { aesKeyUnwrap, CONTENT_KEY_BYTES, JweRefused, strictBase64url, type CompactJwe } from './jwe-gcm.js';
 
 /** The key-wrapping key size in bits of each ECDH-ES key wrap; `ECDH-ES` alone derives the content key. */
-const ECDH_KW_BITS: Readonly<Record<string, number>> = { 'ECDH-ES+A128KW': 128, 'ECDH-ES+A192KW': 192, 'ECDH-ES+A256KW': 256 };
+const ECDH_KW_BITS: Readonly<Record<string, number>> = {
+  'ECDH-ES+A128KW': 128,
+  'ECDH-ES+A192KW': 192,
+  'ECDH-ES+A256KW': 256,
+};
 /** The ECDH-ES key-management algorithms handled here. */
 export const ECDH_ES_ALGORITHMS: readonly string[] = ['ECDH-ES', ...Object.keys(ECDH_KW_BITS)];
 const CURVES: Readonly<Record<string, string>> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' };
@@ -29,19 +33,32 @@ export function ecdhEsContentKey(jwe: CompactJwe, key: KeyObject): Buffer {
   const cekBytes = CONTENT_KEY_BYTES[header.enc as string];
   if (cekBytes === undefined) throw new JweRefused('failed');
   const epk = header.epk as Record<string, unknown> | undefined;
-  if (typeof epk !== 'object' || epk === null || Array.isArray(epk) || epk.kty !== 'EC' || typeof epk.crv !== 'string') {
+  if (
+    typeof epk !== 'object' ||
+    epk === null ||
+    Array.isArray(epk) ||
+    epk.kty !== 'EC' ||
+    typeof epk.crv !== 'string'
+  ) {
     throw new JweRefused('malformed');
   }
   if (epk.d !== undefined || typeof epk.x !== 'string' || typeof epk.y !== 'string') throw new JweRefused('malformed');
   const size = COORDINATE_BYTES[epk.crv];
-  if (size === undefined || strictBase64url(epk.x).length !== size || strictBase64url(epk.y).length !== size) throw new JweRefused('malformed');
-  if (key.asymmetricKeyType !== 'ec' || key.type !== 'private' || CURVES[epk.crv] !== key.asymmetricKeyDetails?.namedCurve) {
+  if (size === undefined || strictBase64url(epk.x).length !== size || strictBase64url(epk.y).length !== size)
+    throw new JweRefused('malformed');
+  if (
+    key.asymmetricKeyType !== 'ec' ||
+    key.type !== 'private' ||
+    CURVES[epk.crv] !== key.asymmetricKeyDetails?.namedCurve
+  ) {
     throw new JweRefused('failed');
   }
   let shared: Buffer;
   try {
     // The uncompressed point 04 || x || y; computeSecret refuses a point that is not on the curve.
-    shared = agreementFor(key, CURVES[epk.crv]!).computeSecret(Buffer.concat([UNCOMPRESSED, strictBase64url(epk.x), strictBase64url(epk.y)]));
+    shared = agreementFor(key, CURVES[epk.crv]!).computeSecret(
+      Buffer.concat([UNCOMPRESSED, strictBase64url(epk.x), strictBase64url(epk.y)]),
+    );
   } catch {
     throw new JweRefused('failed');
   }

@@ -102,7 +102,10 @@ export function handledHere(header: Record<string, unknown>, algorithms: readonl
   return (
     typeof alg === 'string' &&
     algorithms.includes(alg) &&
-    (alg === 'dir' || Object.hasOwn(OAEP_HASH, alg) || Object.hasOwn(KW_KEY_BYTES, alg) || Object.hasOwn(GCMKW_KEY_BYTES, alg)) &&
+    (alg === 'dir' ||
+      Object.hasOwn(OAEP_HASH, alg) ||
+      Object.hasOwn(KW_KEY_BYTES, alg) ||
+      Object.hasOwn(GCMKW_KEY_BYTES, alg)) &&
     typeof enc === 'string' &&
     Object.hasOwn(CONTENT_KEY_BYTES, enc) &&
     header.zip === undefined
@@ -306,7 +309,12 @@ function decryptCbcHmac(aad: Buffer, { iv, ciphertext, tag }: ContentParts, cek:
   const half = keyBytes / 2;
   const al = Buffer.alloc(8);
   al.writeBigUInt64BE(BigInt(aad.length * 8));
-  const mac = createHmac(`sha${half * 16}`, cek.subarray(0, half)).update(aad).update(iv).update(ciphertext).update(al).digest();
+  const mac = createHmac(`sha${half * 16}`, cek.subarray(0, half))
+    .update(aad)
+    .update(iv)
+    .update(ciphertext)
+    .update(al)
+    .digest();
   if (!timingSafeEqual(mac.subarray(0, half), tag)) throw new JweRefused('failed');
   try {
     const decipher = createDecipheriv(`aes-${half * 8}-cbc` as 'aes-256-cbc', cek.subarray(half), iv);

@@ -122,7 +122,11 @@ export class RemoteKeySet {
         this.#fetchedAt = this.#clock();
         this.#inflight = undefined;
         if (this.#log?.debugEnabled) {
-          this.#log.write('debug', { event: LOG_EVENTS.jwksFetched, usableKeys: keys.length, refetch: isRefetch }, 'Fetched the key set of the service.');
+          this.#log.write(
+            'debug',
+            { event: LOG_EVENTS.jwksFetched, usableKeys: keys.length, refetch: isRefetch },
+            'Fetched the key set of the service.',
+          );
         }
         return keys;
       },
@@ -211,6 +215,7 @@ async function usableKey(entry: unknown): Promise<CachedKey | undefined> {
   } catch {
     return undefined;
   }
-  if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS) return undefined;
+  if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS)
+    return undefined;
   return { kid: jwk.kid, alg: jwk.alg, key };
 }

@@ -18,17 +18,28 @@ export function encodeJwsHeader(header: Record<string, unknown>, alg: AssertionA
 }
 
 /** The JOSE header and claims of a token, signed with `key` under `alg` (ES256, PS256 or EdDSA). */
-export function signCompactJwt(header: Record<string, unknown>, claims: Record<string, unknown>, key: KeyObject, alg: AssertionAlgorithm): string {
+export function signCompactJwt(
+  header: Record<string, unknown>,
+  claims: Record<string, unknown>,
+  key: KeyObject,
+  alg: AssertionAlgorithm,
+): string {
   return signWithHeader(encodeJwsHeader(header, alg), claims, key, alg);
 }
 
 /** The claims signed under a header segment made by {@link encodeJwsHeader} with the same `alg`. */
-export function signWithHeader(headerSegment: string, claims: Record<string, unknown>, key: KeyObject, alg: AssertionAlgorithm): string {
+export function signWithHeader(
+  headerSegment: string,
+  claims: Record<string, unknown>,
+  key: KeyObject,
+  alg: AssertionAlgorithm,
+): string {
   const input = `${headerSegment}.${base64url(JSON.stringify(claims))}`;
   const data = Buffer.from(input, 'ascii');
   let signature: Buffer;
   if (alg === 'ES256') signature = sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' });
-  else if (alg === 'PS256') signature = sign('sha256', data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+  else if (alg === 'PS256')
+    signature = sign('sha256', data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
   else signature = sign(null, data, key);
   return `${input}.${signature.toString('base64url')}`;
 }

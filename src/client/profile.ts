@@ -10,7 +10,14 @@ import { logCallFailure, type Endpoint } from './call-log.js';
 import { CLIENT_ASSERTION_TYPE, createClientAssertion } from './client-assertion.js';
 import { requireDpopKey, requireString } from './client-options.js';
 import { specEndpoints, type ServiceMetadata } from './discovery.js';
-import { dpopKeyFromKeyObject, DpopNonces, generateDpopKey, restoreDpopKey, type DpopKey, type StoredDpopKey } from './dpop.js';
+import {
+  dpopKeyFromKeyObject,
+  DpopNonces,
+  generateDpopKey,
+  restoreDpopKey,
+  type DpopKey,
+  type StoredDpopKey,
+} from './dpop.js';
 import { dpopCall } from './dpop-call.js';
 import { appJwks, parseFapiOptions, type FapiConfig, type IdClientProfile, type PublicJwks } from './fapi-config.js';
 import { importIdTokenDecryptionKeys, type IdTokenDecryptionKey } from './fapi-keys.js';
@@ -80,13 +87,21 @@ export function parseProfile(options: IdClientOptions, privateKeys: readonly Dec
   const fapi = parseFapiOptions(options.profile, options, privateKeys);
   if (fapi !== undefined) {
     if (options.clientSecret !== undefined) {
-      throw new TypeError("IdClient: clientSecret is not used with profile: 'fapi2' (the client authenticates with clientAssertionKey, private_key_jwt); remove it");
+      throw new TypeError(
+        "IdClient: clientSecret is not used with profile: 'fapi2' (the client authenticates with clientAssertionKey, private_key_jwt); remove it",
+      );
     }
     return { name: 'fapi2', create: (ctx) => new Fapi2Profile(ctx, fapi) };
   }
   const clientSecret = requireString(options.clientSecret, 'clientSecret');
   // An ID token that arrives encrypted is read with the userinfo key.
-  const idTokenKeys = privateKeys.length === 0 ? [] : importIdTokenDecryptionKeys(privateKeys.map((k) => k.key), 'IdClient: privateKey');
+  const idTokenKeys =
+    privateKeys.length === 0
+      ? []
+      : importIdTokenDecryptionKeys(
+          privateKeys.map((k) => k.key),
+          'IdClient: privateKey',
+        );
   return { name: 'base', create: (ctx) => new BaseProfile(ctx, clientSecret, idTokenKeys) };
 }
 
@@ -109,7 +124,9 @@ class BaseProfile implements Profile {
   checkAuthorizationUrl(): void {}
 
   fapi2(fn: string): Fapi2Profile {
-    throw new TypeError(`${fn}: this IdClient speaks the base profile; construct it with profile: 'fapi2' and its keys (see docs/fapi2.md)`);
+    throw new TypeError(
+      `${fn}: this IdClient speaks the base profile; construct it with profile: 'fapi2' and its keys (see docs/fapi2.md)`,
+    );
   }
 
   requestTokens({ url, grant, onServerDate }: TokenRequest): Promise<unknown> {
@@ -131,7 +148,9 @@ class BaseProfile implements Profile {
 
   userinfoCall(): UserinfoCall {
     return (url, accessToken, request) =>
-      logged(this.#ctx.log, 'userinfo', () => this.#ctx.http.json({ ...request, method: 'GET', url, headers: { Authorization: `Bearer ${accessToken}` } }));
+      logged(this.#ctx.log, 'userinfo', () =>
+        this.#ctx.http.json({ ...request, method: 'GET', url, headers: { Authorization: `Bearer ${accessToken}` } }),
+      );
   }
 }
 
@@ -152,7 +171,9 @@ export class Fapi2Profile implements Profile {
   }
 
   checkAuthorizationUrl(): void {
-    throw new TypeError("authorizationUrl: with profile: 'fapi2' the parameters are pushed first; use await pushAuthorizationRequest({ ... })");
+    throw new TypeError(
+      "authorizationUrl: with profile: 'fapi2' the parameters are pushed first; use await pushAuthorizationRequest({ ... })",
+    );
   }
 
   fapi2(): Fapi2Profile {
@@ -179,7 +200,14 @@ export class Fapi2Profile implements Profile {
   userinfoCall(dpopKey: unknown): UserinfoCall {
     const key = requireDpopKey(dpopKey, 'userinfo');
     return (url, accessToken, request) =>
-      this.dpopCall('userinfo', key, 'GET', url, async () => ({ ...request, headers: { Authorization: `DPoP ${accessToken}` } }), accessToken);
+      this.dpopCall(
+        'userinfo',
+        key,
+        'GET',
+        url,
+        async () => ({ ...request, headers: { Authorization: `DPoP ${accessToken}` } }),
+        accessToken,
+      );
   }
 
   /** `private_key_jwt` (RFC 7523): a fresh assertion signed with the first (current) assertion key. */
@@ -192,9 +220,18 @@ export class Fapi2Profile implements Profile {
   }
 
   /** A DPoP-protected call; a server-side failure is logged before it is thrown. */
-  dpopCall(endpoint: Endpoint, key: DpopKey, method: 'GET' | 'POST', url: URL, build: Parameters<typeof dpopCall>[3], accessToken?: string): Promise<unknown> {
+  dpopCall(
+    endpoint: Endpoint,
+    key: DpopKey,
+    method: 'GET' | 'POST',
+    url: URL,
+    build: Parameters<typeof dpopCall>[3],
+    accessToken?: string,
+  ): Promise<unknown> {
     const { http, clock } = this.#ctx;
-    return logged(this.#ctx.log, endpoint, () => dpopCall({ http, nonces: this.#nonces, key, clock }, method, url, build, accessToken));
+    return logged(this.#ctx.log, endpoint, () =>
+      dpopCall({ http, nonces: this.#nonces, key, clock }, method, url, build, accessToken),
+    );
   }
 
   /** A fresh key pair per login with the form to keep it in, or the app-wide key (nothing to keep). */
@@ -206,7 +243,8 @@ export class Fapi2Profile implements Profile {
   async restoreDpopKey(stored: StoredDpopKey | undefined): Promise<DpopKey> {
     const appKey = this.#appKey();
     if (appKey !== undefined) return appKey;
-    if (stored === undefined) throw new TypeError('restoreDpopKey: give the stored key that dpopKeyForLogin returned for this login');
+    if (stored === undefined)
+      throw new TypeError('restoreDpopKey: give the stored key that dpopKeyForLogin returned for this login');
     return restoreDpopKey(stored);
   }
 

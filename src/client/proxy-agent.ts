@@ -29,7 +29,8 @@ interface ProxySettings {
 export function proxyAgentFromEnv(options: ProxyAgentFromEnvOptions = {}): https.Agent {
   const { env = process.env, ...agentOptions } = options;
   const raw = env['HTTPS_PROXY'] ?? env['https_proxy'];
-  const settings = raw === undefined || raw.trim() === '' ? undefined : parseSettings(raw, env['NO_PROXY'] ?? env['no_proxy'] ?? '');
+  const settings =
+    raw === undefined || raw.trim() === '' ? undefined : parseSettings(raw, env['NO_PROXY'] ?? env['no_proxy'] ?? '');
   const TunnelAgent = (tunnelAgentClass ??= defineTunnelAgent());
   return new TunnelAgent({ keepAlive: true, ...agentOptions }, settings);
 }
@@ -42,7 +43,9 @@ function parseSettings(raw: string, noProxy: string): ProxySettings {
     throw new TypeError('proxyAgentFromEnv: HTTPS_PROXY must be a URL like http://proxy.internal:3128');
   }
   if (proxy.protocol !== 'http:') {
-    throw new TypeError('proxyAgentFromEnv: HTTPS_PROXY must be an http:// proxy URL (the tunnel inside it is TLS to the service)');
+    throw new TypeError(
+      'proxyAgentFromEnv: HTTPS_PROXY must be an http:// proxy URL (the tunnel inside it is TLS to the service)',
+    );
   }
   const authorization =
     proxy.username === ''
@@ -97,16 +100,17 @@ function defineTunnelAgent(): TunnelAgentClass {
       this.#settings = settings;
     }
 
-    override createConnection(options: https.RequestOptions & tls.ConnectionOptions, callback?: ConnectCallback): Duplex | undefined {
+    override createConnection(
+      options: https.RequestOptions & tls.ConnectionOptions,
+      callback?: ConnectCallback,
+    ): Duplex | undefined {
       const settings = this.#settings;
       const host = options.host ?? options.hostname ?? 'localhost';
       const port = Number(options.port ?? 443);
       if (settings === undefined || bypassesProxy(settings.noProxy, host, port)) {
-        return (https.Agent.prototype as unknown as { createConnection(o: unknown, cb?: ConnectCallback): Duplex }).createConnection.call(
-          this,
-          options,
-          callback,
-        );
+        return (
+          https.Agent.prototype as unknown as { createConnection(o: unknown, cb?: ConnectCallback): Duplex }
+        ).createConnection.call(this, options, callback);
       }
       const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
       const headers: Record<string, string> = { Host: target };
@@ -128,7 +132,8 @@ function defineTunnelAgent(): TunnelAgentClass {
       };
       // A proxy that never answers must not keep the socket: the CONNECT gets the request's timeout
       // plus a grace, so the request reports its own timeout first.
-      const limit = (positive(options.timeout) ?? positive(this.options.timeout) ?? DEFAULT_TUNNEL_TIMEOUT_MS) + TUNNEL_GRACE_MS;
+      const limit =
+        (positive(options.timeout) ?? positive(this.options.timeout) ?? DEFAULT_TUNNEL_TIMEOUT_MS) + TUNNEL_GRACE_MS;
       const timer = setTimeout(() => {
         fail(`The proxy did not open the tunnel within ${limit} ms.`, 'EPROXYTIMEOUT');
         connect.destroy();
@@ -146,7 +151,9 @@ function defineTunnelAgent(): TunnelAgentClass {
         done = true;
         callback?.(null, secure);
       });
-      connect.once('error', (err: NodeJS.ErrnoException) => fail('The proxy could not be reached.', err.code ?? 'EPROXY'));
+      connect.once('error', (err: NodeJS.ErrnoException) =>
+        fail('The proxy could not be reached.', err.code ?? 'EPROXY'),
+      );
       connect.end();
       return undefined;
     }

@@ -11,7 +11,12 @@ export function missingNodeBuiltins(): string[] {
   if (typeof (globalThis as { Buffer?: unknown }).Buffer !== 'function') missing.push('Buffer');
   // Read through the namespace, so that a bundler's empty stand-in for the module reads as missing.
   const c = crypto as Partial<typeof crypto>;
-  if (typeof c.createPrivateKey !== 'function' || typeof c.privateDecrypt !== 'function' || typeof c.createDecipheriv !== 'function' || typeof c.hkdfSync !== 'function') {
+  if (
+    typeof c.createPrivateKey !== 'function' ||
+    typeof c.privateDecrypt !== 'function' ||
+    typeof c.createDecipheriv !== 'function' ||
+    typeof c.hkdfSync !== 'function'
+  ) {
     missing.push('node:crypto');
   }
   // node:http is loaded, and checked the same way, on the first call to the provider (client/http.ts).

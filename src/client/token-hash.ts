@@ -27,7 +27,10 @@ const HASH_OF: Readonly<Record<string, 'sha256' | 'sha384' | 'sha512'>> = {
 export function atHashAlgorithm(alg: unknown): 'sha256' | 'sha384' | 'sha512' {
   const found = typeof alg === 'string' && Object.hasOwn(HASH_OF, alg) ? HASH_OF[alg] : undefined;
   if (found === undefined) {
-    throw new IdError('id_token_alg_not_allowed', 'The ID token is signed with an algorithm whose at_hash hash is unknown; it is refused rather than checked with a guessed hash.');
+    throw new IdError(
+      'id_token_alg_not_allowed',
+      'The ID token is signed with an algorithm whose at_hash hash is unknown; it is refused rather than checked with a guessed hash.',
+    );
   }
   return found;
 }

@@ -11,9 +11,23 @@
 import { decodeProtectedHeader } from 'jose/decode/protected_header';
 import type { JWK } from 'jose';
 import { IdError } from '../errors.js';
-import { JWE_SEGMENTS, MAX_USERINFO_KEY_LENGTH, MAX_USERINFO_VALUE_LENGTH, withinCompactLimits } from '../compact-limits.js';
+import {
+  JWE_SEGMENTS,
+  MAX_USERINFO_KEY_LENGTH,
+  MAX_USERINFO_VALUE_LENGTH,
+  withinCompactLimits,
+} from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';
-import { type CompactJwe, CONTENT_ENCRYPTIONS, decryptJwe, handledHere, type JweKey, JweRefused, readCompactJwe, strictBase64url } from './jwe-gcm.js';
+import {
+  type CompactJwe,
+  CONTENT_ENCRYPTIONS,
+  decryptJwe,
+  handledHere,
+  type JweKey,
+  JweRefused,
+  readCompactJwe,
+  strictBase64url,
+} from './jwe-gcm.js';
 
 /** Key-management algorithms accepted for the block key JWE. */
 export const KEY_WRAP_ALGORITHMS: readonly string[] = ['RSA-OAEP-256', 'RSA-OAEP'];
@@ -72,7 +86,10 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
   const what = 'The userinfo block key';
   // Size and shape first: nothing is decoded, and no private key used, for an oversized JWE.
   if (!withinCompactLimits(jwe, JWE_SEGMENTS, MAX_USERINFO_KEY_LENGTH)) {
-    throw new IdError('userinfo_malformed', `${what} is not a compact JWE of five parts and at most ${MAX_USERINFO_KEY_LENGTH} characters.`);
+    throw new IdError(
+      'userinfo_malformed',
+      `${what} is not a compact JWE of five parts and at most ${MAX_USERINFO_KEY_LENGTH} characters.`,
+    );
   }
   const read = readOurs(jwe, KEY_WRAP_ALGORITHMS, what);
   let plaintext: Uint8Array | undefined;
@@ -107,7 +124,10 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
     throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key is not a JSON Web Key.');
   }
   if (typeof jwk !== 'object' || jwk === null || jwk.kty !== 'oct' || typeof jwk.k !== 'string' || jwk.k === '') {
-    throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key is not a symmetric (oct) JSON Web Key.');
+    throw new IdError(
+      'userinfo_key_invalid',
+      'The decrypted userinfo block key is not a symmetric (oct) JSON Web Key.',
+    );
   }
   try {
     return strictBase64url(jwk.k);
@@ -122,7 +142,10 @@ async function decryptAttribute(blockKey: Buffer, scope: string, jwe: unknown): 
     throw new IdError('userinfo_malformed', `${what} is not a JWE string.`);
   }
   if (!withinCompactLimits(jwe, JWE_SEGMENTS, MAX_USERINFO_VALUE_LENGTH)) {
-    throw new IdError('userinfo_malformed', `${what} is not a compact JWE of five parts and at most ${MAX_USERINFO_VALUE_LENGTH} characters.`);
+    throw new IdError(
+      'userinfo_malformed',
+      `${what} is not a compact JWE of five parts and at most ${MAX_USERINFO_VALUE_LENGTH} characters.`,
+    );
   }
   let plaintext: Uint8Array;
   try {
@@ -169,9 +192,13 @@ function ours(read: CompactJwe, key: JweKey, what: string): Uint8Array {
   try {
     return decryptJwe(read, key);
   } catch (err) {
-    if (err instanceof JweRefused && err.reason === 'malformed') throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
+    if (err instanceof JweRefused && err.reason === 'malformed')
+      throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
     if (err instanceof JweRefused && err.reason === 'crit') {
-      throw new IdError('userinfo_alg_not_allowed', `${what} names a critical header extension (crit); none is understood.`);
+      throw new IdError(
+        'userinfo_alg_not_allowed',
+        `${what} names a critical header extension (crit); none is understood.`,
+      );
     }
     throw err;
   }

@@ -38,13 +38,20 @@ export interface UserinfoJwtExpectations {
  * @throws IdError `userinfo_malformed` (the answer cannot be read), `userinfo_alg_not_allowed`,
  *   or a key-set failure (`id_token_key_not_found`, an HTTP code).
  */
-export async function readUserinfoJwt(token: string, expect: UserinfoJwtExpectations): Promise<Record<string, unknown>> {
+export async function readUserinfoJwt(
+  token: string,
+  expect: UserinfoJwtExpectations,
+): Promise<Record<string, unknown>> {
   let jws = token;
   if (isCompactJwe(token)) {
     try {
       jws = await decryptIdToken(token, expect.decryptionKeys);
     } catch (err) {
-      throw new IdError('userinfo_malformed', 'The encrypted userinfo response could not be decrypted with the ID-token decryption key.', { cause: err });
+      throw new IdError(
+        'userinfo_malformed',
+        'The encrypted userinfo response could not be decrypted with the ID-token decryption key.',
+        { cause: err },
+      );
     }
   }
   const dot = jws.indexOf('.');
@@ -54,10 +61,19 @@ export async function readUserinfoJwt(token: string, expect: UserinfoJwtExpectat
   } catch {
     throw new IdError('userinfo_malformed', 'The userinfo response is not a compact JWT.');
   }
-  if (typeof header !== 'object' || header === null || typeof header.alg !== 'string' || !expect.algorithms.includes(header.alg)) {
-    throw new IdError('userinfo_alg_not_allowed', `The userinfo JWT is not signed with an algorithm of idTokenSigningAlgorithms (${expect.algorithms.join(', ')}).`);
+  if (
+    typeof header !== 'object' ||
+    header === null ||
+    typeof header.alg !== 'string' ||
+    !expect.algorithms.includes(header.alg)
+  ) {
+    throw new IdError(
+      'userinfo_alg_not_allowed',
+      `The userinfo JWT is not signed with an algorithm of idTokenSigningAlgorithms (${expect.algorithms.join(', ')}).`,
+    );
   }
-  if (header.kid !== undefined && typeof header.kid !== 'string') throw new IdError('userinfo_malformed', 'The userinfo JWT header has a kid that is not a string.');
+  if (header.kid !== undefined && typeof header.kid !== 'string')
+    throw new IdError('userinfo_malformed', 'The userinfo JWT header has a kid that is not a string.');
   const key = await expect.keyFor(header.kid, header.alg as IdTokenSigningAlgorithm);
   if (
     !COMPACT_JWS.test(jws) ||
@@ -73,9 +89,11 @@ export async function readUserinfoJwt(token: string, expect: UserinfoJwtExpectat
   } catch {
     throw new IdError('userinfo_malformed', 'The userinfo JWT payload is not JSON.');
   }
-  if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new IdError('userinfo_malformed', 'The userinfo JWT payload is not a JSON object.');
+  if (typeof claims !== 'object' || claims === null || Array.isArray(claims))
+    throw new IdError('userinfo_malformed', 'The userinfo JWT payload is not a JSON object.');
   const c = claims as Record<string, unknown>;
-  if (c.iss !== undefined && c.iss !== expect.issuer) throw new IdError('userinfo_malformed', 'The userinfo JWT names another issuer.');
+  if (c.iss !== undefined && c.iss !== expect.issuer)
+    throw new IdError('userinfo_malformed', 'The userinfo JWT names another issuer.');
   if (c.aud !== undefined && !(Array.isArray(c.aud) ? c.aud : [c.aud]).includes(expect.clientId)) {
     throw new IdError('userinfo_malformed', 'The userinfo JWT is meant for another audience.');
   }

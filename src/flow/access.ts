@@ -36,13 +36,18 @@ export function wantsJson(accept: string | undefined | null): boolean {
 }
 
 /** Checks a guard's options once, when the guard is built. */
-export function checkAccessOptions(options: AccessOptions | undefined, who: string): Required<Pick<AccessOptions, 'loginPath'>> & AccessOptions {
-  if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError(`${who}: options must be an object (or left out).`);
+export function checkAccessOptions(
+  options: AccessOptions | undefined,
+  who: string,
+): Required<Pick<AccessOptions, 'loginPath'>> & AccessOptions {
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw new TypeError(`${who}: options must be an object (or left out).`);
   const loginPath = options?.loginPath ?? DEFAULT_LOGIN_PATH;
   if (safeReturnTo(loginPath) === undefined || loginPath.includes('?')) {
     throw new TypeError(`${who}: loginPath must be the same-site path of the login route, like "/auth/login".`);
   }
-  if (options?.api !== undefined && typeof options.api !== 'boolean') throw new TypeError(`${who}: api must be true (401 JSON), false (redirect), or left out (by Accept).`);
+  if (options?.api !== undefined && typeof options.api !== 'boolean')
+    throw new TypeError(`${who}: api must be true (401 JSON), false (redirect), or left out (by Accept).`);
   return { ...options, loginPath };
 }
 
@@ -97,13 +102,15 @@ export function stepUpRefusedPage(outcome: Exclude<StepUpOutcome, 'ok'>, retryHr
     ? renderFailurePage({
         status: 403,
         title: 'Please confirm it is you',
-        message: 'This action needs a fresh confirmation in the app, and the sign-in that came back was an earlier one. Nothing was changed. Try again and approve the request on your phone.',
+        message:
+          'This action needs a fresh confirmation in the app, and the sign-in that came back was an earlier one. Nothing was changed. Try again and approve the request on your phone.',
         retryHref,
       })
     : renderFailurePage({
         status: 403,
         title: 'You have been signed out',
-        message: 'A different person confirmed the sign-in than the one signed in here, so this session was ended for safety. Sign in again to continue.',
+        message:
+          'A different person confirmed the sign-in than the one signed in here, so this session was ended for safety. Sign in again to continue.',
         retryHref,
       });
 }

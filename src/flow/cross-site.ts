@@ -48,7 +48,8 @@ export function crossSiteRefusal(headers: CrossSiteHeaders): CrossSiteRefusal | 
   if (originUrl.protocol !== 'https:' && originUrl.protocol !== 'http:') return 'signout_cross_site';
   // Another scheme is another origin: a page on http://app.example (a network attacker can
   // write one) must not sign out of https://app.example.
-  if (headers.protocol !== undefined && originUrl.protocol !== headers.protocol.toLowerCase()) return 'signout_cross_site';
+  if (headers.protocol !== undefined && originUrl.protocol !== headers.protocol.toLowerCase())
+    return 'signout_cross_site';
   return originUrl.host.toLowerCase() === ownUrl.host.toLowerCase() ? undefined : 'signout_cross_site';
 }
 
@@ -58,7 +59,8 @@ const FIXES: Readonly<Record<CrossSiteRefusal, { cause: string; fix: string }>> 
     fix: 'Sign out with a form on this site: <form method="post" action="…/logout">.',
   },
   signout_fetch_metadata_missing: {
-    cause: 'A sign-out by GET came without Sec-Fetch-Site, so it cannot be told apart from a link on another site (older browsers send no fetch metadata).',
+    cause:
+      'A sign-out by GET came without Sec-Fetch-Site, so it cannot be told apart from a link on another site (older browsers send no fetch metadata).',
     fix: 'Sign out with a POST form on this site; a GET sign-out works only in browsers that send Sec-Fetch-Site.',
   },
 };
@@ -68,7 +70,8 @@ export function signOutRefusedPage(refusal: CrossSiteRefusal, developer: boolean
   return {
     status: 403,
     title: 'Sign-out refused',
-    message: 'This sign-out request came from another site, or could not be shown to come from this one, so it was refused. Use the sign-out button on this site.',
+    message:
+      'This sign-out request came from another site, or could not be shown to come from this one, so it was refused. Use the sign-out button on this site.',
     ...(developer ? { developer: { code: refusal, ...FIXES[refusal] } } : {}),
   };
 }

@@ -126,7 +126,16 @@ export interface CallbackEvidence {
  * cookie value. Every field is optional; the more is known, the better the diagnosis.
  */
 export type RequestFacts = Partial<
-  Pick<CallbackEvidence, 'host' | 'secure' | 'forwardedProto' | 'cookieHeaderPresent' | 'sessionCookiePresent' | 'sessionNotInStore' | 'cookie'>
+  Pick<
+    CallbackEvidence,
+    | 'host'
+    | 'secure'
+    | 'forwardedProto'
+    | 'cookieHeaderPresent'
+    | 'sessionCookiePresent'
+    | 'sessionNotInStore'
+    | 'cookie'
+  >
 >;
 
 function seconds(ms: number): string {
@@ -144,7 +153,8 @@ type Text = string | ((d: Details) => string);
  */
 const CAUSES: Readonly<Partial<Record<DiagnosisCode, { cause: Text; fix: Text }>>> = {
   callback_without_state: {
-    cause: 'The callback carried no state parameter: it was not produced by a login this app started (a hand-made or truncated link).',
+    cause:
+      'The callback carried no state parameter: it was not produced by a login this app started (a hand-made or truncated link).',
     fix: "Start the login from the app's login route; never link to the callback URL directly.",
   },
   cookie_samesite_strict: {
@@ -158,11 +168,13 @@ const CAUSES: Readonly<Partial<Record<DiagnosisCode, { cause: Text; fix: Text }>
     fix: "Tell the framework to trust the proxy (Express: app.set('trust proxy', 1)), so it sees https.",
   },
   cookie_secure_over_http: {
-    cause: 'The session cookie is marked secure, but the app is served over plain http, so the browser never stored it when the login started.',
+    cause:
+      'The session cookie is marked secure, but the app is served over plain http, so the browser never stored it when the login started.',
     fix: "Serve the app over https, or use cookie.secure: 'auto' so the cookie is secure exactly when the request is.",
   },
   host_mismatch: {
-    cause: (d) => `The login started on ${d.started} but the callback arrived on ${d.arrived}; cookies are per host, so the session cookie was not sent.`,
+    cause: (d) =>
+      `The login started on ${d.started} but the callback arrived on ${d.arrived}; cookies are per host, so the session cookie was not sent.`,
     fix: (d) => `Open the app on ${d.callbackHost}, or register a callback URL on the host people use.`,
   },
   cookie_not_sent: {
@@ -180,15 +192,18 @@ const CAUSES: Readonly<Partial<Record<DiagnosisCode, { cause: Text; fix: Text }>
       'elsewhere, keep the session key across the regeneration (Passport: keepSessionInfo: true).',
   },
   state_already_used: {
-    cause: (d) => `This callback's state was already redeemed ${d.ago} ago: the browser replayed the callback (back button, reload, a double click) or the link was used twice.`,
+    cause: (d) =>
+      `This callback's state was already redeemed ${d.ago} ago: the browser replayed the callback (back button, reload, a double click) or the link was used twice.`,
     fix: 'Nothing to fix in the app; the person should start again. Redirect after sign-in (the router does) so a reload does not replay the callback.',
   },
   state_in_progress: {
-    cause: 'A callback with this state was being redeemed at the same moment (a double submit or a replay racing the first); only one may complete.',
+    cause:
+      'A callback with this state was being redeemed at the same moment (a double submit or a replay racing the first); only one may complete.',
     fix: 'Nothing to fix in the app; the first request completes the sign-in.',
   },
   state_evicted: {
-    cause: 'The login was dropped because the same browser started more logins since (more tabs than maxPendingLogins).',
+    cause:
+      'The login was dropped because the same browser started more logins since (more tabs than maxPendingLogins).',
     fix: 'Raise maxPendingLogins if people legitimately keep many sign-in tabs open; otherwise start again.',
   },
   login_expired: {
@@ -233,11 +248,13 @@ const CAUSES: Readonly<Partial<Record<DiagnosisCode, { cause: Text; fix: Text }>
     fix: "Mount express-session (or your framework's session) before the sign-in routes: app.use(session({ ... })) before passport and ndIdRouter().",
   },
   id_token_expired: {
-    cause: (d) => `${d.agree}, so the clocks are not the cause: the ID token had already expired (exp beyond ${d.tolerance}) when it was checked.`,
+    cause: (d) =>
+      `${d.agree}, so the clocks are not the cause: the ID token had already expired (exp beyond ${d.tolerance}) when it was checked.`,
     fix: 'Nothing to change in clockTolerance. The person should start again; if it keeps happening, the service issues tokens that expire too soon or the code exchange is delayed (look for slow calls to the token endpoint).',
   },
   id_token_not_yet_valid: {
-    cause: (d) => `${d.agree}, so the clocks are not the cause: the ID token's iat or nbf is further in the future than ${d.tolerance} allows.`,
+    cause: (d) =>
+      `${d.agree}, so the clocks are not the cause: the ID token's iat or nbf is further in the future than ${d.tolerance} allows.`,
     fix: 'Nothing to change in clockTolerance: the service issued a token dated in the future. The person should start again; report it to the service if it persists.',
   },
   clock_skew: {
@@ -251,7 +268,8 @@ const CAUSES: Readonly<Partial<Record<DiagnosisCode, { cause: Text; fix: Text }>
         : `Synchronise this machine's clock (NTP); if that is not possible, raise ${d.tolerance} above ${d.skew} s.`,
   },
   dpop_proof_refused: {
-    cause: "The identity service refused this app's DPoP proof: most often this machine's clock is off (the proof's iat), or a proxy rewrote the URL the proof names (htu).",
+    cause:
+      "The identity service refused this app's DPoP proof: most often this machine's clock is off (the proof's iat), or a proxy rewrote the URL the proof names (htu).",
     fix: 'Synchronise the clock (NTP); call the service at the hostname it publishes, without a rewriting proxy between. See docs/fapi2.md.',
   },
   client_assertion_refused: {
@@ -275,11 +293,13 @@ const CAUSES: Readonly<Partial<Record<DiagnosisCode, { cause: Text; fix: Text }>
     fix: 'Check the hostname option; with several identity services, give each its own callback URL. Refusing the response is right if you use only one.',
   },
   client_secret_refused: {
-    cause: "The identity service refused this app's client credentials at the token endpoint: clientSecret (or clientId) is not the one registered for this client.",
+    cause:
+      "The identity service refused this app's client credentials at the token endpoint: clientSecret (or clientId) is not the one registered for this client.",
     fix: 'Check the clientSecret option (and clientId) against your registration with the service; with the local provider, against its clients.json.',
   },
   private_key_mismatch: {
-    cause: "The person's attributes could not be decrypted: privateKey is not the private key whose public key is registered for this client.",
+    cause:
+      "The person's attributes could not be decrypted: privateKey is not the private key whose public key is registered for this client.",
     fix: 'Check the privateKey option: it must be the private half of the public key registered with the service (with the local provider, the publicKey in its clients.json).',
   },
 };
@@ -294,14 +314,18 @@ function diagnosis(code: DiagnosisCode, details: Details = {}): Diagnosis {
 function cookieNotBack(e: CallbackEvidence): Diagnosis {
   const sameSite = e.cookie?.sameSite;
   if (sameSite === 'strict' || sameSite === true) return diagnosis('cookie_samesite_strict');
-  const forwardedHttps = e.forwardedProto !== undefined && e.forwardedProto.split(',')[0]?.trim().toLowerCase() === 'https';
+  const forwardedHttps =
+    e.forwardedProto !== undefined && e.forwardedProto.split(',')[0]?.trim().toLowerCase() === 'https';
   if (!e.secure && forwardedHttps && e.cookie?.secure === true) return diagnosis('cookie_secure_behind_proxy');
   if (!e.secure && e.cookie?.secure === true) return diagnosis('cookie_secure_over_http');
   if (e.ledger !== undefined && e.ledger.host.toLowerCase() !== (wellFormedHost(e.host) ?? '').toLowerCase()) {
     return diagnosis('host_mismatch', {
       started: displayHost(e.ledger.host),
       arrived: displayHost(e.host),
-      callbackHost: e.callbackHost === undefined ? 'the host of the registered callback URL' : `${displayHost(e.callbackHost)}, the host of the registered callback URL`,
+      callbackHost:
+        e.callbackHost === undefined
+          ? 'the host of the registered callback URL'
+          : `${displayHost(e.callbackHost)}, the host of the registered callback URL`,
     });
   }
   return diagnosis('cookie_not_sent', { cookies: e.cookieHeaderPresent ? 'other' : 'none' });
@@ -363,15 +387,26 @@ const DATE_HEADER_PRECISION_MS = 1000;
  * against `clockTolerance`: when the clocks agree within it, the token itself was out of its
  * time window (`refusal`: `id_token_expired` for an expired one), and that is the diagnosis.
  */
-export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: number | undefined, refusal?: string): Diagnosis {
+export function diagnoseClockSkew(
+  skewMs: number | undefined,
+  clockToleranceS: number | undefined,
+  refusal?: string,
+): Diagnosis {
   const tolerance = clockToleranceS === undefined ? 'clockTolerance' : `clockTolerance (${clockToleranceS} s)`;
   const known = skewMs !== undefined && Number.isFinite(skewMs);
   if (known && clockToleranceS !== undefined && Math.abs(skewMs) <= clockToleranceS * 1000 + DATE_HEADER_PRECISION_MS) {
     const agree = `This machine's clock agrees with the identity service's within ${tolerance}`;
-    return diagnosis(refusal === 'id_token_expired' ? 'id_token_expired' : 'id_token_not_yet_valid', { agree, tolerance });
+    return diagnosis(refusal === 'id_token_expired' ? 'id_token_expired' : 'id_token_not_yet_valid', {
+      agree,
+      tolerance,
+    });
   }
   if (!known) return diagnosis('clock_skew', { tolerance });
-  return diagnosis('clock_skew', { tolerance, skew: String(Math.round(Math.abs(skewMs) / 1000)), direction: skewMs > 0 ? 'ahead of' : 'behind' });
+  return diagnosis('clock_skew', {
+    tolerance,
+    skew: String(Math.round(Math.abs(skewMs) / 1000)),
+    direction: skewMs > 0 ? 'ahead of' : 'behind',
+  });
 }
 
 /**
@@ -380,12 +415,18 @@ export function diagnoseClockSkew(skewMs: number | undefined, clockToleranceS: n
  * `unauthorized_client`), or the userinfo key could not be decrypted with `privateKey`.
  * Undefined for any other failure.
  */
-export function diagnoseCredentials(code: string, oauthError: string | undefined, fapi2 = false): Diagnosis | undefined {
+export function diagnoseCredentials(
+  code: string,
+  oauthError: string | undefined,
+  fapi2 = false,
+): Diagnosis | undefined {
   // The OAuth error code is in the log's own oauthError field; the page does not repeat it.
-  const refusedCall = code === 'token_request_failed' || code === 'par_request_failed' || code === 'userinfo_request_failed';
+  const refusedCall =
+    code === 'token_request_failed' || code === 'par_request_failed' || code === 'userinfo_request_failed';
   const clientRefused = oauthError === 'invalid_client' || oauthError === 'unauthorized_client';
   if (refusedCall && oauthError === 'invalid_dpop_proof') return diagnosis('dpop_proof_refused');
-  if (fapi2 && (code === 'token_request_failed' || code === 'par_request_failed') && clientRefused) return diagnosis('client_assertion_refused');
+  if (fapi2 && (code === 'token_request_failed' || code === 'par_request_failed') && clientRefused)
+    return diagnosis('client_assertion_refused');
   if (code === 'id_token_decrypt_failed') return diagnosis('id_token_key_mismatch');
   if (code === 'authorization_response_iss_missing') return diagnosis('response_iss_missing');
   if (code === 'authorization_response_iss_mismatch') return diagnosis('response_iss_mismatch');
@@ -413,7 +454,8 @@ export function diagnoseProvider(code: string, reason: string | undefined): Diag
   if (code === 'discovery_issuer_mismatch') {
     return {
       code: 'discovery_other_issuer',
-      cause: "The provider's discovery document names another issuer than the one this app is configured for (they must be equal, character for character: path and trailing slash included).",
+      cause:
+        "The provider's discovery document names another issuer than the one this app is configured for (they must be equal, character for character: path and trailing slash included).",
       fix: 'Set the issuer option to the issuer value of the discovery document (for the service of the spec, hostname is its origin, without /v2).',
     };
   }
@@ -430,7 +472,8 @@ export function diagnoseProvider(code: string, reason: string | undefined): Diag
   if (code === 'userinfo_malformed') {
     return {
       code: 'userinfo_unreadable',
-      cause: "The provider's userinfo answer could not be read: not the shape its discovery document describes, without sub, or a JWT that does not verify or decrypt.",
+      cause:
+        "The provider's userinfo answer could not be read: not the shape its discovery document describes, without sub, or a JWT that does not verify or decrypt.",
       fix: "Check the provider's userinfo_endpoint and the client's registration (userinfo_signed_response_alg, userinfo_encrypted_response_alg); with the 'openid' scope alone, no userinfo is read.",
     };
   }

@@ -42,7 +42,8 @@ code{font-family:ui-monospace,monospace}
 /** The page as a complete HTML document. */
 export function renderFailurePage(page: FailurePage): string {
   const actions: string[] = [];
-  if (page.retryHref !== undefined) actions.push(`<a class="primary" href="${escapeHtml(page.retryHref)}">Try again</a>`);
+  if (page.retryHref !== undefined)
+    actions.push(`<a class="primary" href="${escapeHtml(page.retryHref)}">Try again</a>`);
   actions.push(`<a href="${escapeHtml(page.homeHref ?? '/')}">Go to the home page</a>`);
   const reference =
     page.reference === undefined
@@ -81,5 +82,6 @@ export const FAILURE_PAGE_HEADERS: Readonly<Record<string, string>> = Object.fre
   'Cache-Control': 'no-store',
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
-  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'Content-Security-Policy':
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 });

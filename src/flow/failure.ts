@@ -15,7 +15,13 @@ export interface FailureClass {
 }
 
 /** Codes whose own sentence is meant for the person; other refusals get a generic one (details go to the log). */
-const PERSON_MESSAGES: ReadonlySet<string> = new Set(['state_mismatch', 'login_expired', 'access_denied', 'provider_error', 'user_refused']);
+const PERSON_MESSAGES: ReadonlySet<string> = new Set([
+  'state_mismatch',
+  'login_expired',
+  'access_denied',
+  'provider_error',
+  'user_refused',
+]);
 
 export { isServerSideFailure };
 

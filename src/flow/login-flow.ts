@@ -22,7 +22,15 @@ import { knownOAuthError } from '../client/oauth-error-codes.js';
 import { IdError } from '../errors.js';
 import { checkLogger, createLog, LOG_EVENTS, newReference, type Log, type Logger } from '../log.js';
 import { classifyFailure } from './failure.js';
-import { diagnoseCallback, diagnoseClockSkew, diagnoseCredentials, diagnoseExpired, diagnoseProvider, SESSION_MIDDLEWARE_MISSING, type RequestFacts } from './diagnose.js';
+import {
+  diagnoseCallback,
+  diagnoseClockSkew,
+  diagnoseCredentials,
+  diagnoseExpired,
+  diagnoseProvider,
+  SESSION_MIDDLEWARE_MISSING,
+  type RequestFacts,
+} from './diagnose.js';
 import { LoginLedger } from './login-ledger.js';
 import { probeService, serviceNotAnswering, shouldProbe } from './provider-probe.js';
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
@@ -183,7 +191,12 @@ export interface CompleteResult {
  * none), `unknown_state` (it started others, not this one), `binding_mismatch` (started for
  * another issuer, client or callback URL), `already_redeemed` (this login is being or was completed).
  */
-export type StateMismatchReason = 'state_missing' | 'no_pending_logins' | 'unknown_state' | 'binding_mismatch' | 'already_redeemed';
+export type StateMismatchReason =
+  | 'state_missing'
+  | 'no_pending_logins'
+  | 'unknown_state'
+  | 'binding_mismatch'
+  | 'already_redeemed';
 
 /** Restores pending logins captured by {@link LoginFlow.keepPendingLogins} into a (new) session. */
 export type RestorePendingLogins = (session: FlowSession) => void;
@@ -217,7 +230,11 @@ export interface LoginFlow {
    * `regenerate`, it is called after success and the other tabs' pending logins are carried over.
    * `request` may be a function: it is then called only when the login fails, to diagnose it.
    */
-  complete(session: FlowSession, callbackQuery: Record<string, unknown>, request?: RequestFacts | (() => RequestFacts)): Promise<CompleteResult>;
+  complete(
+    session: FlowSession,
+    callbackQuery: Record<string, unknown>,
+    request?: RequestFacts | (() => RequestFacts),
+  ): Promise<CompleteResult>;
   /**
    * Gives a failed login's `err` a `reference` and, when known, a `diagnosis`, logs it and returns
    * it. `complete` does this itself; adapters call it for failures they find themselves.
@@ -254,7 +271,8 @@ function providerError(query: Record<string, unknown>): IdError {
   // RFC 6749 error codes are printable ASCII; anything else is not echoed.
   const providerCode = /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(error) ? error : 'unknown_error';
   const rawDescription = firstString(query.error_description);
-  const description = rawDescription === undefined ? undefined : rawDescription.replace(/[^\x20-\x7e]/g, '').slice(0, 200);
+  const description =
+    rawDescription === undefined ? undefined : rawDescription.replace(/[^\x20-\x7e]/g, '').slice(0, 200);
   return new IdError('provider_error', `The identity service could not complete the sign-in (${providerCode}).`, {
     cause: { error: providerCode, ...(description === undefined ? {} : { error_description: description }) },
   });
@@ -289,18 +307,25 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
   const flowClient = options.client;
   const fapi = fapiMethods(flowClient, who);
   const discover = typeof flowClient.discover === 'function' ? flowClient.discover.bind(flowClient) : undefined;
-  const hasUserinfoEndpoint = typeof flowClient.hasUserinfoEndpoint === 'function' ? flowClient.hasUserinfoEndpoint.bind(flowClient) : undefined;
+  const hasUserinfoEndpoint =
+    typeof flowClient.hasUserinfoEndpoint === 'function' ? flowClient.hasUserinfoEndpoint.bind(flowClient) : undefined;
   if (options.clock !== undefined && typeof options.clock !== 'function') {
     throw optionError(who, 'clock', 'must be a function returning the time in ms since the epoch.');
   }
   const clock = options.clock ?? systemClock;
-  const redirectUri = options.redirectUri === undefined ? undefined : checkAbsoluteUrl(options.redirectUri, who, 'redirectUri');
+  const redirectUri =
+    options.redirectUri === undefined ? undefined : checkAbsoluteUrl(options.redirectUri, who, 'redirectUri');
   const defaultScope = options.scope === undefined ? DEFAULT_FLOW_SCOPE : checkScope(options.scope, who, 'scope');
 
   const clientId = typeof flowClient.clientId === 'string' ? flowClient.clientId : '';
-  const sessionKey = options.sessionKey ?? (clientId === '' ? DEFAULT_SESSION_KEY : `${DEFAULT_SESSION_KEY}:${clientId}`);
+  const sessionKey =
+    options.sessionKey ?? (clientId === '' ? DEFAULT_SESSION_KEY : `${DEFAULT_SESSION_KEY}:${clientId}`);
   if (typeof sessionKey !== 'string' || sessionKey === '' || sessionKey === 'passport' || sessionKey === 'cookie') {
-    throw optionError(who, 'sessionKey', 'must be a non-empty string that no other code uses in the session (not "passport" or "cookie").');
+    throw optionError(
+      who,
+      'sessionKey',
+      'must be a non-empty string that no other code uses in the session (not "passport" or "cookie").',
+    );
   }
   const maxPendingLogins = checkInteger(
     options.maxPendingLogins ?? DEFAULT_MAX_PENDING_LOGINS,
@@ -313,7 +338,11 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
   const loginTtl = checkMilliseconds(options.loginTtl ?? DEFAULT_LOGIN_TTL_MS, who, 'loginTtl', '10 minutes is 600000');
   const replayStore = options.replayStore ?? processReplayStore;
   if (typeof replayStore !== 'object' || replayStore === null || typeof replayStore.consume !== 'function') {
-    throw optionError(who, 'replayStore', 'must have a consume(key, ttlMs) method resolving to true the first time (see createRedisReplayStore).');
+    throw optionError(
+      who,
+      'replayStore',
+      'must have a consume(key, ttlMs) method resolving to true the first time (see createRedisReplayStore).',
+    );
   }
 
   const clientRedirect = (flowClient as { redirectUri?: unknown }).redirectUri;
@@ -329,11 +358,22 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
 
   /** The values of a new login and its options, checked. */
   function prepare(beginOptions: BeginOptions) {
-    const scope = beginOptions.scope === undefined ? defaultScope : checkScope(beginOptions.scope, who, 'scope of this login');
+    const scope =
+      beginOptions.scope === undefined ? defaultScope : checkScope(beginOptions.scope, who, 'scope of this login');
     const { codeVerifier, codeChallenge } = generatePkcePair();
     const state = generateState();
     const nonce = generateNonce();
-    const maxAge = beginOptions.maxAge === undefined ? undefined : checkInteger(beginOptions.maxAge, 0, 1e9, who, 'maxAge', 'must be a whole number of seconds (the step-up window), like 300.');
+    const maxAge =
+      beginOptions.maxAge === undefined
+        ? undefined
+        : checkInteger(
+            beginOptions.maxAge,
+            0,
+            1e9,
+            who,
+            'maxAge',
+            'must be a whole number of seconds (the step-up window), like 300.',
+          );
     const extras = beginOptions.authorizationParams;
     if (extras !== undefined) checkAuthorizationParams(extras, `${who}: authorizationParams`);
     const params: AuthorizationUrlParams = {
@@ -349,7 +389,13 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
   }
 
   /** Keeps the started login in the session and the ledger. */
-  function keep(session: FlowSession, beginOptions: BeginOptions, login: ReturnType<typeof prepare>, sentNonce: string | undefined, dpop: StoredDpopKey | undefined): void {
+  function keep(
+    session: FlowSession,
+    beginOptions: BeginOptions,
+    login: ReturnType<typeof prepare>,
+    sentNonce: string | undefined,
+    dpop: StoredDpopKey | undefined,
+  ): void {
     const { state, maxAge } = login;
     const returnTo = safeReturnTo(beginOptions.returnTo);
     const pending: PendingLogin = {
@@ -362,17 +408,35 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       ...(maxAge === undefined ? {} : { maxAge }),
       ...(dpop === undefined ? {} : { dpop }),
     };
-    const evicted = addPendingLogin(session, sessionKey, state, pending, { max: maxPendingLogins, ttl: loginTtl, now: pending.createdAt });
+    const evicted = addPendingLogin(session, sessionKey, state, pending, {
+      max: maxPendingLogins,
+      ttl: loginTtl,
+      now: pending.createdAt,
+    });
     ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt, returnTo);
     for (const old of evicted) ledger.settle(loginKey(binding, old), 'evicted', pending.createdAt);
-    if (log.debugEnabled) log.write('debug', { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined }, 'Login started');
+    if (log.debugEnabled)
+      log.write(
+        'debug',
+        { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined },
+        'Login started',
+      );
   }
 
   function begin(session: FlowSession, beginOptions: BeginOptions = {}): BeginResult {
-    if (fapi) throw optionError(who, 'begin()', "cannot start a fapi2 login (its parameters are pushed first, a network call): use await flow.start(session, options).");
+    if (fapi)
+      throw optionError(
+        who,
+        'begin()',
+        'cannot start a fapi2 login (its parameters are pushed first, a network call): use await flow.start(session, options).',
+      );
     for (const name of ['authenticationContextMessage', 'authenticationContextType'] as const) {
       if (beginOptions[name] !== undefined) {
-        throw optionError(who, name, "is sent only in the fapi2 profile; construct the IdClient with profile: 'fapi2', or remove it.");
+        throw optionError(
+          who,
+          name,
+          "is sent only in the fapi2 profile; construct the IdClient with profile: 'fapi2', or remove it.",
+        );
       }
     }
     const login = prepare(beginOptions);
@@ -448,7 +512,11 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
 
   function report<E>(err: E, request: RequestFacts = {}, attempt: Attempt = {}): E {
     if (!(err instanceof IdError)) {
-      log.write('error', { event: LOG_EVENTS.loginError, code: 'unexpected', reference: newReference() }, 'Sign-in failed with an unexpected error');
+      log.write(
+        'error',
+        { event: LOG_EVENTS.loginError, code: 'unexpected', reference: newReference() },
+        'Sign-in failed with an unexpected error',
+      );
       return err;
     }
     if (err.reference !== undefined) return err; // reported already
@@ -477,22 +545,34 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       err.diagnosis = { ...SESSION_MIDDLEWARE_MISSING };
     } else if (err.code === 'login_expired' && attempt.startedAt !== undefined) {
       err.diagnosis = diagnoseExpired(now - attempt.startedAt, loginTtl);
-    } else if (err.code === 'id_token_expired' || err.code === 'id_token_issued_in_future' || err.code === 'id_token_not_yet_valid') {
+    } else if (
+      err.code === 'id_token_expired' ||
+      err.code === 'id_token_issued_in_future' ||
+      err.code === 'id_token_not_yet_valid'
+    ) {
       err.diagnosis = diagnoseClockSkew(err.clockSkewMs, options.clockTolerance, err.code);
     } else {
-      const credentials = diagnoseCredentials(err.code, oauthErrorOf(err).oauthError, fapi !== undefined) ?? diagnoseProvider(err.code, err.reason);
+      const credentials =
+        diagnoseCredentials(err.code, oauthErrorOf(err).oauthError, fapi !== undefined) ??
+        diagnoseProvider(err.code, err.reason);
       if (credentials !== undefined) err.diagnosis = credentials;
     }
     const failure = classifyFailure(err);
     const event = {
-      event: failure.serverSide ? LOG_EVENTS.loginError : err.diagnosis !== undefined ? LOG_EVENTS.callbackDiagnosed : LOG_EVENTS.loginRefused,
+      event: failure.serverSide
+        ? LOG_EVENTS.loginError
+        : err.diagnosis !== undefined
+          ? LOG_EVENTS.callbackDiagnosed
+          : LOG_EVENTS.loginRefused,
       code: err.code,
       reference: err.reference,
       status: failure.status,
       ...(err.reason === undefined ? {} : { reason: err.reason }),
       ...(err.status === undefined ? {} : { providerStatus: err.status }),
       ...oauthErrorOf(err),
-      ...(err.diagnosis === undefined ? {} : { diagnosis: err.diagnosis.code, cause: err.diagnosis.cause, fix: err.diagnosis.fix }),
+      ...(err.diagnosis === undefined
+        ? {}
+        : { diagnosis: err.diagnosis.code, cause: err.diagnosis.cause, fix: err.diagnosis.fix }),
     };
     if (failure.serverSide) log.write('error', event, err.message);
     else if (err.diagnosis !== undefined) log.write('warn', event, err.diagnosis.cause);
@@ -515,7 +595,11 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     }
   }
 
-  async function redeem(session: FlowSession, query: Record<string, unknown>, attempt: Attempt): Promise<CompleteResult> {
+  async function redeem(
+    session: FlowSession,
+    query: Record<string, unknown>,
+    attempt: Attempt,
+  ): Promise<CompleteResult> {
     const state = firstString(query.state);
     if (state === undefined || state === '') throw stateMismatch('state_missing');
     attempt.state = state;
@@ -549,7 +633,9 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     try {
       first = await replayStore.consume(key, pending.createdAt + loginTtl - now + 1000);
     } catch (err) {
-      throw new IdError('session_store_unavailable', 'The store of completed sign-ins could not be reached.', { cause: err });
+      throw new IdError('session_store_unavailable', 'The store of completed sign-ins could not be reached.', {
+        cause: err,
+      });
     }
     if (!first) throw stateMismatch('already_redeemed');
     attempt.consumed = true;
@@ -563,7 +649,14 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     // both calls carry proofs of the login's DPoP key, and the callback's iss was checked above.
     const dpopKey = fapi ? { dpopKey: await fapi.restoreDpopKey(pending.dpop) } : {};
     const iss = typeof query.iss === 'string' ? { iss: query.iss } : {};
-    const tokens = await flowClient.callback({ code, nonce: pending.nonce, codeVerifier: pending.codeVerifier, ...redirectParam, ...iss, ...dpopKey });
+    const tokens = await flowClient.callback({
+      code,
+      nonce: pending.nonce,
+      codeVerifier: pending.codeVerifier,
+      ...redirectParam,
+      ...iss,
+      ...dpopKey,
+    });
     // The ID token alone signs the person in when no attribute was asked for, or the provider has no userinfo.
     const scope = pending.scope ?? defaultScope;
     const wantsAttributes = scopeList(scope).some((s) => s !== 'openid');
@@ -574,7 +667,11 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     const { data, dropped } = requestedAttributes(info.data, scope);
     if (dropped.length > 0 && log.debugEnabled) {
       // Names only, never values.
-      log.write('debug', { event: LOG_EVENTS.attributesDropped, attributes: dropped }, 'Attributes that were not requested were dropped');
+      log.write(
+        'debug',
+        { event: LOG_EVENTS.attributesDropped, attributes: dropped },
+        'Attributes that were not requested were dropped',
+      );
     }
 
     if (pendingCount > 1) {
@@ -590,7 +687,10 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     const done = clock();
     ledger.settle(key, 'completed', done);
     log.write('info', { event: LOG_EVENTS.loginCompleted, ms: done - pending.createdAt }, 'Sign-in completed');
-    const authTime = typeof tokens.claims.auth_time === 'number' && Number.isFinite(tokens.claims.auth_time) ? tokens.claims.auth_time * 1000 : undefined;
+    const authTime =
+      typeof tokens.claims.auth_time === 'number' && Number.isFinite(tokens.claims.auth_time)
+        ? tokens.claims.auth_time * 1000
+        : undefined;
     return {
       user: {
         sub: info.sub,
@@ -629,8 +729,16 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
 function fapiMethods(client: LoginFlowClient, who: string) {
   if (client.profile !== 'fapi2') return undefined;
   const { pushAuthorizationRequest, dpopKeyForLogin, restoreDpopKey } = client;
-  if (typeof pushAuthorizationRequest !== 'function' || typeof dpopKeyForLogin !== 'function' || typeof restoreDpopKey !== 'function') {
-    throw optionError(who, 'client', "speaks the fapi2 profile but lacks pushAuthorizationRequest, dpopKeyForLogin or restoreDpopKey; give an IdClient constructed with profile: 'fapi2'.");
+  if (
+    typeof pushAuthorizationRequest !== 'function' ||
+    typeof dpopKeyForLogin !== 'function' ||
+    typeof restoreDpopKey !== 'function'
+  ) {
+    throw optionError(
+      who,
+      'client',
+      "speaks the fapi2 profile but lacks pushAuthorizationRequest, dpopKeyForLogin or restoreDpopKey; give an IdClient constructed with profile: 'fapi2'.",
+    );
   }
   return {
     pushAuthorizationRequest: pushAuthorizationRequest.bind(client),

@@ -13,7 +13,11 @@ export function checkScope(scope: unknown, who: string, option: string): string 
         ? (scope as string[])
         : undefined;
   if (list === undefined) {
-    throw optionError(who, option, 'must be a space-separated string or an array of scope names, like "openid profile.name".');
+    throw optionError(
+      who,
+      option,
+      'must be a space-separated string or an array of scope names, like "openid profile.name".',
+    );
   }
   if (!list.includes('openid')) throw optionError(who, option, 'must include "openid", like "openid profile.name".');
   return scope as string | string[];
@@ -40,7 +44,14 @@ export function checkAbsoluteUrl(value: unknown, who: string, option: string): s
 }
 
 /** A whole number from `min` to `max`, else a TypeError saying `what`. */
-export function checkInteger(value: unknown, min: number, max: number, who: string, option: string, what: string): number {
+export function checkInteger(
+  value: unknown,
+  min: number,
+  max: number,
+  who: string,
+  option: string,
+  what: string,
+): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw optionError(who, option, what);
   }

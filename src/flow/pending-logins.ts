@@ -93,7 +93,11 @@ function readMap(session: FlowSession, key: string): PendingLoginMap {
 function writeMap(session: FlowSession, key: string, map: PendingLoginMap): void {
   if (map.size === 0) session.delete(key);
   // The state last, so no field of a (tampered) stored login can stand in for it.
-  else session.set(key, Array.from(map, ([state, login]): StoredLogin => ({ ...login, state })));
+  else
+    session.set(
+      key,
+      Array.from(map, ([state, login]): StoredLogin => ({ ...login, state })),
+    );
 }
 
 /** True when `login` is older than `ttl` ms at `now`. */

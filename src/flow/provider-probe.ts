@@ -28,7 +28,11 @@ function probeUrl(url: URL): string {
  */
 export async function probeService(url: URL): Promise<string | undefined> {
   try {
-    const res = await fetch(probeUrl(url), { method: 'GET', redirect: 'manual', signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    const res = await fetch(probeUrl(url), {
+      method: 'GET',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    });
     await res.body?.cancel();
     return undefined;
   } catch (err) {

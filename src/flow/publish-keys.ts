@@ -28,12 +28,20 @@ export function jwksBody(publisher: KeyPublisher): string | undefined {
 
 /** `value` when it has a `publicJwks()` method, else a TypeError naming `who` and `option`. */
 export function checkKeyPublisher(value: unknown, who: string, option: string): KeyPublisher {
-  if (typeof value !== 'object' || value === null || typeof (value as Partial<KeyPublisher>).publicJwks !== 'function') {
-    throw new TypeError(`${who}: ${option} must be the NdIdStrategy or IdClient (profile: 'fapi2') whose public keys to serve`);
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    typeof (value as Partial<KeyPublisher>).publicJwks !== 'function'
+  ) {
+    throw new TypeError(
+      `${who}: ${option} must be the NdIdStrategy or IdClient (profile: 'fapi2') whose public keys to serve`,
+    );
   }
   const publisher = value as KeyPublisher;
   if (publisher.publicJwks() === undefined) {
-    throw new TypeError(`${who}: ${option} speaks the base profile, which has no keys to publish; construct it with profile: 'fapi2'`);
+    throw new TypeError(
+      `${who}: ${option} speaks the base profile, which has no keys to publish; construct it with profile: 'fapi2'`,
+    );
   }
   return publisher;
 }

@@ -39,7 +39,8 @@ export function createRedisReplayStore(client: RedisCommandClient, options: Redi
   }
   checkOptionNames(options, 'createRedisReplayStore()');
   const prefix = options.prefix ?? DEFAULT_REDIS_REPLAY_PREFIX;
-  if (typeof prefix !== 'string') throw new TypeError('createRedisReplayStore: prefix must be a string, like "myapp:used:".');
+  if (typeof prefix !== 'string')
+    throw new TypeError('createRedisReplayStore: prefix must be a string, like "myapp:used:".');
   return {
     async consume(key: string, ttlMs: number): Promise<boolean> {
       const ttl = String(Math.max(1, Math.ceil(ttlMs)));

@@ -35,7 +35,10 @@ export const DEFAULT_REDIS_SIGN_OUT_PREFIX = 'nd-id:signed-out:';
  * A failed command rejects; the guards answer it as `session_store_unavailable` (503).
  * @throws TypeError when `client` has no `sendCommand` or the prefix is not a string.
  */
-export function createRedisSignOutStore(client: RedisCommandClient, options: RedisSignOutStoreOptions = {}): SignOutStore {
+export function createRedisSignOutStore(
+  client: RedisCommandClient,
+  options: RedisSignOutStoreOptions = {},
+): SignOutStore {
   if (typeof client !== 'object' || client === null || typeof client.sendCommand !== 'function') {
     throw new TypeError(
       'createRedisSignOutStore: client must be a connected node-redis client (createClient() from "redis"); for another client, implement SignOutStore yourself.',
@@ -43,7 +46,8 @@ export function createRedisSignOutStore(client: RedisCommandClient, options: Red
   }
   checkOptionNames(options, 'createRedisSignOutStore()');
   const prefix = options.prefix ?? DEFAULT_REDIS_SIGN_OUT_PREFIX;
-  if (typeof prefix !== 'string') throw new TypeError('createRedisSignOutStore: prefix must be a string, like "myapp:signed-out:".');
+  if (typeof prefix !== 'string')
+    throw new TypeError('createRedisSignOutStore: prefix must be a string, like "myapp:signed-out:".');
   return {
     async signOutBefore(key, at, ttlMs) {
       const ttl = String(Math.max(1, Math.ceil(ttlMs)));

@@ -90,7 +90,11 @@ export interface SessionPolicy {
   /** True when the person authenticated within the last `seconds` (with {@link STEP_UP_TOLERANCE_MS} of slack). */
   isRecent(record: SignInRecord, seconds: number): boolean;
   /** Judges a completed login that asked for `maxAge` against the record of the session it was for. */
-  stepUpOutcome(prior: SignInRecord | undefined, user: { sub: string; authTime?: number }, maxAge: number): StepUpOutcome;
+  stepUpOutcome(
+    prior: SignInRecord | undefined,
+    user: { sub: string; authTime?: number },
+    maxAge: number,
+  ): StepUpOutcome;
   /** Logs that a session was ended by `reason` (no personal data). */
   ended(reason: SessionEndReason): void;
   /** Logs a sign-out by the person. */
@@ -102,7 +106,11 @@ export interface SessionPolicy {
 function checkDuration(value: unknown, option: string, example: string): number | false {
   if (value === false) return false;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 1000) {
-    throw optionError('createSessionPolicy', option, `is in milliseconds (at least 1000) or false to turn it off; got ${String(value)} (${example}).`);
+    throw optionError(
+      'createSessionPolicy',
+      option,
+      `is in milliseconds (at least 1000) or false to turn it off; got ${String(value)} (${example}).`,
+    );
   }
   return value;
 }
@@ -155,16 +163,34 @@ const END_MESSAGES: Record<SessionEndReason, string> = {
  */
 export function createSessionPolicy(options: SessionPolicyOptions = {}): SessionPolicy {
   const who = 'createSessionPolicy';
-  if (typeof options !== 'object' || options === null) throw optionError(who, 'options', 'must be an object (or left out).');
+  if (typeof options !== 'object' || options === null)
+    throw optionError(who, 'options', 'must be an object (or left out).');
   checkOptionNames(options, 'createSessionPolicy()');
-  const maxSessionAge = checkDuration(options.maxSessionAge ?? DEFAULT_MAX_SESSION_AGE_MS, 'maxSessionAge', '12 hours is 43200000');
-  const idleTimeout = checkDuration(options.idleTimeout ?? DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeout', '30 minutes is 1800000');
-  const touchOption = options.touchInterval ?? Math.min(DEFAULT_TOUCH_INTERVAL_MS, idleTimeout === false ? DEFAULT_TOUCH_INTERVAL_MS : Math.floor(idleTimeout / 10));
+  const maxSessionAge = checkDuration(
+    options.maxSessionAge ?? DEFAULT_MAX_SESSION_AGE_MS,
+    'maxSessionAge',
+    '12 hours is 43200000',
+  );
+  const idleTimeout = checkDuration(
+    options.idleTimeout ?? DEFAULT_IDLE_TIMEOUT_MS,
+    'idleTimeout',
+    '30 minutes is 1800000',
+  );
+  const touchOption =
+    options.touchInterval ??
+    Math.min(
+      DEFAULT_TOUCH_INTERVAL_MS,
+      idleTimeout === false ? DEFAULT_TOUCH_INTERVAL_MS : Math.floor(idleTimeout / 10),
+    );
   if (typeof touchOption !== 'number' || !Number.isFinite(touchOption) || touchOption < 0) {
     throw optionError(who, 'touchInterval', 'is in milliseconds and must be 0 or more (1 minute is 60000).');
   }
   if (idleTimeout !== false && touchOption >= idleTimeout) {
-    throw optionError(who, 'touchInterval', `must be shorter than idleTimeout (${idleTimeout} ms), or an active person would time out.`);
+    throw optionError(
+      who,
+      'touchInterval',
+      `must be shorter than idleTimeout (${idleTimeout} ms), or an active person would time out.`,
+    );
   }
   const touchInterval = touchOption;
   const signOutStore = options.signOutStore ?? processSignOutStore;
@@ -174,11 +200,19 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     typeof signOutStore.signOutBefore !== 'function' ||
     typeof signOutStore.signedOutBefore !== 'function'
   ) {
-    throw optionError(who, 'signOutStore', 'must have signOutBefore and signedOutBefore methods (see createRedisSignOutStore).');
+    throw optionError(
+      who,
+      'signOutStore',
+      'must have signOutBefore and signedOutBefore methods (see createRedisSignOutStore).',
+    );
   }
   const recordKey = options.recordKey ?? DEFAULT_SIGN_IN_KEY;
   if (typeof recordKey !== 'string' || recordKey === '' || recordKey === 'passport' || recordKey === 'cookie') {
-    throw optionError(who, 'recordKey', 'must be a non-empty string no other code uses in the session (not "passport" or "cookie").');
+    throw optionError(
+      who,
+      'recordKey',
+      'must be a non-empty string no other code uses in the session (not "passport" or "cookie").',
+    );
   }
   if (options.clock !== undefined && typeof options.clock !== 'function') {
     throw optionError(who, 'clock', 'must be a function returning the time in ms since the epoch.');
@@ -202,7 +236,12 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     read,
     start(session, user) {
       const at = user.signedInAt ?? clock();
-      const record: SignInRecord = { sub: user.sub, signedInAt: at, ...(user.authTime === undefined ? {} : { authTime: user.authTime }), seenAt: at };
+      const record: SignInRecord = {
+        sub: user.sub,
+        signedInAt: at,
+        ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
+        seenAt: at,
+      };
       session.set(recordKey, record);
       return record;
     },
@@ -210,10 +249,13 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
       const record = read(session);
       if (record === undefined) return { signedIn: false };
       const now = clock();
-      if (maxSessionAge !== false && now - record.signedInAt >= maxSessionAge) return { signedIn: false, ended: 'max_session_age' };
-      if (idleTimeout !== false && now - record.seenAt >= idleTimeout) return { signedIn: false, ended: 'idle_timeout' };
+      if (maxSessionAge !== false && now - record.signedInAt >= maxSessionAge)
+        return { signedIn: false, ended: 'max_session_age' };
+      if (idleTimeout !== false && now - record.seenAt >= idleTimeout)
+        return { signedIn: false, ended: 'idle_timeout' };
       const before = await signOutStore.signedOutBefore(personKey(record.sub));
-      if (before !== undefined && record.signedInAt <= before) return { signedIn: false, ended: 'signed_out_everywhere' };
+      if (before !== undefined && record.signedInAt <= before)
+        return { signedIn: false, ended: 'signed_out_everywhere' };
       if (idleTimeout !== false && now - record.seenAt >= touchInterval) {
         const touched = { ...record, seenAt: now };
         session.set(recordKey, touched);
@@ -226,7 +268,8 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     },
     stepUpOutcome(prior, user, maxAge) {
       if (prior !== undefined && prior.sub !== user.sub) return 'other_person';
-      if (user.authTime === undefined || clock() - user.authTime > maxAge * 1000 + STEP_UP_TOLERANCE_MS) return 'not_recent';
+      if (user.authTime === undefined || clock() - user.authTime > maxAge * 1000 + STEP_UP_TOLERANCE_MS)
+        return 'not_recent';
       return 'ok';
     },
     ended(reason) {
@@ -236,9 +279,14 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
       log.write('info', { event: LOG_EVENTS.signedOut }, 'Signed out');
     },
     async signOutEverywhere(sub) {
-      if (typeof sub !== 'string' || sub === '') throw new TypeError('signOutEverywhere: sub must be the person\'s identifier (user.sub).');
+      if (typeof sub !== 'string' || sub === '')
+        throw new TypeError("signOutEverywhere: sub must be the person's identifier (user.sub).");
       await signOutStore.signOutBefore(personKey(sub), clock(), retention);
-      log.write('info', { event: LOG_EVENTS.signedOutEverywhere }, 'Every session of one person will end at its next request');
+      log.write(
+        'info',
+        { event: LOG_EVENTS.signedOutEverywhere },
+        'Every session of one person will end at its next request',
+      );
     },
   };
 }

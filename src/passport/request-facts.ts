@@ -53,7 +53,9 @@ export function requestFacts(req: Request, cookieName: string = DEFAULT_SESSION_
     sessionCookiePresent: raw !== undefined,
     ...(sentId !== undefined && typeof sessionId === 'string' ? { sessionNotInStore: sentId !== sessionId } : {}),
     cookie: {
-      ...(sameSite === true || sameSite === false || sameSite === 'lax' || sameSite === 'strict' || sameSite === 'none' ? { sameSite } : {}),
+      ...(sameSite === true || sameSite === false || sameSite === 'lax' || sameSite === 'strict' || sameSite === 'none'
+        ? { sameSite }
+        : {}),
       ...(secure === true || secure === false || secure === 'auto' ? { secure } : {}),
     },
   };

@@ -2,7 +2,13 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
 import { checkOptionNames } from '../options-check.js';
-import { checkAccessOptions, refuseAccess, refusalReason, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
+import {
+  checkAccessOptions,
+  refuseAccess,
+  refusalReason,
+  type AccessOptions,
+  type AccessRefusalReason,
+} from '../flow/access.js';
 import { LOG_EVENTS } from '../log.js';
 import { defaultSessionPolicy, type SessionPolicy, type SignInRecord } from '../flow/session-policy.js';
 import { recordSession } from '../flow/session.js';
@@ -42,8 +48,14 @@ export function destroySession(req: Request, res: Response, cookieName: string, 
   if (session === undefined) return done();
   const cookie = session.cookie ?? {};
   session.destroy((err) => {
-    if (err) return done(new IdError('session_store_unavailable', 'The session could not be ended in its store.', { cause: err }));
-    res.clearCookie(cookieName, { path: cookie.path ?? '/', ...(cookie.domain === undefined ? {} : { domain: cookie.domain }) });
+    if (err)
+      return done(
+        new IdError('session_store_unavailable', 'The session could not be ended in its store.', { cause: err }),
+      );
+    res.clearCookie(cookieName, {
+      path: cookie.path ?? '/',
+      ...(cookie.domain === undefined ? {} : { domain: cookie.domain }),
+    });
     done();
   });
 }
@@ -56,7 +68,8 @@ function guard(options: RequireSignInOptions | undefined, seconds: number | unde
     throw new TypeError(`${who}: sessions must be createSessionPolicy({ ... }), the same one given to ndIdRouter.`);
   }
   const cookieName = options?.sessionCookieName ?? 'connect.sid';
-  if (typeof cookieName !== 'string' || cookieName === '') throw new TypeError(`${who}: sessionCookieName must be the session cookie's name (default "connect.sid").`);
+  if (typeof cookieName !== 'string' || cookieName === '')
+    throw new TypeError(`${who}: sessionCookieName must be the session cookie's name (default "connect.sid").`);
 
   function refuse(req: Request, res: Response, reason: AccessRefusalReason, maxAge?: number): void {
     const answer = refuseAccess(access, { url: req.originalUrl, accept: req.get('accept') }, reason, maxAge);
@@ -68,11 +81,18 @@ function guard(options: RequireSignInOptions | undefined, seconds: number | unde
   return function requireSignInGuard(req: Request, res: Response, next: NextFunction): void {
     const session = sessionOf(req);
     if (session === undefined) {
-      return next(new IdError('session_missing', `${who} needs a session: mount express-session (app.use(session({ ... }))) before it.`));
+      return next(
+        new IdError(
+          'session_missing',
+          `${who} needs a session: mount express-session (app.use(session({ ... }))) before it.`,
+        ),
+      );
     }
     const endedEarlier = sessionEndedOn(req);
     if (endedEarlier !== undefined) {
-      return destroySession(req, res, cookieName, (err) => (err ? next(err) : refuse(req, res, refusalReason(endedEarlier), seconds)));
+      return destroySession(req, res, cookieName, (err) =>
+        err ? next(err) : refuse(req, res, refusalReason(endedEarlier), seconds),
+      );
     }
     policy.check(recordSession(session)).then(
       (result) => {
@@ -80,7 +100,12 @@ function guard(options: RequireSignInOptions | undefined, seconds: number | unde
         const passportSaysNo = typeof req.isAuthenticated === 'function' && !req.isAuthenticated();
         if (result.signedIn && !passportSaysNo) {
           if (seconds !== undefined && !policy.isRecent(result.record, seconds)) {
-            if (policy.log.debugEnabled) policy.log.write('debug', { event: LOG_EVENTS.stepUpStarted, maxAge: seconds }, 'A recent sign-in is needed');
+            if (policy.log.debugEnabled)
+              policy.log.write(
+                'debug',
+                { event: LOG_EVENTS.stepUpStarted, maxAge: seconds },
+                'A recent sign-in is needed',
+              );
             return refuse(req, res, 'recent_sign_in_required', seconds);
           }
           req.signIn = result.record;
@@ -91,9 +116,12 @@ function guard(options: RequireSignInOptions | undefined, seconds: number | unde
         const ended = result.signedIn ? undefined : result.ended;
         if (ended === undefined) return refuse(req, res, 'sign_in_required', seconds);
         policy.ended(ended);
-        destroySession(req, res, cookieName, (err) => (err ? next(err) : refuse(req, res, refusalReason(ended), seconds)));
+        destroySession(req, res, cookieName, (err) =>
+          err ? next(err) : refuse(req, res, refusalReason(ended), seconds),
+        );
       },
-      (err: unknown) => next(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err })),
+      (err: unknown) =>
+        next(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err })),
     );
   };
 }

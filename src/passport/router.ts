@@ -17,7 +17,13 @@ import { stepUpMaxAge, stepUpRefusedPage } from '../flow/access.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import { destroySession } from './require-sign-in.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
-import { checkKeyPublisher, DEFAULT_JWKS_PATH, JWKS_HEADERS, jwksBody, type KeyPublisher } from '../flow/publish-keys.js';
+import {
+  checkKeyPublisher,
+  DEFAULT_JWKS_PATH,
+  JWKS_HEADERS,
+  jwksBody,
+  type KeyPublisher,
+} from '../flow/publish-keys.js';
 import {
   ND_ID_STRATEGY_NAME,
   type NdIdAuthenticateOptions,
@@ -115,12 +121,13 @@ export interface NdIdRouterOptions {
    * Extra authorization parameters per login (`ui_locales`, `prompt`, `login_hint`, ...): an
    * object, or a function of the login request. Never one the client sets itself (PKCE, state, nonce, ...).
    */
-  authorizationParams?: Readonly<Record<string, string>> | ((req: Request) => Readonly<Record<string, string>> | undefined);
+  authorizationParams?:
+    | Readonly<Record<string, string>>
+    | ((req: Request) => Readonly<Record<string, string>> | undefined);
 }
 
 /** Default paths of the routes. */
 export const DEFAULT_ROUTES = { login: '/login', callback: '/callback', logout: '/logout' } as const;
-
 
 const optionError = optionErrorOf('ndIdRouter');
 
@@ -143,11 +150,22 @@ function checkUrl(value: unknown, option: string, fallback: string | undefined):
 
 /** Why a state-changing request is not provably from this site, or `undefined` (see {@link crossSiteRefusal}). */
 function crossSiteRefusalOf(req: Request): CrossSiteRefusal | undefined {
-  return crossSiteRefusal({ fetchSite: req.get('sec-fetch-site'), origin: req.get('origin'), host: requestHost(req), method: req.method, protocol: `${req.protocol}:` });
+  return crossSiteRefusal({
+    fetchSite: req.get('sec-fetch-site'),
+    origin: req.get('origin'),
+    host: requestHost(req),
+    method: req.method,
+    protocol: `${req.protocol}:`,
+  });
 }
 
 type SessionData = Record<string, unknown> & {
-  cookie?: { path?: string; domain?: string; secure?: boolean | 'auto'; sameSite?: boolean | 'lax' | 'strict' | 'none' };
+  cookie?: {
+    path?: string;
+    domain?: string;
+    secure?: boolean | 'auto';
+    sameSite?: boolean | 'lax' | 'strict' | 'none';
+  };
   save(cb: (err?: unknown) => void): void;
   destroy(cb: (err?: unknown) => void): void;
 };
@@ -182,7 +200,10 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   checkOptionNames(options, 'ndIdRouter()');
   const strategyName = options.strategyName ?? ND_ID_STRATEGY_NAME;
   if (typeof strategyName !== 'string' || strategyName === '') {
-    throw optionError('strategyName', 'must be the non-empty name the strategy was registered under (default "nd-id").');
+    throw optionError(
+      'strategyName',
+      'must be the non-empty name the strategy was registered under (default "nd-id").',
+    );
   }
   const passport = options.passport ?? loadPassport('ndIdRouter');
   if (typeof passport !== 'object' || passport === null || typeof passport.authenticate !== 'function') {
@@ -194,34 +215,55 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   const loginPath = checkPath(options.routes?.login, 'routes.login', DEFAULT_ROUTES.login);
   const callbackPath = checkPath(options.routes?.callback, 'routes.callback', DEFAULT_ROUTES.callback);
   const logoutPath = checkPath(options.routes?.logout, 'routes.logout', DEFAULT_ROUTES.logout);
-  const publisher = options.publishKeys === undefined ? undefined : checkKeyPublisher(options.publishKeys, 'ndIdRouter', 'publishKeys');
+  const publisher =
+    options.publishKeys === undefined ? undefined : checkKeyPublisher(options.publishKeys, 'ndIdRouter', 'publishKeys');
   const jwksPath = publisher === undefined ? false : checkPath(options.routes?.jwks, 'routes.jwks', DEFAULT_JWKS_PATH);
   const contextMessage = options.authenticationContextMessage;
   if (contextMessage !== undefined && typeof contextMessage !== 'string' && typeof contextMessage !== 'function') {
-    throw optionError('authenticationContextMessage', 'must be a string of at most 100 characters, or a function (req) returning one.');
+    throw optionError(
+      'authenticationContextMessage',
+      'must be a string of at most 100 characters, or a function (req) returning one.',
+    );
   }
   const extraParams = options.authorizationParams;
-  if (extraParams !== undefined && (typeof extraParams !== 'object' || extraParams === null) && typeof extraParams !== 'function') {
-    throw optionError('authorizationParams', 'must be an object of parameter names and string values, or a function (req) returning one.');
+  if (
+    extraParams !== undefined &&
+    (typeof extraParams !== 'object' || extraParams === null) &&
+    typeof extraParams !== 'function'
+  ) {
+    throw optionError(
+      'authorizationParams',
+      'must be an object of parameter names and string values, or a function (req) returning one.',
+    );
   }
   const successRedirect = checkUrl(options.successRedirect, 'successRedirect', '/') as string;
   const failureRedirect = checkUrl(options.failureRedirect, 'failureRedirect', undefined);
   const logoutRedirect = checkUrl(options.logoutRedirect, 'logoutRedirect', '/') as string;
   const sessionCookieName = options.sessionCookieName ?? 'connect.sid';
   if (typeof sessionCookieName !== 'string' || sessionCookieName === '') {
-    throw optionError('sessionCookieName', 'must be the name of the session cookie (express-session\'s "name" option; default "connect.sid").');
+    throw optionError(
+      'sessionCookieName',
+      'must be the name of the session cookie (express-session\'s "name" option; default "connect.sid").',
+    );
   }
   const errorPage = options.errorPage ?? true;
-  if (typeof errorPage !== 'boolean') throw optionError('errorPage', 'must be true (show a page) or false (pass errors to next).');
+  if (typeof errorPage !== 'boolean')
+    throw optionError('errorPage', 'must be true (show a page) or false (pass errors to next).');
   const renderFailure = options.renderFailure;
   if (renderFailure !== undefined && typeof renderFailure !== 'function') {
     throw optionError('renderFailure', 'must be a function (failure, req, res) that sends the page.');
   }
   if (renderFailure !== undefined && failureRedirect !== undefined) {
-    throw optionError('renderFailure', 'and failureRedirect cannot both be given: one shows a page, the other redirects. Keep one.');
+    throw optionError(
+      'renderFailure',
+      'and failureRedirect cannot both be given: one shows a page, the other redirects. Keep one.',
+    );
   }
   if (renderFailure !== undefined && options.errorPage !== undefined) {
-    throw optionError('renderFailure', 'and errorPage cannot both be given: renderFailure renders the server-side failures too. Keep one.');
+    throw optionError(
+      'renderFailure',
+      'and errorPage cannot both be given: renderFailure renders the server-side failures too. Keep one.',
+    );
   }
   const sessions = options.sessions ?? defaultSessionPolicy();
   if (typeof sessions !== 'object' || sessions === null || typeof sessions.start !== 'function') {
@@ -229,7 +271,10 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   }
   const afterCallback = options.afterCallback;
   if (afterCallback !== undefined && typeof afterCallback !== 'function') {
-    throw optionError('afterCallback', 'must be a function (req, user) returning the user, false to refuse, or a promise of either.');
+    throw optionError(
+      'afterCallback',
+      'must be a function (req, user) returning the user, false to refuse, or a promise of either.',
+    );
   }
 
   function retryHref(req: Request): string {
@@ -239,7 +284,12 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   /** Shows the page for a failure: the app's renderFailure, or ours. */
   function show(req: Request, res: Response, view: NdIdFailureView): void {
     if (renderFailure !== undefined) return renderFailure(view, req, res);
-    const page: FailurePage = { status: view.status, title: view.title, message: view.message, retryHref: view.retryHref };
+    const page: FailurePage = {
+      status: view.status,
+      title: view.title,
+      message: view.message,
+      retryHref: view.retryHref,
+    };
     if (view.reference !== undefined) page.reference = view.reference;
     if (view.diagnosis !== undefined) page.developer = view.diagnosis;
     sendFailurePage(res, page);
@@ -257,7 +307,9 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       serverSide: true,
       code: err.code,
       title: 'Sign-in is unavailable',
-      message: failure.serverSide ? failure.message : 'Sign-in could not be completed because of a problem on this site. Please try again later.',
+      message: failure.serverSide
+        ? failure.message
+        : 'Sign-in could not be completed because of a problem on this site. Please try again later.',
       retryHref: retryHref(req),
       ...(err.reference === undefined ? {} : { reference: err.reference }),
       ...forDeveloper(err.diagnosis),
@@ -266,7 +318,8 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
 
   function sendFailure(req: Request, res: Response, failure: NdIdInfo | undefined, status: number | undefined): void {
     if (failureRedirect !== undefined) return redirectTo(res, 302, failureRedirect);
-    const message = typeof failure?.message === 'string' && failure.message !== '' ? failure.message : 'Sign-in failed.';
+    const message =
+      typeof failure?.message === 'string' && failure.message !== '' ? failure.message : 'Sign-in failed.';
     const f = (failure ?? {}) as Partial<NdIdFailure>;
     show(req, res, {
       status: status === 403 ? 403 : 401,
@@ -285,13 +338,22 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     const otherPerson = failure.code === 'step_up_other_person';
     const href = otherPerson ? retryHref(req) : (safeReturnTo(failure.returnTo) ?? successRedirect);
     const send = (): void => {
-      res.status(403).set(FAILURE_PAGE_HEADERS).send(stepUpRefusedPage(otherPerson ? 'other_person' : 'not_recent', href));
+      res
+        .status(403)
+        .set(FAILURE_PAGE_HEADERS)
+        .send(stepUpRefusedPage(otherPerson ? 'other_person' : 'not_recent', href));
     };
     if (!otherPerson) return send();
     destroySession(req, res, sessionCookieName, (err) => (err ? next(err) : send()));
   }
 
-  async function logIn(req: Request, res: Response, next: NextFunction, accepted: Express.User, info: NdIdSuccessInfo): Promise<void> {
+  async function logIn(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    accepted: Express.User,
+    info: NdIdSuccessInfo,
+  ): Promise<void> {
     let user: Express.User = accepted;
     if (afterCallback !== undefined) {
       const result = await afterCallback(req, accepted);
@@ -305,7 +367,10 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
     // record written, the session saved before this redirect.
     req.logIn(user, (err: unknown) => {
       if (err) {
-        const failed = err instanceof IdError ? err : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err });
+        const failed =
+          err instanceof IdError
+            ? err
+            : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err });
         return sendError(failed, req, res, next);
       }
       redirectTo(res, 302, safeReturnTo(info.returnTo) ?? successRedirect);
@@ -323,7 +388,11 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       sessionCookieName,
       successRedirect,
       sessions,
-      wiring: { callbackRoute: callbackPath === false ? false : `${req.baseUrl}${callbackPath}`, passport, strategyName },
+      wiring: {
+        callbackRoute: callbackPath === false ? false : `${req.baseUrl}${callbackPath}`,
+        passport,
+        strategyName,
+      },
       ...(message === undefined ? {} : { authenticationContextMessage: message }),
       ...(params === undefined ? {} : { authorizationParams: params }),
       ...(returnTo === undefined ? {} : { returnTo }),
@@ -333,22 +402,31 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       if (err) return sendError(err, req, res, next);
       if (!user) {
         const failure = typeof info === 'object' && info !== null ? (info as NdIdFailure) : undefined;
-        if (failure?.code === 'step_up_not_recent' || failure?.code === 'step_up_other_person') return sendStepUpRefusal(req, res, next, failure);
+        if (failure?.code === 'step_up_not_recent' || failure?.code === 'step_up_other_person')
+          return sendStepUpRefusal(req, res, next, failure);
         return sendFailure(req, res, failure, typeof status === 'number' ? status : undefined);
       }
       const successInfo = typeof info === 'object' && info !== null ? (info as NdIdSuccessInfo) : {};
       logIn(req, res, next, user, successInfo).catch(next);
     };
-    const handler = passport.authenticate(strategyName, authOptions, outcome) as (req: Request, res: Response, next: NextFunction) => void;
+    const handler = passport.authenticate(strategyName, authOptions, outcome) as (
+      req: Request,
+      res: Response,
+      next: NextFunction,
+    ) => void;
     handler(req, res, next);
   }
 
   function logoutRoute(req: Request, res: Response, next: NextFunction): void {
     const refusal = crossSiteRefusalOf(req);
-    if (refusal !== undefined) return sendFailurePage(res, signOutRefusedPage(refusal, process.env.NODE_ENV !== 'production'));
+    if (refusal !== undefined)
+      return sendFailurePage(res, signOutRefusedPage(refusal, process.env.NODE_ENV !== 'production'));
     if (sessionOf(req) === undefined) {
       return sendError(
-        new IdError('session_missing', 'Sign-out needs a session: mount express-session (app.use(session({ ... }))) before ndIdRouter().'),
+        new IdError(
+          'session_missing',
+          'Sign-out needs a session: mount express-session (app.use(session({ ... }))) before ndIdRouter().',
+        ),
         req,
         res,
         next,

@@ -29,7 +29,9 @@ interface ExpressSession {
 function plainSession(req: Request): (Record<string, unknown> & ExpressSession) | undefined {
   const session: unknown = (req as { session?: unknown }).session;
   if (typeof session !== 'object' || session === null) return undefined;
-  return typeof (session as { get?: unknown }).get === 'function' ? undefined : (session as Record<string, unknown> & ExpressSession);
+  return typeof (session as { get?: unknown }).get === 'function'
+    ? undefined
+    : (session as Record<string, unknown> & ExpressSession);
 }
 
 /**
@@ -53,23 +55,33 @@ export function finishSignInAtLogIn(
   const { sub, signedInAt, authTime } = signIn;
   const record = { sub, signedInAt, ...(authTime === undefined ? {} : { authTime }) };
 
-  const finish = (done: ((err?: unknown) => void) | undefined) => (err?: unknown): void => {
-    if (err) {
-      const failed = err instanceof IdError ? err : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err });
-      return done?.(failed.reference === undefined ? context.flow.report(failed) : failed);
-    }
-    const after = plainSession(req);
-    if (after === undefined) return done?.(context.flow.report(new IdError('session_missing', 'The session disappeared during sign-in.')));
-    const session = recordSession(after);
-    restore?.(session);
-    context.policy.start(session, record);
-    context.wiring.cookieWillBeSaved(req, context.flow.log);
-    if (typeof after.save !== 'function') return done?.();
-    after.save((saveErr) => {
-      if (!saveErr) return done?.();
-      done?.(context.flow.report(new IdError('session_store_unavailable', 'The session could not be saved.', { cause: saveErr })));
-    });
-  };
+  const finish =
+    (done: ((err?: unknown) => void) | undefined) =>
+    (err?: unknown): void => {
+      if (err) {
+        const failed =
+          err instanceof IdError
+            ? err
+            : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err });
+        return done?.(failed.reference === undefined ? context.flow.report(failed) : failed);
+      }
+      const after = plainSession(req);
+      if (after === undefined)
+        return done?.(context.flow.report(new IdError('session_missing', 'The session disappeared during sign-in.')));
+      const session = recordSession(after);
+      restore?.(session);
+      context.policy.start(session, record);
+      context.wiring.cookieWillBeSaved(req, context.flow.log);
+      if (typeof after.save !== 'function') return done?.();
+      after.save((saveErr) => {
+        if (!saveErr) return done?.();
+        done?.(
+          context.flow.report(
+            new IdError('session_store_unavailable', 'The session could not be saved.', { cause: saveErr }),
+          ),
+        );
+      });
+    };
 
   const wrapped: LogIn = (user, options, done) => {
     target.logIn = target.login = logIn;
@@ -83,7 +95,8 @@ export function finishSignInAtLogIn(
 export type StepUpRefusalCode = 'step_up_not_recent' | 'step_up_other_person';
 
 const STEP_UP_MESSAGES: Record<Exclude<StepUpOutcome, 'ok'>, string> = {
-  not_recent: 'This action needs a fresh confirmation in the app, and the sign-in that came back was an earlier one. Try again.',
+  not_recent:
+    'This action needs a fresh confirmation in the app, and the sign-in that came back was an earlier one. Try again.',
   other_person: 'A different person confirmed the sign-in, so this session was ended. Sign in again.',
 };
 
@@ -106,5 +119,9 @@ export function judgeStepUp(
     if (typeof passport === 'object' && passport !== null) session.set('passport', { ...passport, user: undefined });
     (req as { user?: unknown }).user = undefined;
   }
-  return { code: outcome === 'not_recent' ? 'step_up_not_recent' : 'step_up_other_person', message: STEP_UP_MESSAGES[outcome], outcome };
+  return {
+    code: outcome === 'not_recent' ? 'step_up_not_recent' : 'step_up_other_person',
+    message: STEP_UP_MESSAGES[outcome],
+    outcome,
+  };
 }

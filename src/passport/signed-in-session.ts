@@ -34,14 +34,19 @@ export function sessionEndedOn(req: Request): SessionEndReason | undefined {
  * @throws TypeError naming the option when an option is wrong.
  */
 export function ndIdSession(options: NdIdSessionOptions = {}): RequestHandler {
-  if (typeof options !== 'object' || options === null) throw new TypeError('ndIdSession: options must be an object (or left out).');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('ndIdSession: options must be an object (or left out).');
   const passport = options.passport ?? loadPassport('ndIdSession');
   if (typeof passport !== 'object' || passport === null || typeof passport.session !== 'function') {
-    throw new TypeError('ndIdSession: passport must be a Passport instance (the passport module, or new passport.Passport()).');
+    throw new TypeError(
+      'ndIdSession: passport must be a Passport instance (the passport module, or new passport.Passport()).',
+    );
   }
   const policy = options.sessions ?? defaultSessionPolicy();
   if (typeof policy !== 'object' || policy === null || typeof policy.check !== 'function') {
-    throw new TypeError('ndIdSession: sessions must be createSessionPolicy({ ... }), the same one given to ndIdRouter and requireSignIn.');
+    throw new TypeError(
+      'ndIdSession: sessions must be createSessionPolicy({ ... }), the same one given to ndIdRouter and requireSignIn.',
+    );
   }
   const restoreUser = passport.session() as RequestHandler;
 
@@ -67,7 +72,8 @@ export function ndIdSession(options: NdIdSessionOptions = {}): RequestHandler {
         }
         restoreUser(req, res, next);
       },
-      (err: unknown) => next(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err })),
+      (err: unknown) =>
+        next(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err })),
     );
   };
 }

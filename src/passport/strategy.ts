@@ -42,7 +42,6 @@ export const DEFAULT_STRATEGY_SCOPE = DEFAULT_FLOW_SCOPE;
 /** Default time the verify callback may take to answer: 1 minute, in ms. */
 export const DEFAULT_VERIFY_TIMEOUT_MS = 60 * 1000;
 
-
 /** What the strategy needs from a client; an {@link IdClient} is one (its `issuer` and `clientId` bind each login). */
 export type NdIdClientLike = LoginFlowClient;
 
@@ -113,7 +112,9 @@ export interface NdIdStrategyReadyClient {
  * The registered callback URL, required by the types when the strategy builds its client from
  * the fields (as `callbackURL`, or its alias `redirectUri`).
  */
-export type NdIdStrategyCallbackUrl = { callbackURL: string; redirectUri?: string } | { redirectUri: string; callbackURL?: string };
+export type NdIdStrategyCallbackUrl =
+  | { callbackURL: string; redirectUri?: string }
+  | { redirectUri: string; callbackURL?: string };
 
 /** Options of {@link NdIdStrategy} when the verify callback does not take the request. */
 export type NdIdStrategyOptions = NdIdStrategyBaseOptions &
@@ -162,7 +163,6 @@ export interface NdIdSuccessInfo {
   signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number };
 }
 
-
 /** Passport's fail challenge for a refused login: code, sentence, and the service's own error code and description when it sent one. */
 function failureOf(err: IdError, message: string): NdIdFailure {
   const failure: NdIdFailure = { message, code: err.code };
@@ -178,7 +178,6 @@ function failureOf(err: IdError, message: string): NdIdFailure {
 }
 
 const optionError = optionErrorOf('NdIdStrategy');
-
 
 /** Whether the request carries a signed-in person (Passport's `req.isAuthenticated()`, or a `req.user`). */
 function isSignedIn(req: Request): boolean {
@@ -280,11 +279,17 @@ export class NdIdStrategy extends PassportStrategyBase {
   ) {
     super();
     if (typeof options !== 'object' || options === null) {
-      throw optionError('options', 'must be an object with clientId, clientSecret, privateKey and callbackURL (or a ready client).');
+      throw optionError(
+        'options',
+        'must be an object with clientId, clientSecret, privateKey and callbackURL (or a ready client).',
+      );
     }
     checkOptionNames(options, 'new NdIdStrategy()');
     if (verify !== undefined && typeof verify !== 'function') {
-      throw optionError('verify', 'must be a function (user, done), (req, user, done) or async (user) => user; or leave it out.');
+      throw optionError(
+        'verify',
+        'must be a function (user, done), (req, user, done) or async (user) => user; or leave it out.',
+      );
     }
     if (options.passReqToCallback !== undefined && typeof options.passReqToCallback !== 'boolean') {
       throw optionError('passReqToCallback', 'must be true or false.');
@@ -316,8 +321,16 @@ export class NdIdStrategy extends PassportStrategyBase {
         throw optionError('client', 'must be an IdClient (new IdClient({ ... })).');
       }
       const fields = options as Partial<IdClientOptions>;
-      if (fields.clientId !== undefined || fields.clientSecret !== undefined || fields.privateKey !== undefined || fields.profile !== undefined) {
-        throw optionError('client', 'was given together with clientId/clientSecret/privateKey; give either a ready client or its fields.');
+      if (
+        fields.clientId !== undefined ||
+        fields.clientSecret !== undefined ||
+        fields.privateKey !== undefined ||
+        fields.profile !== undefined
+      ) {
+        throw optionError(
+          'client',
+          'was given together with clientId/clientSecret/privateKey; give either a ready client or its fields.',
+        );
       }
       client = options.client;
     } else {
@@ -327,11 +340,17 @@ export class NdIdStrategy extends PassportStrategyBase {
         const value: unknown = options[field];
         if (field === 'privateKey' && ((typeof value === 'object' && value !== null) || value === undefined)) continue; // JWK, key list or none (ID token alone): IdClient checks it
         if (typeof value !== 'string' || value.trim() === '') {
-          throw optionError(field, 'is required: give the value from your registration with the service (or a ready client).');
+          throw optionError(
+            field,
+            'is required: give the value from your registration with the service (or a ready client).',
+          );
         }
       }
       if (callbackUrl === undefined) {
-        throw optionError('callbackURL', 'is required: give the absolute callback URL registered with the service, like "https://app.example/auth/callback".');
+        throw optionError(
+          'callbackURL',
+          'is required: give the absolute callback URL registered with the service, like "https://app.example/auth/callback".',
+        );
       }
       const {
         client: _client,
@@ -348,7 +367,12 @@ export class NdIdStrategy extends PassportStrategyBase {
         logger: _logger,
         ...clientOptions
       } = options;
-      client = new IdClient({ ...clientOptions, redirectUri: callbackUrl, clock, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+      client = new IdClient({
+        ...clientOptions,
+        redirectUri: callbackUrl,
+        clock,
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      });
     }
 
     this.client = client;
@@ -400,7 +424,8 @@ export class NdIdStrategy extends PassportStrategyBase {
     // whoever sends it (this strategy's redirect, Passport's success redirect or the app's page).
     noStore(req);
     const refused = this.checkWiring(req, options, isCallback);
-    if (refused !== undefined) return this.error(this.flow.report(refused, requestFacts(req, options.sessionCookieName)));
+    if (refused !== undefined)
+      return this.error(this.flow.report(refused, requestFacts(req, options.sessionCookieName)));
     if (isCallback) {
       // completeLogin reports through success/fail/error; a throw from one of those (a bug in a
       // later handler) must still reach Express rather than become an unhandled rejection.
@@ -419,7 +444,9 @@ export class NdIdStrategy extends PassportStrategyBase {
    * (`IdClient.publicJwks()`); undefined otherwise. `ndIdRouter({ publishKeys: strategy })` serves it.
    */
   publicJwks(): PublicJwks | undefined {
-    return this.client.profile === 'fapi2' && typeof this.client.publicJwks === 'function' ? this.client.publicJwks() : undefined;
+    return this.client.profile === 'fapi2' && typeof this.client.publicJwks === 'function'
+      ? this.client.publicJwks()
+      : undefined;
   }
 
   /** Wiring mistakes seen from this request: logged once each; one that makes the login impossible is returned. */
@@ -429,12 +456,22 @@ export class NdIdStrategy extends PassportStrategyBase {
     if (wiring === undefined) return undefined;
     const clash = strategiesClash(wiring.passport, wiring.strategyName, this);
     if (clash !== undefined) {
-      const err = new IdError('configuration_invalid', 'Two sign-in strategies of this app keep their logins under one session key.');
-      err.diagnosis = { code: 'session_key_shared', cause: clash, fix: 'Give each strategy its own sessionKey option.' };
+      const err = new IdError(
+        'configuration_invalid',
+        'Two sign-in strategies of this app keep their logins under one session key.',
+      );
+      err.diagnosis = {
+        code: 'session_key_shared',
+        cause: clash,
+        fix: 'Give each strategy its own sessionKey option.',
+      };
       return err;
     }
     if (isCallback || this.wiring.callbackRouteMatches(this, wiring.callbackRoute)) return undefined;
-    const misrouted = new IdError('configuration_invalid', 'The sign-in routes are mounted where the service cannot return to.');
+    const misrouted = new IdError(
+      'configuration_invalid',
+      'The sign-in routes are mounted where the service cannot return to.',
+    );
     misrouted.diagnosis = {
       code: 'callback_route_mismatch',
       cause: `The router's callback route is ${wiring.callbackRoute === false ? req.baseUrl : wiring.callbackRoute}, but callbackURL sends the service back elsewhere.`,
@@ -465,8 +502,12 @@ export class NdIdStrategy extends PassportStrategyBase {
         ...(options.returnTo === undefined ? {} : { returnTo: options.returnTo }),
         ...(options.scope === undefined ? {} : { scope: options.scope }),
         ...(options.maxAge === undefined ? {} : { maxAge: options.maxAge }),
-        ...(options.authenticationContextMessage === undefined ? {} : { authenticationContextMessage: options.authenticationContextMessage }),
-        ...(options.authenticationContextType === undefined ? {} : { authenticationContextType: options.authenticationContextType }),
+        ...(options.authenticationContextMessage === undefined
+          ? {}
+          : { authenticationContextMessage: options.authenticationContextMessage }),
+        ...(options.authenticationContextType === undefined
+          ? {}
+          : { authenticationContextType: options.authenticationContextType }),
         ...(options.authorizationParams === undefined ? {} : { authorizationParams: options.authorizationParams }),
         request: { host: hostOf(req) },
       }));
@@ -476,10 +517,15 @@ export class NdIdStrategy extends PassportStrategyBase {
     this.redirect(redirectUrl);
   }
 
-  private async completeLogin(req: Request, query: Record<string, unknown>, options: NdIdAuthenticateOptions): Promise<void> {
+  private async completeLogin(
+    req: Request,
+    query: Record<string, unknown>,
+    options: NdIdAuthenticateOptions,
+  ): Promise<void> {
     const cookieName = options.sessionCookieName;
     const session = this.sessionOf(req);
-    if (session === undefined) return this.error(this.flow.report(this.sessionMissing(), requestFacts(req, cookieName)));
+    if (session === undefined)
+      return this.error(this.flow.report(this.sessionMissing(), requestFacts(req, cookieName)));
 
     let user: NdIdUser;
     let returnTo: string | undefined;
@@ -509,20 +555,33 @@ export class NdIdStrategy extends PassportStrategyBase {
         signedInAt: user.signedInAt,
       } satisfies NdIdDefaultUser);
     } catch (err) {
-      return this.error(err instanceof Error ? err : new Error('The verify callback failed with a value that is not an Error.'));
+      return this.error(
+        err instanceof Error ? err : new Error('The verify callback failed with a value that is not an Error.'),
+      );
     }
     if (outcome.user === false) {
       const info = outcome.info;
       const details: NdIdInfo = typeof info === 'object' && info !== null ? info : {};
       const message =
-        typeof info === 'string' ? info : typeof details.message === 'string' ? details.message : 'Your account may not sign in here.';
+        typeof info === 'string'
+          ? info
+          : typeof details.message === 'string'
+            ? details.message
+            : 'Your account may not sign in here.';
       return this.fail({ ...details, message, code: 'user_refused' } satisfies NdIdFailure, 401);
     }
     const policy = options.sessions ?? this.sessions;
     if (maxAge !== undefined) {
       const refusal = judgeStepUp(req, session, policy, user, maxAge);
       if (refusal !== undefined) {
-        return this.fail({ message: refusal.message, code: refusal.code, ...(returnTo === undefined ? {} : { returnTo }) } satisfies NdIdFailure, 403);
+        return this.fail(
+          {
+            message: refusal.message,
+            code: refusal.code,
+            ...(returnTo === undefined ? {} : { returnTo }),
+          } satisfies NdIdFailure,
+          403,
+        );
       }
     }
     const signIn: NonNullable<NdIdSuccessInfo['signIn']> = {
@@ -532,7 +591,8 @@ export class NdIdStrategy extends PassportStrategyBase {
       ...(maxAge === undefined ? {} : { maxAge }),
     };
     // With session: false, Passport signs nobody into the session, so there is no sign-in to record.
-    if (options.session !== false) finishSignInAtLogIn(req, signIn, { flow: this.flow, policy, wiring: this.wiring, sessionKey: this.sessionKey });
+    if (options.session !== false)
+      finishSignInAtLogIn(req, signIn, { flow: this.flow, policy, wiring: this.wiring, sessionKey: this.sessionKey });
     const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
     this.success(outcome.user, successInfo);
   }
@@ -541,5 +601,6 @@ export class NdIdStrategy extends PassportStrategyBase {
 /** `Cache-Control: no-store` on the response Express pairs with the request (`req.res`), when there is one. */
 function noStore(req: Request): void {
   const res = (req as { res?: { headersSent?: boolean; setHeader?: (name: string, value: string) => unknown } }).res;
-  if (res !== undefined && res.headersSent !== true && typeof res.setHeader === 'function') res.setHeader('Cache-Control', 'no-store');
+  if (res !== undefined && res.headersSent !== true && typeof res.setHeader === 'function')
+    res.setHeader('Cache-Control', 'no-store');
 }

@@ -64,7 +64,10 @@ export function runVerify(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ user: u === undefined || u === null || u === false ? false : (u as Express.User), ...(info === undefined ? {} : { info }) });
+      resolve({
+        user: u === undefined || u === null || u === false ? false : (u as Express.User),
+        ...(info === undefined ? {} : { info }),
+      });
     };
     const failWith = (err: unknown): void => {
       if (settled) return;

@@ -49,7 +49,10 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   const client = ctx.config.clients.get(clientId.value);
   if (!client) {
     // The id as sent (the page escapes it), so a typo shows: the app and this service disagree on it.
-    return fail('invalid_client', `The client_id ${JSON.stringify(clientId.value)} is not registered with this service: check the app's clientId (ND_ID_CLIENT_ID) against the clientId in the service's clients.json.`);
+    return fail(
+      'invalid_client',
+      `The client_id ${JSON.stringify(clientId.value)} is not registered with this service: check the app's clientId (ND_ID_CLIENT_ID) against the clientId in the service's clients.json.`,
+    );
   }
   const userinfo = servesUserinfo(ctx.config, client);
 
@@ -65,7 +68,10 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (responseMode.value !== undefined && responseMode.value !== 'query') {
     // Answering a fragment or form_post request in the query would be read by nobody, or by the
     // wrong code: refuse it on this page instead.
-    return fail('invalid_request', 'The response_mode must be "query" (or left out); this service answers in the query string only.');
+    return fail(
+      'invalid_request',
+      'The response_mode must be "query" (or left out); this service answers in the query string only.',
+    );
   }
 
   const responseType = singleParam(params, 'response_type', 64);
@@ -82,8 +88,10 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (unsupported.length > 0) {
     return fail(
       'invalid_scope',
-      `Unsupported scope${unsupported.length === 1 ? '' : 's'}: ${unsupported.slice(0, 5).map((s) => s.slice(0, 64)).join(', ')}. ` +
-        `Supported: ${SUPPORTED_SCOPES.join(', ')}.`,
+      `Unsupported scope${unsupported.length === 1 ? '' : 's'}: ${unsupported
+        .slice(0, 5)
+        .map((s) => s.slice(0, 64))
+        .join(', ')}. ` + `Supported: ${SUPPORTED_SCOPES.join(', ')}.`,
     );
   }
 
@@ -144,13 +152,19 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (!contextMessage.ok) return fail('invalid_request', contextMessage.reason);
   const messageProblem = contextMessage.value === undefined ? undefined : contextMessageProblem(contextMessage.value);
   if (messageProblem !== undefined) {
-    return fail('invalid_request', `The authentication_context_message ${messageProblem} (it is shown on the phone beside the approval).`);
+    return fail(
+      'invalid_request',
+      `The authentication_context_message ${messageProblem} (it is shown on the phone beside the approval).`,
+    );
   }
 
   const contextType = singleParam(params, 'authentication_context_type', 64);
   if (!contextType.ok) return fail('invalid_request', contextType.reason);
   if (contextType.value !== undefined && !CONTEXT_TYPE.test(contextType.value)) {
-    return fail('invalid_request', 'The authentication_context_type must be a name of capitals, digits and underscores, such as APP_AUTHENTICATION_DEFAULT.');
+    return fail(
+      'invalid_request',
+      'The authentication_context_type must be a name of capitals, digits and underscores, such as APP_AUTHENTICATION_DEFAULT.',
+    );
   }
 
   return {
@@ -171,4 +185,3 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
     },
   };
 }
-

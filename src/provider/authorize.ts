@@ -5,13 +5,27 @@
  * nothing in it can be trusted; unknown parameters are never stored or echoed. A FAPI 2.0 client
  * sends only `client_id` and its `request_uri` (`par.ts`).
  */
-import { AUTHORIZE_PATH, MAX_AUTHORIZE_QUERY_LENGTH, validateAuthorizeQuery, type Validation, type ValidRequest } from './authorize-request.js';
+import {
+  AUTHORIZE_PATH,
+  MAX_AUTHORIZE_QUERY_LENGTH,
+  validateAuthorizeQuery,
+  type Validation,
+  type ValidRequest,
+} from './authorize-request.js';
 import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import { redirect, type Answer } from './http/answer.js';
 import type { ProviderRequest } from './http/request.js';
 import { redeemRequestUri, type PushedExtras, type Redeemed } from './par.js';
-import { CANCEL_PATH, CONTINUE_PATH, MOBILE_PATH, QR_IMAGE_PATH, QR_SIZE, qrStatusRoutes, STATUS_PATH } from './qr-status.js';
+import {
+  CANCEL_PATH,
+  CONTINUE_PATH,
+  MOBILE_PATH,
+  QR_IMAGE_PATH,
+  QR_SIZE,
+  qrStatusRoutes,
+  STATUS_PATH,
+} from './qr-status.js';
 import type { ProviderRoute } from './router.js';
 import { base64url, pooledRandomBytes } from './random-pool.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
@@ -22,7 +36,13 @@ import { renderErrorPage } from './views/error-page.js';
 import { htmlAnswer } from './views/html.js';
 import { QrPage } from './views/qr-page.js';
 
-export { AUTHORIZE_PATH, MAX_AUTHORIZE_QUERY_LENGTH, MAX_NONCE_LENGTH, MAX_STATE_LENGTH, validateAuthorizeQuery } from './authorize-request.js';
+export {
+  AUTHORIZE_PATH,
+  MAX_AUTHORIZE_QUERY_LENGTH,
+  MAX_NONCE_LENGTH,
+  MAX_STATE_LENGTH,
+  validateAuthorizeQuery,
+} from './authorize-request.js';
 export type { ValidRequest } from './authorize-request.js';
 export { MISMATCH_MESSAGE, MOBILE_PATH } from './qr-status.js';
 
@@ -34,13 +54,15 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
  */
 export const MATCH_CHOICES = 12;
 
-
 function authorize(ctx: ProviderContext, page: QrPage, req: ProviderRequest): Answer {
   if (req.rawQuery.length > MAX_AUTHORIZE_QUERY_LENGTH) {
     ctx.log('authorize', 'refused: invalid_request (query too large)');
     return htmlAnswer(
       400,
-      renderErrorPage('invalid_request', `The request is too large: its query string is longer than ${MAX_AUTHORIZE_QUERY_LENGTH} characters.`),
+      renderErrorPage(
+        'invalid_request',
+        `The request is too large: its query string is longer than ${MAX_AUTHORIZE_QUERY_LENGTH} characters.`,
+      ),
     );
   }
   const params = req.query;
@@ -68,20 +90,37 @@ function refuse(ctx: ProviderContext, params: URLSearchParams, result: { code: s
 }
 
 /** A valid request (from the query, or pushed): answered at once, or shown the QR page. */
-function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, request: ValidRequest, extras: PushedExtras | undefined): Answer {
+function proceed(
+  ctx: ProviderContext,
+  page: QrPage,
+  req: ProviderRequest,
+  request: ValidRequest,
+  extras: PushedExtras | undefined,
+): Answer {
   const { config, stores } = ctx;
   const now = config.clock();
 
   if (request.promptNone) {
     // No sign-in session is kept, so a login without interaction is never possible (OIDC Core 3.1.2.6).
     ctx.log('authorize', `prompt=none answered login_required for client ${request.clientId}`);
-    return redirect(302, callbackUrl(responseIssuer(ctx.config), request.redirectUri, { error: 'login_required', state: request.state }), NO_STORE);
+    return redirect(
+      302,
+      callbackUrl(responseIssuer(ctx.config), request.redirectUri, { error: 'login_required', state: request.state }),
+      NO_STORE,
+    );
   }
 
   ctx.conformance.authorize(request.clientId);
   const scripted = ctx.scripted.take(request.clientId);
   if (scripted !== undefined) {
-    return answerAtOnce(ctx, request, extras, scripted.deny ? undefined : scripted.persona, scripted.overrides, 'scripted');
+    return answerAtOnce(
+      ctx,
+      request,
+      extras,
+      scripted.deny ? undefined : scripted.persona,
+      scripted.overrides,
+      'scripted',
+    );
   }
   if (config.autoApprove) {
     const persona = request.loginHint !== undefined ? ctx.personas.get(request.loginHint) : config.autoApprove;
@@ -89,7 +128,10 @@ function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, reque
       ctx.log('authorize', 'refused: unknown login_hint');
       return htmlAnswer(
         400,
-        renderErrorPage('invalid_request', `The login_hint names no known person. Known ids: ${ctx.personas.map((p) => p.id).join(', ')}.`),
+        renderErrorPage(
+          'invalid_request',
+          `The login_hint names no known person. Known ids: ${ctx.personas.map((p) => p.id).join(', ')}.`,
+        ),
       );
     }
     return answerAtOnce(ctx, request, extras, persona, undefined, 'auto-approved');
@@ -148,7 +190,11 @@ function proceed(ctx: ProviderContext, page: QrPage, req: ProviderRequest, reque
     startAgainHref:
       extras === undefined
         ? ''
-        : callbackUrl(responseIssuer(config), request.redirectUri, { error: 'access_denied', error_description: 'The sign-in was started again.', state: request.state }),
+        : callbackUrl(responseIssuer(config), request.redirectUri, {
+            error: 'access_denied',
+            error_description: 'The sign-in was started again.',
+            state: request.state,
+          }),
   });
   ctx.log('authorize', `QR page shown for client ${request.clientId}`);
   return htmlAnswer(200, html);
@@ -212,7 +258,10 @@ function refusalLine(ctx: ProviderContext, params: URLSearchParams, result: { co
   const clientId = params.get('client_id');
   const known = clientId !== null && ctx.config.clients.has(clientId) ? ` for client ${clientId}` : '';
   // An unknown id is quoted as JSON (no line break or control character reaches the log), at most 256 characters as read.
-  const unknown = result.code === 'invalid_client' && clientId !== null ? `: client_id ${JSON.stringify(clientId.slice(0, 256))} is not registered` : '';
+  const unknown =
+    result.code === 'invalid_client' && clientId !== null
+      ? `: client_id ${JSON.stringify(clientId.slice(0, 256))} is not registered`
+      : '';
   return `refused: ${result.code}${known}${unknown}${result.code === 'redirect_uri_mismatch' ? `: ${result.message}` : ''}`;
 }
 
@@ -232,7 +281,13 @@ export function authorizeRoutes(ctx: ProviderContext): ProviderRoute[] {
     expiresInSeconds: ctx.config.ttl.authorization,
   });
   return [
-    { endpoint: 'authorize', method: 'GET', path: servedPath(ctx.config, AUTHORIZE_PATH), failure: 'html', handle: (req) => authorize(ctx, page, req) },
+    {
+      endpoint: 'authorize',
+      method: 'GET',
+      path: servedPath(ctx.config, AUTHORIZE_PATH),
+      failure: 'html',
+      handle: (req) => authorize(ctx, page, req),
+    },
     ...qrStatusRoutes(ctx),
   ];
 }

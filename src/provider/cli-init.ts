@@ -48,7 +48,9 @@ function redirectUriMistakes(uri: string): string[] {
   try {
     url = new URL(uri);
   } catch {
-    return [`--redirect-uri "${uri.slice(0, 200)}" is not an absolute URL (for example http://localhost:3000/auth/callback)`];
+    return [
+      `--redirect-uri "${uri.slice(0, 200)}" is not an absolute URL (for example http://localhost:3000/auth/callback)`,
+    ];
   }
   if (url.hash !== '') return ['--redirect-uri must not have a #fragment'];
   if (url.protocol === 'https:') return [];
@@ -86,14 +88,16 @@ function writeNewFile(path: string, data: string | Buffer, mode: number): void {
 export function runInit(options: InitOptions): InitOutcome {
   const clientId = options.clientId ?? 'my-app';
   const mistakes = redirectUriMistakes(options.redirectUri);
-  if (!/^[A-Za-z0-9._-]{1,128}$/.test(clientId)) mistakes.push('--client-id must be 1 to 128 characters of A-Z a-z 0-9 . _ -');
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(clientId))
+    mistakes.push('--client-id must be 1 to 128 characters of A-Z a-z 0-9 . _ -');
   const dir = resolve(options.dir ?? '.');
   const fapi = options.profile === 'fapi2';
   const paths = Object.values(INIT_FILES)
     .filter((name) => fapi || name !== INIT_FILES.fapiKeys)
     .map((name) => join(dir, name));
   if (!options.force) {
-    for (const path of paths) if (existsSync(path)) mistakes.push(`${path} exists; keep it, or pass --force to replace it`);
+    for (const path of paths)
+      if (existsSync(path)) mistakes.push(`${path} exists; keep it, or pass --force to replace it`);
   }
   if (mistakes.length > 0) return { ok: false, mistakes };
 
@@ -103,14 +107,30 @@ export function runInit(options: InitOptions): InitOutcome {
   const enc = fapi ? ecKey(`enc-${day}`, 'enc', 'ECDH-ES+A256KW') : undefined;
   const registration =
     sig !== undefined && enc !== undefined
-      ? { profile: 'fapi2', jwks: { keys: [sig.publicJwk, enc.publicJwk] }, idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' }
+      ? {
+          profile: 'fapi2',
+          jwks: { keys: [sig.publicJwk, enc.publicJwk] },
+          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+        }
       : { clientSecret: randomBytes(32).toString('base64url') };
   const clients = {
-    clients: [{ clientId, redirectUris: [options.redirectUri], publicKeyFile: INIT_FILES.publicKey, name: clientId, ...registration }],
+    clients: [
+      {
+        clientId,
+        redirectUris: [options.redirectUri],
+        publicKeyFile: INIT_FILES.publicKey,
+        name: clientId,
+        ...registration,
+      },
+    ],
   };
   mkdirSync(dir, { recursive: true });
   if (sig !== undefined && enc !== undefined) {
-    writeNewFile(join(dir, INIT_FILES.fapiKeys), `${JSON.stringify({ keys: [sig.privateJwk, enc.privateJwk] }, null, 2)}\n`, SECRET_MODE);
+    writeNewFile(
+      join(dir, INIT_FILES.fapiKeys),
+      `${JSON.stringify({ keys: [sig.privateJwk, enc.privateJwk] }, null, 2)}\n`,
+      SECRET_MODE,
+    );
   }
   writeNewFile(join(dir, INIT_FILES.privateKey), privateKey.export({ format: 'pem', type: 'pkcs8' }), SECRET_MODE);
   writeNewFile(join(dir, INIT_FILES.publicKey), publicKey.export({ format: 'pem', type: 'spki' }), PUBLIC_MODE);

@@ -33,7 +33,9 @@ export interface CliIo {
  * What {@link runCli} ends with: an exit code, or a running provider with `stop()` (prints the
  * tables and verdict, resolves to the exit status) and `ended` (that status, however the run ends).
  */
-export type CliOutcome = { exitCode: number } | { started: StartedProvider; stop(): Promise<number>; ended: Promise<number> };
+export type CliOutcome =
+  | { exitCode: number }
+  | { started: StartedProvider; stop(): Promise<number>; ended: Promise<number> };
 
 interface ParsedArgs {
   port: number;
@@ -58,7 +60,17 @@ interface ParsedArgs {
   exitAfter?: number | 'plan';
 }
 
-type BooleanField = 'help' | 'version' | 'dpopNonce' | 'strictClientAuth' | 'listPersonas' | 'log' | 'faultControl' | 'auditEndpoint' | 'auditStrict' | 'conformance';
+type BooleanField =
+  | 'help'
+  | 'version'
+  | 'dpopNonce'
+  | 'strictClientAuth'
+  | 'listPersonas'
+  | 'log'
+  | 'faultControl'
+  | 'auditEndpoint'
+  | 'auditStrict'
+  | 'conformance';
 
 /** The options that are on when given (`--log`), by name. */
 const FLAGS: Readonly<Record<string, BooleanField>> = {
@@ -77,7 +89,8 @@ const FLAGS: Readonly<Record<string, BooleanField>> = {
 /** The options that take a value (`--port 4000` or `--port=4000`): each stores it, or notes the mistake. */
 const VALUES: Readonly<Record<string, (value: string, out: ParsedArgs, mistakes: string[]) => void>> = {
   port: (v, out, mistakes) => {
-    if (!/^[0-9]+$/.test(v) || Number(v) > 65535) mistakes.push(`--port must be a whole number from 0 to 65535; got "${v}"`);
+    if (!/^[0-9]+$/.test(v) || Number(v) > 65535)
+      mistakes.push(`--port must be a whole number from 0 to 65535; got "${v}"`);
     else out.port = Number(v);
   },
   host: (v, out) => {
@@ -125,7 +138,9 @@ function readArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     dpopNonce: false,
   };
   const names = [...Object.keys(FLAGS), ...Object.keys(VALUES), 'auto-approve'];
-  const options: Record<string, { type: 'boolean'; short?: string }> = Object.fromEntries(names.map((name) => [name, { type: 'boolean' }]));
+  const options: Record<string, { type: 'boolean'; short?: string }> = Object.fromEntries(
+    names.map((name) => [name, { type: 'boolean' }]),
+  );
   options.help = { type: 'boolean', short: 'h' };
   options.version = { type: 'boolean', short: 'v' };
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
@@ -180,7 +195,8 @@ function readClientsFile(file: string, mistakes: string[]): { clients?: Provider
     return {};
   }
   const { clients, personas, ...rest } = root as { clients: unknown[]; personas?: Persona[] };
-  for (const key of Object.keys(rest)) mistakes.push(`--clients file "${file}" has an unknown key "${key}"; allowed: clients, personas`);
+  for (const key of Object.keys(rest))
+    mistakes.push(`--clients file "${file}" has an unknown key "${key}"; allowed: clients, personas`);
   const dir = dirname(resolve(file));
   const resolved = clients.map((raw, i) => {
     if (typeof raw !== 'object' || raw === null || !('publicKeyFile' in raw)) return raw;
@@ -204,15 +220,32 @@ function readClientsFile(file: string, mistakes: string[]): { clients?: Provider
 }
 
 function personaTable(personas: readonly Persona[]): string {
-  const rows = personas.map((p) => [p.id, p['profile.name'], p['profile.nric_number'], p['profile.passport_expiry_date']]);
+  const rows = personas.map((p) => [
+    p.id,
+    p['profile.name'],
+    p['profile.nric_number'],
+    p['profile.passport_expiry_date'],
+  ]);
   const all = [['ID', 'NAME', 'NRIC', 'PASSPORT EXPIRY'], ...rows];
   const widths = all[0]!.map((_, c) => Math.max(...all.map((r) => r[c]!.length)));
-  return all.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    all
+      .map((r) =>
+        r
+          .map((cell, c) => cell.padEnd(widths[c]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 function mistakeLines(err: unknown): string[] {
   const message = err instanceof Error ? err.message : 'the configuration is not valid';
-  const lines = message.split('\n').filter((l) => l.startsWith('  - ')).map((l) => l.slice(4));
+  const lines = message
+    .split('\n')
+    .filter((l) => l.startsWith('  - '))
+    .map((l) => l.slice(4));
   return lines.length > 0 ? lines : [message];
 }
 
@@ -235,10 +268,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     io.stdout(`nd-id-provider ${packageVersion()}\n`);
     return { exitCode: 0 };
   }
-  if (args.exitAfter === 'plan' && !args.conformance) mistakes.push('--exit-after plan needs --conformance (there is no plan to wait for)');
+  if (args.exitAfter === 'plan' && !args.conformance)
+    mistakes.push('--exit-after plan needs --conformance (there is no plan to wait for)');
   const fromFile = args.clientsFile !== undefined ? readClientsFile(args.clientsFile, mistakes) : {};
   if (args.personasFile !== undefined) {
-    if (fromFile.personas !== undefined) mistakes.push('--personas and a "personas" list in the clients file: give the people once');
+    if (fromFile.personas !== undefined)
+      mistakes.push('--personas and a "personas" list in the clients file: give the people once');
     else {
       const checked = checkPersonas(resolve(args.personasFile), mistakes);
       if (checked.length > 0) fromFile.personas = [...checked];
@@ -248,7 +283,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     io.stdout(personaTable(fromFile.personas ?? DEFAULT_PERSONAS));
     return { exitCode: 0 };
   }
-  if (args.clientsFile === undefined) mistakes.push('--clients FILE is required: a JSON file of the registered clients (see --help)');
+  if (args.clientsFile === undefined)
+    mistakes.push('--clients FILE is required: a JSON file of the registered clients (see --help)');
 
   const subjectSecret = io.env['ND_ID_SUBJECT_SECRET'];
   let controlToken = io.env['ND_ID_CONTROL_TOKEN'] || undefined;
@@ -283,7 +319,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   if (fromFile.clients !== undefined) {
     const { port: _port, host: _host, ...config } = options;
     try {
-      resolveConfig({ ...config, baseUrl: args.baseUrl ?? `http://${args.host.includes(':') ? `[${args.host}]` : args.host}:${args.port || 1}` });
+      resolveConfig({
+        ...config,
+        baseUrl: args.baseUrl ?? `http://${args.host.includes(':') ? `[${args.host}]` : args.host}:${args.port || 1}`,
+      });
     } catch (err) {
       mistakes.push(...mistakeLines(err));
     }
@@ -342,7 +381,8 @@ function endable(started: StartedProvider, args: ParsedArgs, io: CliIo): CliOutc
     io.stderr(`nd-id-provider: ${why}; ending the run\n`);
     void stop();
   };
-  if (args.conformance) started.provider.conformance.onFinishRequest(() => end('POST /_provider/conformance/finish answered'));
+  if (args.conformance)
+    started.provider.conformance.onFinishRequest(() => end('POST /_provider/conformance/finish answered'));
   if (typeof args.exitAfter === 'number') {
     const seconds = args.exitAfter;
     timers.push(setTimeout(() => end(`--exit-after: ${seconds} s passed`), seconds * 1000));
@@ -351,7 +391,8 @@ function endable(started: StartedProvider, args: ParsedArgs, io: CliIo): CliOutc
       setInterval(() => {
         const r = started.provider.conformance.results();
         const last = r.cases[r.cases.length - 1];
-        if (!r.running || last?.status === 'pass' || last?.status === 'fail') end('--exit-after plan: the last case is decided');
+        if (!r.running || last?.status === 'pass' || last?.status === 'fail')
+          end('--exit-after plan: the last case is decided');
       }, 200),
     );
   }
@@ -388,17 +429,25 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
       const value = take();
       if (value === 'fapi2') profile = value;
       else if (value !== undefined) mistakes.push('--profile must be fapi2 (or left out for the spec as written)');
-    }
-    else if (flag === '--help' || flag === '-h') {
+    } else if (flag === '--help' || flag === '-h') {
       io.stdout(HELP);
       return { exitCode: 0 };
     } else mistakes.push(`unknown argument "${arg.slice(0, 64)}" for init (see --help)`);
   }
   if (redirectUri === undefined && !mistakes.some((m) => m.startsWith('--redirect-uri'))) {
-    mistakes.push('--redirect-uri URL is required: the callback URL of your app, e.g. http://localhost:3000/auth/callback');
+    mistakes.push(
+      '--redirect-uri URL is required: the callback URL of your app, e.g. http://localhost:3000/auth/callback',
+    );
   }
-  if (mistakes.length > 0 || redirectUri === undefined) return reportMistakes(io, mistakes, 'nd-id-provider init: nothing written');
-  const outcome = runInit({ redirectUri, force, ...(dir !== undefined ? { dir } : {}), ...(clientId !== undefined ? { clientId } : {}), ...(profile ? { profile } : {}) });
+  if (mistakes.length > 0 || redirectUri === undefined)
+    return reportMistakes(io, mistakes, 'nd-id-provider init: nothing written');
+  const outcome = runInit({
+    redirectUri,
+    force,
+    ...(dir !== undefined ? { dir } : {}),
+    ...(clientId !== undefined ? { clientId } : {}),
+    ...(profile ? { profile } : {}),
+  });
   if (!outcome.ok) return reportMistakes(io, outcome.mistakes, 'nd-id-provider init: nothing written');
   io.stdout(
     `Wrote:\n${outcome.files.map((f) => `  ${f}\n`).join('')}` +

@@ -58,7 +58,9 @@ export function clientAuthRefusal(strict: boolean, use: ClientAuthUse): ClientAu
 export function clientAuthMetadata(strict: boolean): Record<string, string[]> {
   return {
     // client_secret_post: the credentials in the request body (in this service, a JSON body).
-    token_endpoint_auth_methods_supported: strict ? ['client_secret_post'] : ['client_secret_post', 'client_secret_basic'],
+    token_endpoint_auth_methods_supported: strict
+      ? ['client_secret_post']
+      : ['client_secret_post', 'client_secret_basic'],
     // Not an OpenID or RFC 8414 name, so it cannot be mistaken for one: the body encodings taken.
     nd_id_token_endpoint_content_types_supported: strict
       ? [SPEC_TOKEN_MEDIA_TYPE]

@@ -12,7 +12,12 @@ export function isPositiveInt(value: unknown, max = Number.MAX_SAFE_INTEGER): va
   return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= max;
 }
 
-export function unknownKeys(obj: Record<string, unknown>, allowed: Set<string>, where: string, mistakes: string[]): void {
+export function unknownKeys(
+  obj: Record<string, unknown>,
+  allowed: Set<string>,
+  where: string,
+  mistakes: string[],
+): void {
   for (const key of Object.keys(obj)) {
     if (allowed.has(key)) continue;
     const camel = camelCaseOf(key);
@@ -33,7 +38,9 @@ export function checkPersonas(value: unknown, mistakes: string[]): readonly Pers
       parsed = JSON.parse(readFileSync(value, 'utf8'));
     } catch (err) {
       const why = err instanceof SyntaxError ? 'is not valid JSON' : 'cannot be read';
-      mistakes.push(`personas file "${value}" ${why}: give a JSON array of { id, "profile.name", "profile.nric_number", "profile.passport_expiry_date" }`);
+      mistakes.push(
+        `personas file "${value}" ${why}: give a JSON array of { id, "profile.name", "profile.nric_number", "profile.passport_expiry_date" }`,
+      );
       return [];
     }
     return checkPersonas(parsed, mistakes);
@@ -66,7 +73,9 @@ export function checkPersonas(value: unknown, mistakes: string[]): readonly Pers
       ok = false;
     }
     if (!isValidNric(raw['profile.nric_number'])) {
-      mistakes.push(`${where}["profile.nric_number"] must be a prefix S, T, F, G or M, seven digits and the right check letter`);
+      mistakes.push(
+        `${where}["profile.nric_number"] must be a prefix S, T, F, G or M, seven digits and the right check letter`,
+      );
       ok = false;
     }
     if (!isIsoDate(raw['profile.passport_expiry_date'])) {

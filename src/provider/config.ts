@@ -9,7 +9,13 @@ import { checkPersonas, isPositiveInt, unknownKeys } from './config-checks.js';
 import { checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
 import type { Persona, ProviderOptions } from './types.js';
-import { checkBasePath, checkClientUserinfo, checkVariant, type ProviderVariant, VARIANT_OPTION_KEYS } from './variant.js';
+import {
+  checkBasePath,
+  checkClientUserinfo,
+  checkVariant,
+  type ProviderVariant,
+  VARIANT_OPTION_KEYS,
+} from './variant.js';
 
 /** Default lifetimes, in seconds. */
 export const DEFAULT_TTL = Object.freeze({ authorization: 120, code: 60, accessToken: 600, signingKeyGrace: 3600 });
@@ -45,7 +51,12 @@ export interface ResolvedClient {
 }
 
 /** Checks one client's keys (a PEM, a JWK with its `kid`, or `{ key, kid }`), one mistake per bad key. */
-export function resolveClientKeys(values: readonly unknown[], where: string, mistakes: string[], single = false): ClientKey[] {
+export function resolveClientKeys(
+  values: readonly unknown[],
+  where: string,
+  mistakes: string[],
+  single = false,
+): ClientKey[] {
   const keys: ClientKey[] = [];
   const kids = new Set<string>();
   values.forEach((value, i) => {
@@ -111,11 +122,40 @@ export interface ResolvedConfig extends ProviderVariant {
 }
 
 const OPTION_KEYS = new Set([
-  'baseUrl', 'clients', 'personas', 'autoApprove', 'ttl', 'signingKey', 'subjectSecret', 'clock',
-  'maxPending', 'maxPendingPerAddress', 'maxCodes', 'maxAccessTokens', 'pollIntervalMs', 'log', 'faultControl',
-  'auditEndpoint', 'conformance', 'basePath', 'controlToken', 'strictClientAuth', 'auditStrict', 'dpopNonce', ...VARIANT_OPTION_KEYS,
+  'baseUrl',
+  'clients',
+  'personas',
+  'autoApprove',
+  'ttl',
+  'signingKey',
+  'subjectSecret',
+  'clock',
+  'maxPending',
+  'maxPendingPerAddress',
+  'maxCodes',
+  'maxAccessTokens',
+  'pollIntervalMs',
+  'log',
+  'faultControl',
+  'auditEndpoint',
+  'conformance',
+  'basePath',
+  'controlToken',
+  'strictClientAuth',
+  'auditStrict',
+  'dpopNonce',
+  ...VARIANT_OPTION_KEYS,
 ]);
-const CLIENT_KEYS = new Set(['clientId', 'clientSecret', 'redirectUris', 'publicKey', 'publicKeys', 'name', 'userinfo', ...FAPI_CLIENT_KEYS]);
+const CLIENT_KEYS = new Set([
+  'clientId',
+  'clientSecret',
+  'redirectUris',
+  'publicKey',
+  'publicKeys',
+  'name',
+  'userinfo',
+  ...FAPI_CLIENT_KEYS,
+]);
 
 /** True for `localhost`, a whole dotted quad in 127.0.0.0/8 and `[::1]`: the package's one loopback test. */
 export { isLoopbackHost };
@@ -134,11 +174,20 @@ function checkBaseUrl(value: unknown, mistakes: string[]): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     mistakes.push(`baseUrl "${value}" must use http or https`);
-  } else if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '' || url.username !== '') {
-    mistakes.push(`baseUrl "${value}" must be an origin only (scheme, host and port), with no path, query or credentials`);
+  } else if (
+    (url.pathname !== '/' && url.pathname !== '') ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== ''
+  ) {
+    mistakes.push(
+      `baseUrl "${value}" must be an origin only (scheme, host and port), with no path, query or credentials`,
+    );
   } else if (url.hostname.length > 253) {
     // Also bounds the phone link the QR code carries (842 bytes at most with the longest basePath).
-    mistakes.push(`baseUrl host name is ${url.hostname.length} characters long; a DNS name has at most 253: use a shorter host name`);
+    mistakes.push(
+      `baseUrl host name is ${url.hostname.length} characters long; a DNS name has at most 253: use a shorter host name`,
+    );
   }
   return url.origin;
 }
@@ -196,7 +245,10 @@ function checkClients(value: unknown, mistakes: string[], providerUserinfo = tru
     const before = mistakes.length;
     const fapi = checkFapiRegistration(raw, where, mistakes);
     if (mistakes.length > before) ok = false;
-    if (fapi === 'base' && (typeof clientSecret !== 'string' || clientSecret.length === 0 || clientSecret.length > 512)) {
+    if (
+      fapi === 'base' &&
+      (typeof clientSecret !== 'string' || clientSecret.length === 0 || clientSecret.length > 512)
+    ) {
       mistakes.push(`${where}.clientSecret must be a string of 1 to 512 characters`);
       ok = false;
     }
@@ -212,7 +264,9 @@ function checkClients(value: unknown, mistakes: string[], providerUserinfo = tru
     }
     let keys: ClientKey[] = [];
     if (!keyless && (publicKey === undefined) === (publicKeys === undefined)) {
-      mistakes.push(`${where} must have exactly one of publicKey (one key) and publicKeys (a non-empty array, newest last)`);
+      mistakes.push(
+        `${where} must have exactly one of publicKey (one key) and publicKeys (a non-empty array, newest last)`,
+      );
       ok = false;
     } else if (publicKeys !== undefined && (!Array.isArray(publicKeys) || publicKeys.length === 0)) {
       mistakes.push(`${where}.publicKeys must be a non-empty array of PEM strings, JWKs or { key, kid }, newest last`);
@@ -286,7 +340,13 @@ function checkTtl(value: unknown, mistakes: string[]): ResolvedConfig['ttl'] {
   return ttl;
 }
 
-function checkBound(options: Record<string, unknown>, name: string, fallback: number, max: number, mistakes: string[]): number {
+function checkBound(
+  options: Record<string, unknown>,
+  name: string,
+  fallback: number,
+  max: number,
+  mistakes: string[],
+): number {
   const v = options[name];
   if (v === undefined) return fallback;
   if (!isPositiveInt(v, max)) {
@@ -358,12 +418,21 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
 
   const basePath = checkBasePath(raw['basePath'], mistakes);
   const controlToken = raw['controlToken'];
-  if (controlToken !== undefined && (typeof controlToken !== 'string' || controlToken.length < 16 || controlToken.length > 512)) {
+  if (
+    controlToken !== undefined &&
+    (typeof controlToken !== 'string' || controlToken.length < 16 || controlToken.length > 512)
+  ) {
     mistakes.push('controlToken must be a string of 16 to 512 characters (for example from `openssl rand -hex 32`)');
   }
 
   const maxPending = checkBound(raw, 'maxPending', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
-  const maxPendingPerAddress = checkBound(raw, 'maxPendingPerAddress', DEFAULT_MAX_PENDING_PER_ADDRESS, 1_000_000, mistakes);
+  const maxPendingPerAddress = checkBound(
+    raw,
+    'maxPendingPerAddress',
+    DEFAULT_MAX_PENDING_PER_ADDRESS,
+    1_000_000,
+    mistakes,
+  );
   const maxCodes = checkBound(raw, 'maxCodes', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const maxAccessTokens = checkBound(raw, 'maxAccessTokens', DEFAULT_MAX_ENTRIES, 1_000_000, mistakes);
   const pollIntervalMs = checkBound(raw, 'pollIntervalMs', 1000, 60_000, mistakes);

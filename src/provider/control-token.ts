@@ -20,8 +20,16 @@ export class ControlToken {
     const header = headers.authorization ?? '';
     const given = header.length <= 1024 && /^bearer /i.test(header) ? header.slice(7).trim() : undefined;
     if (given !== undefined && timingSafeEqual(digest(given), this.#expected)) return undefined;
-    return oauthError(401, 'invalid_token', 'This control needs the provider\'s control token: send Authorization: Bearer <token>.', {
-      'WWW-Authenticate': given === undefined ? 'Bearer realm="nd-id-provider"' : 'Bearer realm="nd-id-provider", error="invalid_token"',
-    });
+    return oauthError(
+      401,
+      'invalid_token',
+      "This control needs the provider's control token: send Authorization: Bearer <token>.",
+      {
+        'WWW-Authenticate':
+          given === undefined
+            ? 'Bearer realm="nd-id-provider"'
+            : 'Bearer realm="nd-id-provider", error="invalid_token"',
+      },
+    );
   }
 }

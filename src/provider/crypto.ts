@@ -71,7 +71,10 @@ async function prepareKey(privateKey: KeyObject, alg: IdTokenSigningAlg): Promis
   }
   const { x, y } = exported;
   if (typeof x !== 'string') throw new Error('signing key has no public point');
-  const base = alg === 'ES256' ? { kty: 'EC' as const, crv: 'P-256' as const, x, y: String(y) } : { kty: 'OKP' as const, crv: 'Ed25519' as const, x };
+  const base =
+    alg === 'ES256'
+      ? { kty: 'EC' as const, crv: 'P-256' as const, x, y: String(y) }
+      : { kty: 'OKP' as const, crv: 'Ed25519' as const, x };
   const kid = await calculateJwkThumbprint(base, 'sha256');
   return { kid, privateKey, jwk: { ...base, kid, use: 'sig', alg } };
 }
@@ -182,10 +185,14 @@ export class SigningKeys {
       signer = {
         alg,
         sign: (claims) => this.sign(claims, alg),
-        signAlternate: async (claims) => compactJwt(alg === 'RS256' ? 'PS256' : 'RS256', await this.#slot(keyAlg).current, claims),
+        signAlternate: async (claims) =>
+          compactJwt(alg === 'RS256' ? 'PS256' : 'RS256', await this.#slot(keyAlg).current, claims),
         publicKeyPem: async () => {
           const key = await this.#slot(alg).current;
-          return { pem: createPublicKey(key.privateKey).export({ format: 'pem', type: 'spki' }).toString(), kid: key.kid };
+          return {
+            pem: createPublicKey(key.privateKey).export({ format: 'pem', type: 'spki' }).toString(),
+            kid: key.kid,
+          };
         },
         rotate: () => this.rotate(),
       };
@@ -230,7 +237,8 @@ export function pairwiseSubject(secret: Buffer, clientId: string, personaId: str
  * for EdDSA (Ed25519's hash, as other providers and clients compute it), else SHA-256.
  */
 export function accessTokenHash(accessToken: string, alg: IdTokenSigningAlg = 'RS256'): string {
-  if (alg === 'EdDSA') return createHash('sha512').update(accessToken, 'ascii').digest().subarray(0, 32).toString('base64url');
+  if (alg === 'EdDSA')
+    return createHash('sha512').update(accessToken, 'ascii').digest().subarray(0, 32).toString('base64url');
   return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
 }
 
@@ -267,7 +275,10 @@ export async function encryptUserinfo(
   const cek = random.subarray(16, 48);
   const ivAt = (i: number): Buffer => random.subarray(48 + 12 * i, 60 + 12 * i);
   const blockJwk = JSON.stringify({ kty: 'oct', k: blockKey.toString('base64url'), alg: 'A128GCM' });
-  const encryptedCek = publicEncrypt({ key: clientKey.key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' }, cek);
+  const encryptedCek = publicEncrypt(
+    { key: clientKey.key, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' },
+    cek,
+  );
   const keyHeader = base64url(JSON.stringify({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid: clientKey.kid }));
   const key = gcmCompact(keyHeader, encryptedCek.toString('base64url'), cek, ivAt(0), blockJwk);
   const data: Record<string, string> = {};

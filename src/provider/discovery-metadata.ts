@@ -54,15 +54,23 @@ function inOrder<T>(all: readonly T[], values: Iterable<T>): T[] {
 }
 
 /** The mix of registered clients (each a profile and, for a FAPI client, its registration). */
-export function profileMixOf(clients: Iterable<{ profile: 'base' | 'fapi2'; fapi?: FapiRegistration | undefined }>): ProfileMix {
+export function profileMixOf(
+  clients: Iterable<{ profile: 'base' | 'fapi2'; fapi?: FapiRegistration | undefined }>,
+): ProfileMix {
   const list = [...clients];
   const fapi = list.flatMap((c) => (c.fapi === undefined ? [] : [c.fapi]));
   return {
     someFapi: list.some((c) => c.profile === 'fapi2'),
     allFapi: list.every((c) => c.profile === 'fapi2'),
     signingAlgs: inOrder(ID_TOKEN_SIGNING_ALGS, list.map(idTokenAlgOf)),
-    encryptionAlgs: inOrder(ID_TOKEN_ENCRYPTION_ALGS, fapi.map((f) => f.idTokenEncryption.alg)),
-    encryptionEncs: inOrder(ID_TOKEN_ENCRYPTION_ENCS, fapi.map((f) => f.idTokenEncryption.enc)),
+    encryptionAlgs: inOrder(
+      ID_TOKEN_ENCRYPTION_ALGS,
+      fapi.map((f) => f.idTokenEncryption.alg),
+    ),
+    encryptionEncs: inOrder(
+      ID_TOKEN_ENCRYPTION_ENCS,
+      fapi.map((f) => f.idTokenEncryption.enc),
+    ),
   };
 }
 
@@ -80,9 +88,17 @@ export function fapiDiscoveryFields(issuer: string, mix: ProfileMix): Record<str
 }
 
 /** The fields added to the discovery document, for a provider with or without `strictClientAuth`, with or without userinfo. */
-export function discoveryExtensions(options: { strictClientAuth: boolean }, mix?: ProfileMix, userinfo = true): Record<string, string[]> {
+export function discoveryExtensions(
+  options: { strictClientAuth: boolean },
+  mix?: ProfileMix,
+  userinfo = true,
+): Record<string, string[]> {
   const auth = clientAuthMetadata(options.strictClientAuth);
-  if (mix?.someFapi === true) auth['token_endpoint_auth_methods_supported'] = [...(auth['token_endpoint_auth_methods_supported'] ?? []), 'private_key_jwt'];
+  if (mix?.someFapi === true)
+    auth['token_endpoint_auth_methods_supported'] = [
+      ...(auth['token_endpoint_auth_methods_supported'] ?? []),
+      'private_key_jwt',
+    ];
   if (!userinfo) return auth;
   return {
     ...auth,

@@ -25,7 +25,12 @@ export interface GrantRequest {
  * Stores a fresh single-use code for `persona`. This call is the person's approval: the ID token's
  * `auth_time`. `overrides` are a scripted login's (`approveNext`).
  */
-export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: Persona, overrides?: LoginOverrides): string {
+export function issueCode(
+  ctx: ProviderContext,
+  request: GrantRequest,
+  persona: Persona,
+  overrides?: LoginOverrides,
+): string {
   const code = pooledRandomToken(32);
   ctx.stores.codes.set(
     code,
@@ -52,7 +57,11 @@ export function issueCode(ctx: ProviderContext, request: GrantRequest, persona: 
  * Every redirect back to a client, success or error: the parameters (undefined ones left out) and
  * always the RFC 9207 `iss`, so the app can tell which provider answered (mix-up defence).
  */
-export function callbackUrl(issuer: string | undefined, redirectUri: string, params: Record<string, string | undefined>): string {
+export function callbackUrl(
+  issuer: string | undefined,
+  redirectUri: string,
+  params: Record<string, string | undefined>,
+): string {
   const url = new URL(redirectUri);
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) url.searchParams.append(name, value);

@@ -32,7 +32,11 @@ function malformedPath(path: string): boolean {
 
 const BAD_PATH = htmlAnswer(400, renderErrorPage('invalid_request', 'The request could not be read.'));
 
-const NOT_FOUND = json(404, { error: 'not_found', error_description: 'No such endpoint.' }, { 'Cache-Control': 'no-store' });
+const NOT_FOUND = json(
+  404,
+  { error: 'not_found', error_description: 'No such endpoint.' },
+  { 'Cache-Control': 'no-store' },
+);
 
 /** The answer of an endpoint that failed: no stack, no internals. */
 function serverFailure(style: FailureStyle): Answer {
@@ -50,7 +54,14 @@ export interface HandlerParts {
   controlToken: ControlToken | undefined;
 }
 
-async function serve(parts: HandlerParts, match: RouteMatch, req: IncomingMessage, res: ServerResponse, path: string, rawQuery: string): Promise<void> {
+async function serve(
+  parts: HandlerParts,
+  match: RouteMatch,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  rawQuery: string,
+): Promise<void> {
   const { route, params } = match;
   const method = req.method ?? 'GET';
   const head = method === 'HEAD';
@@ -70,10 +81,15 @@ async function serve(parts: HandlerParts, match: RouteMatch, req: IncomingMessag
         address: sourceAddress(req.socket?.remoteAddress),
         body: route.body === undefined ? NO_BODY : await readBody(req, route.body),
       };
-      answer = await parts.faults.transform(route.endpoint, route.failure, () => route.handle(request), (listener) => {
-        res.on('close', listener);
-        return () => res.off('close', listener);
-      });
+      answer = await parts.faults.transform(
+        route.endpoint,
+        route.failure,
+        () => route.handle(request),
+        (listener) => {
+          res.on('close', listener);
+          return () => res.off('close', listener);
+        },
+      );
     }
   } catch (err) {
     parts.ctx.log(route.endpoint, `server failure (${err instanceof Error ? err.name : 'unknown error'})`);
@@ -89,7 +105,8 @@ export function createHandler(parts: HandlerParts): ProviderHandler {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     let path = q === -1 ? url : url.slice(0, q);
-    if (basePath !== '' && (path === basePath || path.startsWith(`${basePath}/`))) path = path.slice(basePath.length) || '/';
+    if (basePath !== '' && (path === basePath || path.startsWith(`${basePath}/`)))
+      path = path.slice(basePath.length) || '/';
     if (malformedPath(path)) {
       writeAnswer(res, BAD_PATH, req.method === 'HEAD');
       return;

@@ -98,13 +98,19 @@ export function createProvider(options: ProviderOptions): Provider {
   const personas = PersonaDirectory.create(config.personas);
   const scripted = new ScriptedLogins(personas);
   const audit = new Audit(config.clock, (id) => config.clients.has(id));
-  const conformance = new Conformance(keys, audit, () => [...config.clients.keys()], (id) => config.clients.get(id)?.profile === 'fapi2', {
-    userinfo: (id) => {
-      const client = config.clients.get(id);
-      return client !== undefined && servesUserinfo(config, client);
+  const conformance = new Conformance(
+    keys,
+    audit,
+    () => [...config.clients.keys()],
+    (id) => config.clients.get(id)?.profile === 'fapi2',
+    {
+      userinfo: (id) => {
+        const client = config.clients.get(id);
+        return client !== undefined && servesUserinfo(config, client);
+      },
+      iss: config.authorizationResponseIss,
     },
-    iss: config.authorizationResponseIss,
-  });
+  );
   if (config.conformance) conformance.start();
   const ctx: ProviderContext = {
     config,
@@ -120,7 +126,9 @@ export function createProvider(options: ProviderOptions): Provider {
     clientJwks: new ClientJwks(config.clock),
     dpopNonces: config.dpopNonce ? new DpopNonces(config.clock) : undefined,
   };
-  audit.listen((clientId, code, count) => config.log?.(`audit: finding ${code} for client ${clientId} (${count}): ${AUDIT_MESSAGES[code]}`));
+  audit.listen((clientId, code, count) =>
+    config.log?.(`audit: finding ${code} for client ${clientId} (${count}): ${AUDIT_MESSAGES[code]}`),
+  );
 
   const faults = new FaultController(ctx);
   const router = new Router([
@@ -132,7 +140,9 @@ export function createProvider(options: ProviderOptions): Provider {
     ...wellKnownRoutes(ctx),
     ...(config.faultControl ? faultControlRoutes(faults) : []),
     ...(config.auditEndpoint ? auditRoutes(audit) : []),
-    ...(config.conformance ? conformanceRoutes(conformance, { findings: () => audit.findings(), auditStrict: config.auditStrict }) : []),
+    ...(config.conformance
+      ? conformanceRoutes(conformance, { findings: () => audit.findings(), auditStrict: config.auditStrict })
+      : []),
   ]);
   const handler = createHandler({
     ctx,

@@ -34,7 +34,9 @@ function alreadyAnswered(pending: PendingAuthorization): Answer {
   const what = pending.status === 'approved' ? 'approved' : pending.status === 'mismatch' ? 'stopped' : 'denied';
   return htmlAnswer(
     409,
-    renderErrorPage('already_answered', `This sign-in request was already ${what}. It cannot be answered twice.`, { phone: true }),
+    renderErrorPage('already_answered', `This sign-in request was already ${what}. It cannot be answered twice.`, {
+      phone: true,
+    }),
   );
 }
 
@@ -43,7 +45,11 @@ function show(ctx: ProviderContext, req: ProviderRequest): Answer {
   if (!pending) return htmlAnswer(410, renderErrorPage('expired', EXPIRED_MESSAGE, { phone: true }));
   if (pending.status !== 'pending') return alreadyAnswered(pending);
   const search = singleParam(req.query, 'q', MAX_PERSONA_SEARCH);
-  if (!search.ok) return htmlAnswer(400, renderErrorPage('invalid_request', `${search.reason} Search for a shorter part of a name.`, { phone: true }));
+  if (!search.ok)
+    return htmlAnswer(
+      400,
+      renderErrorPage('invalid_request', `${search.reason} Search for a shorter part of a name.`, { phone: true }),
+    );
   return htmlAnswer(
     200,
     renderMobilePage({
@@ -67,7 +73,9 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
     const tooLarge = req.body.status === 413;
     return htmlAnswer(
       tooLarge ? 413 : 400,
-      renderErrorPage('invalid_request', tooLarge ? 'The form is too large.' : 'The form could not be read.', { phone: true }),
+      renderErrorPage('invalid_request', tooLarge ? 'The form is too large.' : 'The form could not be read.', {
+        phone: true,
+      }),
     );
   }
   const pending = pendingOf(ctx, req);
@@ -84,7 +92,10 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   if (decision === 'deny') {
     pending.status = 'denied';
     pending.qrSvg = undefined; // served only while pending: freed now, not when the entry expires
-    pending.redirectTo = callbackUrl(responseIssuer(ctx.config), pending.redirectUri, { error: 'access_denied', state: pending.state });
+    pending.redirectTo = callbackUrl(responseIssuer(ctx.config), pending.redirectUri, {
+      error: 'access_denied',
+      state: pending.state,
+    });
     ctx.log('mobile', `denied for client ${pending.clientId}`);
     return htmlAnswer(200, renderMobileDone('denied', clientName(ctx, pending), ctx.config.basePath));
   }
@@ -93,7 +104,10 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
   const match = bodyField(form, 'match');
   if (match === undefined || match === '') {
-    return htmlAnswer(400, renderErrorPage('invalid_request', 'Pick the number shown on the sign-in screen, then Approve.', { phone: true }));
+    return htmlAnswer(
+      400,
+      renderErrorPage('invalid_request', 'Pick the number shown on the sign-in screen, then Approve.', { phone: true }),
+    );
   }
   if (match !== pending.matchCode) {
     pending.status = 'mismatch';
@@ -103,13 +117,19 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
   const persona = ctx.persona(bodyField(form, 'persona') ?? '');
   if (!persona) {
-    return htmlAnswer(400, renderErrorPage('invalid_request', 'Choose a person from the list to sign in as.', { phone: true }));
+    return htmlAnswer(
+      400,
+      renderErrorPage('invalid_request', 'Choose a person from the list to sign in as.', { phone: true }),
+    );
   }
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';
   pending.qrSvg = undefined;
   const iss = ctx.conformance.responseIss(pending.clientId, ctx.config.issuer, ctx.config.authorizationResponseIss);
-  pending.redirectTo = callbackUrl(iss, pending.redirectUri, { code, state: ctx.conformance.responseState(pending.clientId, pending.state) });
+  pending.redirectTo = callbackUrl(iss, pending.redirectUri, {
+    code,
+    state: ctx.conformance.responseState(pending.clientId, pending.state),
+  });
   ctx.log('mobile', `approved for client ${pending.clientId}`);
   return htmlAnswer(200, renderMobileDone('approved', clientName(ctx, pending), ctx.config.basePath));
 }
@@ -117,7 +137,20 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
 /** The routes of this file. */
 export function mobileAppRoutes(ctx: ProviderContext): ProviderRoute[] {
   return [
-    { endpoint: 'mobile', method: 'GET', path: `${MOBILE_PATH}/:mobileId`, failure: 'html', handle: (req) => show(ctx, req) },
-    { endpoint: 'mobile', method: 'POST', path: `${MOBILE_PATH}/:mobileId`, failure: 'html', body: {}, handle: (req) => decide(ctx, req) },
+    {
+      endpoint: 'mobile',
+      method: 'GET',
+      path: `${MOBILE_PATH}/:mobileId`,
+      failure: 'html',
+      handle: (req) => show(ctx, req),
+    },
+    {
+      endpoint: 'mobile',
+      method: 'POST',
+      path: `${MOBILE_PATH}/:mobileId`,
+      failure: 'html',
+      body: {},
+      handle: (req) => decide(ctx, req),
+    },
   ];
 }

@@ -31,7 +31,9 @@ export interface PushedExtras {
 }
 
 /** The outcome of redeeming a `request_uri` at authorize. */
-export type Redeemed = { ok: true; request: ValidRequest; extras: PushedExtras } | { ok: false; code: string; message: string };
+export type Redeemed =
+  | { ok: true; request: ValidRequest; extras: PushedExtras }
+  | { ok: false; code: string; message: string };
 
 const AUTH_FIELDS = new Set(['client_assertion', 'client_assertion_type', 'client_secret']);
 const DPOP_JKT = /^[A-Za-z0-9_-]{43}$/;
@@ -40,9 +42,20 @@ const DPOP_JKT = /^[A-Za-z0-9_-]{43}$/;
 function formParams(req: ProviderRequest): URLSearchParams {
   const body = req.body;
   if (body.kind === 'error') {
-    throw new OAuthRefusal(body.status, 'invalid_request', body.status === 413 ? `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.` : body.message);
+    throw new OAuthRefusal(
+      body.status,
+      'invalid_request',
+      body.status === 413
+        ? `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.`
+        : body.message,
+    );
   }
-  if (body.kind !== 'form') throw new OAuthRefusal(400, 'invalid_request', 'The PAR request must be an application/x-www-form-urlencoded body (RFC 9126).');
+  if (body.kind !== 'form')
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'The PAR request must be an application/x-www-form-urlencoded body (RFC 9126).',
+    );
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(body.fields)) {
     for (const one of Array.isArray(value) ? value : [value]) params.append(name, one);
@@ -68,26 +81,55 @@ async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer>
   if (client === undefined) {
     const named = fields.client_id !== undefined && ctx.config.clients.has(fields.client_id);
     throw named
-      ? new OAuthRefusal(400, 'unauthorized_client', 'Pushed authorization requests are for clients registered with profile "fapi2"; this client uses /v2/oauth/authorize directly.')
+      ? new OAuthRefusal(
+          400,
+          'unauthorized_client',
+          'Pushed authorization requests are for clients registered with profile "fapi2"; this client uses /v2/oauth/authorize directly.',
+        )
       : unnamedClientRefusal(fields);
   }
   await authenticateAssertion(ctx, ctx.clientJwks, client, fields);
-  if (params.has('request_uri')) throw new OAuthRefusal(400, 'invalid_request', 'A pushed request must not carry request_uri (RFC 9126 section 2.1).');
-  if (params.has('request')) throw new OAuthRefusal(400, 'invalid_request', 'Request objects are not supported: push the parameters themselves.');
+  if (params.has('request_uri'))
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'A pushed request must not carry request_uri (RFC 9126 section 2.1).',
+    );
+  if (params.has('request'))
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'Request objects are not supported: push the parameters themselves.',
+    );
   const dpopJkt = one(params, 'dpop_jkt');
   if (dpopJkt !== undefined && !DPOP_JKT.test(dpopJkt)) {
-    throw new OAuthRefusal(400, 'invalid_request', 'The dpop_jkt must be the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP public key.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'The dpop_jkt must be the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP public key.',
+    );
   }
   let boundTo = dpopJkt;
   if (req.headers.dpop !== undefined) {
-    const proven = await verifyDpopProof(ctx, ctx.dpopNonces, client.clientId, req.headers.dpop, { method: 'POST', url: endpointUrl(ctx.config, PAR_PATH) });
+    const proven = await verifyDpopProof(ctx, ctx.dpopNonces, client.clientId, req.headers.dpop, {
+      method: 'POST',
+      url: endpointUrl(ctx.config, PAR_PATH),
+    });
     if (dpopJkt !== undefined && dpopJkt !== proven) {
-      throw new OAuthRefusal(400, 'invalid_dpop_proof', 'The dpop_jkt differs from the thumbprint of the DPoP proof key: bind the login to one key.');
+      throw new OAuthRefusal(
+        400,
+        'invalid_dpop_proof',
+        'The dpop_jkt differs from the thumbprint of the DPoP proof key: bind the login to one key.',
+      );
     }
     boundTo = proven;
   }
   if (boundTo === undefined) {
-    throw new OAuthRefusal(400, 'invalid_request', 'FAPI 2.0 binds the code to a DPoP key: send a DPoP proof header (or dpop_jkt) with the pushed request.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'FAPI 2.0 binds the code to a DPoP key: send a DPoP proof header (or dpop_jkt) with the pushed request.',
+    );
   }
   for (const name of AUTH_FIELDS) params.delete(name);
   if (fields.client_id === undefined) params.set('client_id', client.clientId);
@@ -95,7 +137,11 @@ async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer>
   ctx.audit.authorize(client.clientId, result);
   if (!result.ok) throw new OAuthRefusal(result.code === 'invalid_client' ? 401 : 400, result.code, result.message);
   const id = pooledRandomToken(32);
-  ctx.stores.pushed.set(id, { clientId: client.clientId, request: result.request, dpopJkt: boundTo }, ctx.config.clock() + PUSHED_REQUEST_TTL_S * 1000);
+  ctx.stores.pushed.set(
+    id,
+    { clientId: client.clientId, request: result.request, dpopJkt: boundTo },
+    ctx.config.clock() + PUSHED_REQUEST_TTL_S * 1000,
+  );
   ctx.log('par', `request pushed for client ${client.clientId}`);
   return json(201, { request_uri: `${REQUEST_URI_PREFIX}${id}`, expires_in: PUSHED_REQUEST_TTL_S }, NO_STORE);
 }
@@ -127,10 +173,14 @@ export function redeemRequestUri(ctx: ProviderContext, params: URLSearchParams, 
       message:
         requestUris.length === 0
           ? 'This client is registered for FAPI 2.0: push the authorization parameters to /v2/oauth/par, then send only client_id and request_uri here.'
-          : `This client is registered for FAPI 2.0: send only client_id and request_uri here (remove ${extra.slice(0, 5).map((n) => n.slice(0, 32)).join(', ')}).`,
+          : `This client is registered for FAPI 2.0: send only client_id and request_uri here (remove ${extra
+              .slice(0, 5)
+              .map((n) => n.slice(0, 32))
+              .join(', ')}).`,
     };
   }
-  if (requestUris.length > 1 || params.getAll('client_id').length > 1) return { ok: false, code: 'invalid_request', message: 'Send client_id and request_uri once each.' };
+  if (requestUris.length > 1 || params.getAll('client_id').length > 1)
+    return { ok: false, code: 'invalid_request', message: 'Send client_id and request_uri once each.' };
   const uri = requestUris[0] ?? '';
   const id = uri.startsWith(REQUEST_URI_PREFIX) ? uri.slice(REQUEST_URI_PREFIX.length) : '';
   const pushed = id === '' || id.length > 64 ? undefined : ctx.stores.pushed.get(id);
@@ -147,5 +197,14 @@ export function redeemRequestUri(ctx: ProviderContext, params: URLSearchParams, 
 
 /** The routes of this file. */
 export function parRoutes(ctx: ProviderContext): ProviderRoute[] {
-  return [{ endpoint: 'par', method: 'POST', path: servedPath(ctx.config, PAR_PATH), failure: 'json', body: {}, handle: (req) => par(ctx, req) }];
+  return [
+    {
+      endpoint: 'par',
+      method: 'POST',
+      path: servedPath(ctx.config, PAR_PATH),
+      failure: 'json',
+      body: {},
+      handle: (req) => par(ctx, req),
+    },
+  ];
 }

@@ -49,7 +49,13 @@ function status(ctx: ProviderContext, req: ProviderRequest): Answer {
 function continueWithoutScript(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
   if (!pending) {
-    return htmlAnswer(410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
+    return htmlAnswer(
+      410,
+      renderErrorPage(
+        'expired',
+        'This sign-in request has expired or does not exist. Start again from the site you were signing in to.',
+      ),
+    );
   } else if (pending.status === 'mismatch') {
     return htmlAnswer(403, renderErrorPage('number_mismatch', MISMATCH_MESSAGE));
   } else if (pending.status === 'pending' || pending.redirectTo === undefined) {
@@ -89,7 +95,13 @@ function qrImage(ctx: ProviderContext, req: ProviderRequest): Answer {
 function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
   if (!pending) {
-    return htmlAnswer(410, renderErrorPage('expired', 'This sign-in request has expired or does not exist. Start again from the site you were signing in to.'));
+    return htmlAnswer(
+      410,
+      renderErrorPage(
+        'expired',
+        'This sign-in request has expired or does not exist. Start again from the site you were signing in to.',
+      ),
+    );
   }
   if (pending.status === 'approved' && pending.redirectTo !== undefined) {
     return redirect(303, pending.redirectTo, NO_STORE);
@@ -99,16 +111,44 @@ function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
   ctx.stores.pendingByMobileId.delete(pending.mobileId);
   ctx.stores.pendingQuota.release(quotaKeyOf(pending.address), pending.expiresAt);
   ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
-  return redirect(303, callbackUrl(responseIssuer(ctx.config), pending.redirectUri, { error: 'access_denied', state: pending.state }), NO_STORE);
+  return redirect(
+    303,
+    callbackUrl(responseIssuer(ctx.config), pending.redirectUri, { error: 'access_denied', state: pending.state }),
+    NO_STORE,
+  );
 }
 
 /** The routes of this file. */
 export function qrStatusRoutes(ctx: ProviderContext): ProviderRoute[] {
   return [
-    { endpoint: 'status', method: 'GET', path: `${STATUS_PATH}/:pollId`, failure: 'json', handle: (req) => status(ctx, req) },
-    { endpoint: 'continue', method: 'GET', path: `${CONTINUE_PATH}/:pollId`, failure: 'html', handle: (req) => continueWithoutScript(ctx, req) },
-    { endpoint: 'status', method: 'GET', path: `${QR_IMAGE_PATH}/:pollId`, failure: 'json', handle: (req) => qrImage(ctx, req) },
-    { endpoint: 'continue', method: 'GET', path: `${CANCEL_PATH}/:pollId`, failure: 'html', handle: (req) => cancel(ctx, req) },
+    {
+      endpoint: 'status',
+      method: 'GET',
+      path: `${STATUS_PATH}/:pollId`,
+      failure: 'json',
+      handle: (req) => status(ctx, req),
+    },
+    {
+      endpoint: 'continue',
+      method: 'GET',
+      path: `${CONTINUE_PATH}/:pollId`,
+      failure: 'html',
+      handle: (req) => continueWithoutScript(ctx, req),
+    },
+    {
+      endpoint: 'status',
+      method: 'GET',
+      path: `${QR_IMAGE_PATH}/:pollId`,
+      failure: 'json',
+      handle: (req) => qrImage(ctx, req),
+    },
+    {
+      endpoint: 'continue',
+      method: 'GET',
+      path: `${CANCEL_PATH}/:pollId`,
+      failure: 'html',
+      handle: (req) => cancel(ctx, req),
+    },
     // The pages' stylesheet and script: named by their content's hash, so cached for good.
     ...STATIC_ASSETS.map(
       (asset): ProviderRoute => ({
@@ -116,7 +156,11 @@ export function qrStatusRoutes(ctx: ProviderContext): ProviderRoute[] {
         method: 'GET',
         path: asset.path,
         failure: 'json',
-        handle: () => bytes(200, asset.type, asset.body, { 'Cache-Control': 'public, max-age=31536000, immutable', 'X-Content-Type-Options': 'nosniff' }),
+        handle: () =>
+          bytes(200, asset.type, asset.body, {
+            'Cache-Control': 'public, max-age=31536000, immutable',
+            'X-Content-Type-Options': 'nosniff',
+          }),
       }),
     ),
   ];

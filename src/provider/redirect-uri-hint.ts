@@ -40,7 +40,11 @@ function slipBetween(sent: URL, registered: URL): string | undefined {
   if (sent.protocol !== registered.protocol && same(sent, registered, 'hostname', 'port', 'pathname', 'search')) {
     return `the scheme differs: ${sent.protocol.slice(0, -1)} was sent, ${registered.protocol.slice(0, -1)} is registered`;
   }
-  if (sent.pathname !== registered.pathname && withoutTrailingSlashes(sent.pathname) === withoutTrailingSlashes(registered.pathname) && same(sent, registered, 'protocol', 'hostname', 'port', 'search')) {
+  if (
+    sent.pathname !== registered.pathname &&
+    withoutTrailingSlashes(sent.pathname) === withoutTrailingSlashes(registered.pathname) &&
+    same(sent, registered, 'protocol', 'hostname', 'port', 'search')
+  ) {
     return 'only a trailing slash differs (the match is exact)';
   }
   return undefined;
@@ -49,7 +53,9 @@ function slipBetween(sent: URL, registered: URL): string | undefined {
 /** The sentence for an unregistered `sent` URI, given the client's registered ones. */
 export function describeRedirectUriMismatch(sent: string, registered: Iterable<string>): string {
   const list = [...registered];
-  const listed = list.slice(0, MAX_LISTED).map(shown).join(', ') + (list.length > MAX_LISTED ? `, and ${list.length - MAX_LISTED} more` : '');
+  const listed =
+    list.slice(0, MAX_LISTED).map(shown).join(', ') +
+    (list.length > MAX_LISTED ? `, and ${list.length - MAX_LISTED} more` : '');
   const sentUrl = parse(sent);
   let slip: string | undefined;
   if (sentUrl) {

@@ -259,7 +259,13 @@ function jtiShareOf(storeSize: number, fapiClients: number): number {
 /** Empty stores with the given bounds; `clients`, when given, sets each FAPI client's share of `usedJtis`. */
 export function createStores(
   clock: Clock,
-  bounds: { maxPending: number; maxPendingPerAddress: number; maxCodes: number; maxAccessTokens: number; clients?: ReadonlyMap<string, { profile: string }> },
+  bounds: {
+    maxPending: number;
+    maxPendingPerAddress: number;
+    maxCodes: number;
+    maxAccessTokens: number;
+    clients?: ReadonlyMap<string, { profile: string }>;
+  },
 ): ProviderStores {
   const usedJtisSize = 2 * Math.max(bounds.maxCodes, bounds.maxAccessTokens);
   const fapiClients = [...(bounds.clients?.values() ?? [])].filter((client) => client.profile === 'fapi2').length;

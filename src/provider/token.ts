@@ -27,7 +27,16 @@ import { endpointUrl, servedPath } from './variant.js';
 /** Path of the token endpoint. */
 export const TOKEN_PATH = '/v2/oauth/token';
 
-const FIELDS = ['client_id', 'client_secret', 'code', 'grant_type', 'code_verifier', 'redirect_uri', 'client_assertion_type', 'client_assertion'] as const;
+const FIELDS = [
+  'client_id',
+  'client_secret',
+  'code',
+  'grant_type',
+  'code_verifier',
+  'redirect_uri',
+  'client_assertion_type',
+  'client_assertion',
+] as const;
 type Field = (typeof FIELDS)[number];
 const FIELD_MAX_LENGTH = 4096;
 /** Compared against for an unknown client, so both paths do the same work; drawn lazily (workers refuse randomness at load). */
@@ -36,11 +45,19 @@ let dummySecret: string | undefined;
 function readFields(req: ProviderRequest): Partial<Record<Field, string>> {
   const received = req.body;
   if (received.kind === 'other' || received.kind === 'none') {
-    throw new OAuthRefusal(400, 'invalid_request', 'The body must be application/json or application/x-www-form-urlencoded.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'The body must be application/json or application/x-www-form-urlencoded.',
+    );
   }
   if (received.kind === 'error') {
     if (received.status === 413) {
-      throw new OAuthRefusal(413, 'invalid_request', `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.`);
+      throw new OAuthRefusal(
+        413,
+        'invalid_request',
+        `The body is larger than ${MAX_BODY_BYTES} bytes or has too many parameters.`,
+      );
     }
     throw new OAuthRefusal(400, 'invalid_request', received.message);
   }
@@ -52,9 +69,12 @@ function readFields(req: ProviderRequest): Partial<Record<Field, string>> {
   for (const name of FIELDS) {
     const value = (body as Record<string, unknown>)[name];
     if (value === undefined || value === '') continue;
-    if (Array.isArray(value)) throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter was sent more than once.`);
-    if (typeof value !== 'string') throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter must be a string.`);
-    if (value.length > FIELD_MAX_LENGTH) throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter is too long.`);
+    if (Array.isArray(value))
+      throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter was sent more than once.`);
+    if (typeof value !== 'string')
+      throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter must be a string.`);
+    if (value.length > FIELD_MAX_LENGTH)
+      throw new OAuthRefusal(400, 'invalid_request', `The ${name} parameter is too long.`);
     out[name] = value;
   }
   return out;
@@ -89,10 +109,18 @@ function refuseOutsideSpec(ctx: ProviderContext, req: ProviderRequest, body: Par
   throw new OAuthRefusal(refusal.status, refusal.error, refusal.description, refusal.headers);
 }
 
-function authenticateClient(ctx: ProviderContext, req: ProviderRequest, body: Partial<Record<Field, string>>): ResolvedClient {
+function authenticateClient(
+  ctx: ProviderContext,
+  req: ProviderRequest,
+  body: Partial<Record<Field, string>>,
+): ResolvedClient {
   const basic = basicCredentials(req);
   if (basic && body.client_secret !== undefined) {
-    throw new OAuthRefusal(400, 'invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'Use one client authentication method: HTTP Basic or client_secret in the body, not both.',
+    );
   }
   if (basic && body.client_id !== undefined && body.client_id !== basic.clientId) {
     throw new OAuthRefusal(400, 'invalid_request', 'The client_id in the body differs from the one in HTTP Basic.');
@@ -106,7 +134,9 @@ function authenticateClient(ctx: ProviderContext, req: ProviderRequest, body: Pa
   if (!client || !matches) {
     if (client) ctx.audit.flag(client.clientId, 'client_secret_wrong');
     // Every 401 names a scheme (RFC 9110 15.5.2), whichever way the credentials came (RFC 6749 5.2).
-    throw new OAuthRefusal(401, 'invalid_client', 'Client authentication failed.', { 'WWW-Authenticate': 'Basic realm="nd-id-provider"' });
+    throw new OAuthRefusal(401, 'invalid_client', 'Client authentication failed.', {
+      'WWW-Authenticate': 'Basic realm="nd-id-provider"',
+    });
   }
   return client;
 }
@@ -152,33 +182,49 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   } else {
     // An assertion alone names its client by its iss: one that names none is refused as a failed
     // client authentication, as at PAR, not as a missing client_id.
-    if (body.client_assertion !== undefined && body.client_id === undefined && req.headers.authorization === undefined) throw unnamedClientRefusal(body);
+    if (body.client_assertion !== undefined && body.client_id === undefined && req.headers.authorization === undefined)
+      throw unnamedClientRefusal(body);
     refuseOutsideSpec(ctx, req, body);
     client = authenticateClient(ctx, req, body);
   }
   named.clientId = client.clientId;
 
-  if (body.grant_type === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The grant_type parameter is missing.');
+  if (body.grant_type === undefined)
+    throw new OAuthRefusal(400, 'invalid_request', 'The grant_type parameter is missing.');
   if (body.grant_type !== 'authorization_code') {
     throw new OAuthRefusal(400, 'unsupported_grant_type', 'Only grant_type=authorization_code is supported.');
   }
   if (body.code === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The code parameter is missing.');
-  if (body.redirect_uri === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The redirect_uri parameter is missing.');
-  if (body.code_verifier === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The code_verifier parameter is missing.');
+  if (body.redirect_uri === undefined)
+    throw new OAuthRefusal(400, 'invalid_request', 'The redirect_uri parameter is missing.');
+  if (body.code_verifier === undefined)
+    throw new OAuthRefusal(400, 'invalid_request', 'The code_verifier parameter is missing.');
   if (!isPkceString(body.code_verifier)) {
-    throw new OAuthRefusal(400, 'invalid_request', 'The code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'The code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.',
+    );
   }
 
   const now = config.clock();
   const record = stores.codes.get(body.code);
   if (!record || record.clientId !== client.clientId) {
-    throw new OAuthRefusal(400, 'invalid_grant', 'The authorization code is invalid, expired, or was issued to another client.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_grant',
+      'The authorization code is invalid, expired, or was issued to another client.',
+    );
   }
   if (record.used) {
     ctx.audit.flag(client.clientId, 'code_redeemed_twice');
     for (const token of record.accessTokens) stores.accessTokens.delete(token);
     record.accessTokens = [];
-    throw new OAuthRefusal(400, 'invalid_grant', 'The authorization code was already used; the tokens issued from it are revoked.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_grant',
+      'The authorization code was already used; the tokens issued from it are revoked.',
+    );
   }
   // Single use: consumed at the first attempt, and remembered for the access-token lifetime so a
   // replay can still revoke what it issued.
@@ -194,7 +240,11 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   }
   if (record.dpopJkt !== undefined && record.dpopJkt !== dpopJkt) {
     ctx.audit.flag(client.clientId, 'dpop_key_not_bound');
-    throw new OAuthRefusal(400, 'invalid_grant', 'The DPoP proof key is not the one the authorization was bound to (dpop_jkt): use the same DPoP key pair for the whole login.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_grant',
+      'The DPoP proof key is not the one the authorization was bound to (dpop_jkt): use the same DPoP key pair for the whole login.',
+    );
   }
   const persona = ctx.persona(record.personaId);
   if (!persona) throw new Error('persona of a code is missing');
@@ -204,7 +254,11 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   const iat = epochSeconds(config.clock);
   const exp = iat + config.ttl.accessToken;
   if (record.maxAge !== undefined && iat > record.authTime + record.maxAge) {
-    throw new OAuthRefusal(400, 'invalid_grant', 'The sign-in is older than the max_age of the authorization request; start again.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_grant',
+      'The sign-in is older than the max_age of the authorization request; start again.',
+    );
   }
   // Listed before signing: a replay while this redemption signs and encrypts revokes it too.
   const issued = record.accessTokens;
@@ -232,7 +286,11 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   const sealed = dpopJkt !== undefined && ctx.conformance.encryptsIdToken(accessToken);
   const idToken = sealed ? await encryptIdToken(ctx, client, signedIdToken) : signedIdToken;
   if (record.accessTokens !== issued || !issued.includes(accessToken)) {
-    throw new OAuthRefusal(400, 'invalid_grant', 'The authorization code was used twice; the tokens issued from it are revoked.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_grant',
+      'The authorization code was used twice; the tokens issued from it are revoked.',
+    );
   }
   stores.accessTokens.set(
     accessToken,
@@ -247,10 +305,18 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
     now + config.ttl.accessToken * 1000,
   );
   ctx.log('token', `tokens issued to client ${client.clientId}`);
-  const tokens = { access_token: accessToken, id_token: idToken, token_type: dpopJkt === undefined ? 'Bearer' : 'DPoP', expires_in: config.ttl.accessToken };
+  const tokens = {
+    access_token: accessToken,
+    id_token: idToken,
+    token_type: dpopJkt === undefined ? 'Bearer' : 'DPoP',
+    expires_in: config.ttl.accessToken,
+  };
   const answer = json(200, ctx.conformance.tokenBody(accessToken, tokens), NO_STORE);
   if (!sealed) return answer;
-  return { ...answer, sealedIdToken: { jws: signedIdToken, encrypt: (jws: string) => encryptIdToken(ctx, client, jws) } };
+  return {
+    ...answer,
+    sealedIdToken: { jws: signedIdToken, encrypt: (jws: string) => encryptIdToken(ctx, client, jws) },
+  };
 }
 
 async function token(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
@@ -259,15 +325,33 @@ async function token(ctx: ProviderContext, req: ProviderRequest): Promise<Answer
     return await exchange(ctx, req, named);
   } catch (caught) {
     let err = caught;
-    if (err instanceof DpopRefusal) err = new OAuthRefusal(400, err.error, err.description, err.nonce === undefined ? {} : { 'DPoP-Nonce': err.nonce });
+    if (err instanceof DpopRefusal)
+      err = new OAuthRefusal(
+        400,
+        err.error,
+        err.description,
+        err.nonce === undefined ? {} : { 'DPoP-Nonce': err.nonce },
+      );
     if (!(err instanceof OAuthRefusal)) throw err;
     // Every refusal, one line: the code, the client when registered, and the fixed sentence (never a value sent).
-    ctx.log('token', `refused: ${err.error} (${err.status})${named.clientId !== undefined ? ` for client ${named.clientId}` : ''}: ${err.description}`);
+    ctx.log(
+      'token',
+      `refused: ${err.error} (${err.status})${named.clientId !== undefined ? ` for client ${named.clientId}` : ''}: ${err.description}`,
+    );
     return oauthError(err.status, err.error, err.description, err.headers);
   }
 }
 
 /** The routes of this file. */
 export function tokenRoutes(ctx: ProviderContext): ProviderRoute[] {
-  return [{ endpoint: 'token', method: 'POST', path: servedPath(ctx.config, TOKEN_PATH), failure: 'json', body: {}, handle: (req) => token(ctx, req) }];
+  return [
+    {
+      endpoint: 'token',
+      method: 'POST',
+      path: servedPath(ctx.config, TOKEN_PATH),
+      failure: 'json',
+      body: {},
+      handle: (req) => token(ctx, req),
+    },
+  ];
 }

@@ -211,4 +211,3 @@ export type ProviderEndpoint =
   | 'jwks'
   | 'discovery'
   | 'control';
-

@@ -77,7 +77,9 @@ async function userinfo(ctx: ProviderContext, req: ProviderRequest): Promise<Ans
   const record = token !== undefined ? ctx.stores.accessTokens.get(token) : undefined;
   if (!record) {
     ctx.log('userinfo', 'refused: invalid_token (401): the access token is invalid, expired or revoked');
-    return scheme === 'DPoP' ? dpopChallenge('invalid_token', 'The access token is invalid, expired or revoked.') : invalidToken('The access token is invalid, expired or revoked.');
+    return scheme === 'DPoP'
+      ? dpopChallenge('invalid_token', 'The access token is invalid, expired or revoked.')
+      : invalidToken('The access token is invalid, expired or revoked.');
   }
   if (record.dpopJkt !== undefined || scheme === 'DPoP') {
     const refusal = await checkDpop(ctx, req, scheme, token ?? '', record.clientId, record.dpopJkt);
@@ -88,9 +90,13 @@ async function userinfo(ctx: ProviderContext, req: ProviderRequest): Promise<Ans
   if (!client || !persona) throw new Error('access token refers to an unknown client or persona');
   if (!servesUserinfo(ctx.config, client)) {
     ctx.log('userinfo', `refused: insufficient_scope (403) for client ${client.clientId}: registered without userinfo`);
-    const description = 'This client is registered without userinfo: the person is the one of the ID token (its sub and claims).';
+    const description =
+      'This client is registered without userinfo: the person is the one of the ID token (its sub and claims).';
     return oauthError(403, 'insufficient_scope', description, {
-      'WWW-Authenticate': scheme === 'DPoP' ? `DPoP error="insufficient_scope", algs="${FAPI_SIGNING_ALGS.join(' ')}"` : 'Bearer error="insufficient_scope"',
+      'WWW-Authenticate':
+        scheme === 'DPoP'
+          ? `DPoP error="insufficient_scope", algs="${FAPI_SIGNING_ALGS.join(' ')}"`
+          : 'Bearer error="insufficient_scope"',
     });
   }
   ctx.audit.userinfo(record.clientId, token ?? '');
@@ -117,7 +123,10 @@ async function checkDpop(
   if (scheme !== 'DPoP') {
     ctx.audit.flag(clientId, 'dpop_bearer_scheme_used');
     ctx.log('userinfo', 'refused: invalid_token (401): a DPoP-bound token sent as Bearer');
-    return dpopChallenge('invalid_token', 'This access token is DPoP-bound: send it as Authorization: DPoP <token>, with a DPoP proof carrying ath.');
+    return dpopChallenge(
+      'invalid_token',
+      'This access token is DPoP-bound: send it as Authorization: DPoP <token>, with a DPoP proof carrying ath.',
+    );
   }
   let jkt: string;
   try {
@@ -138,7 +147,10 @@ async function checkDpop(
   }
   if (jkt !== bound) {
     ctx.audit.flag(clientId, 'dpop_key_not_bound');
-    return dpopChallenge('invalid_token', 'The DPoP proof key is not the key this access token is bound to (cnf.jkt): use the login\'s DPoP key.');
+    return dpopChallenge(
+      'invalid_token',
+      "The DPoP proof key is not the key this access token is bound to (cnf.jkt): use the login's DPoP key.",
+    );
   }
   return undefined;
 }

@@ -23,7 +23,9 @@ export interface ProviderVariant {
 export function checkBasePath(value: unknown, mistakes: string[]): string {
   if (value === undefined || value === '' || value === '/') return '';
   if (typeof value !== 'string' || !/^(?:\/[A-Za-z0-9._~-]{1,64}){1,8}\/?$/.test(value)) {
-    mistakes.push('basePath must be a path such as "/idp" (segments of letters, digits, . _ ~ -), the prefix the provider is mounted under');
+    mistakes.push(
+      'basePath must be a path such as "/idp" (segments of letters, digits, . _ ~ -), the prefix the provider is mounted under',
+    );
     return '';
   }
   return value.endsWith('/') ? value.slice(0, -1) : value;
@@ -38,16 +40,29 @@ export function checkClientUserinfo(
 ): { ok: boolean; userinfo: boolean; keyless: boolean } {
   const value = raw['userinfo'];
   const ok = value === undefined || typeof value === 'boolean';
-  if (!ok) mistakes.push(`${where}.userinfo must be true (the default) or false (this client is served no userinfo: its sign-in is from the ID token alone)`);
+  if (!ok)
+    mistakes.push(
+      `${where}.userinfo must be true (the default) or false (this client is served no userinfo: its sign-in is from the ID token alone)`,
+    );
   const served = value !== false && providerUserinfo;
-  return { ok, userinfo: value !== false, keyless: !served && raw['publicKey'] === undefined && raw['publicKeys'] === undefined };
+  return {
+    ok,
+    userinfo: value !== false,
+    keyless: !served && raw['publicKey'] === undefined && raw['publicKeys'] === undefined,
+  };
 }
 
 function checkIssuerPath(value: unknown, mistakes: string[]): string {
   if (value === undefined) return SPEC_ISSUER_PATH;
   if (value === '/' || value === '') return '';
-  if (typeof value !== 'string' || !/^(?:\/[A-Za-z0-9._~-]{1,64}){1,8}\/?$/.test(value) || /\/\.\.?(?:\/|$)/.test(value)) {
-    mistakes.push('issuerPath must be a path such as "/idp" or "/fapi" (segments of letters, digits, . _ ~ -), or "/" for the issuer at the origin; default "/v2"');
+  if (
+    typeof value !== 'string' ||
+    !/^(?:\/[A-Za-z0-9._~-]{1,64}){1,8}\/?$/.test(value) ||
+    /\/\.\.?(?:\/|$)/.test(value)
+  ) {
+    mistakes.push(
+      'issuerPath must be a path such as "/idp" or "/fapi" (segments of letters, digits, . _ ~ -), or "/" for the issuer at the origin; default "/v2"',
+    );
     return SPEC_ISSUER_PATH;
   }
   return value.endsWith('/') ? value.slice(0, -1) : value;
@@ -56,10 +71,20 @@ function checkIssuerPath(value: unknown, mistakes: string[]): string {
 /** Checks the variant options of `raw`, adding one mistake per problem. */
 export function checkVariant(raw: Record<string, unknown>, mistakes: string[]): ProviderVariant {
   const iss = raw['authorizationResponseIss'] ?? true;
-  if (typeof iss !== 'boolean') mistakes.push('authorizationResponseIss must be true (the default: every authorization response carries iss) or false');
+  if (typeof iss !== 'boolean')
+    mistakes.push(
+      'authorizationResponseIss must be true (the default: every authorization response carries iss) or false',
+    );
   const userinfo = raw['userinfo'] ?? true;
-  if (typeof userinfo !== 'boolean') mistakes.push('userinfo must be true (the default) or false (no userinfo endpoint: sign-in from the ID token alone)');
-  return { issuerPath: checkIssuerPath(raw['issuerPath'], mistakes), authorizationResponseIss: iss !== false, userinfo: userinfo !== false };
+  if (typeof userinfo !== 'boolean')
+    mistakes.push(
+      'userinfo must be true (the default) or false (no userinfo endpoint: sign-in from the ID token alone)',
+    );
+  return {
+    issuerPath: checkIssuerPath(raw['issuerPath'], mistakes),
+    authorizationResponseIss: iss !== false,
+    userinfo: userinfo !== false,
+  };
 }
 
 /** The path a protocol route is served at: the spec's `/v2/...` path under the issuer path. */
@@ -78,7 +103,9 @@ export function servesUserinfo(variant: Pick<ProviderVariant, 'userinfo'>, clien
 }
 
 /** True when some registered client is served userinfo: the endpoint is then routed and in discovery. */
-export function someUserinfo(config: Pick<ProviderVariant, 'userinfo'> & { clients: ReadonlyMap<string, { userinfo: boolean }> }): boolean {
+export function someUserinfo(
+  config: Pick<ProviderVariant, 'userinfo'> & { clients: ReadonlyMap<string, { userinfo: boolean }> },
+): boolean {
   if (!config.userinfo) return false;
   for (const client of config.clients.values()) if (client.userinfo) return true;
   return false;

@@ -52,7 +52,11 @@ function discoveryDocument(
 export function wellKnownRoutes(ctx: ProviderContext): ProviderRoute[] {
   const { config } = ctx;
   // The clients and options are fixed at start-up: the document is made once.
-  const served = { strictClientAuth: config.strictClientAuth, authorizationResponseIss: config.authorizationResponseIss, userinfo: someUserinfo(config) };
+  const served = {
+    strictClientAuth: config.strictClientAuth,
+    authorizationResponseIss: config.authorizationResponseIss,
+    userinfo: someUserinfo(config),
+  };
   const document = discoveryDocument(config.issuer, served, profileMixOf(config.clients.values()));
   return [
     {

@@ -59,13 +59,17 @@ async function failure(promise: Promise<unknown>): Promise<IdError> {
 describe('endpoints from the discovery document', () => {
   it('an issuer with a path: authorization, token and key-set endpoints are the ones the document names, read once for many logins', async () => {
     serveDiscovery(standard);
-    stub.override('/elsewhere/token', (_req, res) => sendJson(res, 200, { access_token: stub.accessToken, id_token: '' }));
+    stub.override('/elsewhere/token', (_req, res) =>
+      sendJson(res, 200, { access_token: stub.accessToken, id_token: '' }),
+    );
     const client = clientFor(stub, { hostname: undefined, issuer: `${stub.origin}/v2` });
     const before = count(DISCOVERY);
     await client.discover();
     const { url } = client.authorizationUrl({ codeChallenge: 'a'.repeat(43), state: 'state-1' });
     expect(url.startsWith(`${stub.origin}/v2/authorize-here?`)).toBe(true);
-    stub.override('/elsewhere/token', async (_req, res) => sendJson(res, 200, { access_token: stub.accessToken, id_token: await stub.idToken() }));
+    stub.override('/elsewhere/token', async (_req, res) =>
+      sendJson(res, 200, { access_token: stub.accessToken, id_token: await stub.idToken() }),
+    );
     stub.override('/elsewhere/jwks', (_req, res) => sendJson(res, 200, { keys: stub.keys.map((k) => k.publicJwk) }));
     for (let i = 0; i < 3; i += 1) await expect(login(client, stub)).resolves.toMatchObject({ sub: stub.sub });
     expect(count(DISCOVERY) - before).toBe(1);
@@ -79,22 +83,27 @@ describe('endpoints from the discovery document', () => {
     ['jwks_uri', (o: string) => ({ ...standard(o), jwks_uri: 'http://id.example/jwks' })],
     ['authorization_endpoint', (o: string) => ({ ...standard(o), authorization_endpoint: undefined })],
     ['userinfo_endpoint', (o: string) => ({ ...standard(o), userinfo_endpoint: 'ftp://id.example/me' })],
-  ])('a document whose %s is missing, not a URL or not https is refused (discovery_invalid), naming the field', async (field, doc) => {
-    serveDiscovery(doc);
-    const client = clientFor(stub, { hostname: undefined, issuer: `${stub.origin}/v2` });
-    const err = await failure(client.discover());
-    expect(err.code).toBe('discovery_invalid');
-    expect(err.reason).toBe(field);
-    expect(err.message).toContain(field);
-    expect(classifyFailure(err).serverSide).toBe(true);
-    client.close();
-  });
+  ])(
+    'a document whose %s is missing, not a URL or not https is refused (discovery_invalid), naming the field',
+    async (field, doc) => {
+      serveDiscovery(doc);
+      const client = clientFor(stub, { hostname: undefined, issuer: `${stub.origin}/v2` });
+      const err = await failure(client.discover());
+      expect(err.code).toBe('discovery_invalid');
+      expect(err.reason).toBe(field);
+      expect(err.message).toContain(field);
+      expect(classifyFailure(err).serverSide).toBe(true);
+      client.close();
+    },
+  );
 
   it('with hostname, the spec paths stand in when discovery cannot be reached (500), and a document naming another issuer is still refused', async () => {
     stub.override(DISCOVERY, (_req, res) => sendJson(res, 500, { error: 'server_error' }));
     const client = clientFor(stub);
     await expect(login(client, stub)).resolves.toMatchObject({ sub: stub.sub });
-    expect(client.authorizationUrl({ codeChallenge: 'a'.repeat(43) }).url.startsWith(`${stub.origin}/v2/oauth/authorize?`)).toBe(true);
+    expect(
+      client.authorizationUrl({ codeChallenge: 'a'.repeat(43) }).url.startsWith(`${stub.origin}/v2/oauth/authorize?`),
+    ).toBe(true);
     client.close();
     serveDiscovery((o) => ({ ...standard(o), issuer: `${o}/v2/` }));
     const other = clientFor(stub);
@@ -103,7 +112,11 @@ describe('endpoints from the discovery document', () => {
   });
 
   it('an ID token whose key is not in the set makes the client read the document again, and find the key at the jwks_uri it moved to', async () => {
-    serveDiscovery((o) => ({ ...standard(o), token_endpoint: `${o}${STUB_PATHS.token}`, jwks_uri: `${o}${STUB_PATHS.jwks}` }));
+    serveDiscovery((o) => ({
+      ...standard(o),
+      token_endpoint: `${o}${STUB_PATHS.token}`,
+      jwks_uri: `${o}${STUB_PATHS.jwks}`,
+    }));
     const client = clientFor(stub, { hostname: undefined, issuer: `${stub.origin}/v2`, jwksCooldown: 0 });
     await expect(login(client, stub)).resolves.toMatchObject({ sub: stub.sub });
     const moved = await stub.rotate('moved-key', { keepOld: true });
@@ -156,7 +169,11 @@ describe('the login flow with a provider whose answers are at fault', () => {
     try {
       const flow = createLoginFlow({ client, redirectUri: 'https://rp.example/callback' });
       const session = new Map<string, unknown>();
-      const fs = { get: (k: string) => session.get(k), set: (k: string, v: unknown) => void session.set(k, v), delete: (k: string) => void session.delete(k) };
+      const fs = {
+        get: (k: string) => session.get(k),
+        set: (k: string, v: unknown) => void session.set(k, v),
+        delete: (k: string) => void session.delete(k),
+      };
       const { state } = await flow.start(fs);
       const err = await failure(flow.complete(fs, { code: 'c', state }));
       expect(err.code).toBe('id_token_alg_not_allowed');
@@ -183,15 +200,27 @@ describe("a provider's standard userinfo", () => {
     const client = clientFor(stub, { hostname: undefined, issuer: `${stub.origin}/v2`, privateKey: undefined });
     const { sub, accessToken } = await login(client, stub);
     stub.override('/elsewhere/me', (_req, res) => sendJson(res, 200, { sub, name: 'Ada' }));
-    await expect(client.userinfo({ sub, accessToken })).resolves.toEqual({ sub, data: {}, claims: { sub, name: 'Ada' } });
+    await expect(client.userinfo({ sub, accessToken })).resolves.toEqual({
+      sub,
+      data: {},
+      claims: { sub, name: 'Ada' },
+    });
     const key = stub.keys[0]!;
-    const jwt = await new SignJWT({ sub, name: 'Ada', iss: `${stub.origin}/v2`, aud: stub.clientId }).setProtectedHeader({ alg: 'RS256', kid: key.kid }).sign(key.privateKey);
+    const jwt = await new SignJWT({ sub, name: 'Ada', iss: `${stub.origin}/v2`, aud: stub.clientId })
+      .setProtectedHeader({ alg: 'RS256', kid: key.kid })
+      .sign(key.privateKey);
     stub.override('/elsewhere/me', (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/jwt' });
       res.end(jwt);
     });
-    await expect(client.userinfo({ sub, accessToken })).resolves.toMatchObject({ sub, data: {}, claims: { name: 'Ada' } });
-    expect(stub.requests.filter((r) => r.path === '/elsewhere/me').at(-1)!.headers.accept).toBe('application/jwt, application/json');
+    await expect(client.userinfo({ sub, accessToken })).resolves.toMatchObject({
+      sub,
+      data: {},
+      claims: { name: 'Ada' },
+    });
+    expect(stub.requests.filter((r) => r.path === '/elsewhere/me').at(-1)!.headers.accept).toBe(
+      'application/jwt, application/json',
+    );
     stub.override('/elsewhere/me', (_req, res) => sendJson(res, 200, { sub: 'someone-else' }));
     expect((await failure(client.userinfo({ sub, accessToken }))).code).toBe('userinfo_sub_mismatch');
     stub.override('/elsewhere/me', (_req, res) => sendJson(res, 200, { name: 'no sub' }));
@@ -205,9 +234,17 @@ describe('a discovery field the app cannot use, through the flow', () => {
   it('refuses to start the login: a server-side failure whose diagnosis names the field', async () => {
     serveDiscovery((o) => ({ ...standard(o), token_endpoint: 'http://id.example/token' }));
     const client = clientFor(stub, { hostname: undefined, issuer: `${stub.origin}/v2` });
-    const flow = createLoginFlow({ client, redirectUri: 'https://rp.example/callback', logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const flow = createLoginFlow({
+      client,
+      redirectUri: 'https://rp.example/callback',
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
     const session = new Map<string, unknown>();
-    const fs = { get: (k: string) => session.get(k), set: (k: string, v: unknown) => void session.set(k, v), delete: (k: string) => void session.delete(k) };
+    const fs = {
+      get: (k: string) => session.get(k),
+      set: (k: string, v: unknown) => void session.set(k, v),
+      delete: (k: string) => void session.delete(k),
+    };
     const err = await failure(flow.start(fs));
     expect(err.code).toBe('discovery_invalid');
     expect(classifyFailure(err)).toMatchObject({ serverSide: true, status: 500 });
@@ -221,14 +258,20 @@ describe('a discovery field the app cannot use, through the flow', () => {
 describe('extra authorization parameters', () => {
   it('are sent after the client own, a login value replacing the client default, and can never replace state, nonce or PKCE', async () => {
     const client = clientFor(stub, { authorizationParams: { ui_locales: 'en', prompt: 'login' } });
-    const { url } = client.authorizationUrl({ codeChallenge: 'a'.repeat(43), state: 's-1', authorizationParams: { prompt: 'consent', redirect_uri_https_type: 'app_claimed_https' } });
+    const { url } = client.authorizationUrl({
+      codeChallenge: 'a'.repeat(43),
+      state: 's-1',
+      authorizationParams: { prompt: 'consent', redirect_uri_https_type: 'app_claimed_https' },
+    });
     const q = new URL(url).searchParams;
     expect(q.get('ui_locales')).toBe('en');
     expect(q.getAll('prompt')).toEqual(['consent']);
     expect(q.get('redirect_uri_https_type')).toBe('app_claimed_https');
     expect(q.getAll('state')).toEqual(['s-1']);
     for (const reserved of ['state', 'nonce', 'code_challenge', 'redirect_uri', 'client_id', 'dpop_jkt']) {
-      expect(() => client.authorizationUrl({ codeChallenge: 'a'.repeat(43), authorizationParams: { [reserved]: 'x' } })).toThrow(`${reserved} is set by the client itself`);
+      expect(() =>
+        client.authorizationUrl({ codeChallenge: 'a'.repeat(43), authorizationParams: { [reserved]: 'x' } }),
+      ).toThrow(`${reserved} is set by the client itself`);
     }
     client.close();
   });
@@ -237,12 +280,22 @@ describe('extra authorization parameters', () => {
     const client = clientFor(stub);
     const flow = createLoginFlow({ client, redirectUri: 'https://rp.example/callback' });
     const session = new Map<string, unknown>();
-    const fs = { get: (k: string) => session.get(k), set: (k: string, v: unknown) => void session.set(k, v), delete: (k: string) => void session.delete(k) };
-    const { redirectUrl } = await flow.start(fs, { authorizationParams: { login_hint: 'ada', acr_values: 'urn:loa:2' } });
+    const fs = {
+      get: (k: string) => session.get(k),
+      set: (k: string, v: unknown) => void session.set(k, v),
+      delete: (k: string) => void session.delete(k),
+    };
+    const { redirectUrl } = await flow.start(fs, {
+      authorizationParams: { login_hint: 'ada', acr_values: 'urn:loa:2' },
+    });
     const q = new URL(redirectUrl).searchParams;
     expect([q.get('login_hint'), q.get('acr_values')]).toEqual(['ada', 'urn:loa:2']);
-    await expect(flow.start(fs, { authorizationParams: { nonce: 'mine' } })).rejects.toThrow('nonce is set by the client itself');
-    await expect(flow.start(fs, { authenticationContextType: 'APP_AUTHENTICATION_DEFAULT' })).rejects.toThrow(/authenticationContextType is sent only in the fapi2 profile/);
+    await expect(flow.start(fs, { authorizationParams: { nonce: 'mine' } })).rejects.toThrow(
+      'nonce is set by the client itself',
+    );
+    await expect(flow.start(fs, { authenticationContextType: 'APP_AUTHENTICATION_DEFAULT' })).rejects.toThrow(
+      /authenticationContextType is sent only in the fapi2 profile/,
+    );
     client.close();
   });
 });

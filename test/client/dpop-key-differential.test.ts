@@ -20,18 +20,24 @@ const clock = () => now;
 const url = new URL('https://id.example/v2/oauth/token');
 
 describe('EC key pairs made with createECDH, against node:crypto and jose', () => {
-  it.each(Object.keys(SIZES) as (keyof typeof SIZES)[])('%s: the JWK is the key node:crypto and jose import, every member at its full size', async (crv) => {
-    for (let i = 0; i < 20; i++) {
-      const { privateJwk, publicJwk } = generateEcJwkPair(crv);
-      expect(publicJwk).toEqual({ kty: 'EC', crv, x: privateJwk.x, y: privateJwk.y });
-      const imported = createPrivateKey({ key: { ...privateJwk }, format: 'jwk' });
-      // node:crypto writes back what was given: the point belongs to the scalar.
-      expect(imported.export({ format: 'jwk' })).toEqual(privateJwk);
-      expect(createPublicKey(imported).export({ format: 'jwk' })).toEqual(publicJwk);
-      for (const m of ['x', 'y', 'd'] as const) expect(Buffer.from(privateJwk[m]!, 'base64url')).toHaveLength(SIZES[crv]);
-      await expect(importJWK({ ...privateJwk }, crv === 'P-256' ? 'ES256' : crv === 'P-384' ? 'ES384' : 'ES512')).resolves.toBeDefined();
-    }
-  });
+  it.each(Object.keys(SIZES) as (keyof typeof SIZES)[])(
+    '%s: the JWK is the key node:crypto and jose import, every member at its full size',
+    async (crv) => {
+      for (let i = 0; i < 20; i++) {
+        const { privateJwk, publicJwk } = generateEcJwkPair(crv);
+        expect(publicJwk).toEqual({ kty: 'EC', crv, x: privateJwk.x, y: privateJwk.y });
+        const imported = createPrivateKey({ key: { ...privateJwk }, format: 'jwk' });
+        // node:crypto writes back what was given: the point belongs to the scalar.
+        expect(imported.export({ format: 'jwk' })).toEqual(privateJwk);
+        expect(createPublicKey(imported).export({ format: 'jwk' })).toEqual(publicJwk);
+        for (const m of ['x', 'y', 'd'] as const)
+          expect(Buffer.from(privateJwk[m]!, 'base64url')).toHaveLength(SIZES[crv]);
+        await expect(
+          importJWK({ ...privateJwk }, crv === 'P-256' ? 'ES256' : crv === 'P-384' ? 'ES384' : 'ES512'),
+        ).resolves.toBeDefined();
+      }
+    },
+  );
 
   it('P-256: a private scalar with a leading zero byte is padded, and node:crypto exports the same d', () => {
     // One scalar in 256 starts with a zero byte; find three.
@@ -66,14 +72,23 @@ describe('DPoP proofs and client assertions under a header encoded once per key,
     const jtis = new Set<unknown>();
     for (const proof of proofs) {
       expect(decodeProtectedHeader(proof)).toEqual({ typ: 'dpop+jwt', jwk, alg: 'ES256' });
-      const { payload } = await jwtVerify(proof, publicKey, { typ: 'dpop+jwt', algorithms: ['ES256'], currentDate: new Date(now) });
+      const { payload } = await jwtVerify(proof, publicKey, {
+        typ: 'dpop+jwt',
+        algorithms: ['ES256'],
+        currentDate: new Date(now),
+      });
       jtis.add(payload.jti);
     }
     expect(jtis.size).toBe(proofs.length);
     // Another login's key gets its own header, never the first one's.
     const other = generateDpopKey();
     const otherProof = createDpopProof(other.key, { htm: 'POST', url, clock });
-    expect(decodeProtectedHeader(otherProof).jwk).toEqual({ kty: 'EC', crv: 'P-256', x: other.stored.x, y: other.stored.y });
+    expect(decodeProtectedHeader(otherProof).jwk).toEqual({
+      kty: 'EC',
+      crv: 'P-256',
+      x: other.stored.x,
+      y: other.stored.y,
+    });
     await expect(compactVerify(otherProof, publicKey)).rejects.toThrow();
   });
 
@@ -86,7 +101,13 @@ describe('DPoP proofs and client assertions under a header encoded once per key,
       for (const [i, signing] of keys.entries()) {
         const token = createClientAssertion(signing, 'client', 'https://id.example/v2', clock);
         expect(decodeProtectedHeader(token)).toEqual({ typ: 'JWT', kid: `k-${i}`, alg: 'ES256' });
-        await expect(jwtVerify(token, createPublicKey(signing.key), { audience: 'https://id.example/v2', issuer: 'client', currentDate: new Date(now) })).resolves.toBeDefined();
+        await expect(
+          jwtVerify(token, createPublicKey(signing.key), {
+            audience: 'https://id.example/v2',
+            issuer: 'client',
+            currentDate: new Date(now),
+          }),
+        ).resolves.toBeDefined();
         await expect(compactVerify(token, createPublicKey(keys[1 - i]!.key))).rejects.toThrow();
       }
     }

@@ -7,7 +7,13 @@ import { generateKeyPairSync } from 'node:crypto';
 import { CompactEncrypt, calculateJwkThumbprint, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { CLIENT_ASSERTION_LIFETIME_S, createClientAssertion } from '../../src/client/client-assertion.js';
-import { createDpopProof, DpopNonces, generateDpopKey, isNonceChallenge, restoreDpopKey } from '../../src/client/dpop.js';
+import {
+  createDpopProof,
+  DpopNonces,
+  generateDpopKey,
+  isNonceChallenge,
+  restoreDpopKey,
+} from '../../src/client/dpop.js';
 import { importIdTokenDecryptionKeys, importSigningKeys } from '../../src/client/fapi-keys.js';
 import { checkFapiTokenResponse, decryptIdToken, isCompactJwe } from '../../src/client/id-token-jwe.js';
 import { checkResponseIssuer } from '../../src/client/authorization-response.js';
@@ -49,17 +55,32 @@ describe('DPoP proofs', () => {
   it('typ dpop+jwt, the public jwk only, htm, htu without query, iat, a fresh jti; nonce and ath when given', async () => {
     const { key, stored } = await generateDpopKey();
     const url = new URL('https://id.example/v2/oauth/userinfo?x=1#f');
-    const proof = await createDpopProof(key, { htm: 'GET', url, clock, nonce: 'n-1', accessToken: 'access-token-value' });
+    const proof = await createDpopProof(key, {
+      htm: 'GET',
+      url,
+      clock,
+      nonce: 'n-1',
+      accessToken: 'access-token-value',
+    });
     const header = decodeProtectedHeader(proof);
     expect(header).toMatchObject({ typ: 'dpop+jwt', alg: 'ES256' });
     expect(Object.keys(header.jwk ?? {}).sort()).toEqual(['crv', 'kty', 'x', 'y']);
-    const { payload } = await jwtVerify<JWTPayload & Record<string, string>>(proof, header.jwk as never, { typ: 'dpop+jwt', currentDate: new Date(now) });
-    expect(payload).toMatchObject({ htm: 'GET', htu: 'https://id.example/v2/oauth/userinfo', nonce: 'n-1', iat: now / 1000 });
+    const { payload } = await jwtVerify<JWTPayload & Record<string, string>>(proof, header.jwk as never, {
+      typ: 'dpop+jwt',
+      currentDate: new Date(now),
+    });
+    expect(payload).toMatchObject({
+      htm: 'GET',
+      htu: 'https://id.example/v2/oauth/userinfo',
+      nonce: 'n-1',
+      iat: now / 1000,
+    });
     // ath = BASE64URL(SHA-256(access token)), RFC 9449 4.2
     const { createHash } = await import('node:crypto');
     expect(payload.ath).toBe(createHash('sha256').update('access-token-value').digest('base64url'));
     const again = await createDpopProof(key, { htm: 'POST', url, clock });
-    const second = (await jwtVerify<Record<string, string>>(again, header.jwk as never, { currentDate: new Date(now) })).payload;
+    const second = (await jwtVerify<Record<string, string>>(again, header.jwk as never, { currentDate: new Date(now) }))
+      .payload;
     expect(second.jti).not.toBe(payload.jti);
     expect(second).not.toHaveProperty('ath');
     expect(second).not.toHaveProperty('nonce');
@@ -109,7 +130,9 @@ describe('encrypted ID tokens', () => {
     expect(await decryptIdToken(jwe, ecKeys)).toBe(signed);
     const { createPublicKey } = await import('node:crypto');
     const rsaKeys = importIdTokenDecryptionKeys(rsa.privateKeyPem, 'k');
-    expect(await decryptIdToken(await encrypt('RSA-OAEP-256', 'A256GCM', createPublicKey(rsa.publicKeyPem)), rsaKeys)).toBe(signed);
+    expect(
+      await decryptIdToken(await encrypt('RSA-OAEP-256', 'A256GCM', createPublicKey(rsa.publicKeyPem)), rsaKeys),
+    ).toBe(signed);
   });
 
   it.each([
@@ -119,7 +142,9 @@ describe('encrypted ID tokens', () => {
   ])('refuses %s with %s (id_token_jwe_alg_not_allowed)', async (alg, enc) => {
     const { createPublicKey } = await import('node:crypto');
     const jwe = await encrypt(alg, enc, createPublicKey(rsa.publicKeyPem));
-    await expect(decryptIdToken(jwe, importIdTokenDecryptionKeys(rsa.privateKeyPem, 'k'))).rejects.toMatchObject({ code: 'id_token_jwe_alg_not_allowed' });
+    await expect(decryptIdToken(jwe, importIdTokenDecryptionKeys(rsa.privateKeyPem, 'k'))).rejects.toMatchObject({
+      code: 'id_token_jwe_alg_not_allowed',
+    });
   });
 
   it.each([
@@ -136,14 +161,20 @@ describe('encrypted ID tokens', () => {
     const keys = importIdTokenDecryptionKeys(rsaAlg ? rsa.privateKeyPem : ecEnc.privateKey, 'k');
     expect(await decryptIdToken(jwe, keys)).toBe(signed);
     // and a caller's narrower allowlist refuses what it leaves out
-    await expect(decryptIdToken(jwe, keys, { encryptions: ['A192GCM'] })).rejects.toMatchObject({ code: 'id_token_jwe_alg_not_allowed' });
+    await expect(decryptIdToken(jwe, keys, { encryptions: ['A192GCM'] })).rejects.toMatchObject({
+      code: 'id_token_jwe_alg_not_allowed',
+    });
   });
 
   it('a token encrypted to another key is id_token_decrypt_failed; a malformed one id_token_malformed', async () => {
     const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const jwe = await encrypt('ECDH-ES+A256KW', 'A256GCM', other.publicKey);
-    await expect(decryptIdToken(jwe, importIdTokenDecryptionKeys(ecEnc.privateKey, 'k'))).rejects.toMatchObject({ code: 'id_token_decrypt_failed' });
-    await expect(decryptIdToken('a.b.c.d.e!', importIdTokenDecryptionKeys(ecEnc.privateKey, 'k'))).rejects.toMatchObject({ code: 'id_token_malformed' });
+    await expect(decryptIdToken(jwe, importIdTokenDecryptionKeys(ecEnc.privateKey, 'k'))).rejects.toMatchObject({
+      code: 'id_token_decrypt_failed',
+    });
+    await expect(
+      decryptIdToken('a.b.c.d.e!', importIdTokenDecryptionKeys(ecEnc.privateKey, 'k')),
+    ).rejects.toMatchObject({ code: 'id_token_malformed' });
   });
 });
 
@@ -151,11 +182,21 @@ describe('the authorization response iss', () => {
   it('is compared when present, required when advertised, and not required otherwise', () => {
     expect(() => checkResponseIssuer('https://id.example/v2', 'https://id.example/v2', true)).not.toThrow();
     expect(() => checkResponseIssuer(undefined, 'https://id.example/v2', false)).not.toThrow();
-    const missing = (() => { try { checkResponseIssuer(undefined, 'https://id.example/v2', true); } catch (e) { return e; } })();
+    const missing = (() => {
+      try {
+        checkResponseIssuer(undefined, 'https://id.example/v2', true);
+      } catch (e) {
+        return e;
+      }
+    })();
     expect(missing).toBeInstanceOf(IdError);
     expect((missing as IdError).code).toBe('authorization_response_iss_missing');
-    expect(() => checkResponseIssuer('https://id.example/v2/', 'https://id.example/v2', false)).toThrow(/another issuer/);
-    expect(() => checkResponseIssuer(['https://id.example/v2'], 'https://id.example/v2', false)).toThrow(/another issuer/);
+    expect(() => checkResponseIssuer('https://id.example/v2/', 'https://id.example/v2', false)).toThrow(
+      /another issuer/,
+    );
+    expect(() => checkResponseIssuer(['https://id.example/v2'], 'https://id.example/v2', false)).toThrow(
+      /another issuer/,
+    );
   });
 });
 
@@ -170,6 +211,8 @@ describe('the FAPI 2.0 token response (unit: the provider never answers a FAPI c
     }
   });
   it('refuses a signed but unencrypted ID token: id_token_not_encrypted', () => {
-    expect(() => checkFapiTokenResponse('DPoP', 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln')).toThrow(expect.objectContaining({ code: 'id_token_not_encrypted' }));
+    expect(() => checkFapiTokenResponse('DPoP', 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln')).toThrow(
+      expect.objectContaining({ code: 'id_token_not_encrypted' }),
+    );
   });
 });

@@ -75,22 +75,55 @@ describe('IdClient login', () => {
 });
 
 describe('IdClient constructor', () => {
-  const base = { clientId: 'c', clientSecret: 's', privateKey: testKeyPair('rp').privateKeyPem, hostname: 'https://id.example' };
+  const base = {
+    clientId: 'c',
+    clientSecret: 's',
+    privateKey: testKeyPair('rp').privateKeyPem,
+    hostname: 'https://id.example',
+  };
 
   it.each([
     ['clientId', { clientId: undefined }, 'IdClient: clientId must be a non-empty string'],
     ['clientId', { clientId: '' }, 'IdClient: clientId must be a non-empty string'],
     ['clientSecret', { clientSecret: 42 }, 'IdClient: clientSecret must be a non-empty string'],
     ['privateKey', { privateKey: '' }, 'IdClient: privateKey must be a non-empty PEM string'],
-    ['issuer', { hostname: undefined, issuer: 'https://id.example/oidc?x=1' }, "IdClient: issuer must be the provider's issuer URL"],
-    ['issuer', { hostname: undefined, issuer: 'http://id.example/oidc' }, 'IdClient: issuer http://id.example/oidc is plain http:'],
+    [
+      'issuer',
+      { hostname: undefined, issuer: 'https://id.example/oidc?x=1' },
+      "IdClient: issuer must be the provider's issuer URL",
+    ],
+    [
+      'issuer',
+      { hostname: undefined, issuer: 'http://id.example/oidc' },
+      'IdClient: issuer http://id.example/oidc is plain http:',
+    ],
     ['issuer', { issuer: 'https://id.example/oidc' }, 'IdClient: give either issuer or hostname, not both'],
-    ['idTokenSigningAlgorithms', { idTokenSigningAlgorithms: ['HS256'] }, 'IdClient: idTokenSigningAlgorithms must be a non-empty array'],
-    ['idTokenSigningAlgorithms', { idTokenSigningAlgorithms: [] }, 'IdClient: idTokenSigningAlgorithms must be a non-empty array'],
+    [
+      'idTokenSigningAlgorithms',
+      { idTokenSigningAlgorithms: ['HS256'] },
+      'IdClient: idTokenSigningAlgorithms must be a non-empty array',
+    ],
+    [
+      'idTokenSigningAlgorithms',
+      { idTokenSigningAlgorithms: [] },
+      'IdClient: idTokenSigningAlgorithms must be a non-empty array',
+    ],
     ['requireIssParameter', { requireIssParameter: 'yes' }, 'IdClient: requireIssParameter must be true or false'],
-    ['authorizationParams', { authorizationParams: { state: 'x' } }, 'IdClient: authorizationParams: state is set by the client itself'],
-    ['authorizationParams', { authorizationParams: { code_challenge: 'x' } }, 'IdClient: authorizationParams: code_challenge is set by the client itself'],
-    ['authorizationParams', { authorizationParams: { prompt: 'a\nb' } }, 'IdClient: authorizationParams: prompt must be a non-empty string'],
+    [
+      'authorizationParams',
+      { authorizationParams: { state: 'x' } },
+      'IdClient: authorizationParams: state is set by the client itself',
+    ],
+    [
+      'authorizationParams',
+      { authorizationParams: { code_challenge: 'x' } },
+      'IdClient: authorizationParams: code_challenge is set by the client itself',
+    ],
+    [
+      'authorizationParams',
+      { authorizationParams: { prompt: 'a\nb' } },
+      'IdClient: authorizationParams: prompt must be a non-empty string',
+    ],
     ['privateKey', { privateKey: 'not a key' }, 'IdClient: privateKey must be a PEM RSA private key'],
     ['redirectUri', { redirectUri: 'not a url' }, 'IdClient: redirectUri must be an absolute http(s) URL'],
     ['hostname', { hostname: 'ftp://id.example' }, 'IdClient: hostname must be the http(s) origin'],
@@ -109,7 +142,9 @@ describe('IdClient constructor', () => {
 
   it('requires hostname, saying to set it', () => {
     const { hostname: _h, ...rest } = base;
-    expect(() => new IdClient(rest as never)).toThrow(/IdClient: hostname is required: set it to the origin of the service/);
+    expect(() => new IdClient(rest as never)).toThrow(
+      /IdClient: hostname is required: set it to the origin of the service/,
+    );
   });
 
   it('refuses the placeholder DEFAULT_HOSTNAME, saying to set hostname', () => {
@@ -120,16 +155,31 @@ describe('IdClient constructor', () => {
   });
 
   it('refuses a plain http: origin that is not loopback, saying what to do', () => {
-    for (const hostname of ['http://id.example', 'http://10.0.0.5:8080', 'http://[fe80::1]', 'http://128.0.0.1', 'http://localhost.evil.example']) {
-      expect(() => new IdClient({ ...base, hostname })).toThrow(/plain http: .*use the https: origin .*allowInsecureHttp: true/);
+    for (const hostname of [
+      'http://id.example',
+      'http://10.0.0.5:8080',
+      'http://[fe80::1]',
+      'http://128.0.0.1',
+      'http://localhost.evil.example',
+    ]) {
+      expect(() => new IdClient({ ...base, hostname })).toThrow(
+        /plain http: .*use the https: origin .*allowInsecureHttp: true/,
+      );
     }
   });
 
   it('accepts http: on loopback (localhost, 127.0.0.0/8, ::1) and elsewhere only with allowInsecureHttp: true', () => {
-    for (const hostname of ['http://localhost:3000', 'http://127.0.0.1:8080', 'http://127.1.2.3', 'http://[::1]:9000']) {
+    for (const hostname of [
+      'http://localhost:3000',
+      'http://127.0.0.1:8080',
+      'http://127.1.2.3',
+      'http://[::1]:9000',
+    ]) {
       expect(new IdClient({ ...base, hostname }).origin).toBe(new URL(hostname).origin);
     }
-    expect(new IdClient({ ...base, hostname: 'http://id.test.lan', allowInsecureHttp: true }).issuer).toBe('http://id.test.lan/v2');
+    expect(new IdClient({ ...base, hostname: 'http://id.test.lan', allowInsecureHttp: true }).issuer).toBe(
+      'http://id.test.lan/v2',
+    );
     expect(() => new IdClient({ ...base, hostname: 'http://id.test.lan', allowInsecureHttp: 'yes' } as never)).toThrow(
       /allowInsecureHttp must be true or false/,
     );
@@ -212,7 +262,12 @@ describe('IdClient.authorizationUrl', () => {
   });
 
   it('refuses when no redirect URI is given anywhere', () => {
-    const bare = new IdClient({ clientId: 'c', clientSecret: 's', privateKey: testKeyPair('rp').privateKeyPem, hostname: 'https://id.example' });
+    const bare = new IdClient({
+      clientId: 'c',
+      clientSecret: 's',
+      privateKey: testKeyPair('rp').privateKeyPem,
+      hostname: 'https://id.example',
+    });
     expect(() => bare.authorizationUrl({ codeChallenge })).toThrow(/redirectUri is required/);
   });
 });

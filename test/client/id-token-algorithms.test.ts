@@ -44,19 +44,32 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 const NOW = Math.floor(Date.now() / 1000);
 const CLAIMS = { iss: ISSUER, sub: 'person-1', aud: CLIENT_ID, exp: NOW + 300, iat: NOW - 5 };
 
-function token(header: Record<string, unknown>, key: KeyObject, how: 'rs' | 'ps' | 'es256' | 'es384' | 'es512' | 'ed'): string {
+function token(
+  header: Record<string, unknown>,
+  key: KeyObject,
+  how: 'rs' | 'ps' | 'es256' | 'es384' | 'es512' | 'ed',
+): string {
   const input = Buffer.from(`${b64(JSON.stringify(header))}.${b64(JSON.stringify(CLAIMS))}`);
   const sig =
-    how === 'rs' ? sign('sha256', input, key)
-    : how === 'ps' ? sign('sha256', input, { key, padding: 6, saltLength: 32 })
-    : how === 'ed' ? sign(null, input, key)
-    : sign(`sha${how.slice(2)}`, input, { key, dsaEncoding: 'ieee-p1363' });
+    how === 'rs'
+      ? sign('sha256', input, key)
+      : how === 'ps'
+        ? sign('sha256', input, { key, padding: 6, saltLength: 32 })
+        : how === 'ed'
+          ? sign(null, input, key)
+          : sign(`sha${how.slice(2)}`, input, { key, dsaEncoding: 'ieee-p1363' });
   return `${input.toString()}.${b64(sig)}`;
 }
 
 /** Validate with a fresh key set over HTTP; resolves to the sub or the error code. */
 async function outcome(idToken: string, algorithms?: readonly string[]): Promise<string> {
-  const set = new RemoteKeySet({ http: new HttpClient({ timeout: 5000, maxResponseBytes: 1 << 20 }), url: jwksUrl, clock: Date.now, cooldown: 0, maxAge: 60_000 });
+  const set = new RemoteKeySet({
+    http: new HttpClient({ timeout: 5000, maxResponseBytes: 1 << 20 }),
+    url: jwksUrl,
+    clock: Date.now,
+    cooldown: 0,
+    maxAge: 60_000,
+  });
   try {
     const claims = await validateIdToken(idToken, {
       issuer: ISSUER,
@@ -97,41 +110,67 @@ describe('ID-token signature algorithms, keys from a key set over HTTP', () => {
   });
 
   it('verifies ES384 and ES512 with P-384 and P-521 keys when allowed', async () => {
-    expect(await outcome(token({ alg: 'ES384', kid: 'p384' }, p384.privateKey, 'es384'), ['ES384'])).toBe('ok:person-1');
-    expect(await outcome(token({ alg: 'ES512', kid: 'p521' }, p521.privateKey, 'es512'), ['ES512'])).toBe('ok:person-1');
+    expect(await outcome(token({ alg: 'ES384', kid: 'p384' }, p384.privateKey, 'es384'), ['ES384'])).toBe(
+      'ok:person-1',
+    );
+    expect(await outcome(token({ alg: 'ES512', kid: 'p521' }, p521.privateKey, 'es512'), ['ES512'])).toBe(
+      'ok:person-1',
+    );
   });
 
   it('keeps RS256 alone by default: a PS256, ES256 or EdDSA token is id_token_alg_not_allowed', async () => {
     expect(await outcome(token({ alg: 'RS256', kid: 'rsa' }, rsa.privateKey, 'rs'))).toBe('ok:person-1');
-    expect(await outcome(token({ alg: 'PS256', kid: 'pss' }, rsaPss.privateKey, 'ps'))).toBe('id_token_alg_not_allowed');
-    expect(await outcome(token({ alg: 'ES256', kid: 'p256' }, p256.privateKey, 'es256'))).toBe('id_token_alg_not_allowed');
+    expect(await outcome(token({ alg: 'PS256', kid: 'pss' }, rsaPss.privateKey, 'ps'))).toBe(
+      'id_token_alg_not_allowed',
+    );
+    expect(await outcome(token({ alg: 'ES256', kid: 'p256' }, p256.privateKey, 'es256'))).toBe(
+      'id_token_alg_not_allowed',
+    );
     expect(await outcome(token({ alg: 'EdDSA', kid: 'ed' }, ed.privateKey, 'ed'))).toBe('id_token_alg_not_allowed');
   });
 
   it('refuses an algorithm outside the allowlist even with a valid signature (RS256 under the FAPI list)', async () => {
-    expect(await outcome(token({ alg: 'RS256', kid: 'rsa' }, rsa.privateKey, 'rs'), FAPI)).toBe('id_token_alg_not_allowed');
-    expect(await outcome(token({ alg: 'ES384', kid: 'p384' }, p384.privateKey, 'es384'), FAPI)).toBe('id_token_alg_not_allowed');
+    expect(await outcome(token({ alg: 'RS256', kid: 'rsa' }, rsa.privateKey, 'rs'), FAPI)).toBe(
+      'id_token_alg_not_allowed',
+    );
+    expect(await outcome(token({ alg: 'ES384', kid: 'p384' }, p384.privateKey, 'es384'), FAPI)).toBe(
+      'id_token_alg_not_allowed',
+    );
   });
 
   it('never takes a key of another type for the algorithm: a kid naming an RSA key for ES256 is not found', async () => {
-    expect(await outcome(token({ alg: 'ES256', kid: 'rsa' }, p256.privateKey, 'es256'), FAPI)).toBe('id_token_key_not_found');
-    expect(await outcome(token({ alg: 'EdDSA', kid: 'p256' }, ed.privateKey, 'ed'), FAPI)).toBe('id_token_key_not_found');
+    expect(await outcome(token({ alg: 'ES256', kid: 'rsa' }, p256.privateKey, 'es256'), FAPI)).toBe(
+      'id_token_key_not_found',
+    );
+    expect(await outcome(token({ alg: 'EdDSA', kid: 'p256' }, ed.privateKey, 'ed'), FAPI)).toBe(
+      'id_token_key_not_found',
+    );
     // an ES256 token naming the P-384 key: the curve does not fit
-    expect(await outcome(token({ alg: 'ES256', kid: 'p384' }, p384.privateKey, 'es256'), ['ES256', 'ES384'])).toBe('id_token_key_not_found');
+    expect(await outcome(token({ alg: 'ES256', kid: 'p384' }, p384.privateKey, 'es256'), ['ES256', 'ES384'])).toBe(
+      'id_token_key_not_found',
+    );
   });
 
   it("honours the key's own alg: an RSA key published for RS256 does not verify PS256, nor one for PS256 RS256", async () => {
-    expect(await outcome(token({ alg: 'PS256', kid: 'rsa' }, rsa.privateKey, 'ps'), ['RS256', 'PS256'])).toBe('id_token_key_not_found');
-    expect(await outcome(token({ alg: 'RS256', kid: 'pss' }, rsaPss.privateKey, 'rs'), ['RS256', 'PS256'])).toBe('id_token_key_not_found');
+    expect(await outcome(token({ alg: 'PS256', kid: 'rsa' }, rsa.privateKey, 'ps'), ['RS256', 'PS256'])).toBe(
+      'id_token_key_not_found',
+    );
+    expect(await outcome(token({ alg: 'RS256', kid: 'pss' }, rsaPss.privateKey, 'rs'), ['RS256', 'PS256'])).toBe(
+      'id_token_key_not_found',
+    );
   });
 
   it('skips keys on curves no algorithm takes (secp256k1, X25519)', async () => {
-    expect(await outcome(token({ alg: 'ES256', kid: 'k1' }, p256.privateKey, 'es256'), FAPI)).toBe('id_token_key_not_found');
+    expect(await outcome(token({ alg: 'ES256', kid: 'k1' }, p256.privateKey, 'es256'), FAPI)).toBe(
+      'id_token_key_not_found',
+    );
     expect(await outcome(token({ alg: 'EdDSA', kid: 'x' }, ed.privateKey, 'ed'), FAPI)).toBe('id_token_key_not_found');
   });
 
   it('refuses a signature made by another key of the right type', async () => {
-    expect(await outcome(token({ alg: 'ES256', kid: 'p256' }, p256b.privateKey, 'es256'), FAPI)).toBe('id_token_signature_invalid');
+    expect(await outcome(token({ alg: 'ES256', kid: 'p256' }, p256b.privateKey, 'es256'), FAPI)).toBe(
+      'id_token_signature_invalid',
+    );
   });
 });
 
@@ -151,10 +190,17 @@ describe('a token without kid', () => {
 
 describe('checkIdTokenAlgorithms (the allowlist option)', () => {
   it('accepts every supported algorithm and removes duplicates', () => {
-    expect(checkIdTokenAlgorithms([...ID_TOKEN_SIGNING_ALGORITHMS, 'ES256'], 'opt')).toEqual([...ID_TOKEN_SIGNING_ALGORITHMS]);
+    expect(checkIdTokenAlgorithms([...ID_TOKEN_SIGNING_ALGORITHMS, 'ES256'], 'opt')).toEqual([
+      ...ID_TOKEN_SIGNING_ALGORITHMS,
+    ]);
   });
 
-  it.each([[[]], [['none']], [['HS256']], [['RS256', 'RS512']], ['RS256'], [[7]]])('refuses %j with a sentence naming the option', (value) => {
-    expect(() => checkIdTokenAlgorithms(value, 'IdClient: idTokenSigningAlgorithms')).toThrow(/^IdClient: idTokenSigningAlgorithms .*RS256, PS256, ES256, ES384, ES512, EdDSA/);
-  });
+  it.each([[[]], [['none']], [['HS256']], [['RS256', 'RS512']], ['RS256'], [[7]]])(
+    'refuses %j with a sentence naming the option',
+    (value) => {
+      expect(() => checkIdTokenAlgorithms(value, 'IdClient: idTokenSigningAlgorithms')).toThrow(
+        /^IdClient: idTokenSigningAlgorithms .*RS256, PS256, ES256, ES384, ES512, EdDSA/,
+      );
+    },
+  );
 });

@@ -39,9 +39,13 @@ function flip(jwe: string, index: number): string {
 
 async function corpus(): Promise<[string, string, KeyObject][]> {
   const encEc = (h: Record<string, unknown> = {}, key: KeyObject = ec.publicKey) =>
-    new CompactEncrypt(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', ...h }).encrypt(key);
+    new CompactEncrypt(new TextEncoder().encode(payload))
+      .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', ...h })
+      .encrypt(key);
   const good = await encEc();
-  const goodRsa = await new CompactEncrypt(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' }).encrypt(rsaPublic);
+  const goodRsa = await new CompactEncrypt(new TextEncoder().encode(payload))
+    .setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' })
+    .encrypt(rsaPublic);
   const withApu = await new CompactEncrypt(new TextEncoder().encode(payload))
     .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM' })
     .setKeyManagementParameters({ apu: new TextEncoder().encode('Alice'), apv: new TextEncoder().encode('Bob') })
@@ -60,14 +64,59 @@ async function corpus(): Promise<[string, string, KeyObject][]> {
     ['tampered iv', flip(good, 2), ec.privateKey],
     ['tampered ciphertext', flip(good, 3), ec.privateKey],
     ['tampered tag', flip(good, 4), ec.privateKey],
-    ['tampered header (aad)', withHeader(good, (h) => { h.kid = 'x'; }), ec.privateKey],
-    ['epk on P-384 for a P-256 key', withHeader(good, (h) => { h.epk = (JSON.parse(Buffer.from(p384.split('.')[0]!, 'base64url').toString()) as { epk: unknown }).epk; }), ec.privateKey],
+    [
+      'tampered header (aad)',
+      withHeader(good, (h) => {
+        h.kid = 'x';
+      }),
+      ec.privateKey,
+    ],
+    [
+      'epk on P-384 for a P-256 key',
+      withHeader(good, (h) => {
+        h.epk = (JSON.parse(Buffer.from(p384.split('.')[0]!, 'base64url').toString()) as { epk: unknown }).epk;
+      }),
+      ec.privateKey,
+    ],
     ['epk off the curve', offCurve, ec.privateKey],
-    ['epk missing', withHeader(good, (h) => { delete h.epk; }), ec.privateKey],
-    ['epk with a private member', withHeader(good, (h) => { h.epk = { ...(h.epk as object), d: 'AAAA' }; }), ec.privateKey],
-    ['crit', withHeader(good, (h) => { h.crit = ['exp']; h.exp = 1; }), ec.privateKey],
-    ['zip', withHeader(good, (h) => { h.zip = 'DEF'; }), ec.privateKey],
-    ['wrapped key cut short', (() => { const p = good.split('.'); p[1] = p[1]!.slice(0, 20); return p.join('.'); })(), ec.privateKey],
+    [
+      'epk missing',
+      withHeader(good, (h) => {
+        delete h.epk;
+      }),
+      ec.privateKey,
+    ],
+    [
+      'epk with a private member',
+      withHeader(good, (h) => {
+        h.epk = { ...(h.epk as object), d: 'AAAA' };
+      }),
+      ec.privateKey,
+    ],
+    [
+      'crit',
+      withHeader(good, (h) => {
+        h.crit = ['exp'];
+        h.exp = 1;
+      }),
+      ec.privateKey,
+    ],
+    [
+      'zip',
+      withHeader(good, (h) => {
+        h.zip = 'DEF';
+      }),
+      ec.privateKey,
+    ],
+    [
+      'wrapped key cut short',
+      (() => {
+        const p = good.split('.');
+        p[1] = p[1]!.slice(0, 20);
+        return p.join('.');
+      })(),
+      ec.privateKey,
+    ],
     ['rsa token, ec key', goodRsa, ec.privateKey],
   ];
 }
@@ -78,7 +127,10 @@ function createPrivateRsa(): KeyObject {
 
 async function jose(token: string, key: KeyObject): Promise<string | 'refused'> {
   try {
-    const { plaintext } = await compactDecrypt(token, key, { keyManagementAlgorithms: ['ECDH-ES+A256KW', 'RSA-OAEP-256'], contentEncryptionAlgorithms: ['A256GCM'] });
+    const { plaintext } = await compactDecrypt(token, key, {
+      keyManagementAlgorithms: ['ECDH-ES+A256KW', 'RSA-OAEP-256'],
+      contentEncryptionAlgorithms: ['A256GCM'],
+    });
     return new TextDecoder().decode(plaintext);
   } catch {
     return 'refused';
@@ -117,15 +169,24 @@ const ALL_ENCS = ['A128GCM', 'A192GCM', 'A256GCM', 'A128CBC-HS256', 'A192CBC-HS3
 
 async function joseAll(token: string, key: KeyObject): Promise<string | 'refused'> {
   try {
-    const { plaintext } = await compactDecrypt(token, key, { keyManagementAlgorithms: ALL_ALGS, contentEncryptionAlgorithms: ALL_ENCS });
+    const { plaintext } = await compactDecrypt(token, key, {
+      keyManagementAlgorithms: ALL_ALGS,
+      contentEncryptionAlgorithms: ALL_ENCS,
+    });
     return new TextDecoder().decode(plaintext);
   } catch {
     return 'refused';
   }
 }
 
-async function pairCorpus(alg: string, enc: string, pair: { publicKey: KeyObject; privateKey: KeyObject }): Promise<[string, string, KeyObject][]> {
-  const good = await new CompactEncrypt(new TextEncoder().encode(payload)).setProtectedHeader({ alg, enc }).encrypt(pair.publicKey);
+async function pairCorpus(
+  alg: string,
+  enc: string,
+  pair: { publicKey: KeyObject; privateKey: KeyObject },
+): Promise<[string, string, KeyObject][]> {
+  const good = await new CompactEncrypt(new TextEncoder().encode(payload))
+    .setProtectedHeader({ alg, enc })
+    .encrypt(pair.publicKey);
   const parts = good.split('.');
   const withPart = (i: number, value: string) => parts.map((p, j) => (j === i ? value : p)).join('.');
   const cases: [string, string, KeyObject][] = [
@@ -133,21 +194,57 @@ async function pairCorpus(alg: string, enc: string, pair: { publicKey: KeyObject
     ['tampered iv', flip(good, 2), pair.privateKey],
     ['tampered ciphertext', flip(good, 3), pair.privateKey],
     ['tampered tag', flip(good, 4), pair.privateKey],
-    ['tag cut by one byte', withPart(4, Buffer.from(parts[4]!, 'base64url').subarray(1).toString('base64url')), pair.privateKey],
-    ['header changed (aad)', withHeader(good, (h) => { h.kid = 'x'; }), pair.privateKey],
-    ['enc relabelled', withHeader(good, (h) => { h.enc = enc === 'A256GCM' ? 'A128GCM' : 'A256GCM'; }), pair.privateKey],
+    [
+      'tag cut by one byte',
+      withPart(4, Buffer.from(parts[4]!, 'base64url').subarray(1).toString('base64url')),
+      pair.privateKey,
+    ],
+    [
+      'header changed (aad)',
+      withHeader(good, (h) => {
+        h.kid = 'x';
+      }),
+      pair.privateKey,
+    ],
+    [
+      'enc relabelled',
+      withHeader(good, (h) => {
+        h.enc = enc === 'A256GCM' ? 'A128GCM' : 'A256GCM';
+      }),
+      pair.privateKey,
+    ],
   ];
   if (alg.startsWith('ECDH-ES')) {
     const other = generateKeyPairSync('ec', { namedCurve: pair.privateKey.asymmetricKeyDetails!.namedCurve! });
     cases.push(['another key on the curve', good, other.privateKey]);
-    cases.push(['apu changed', withHeader(good, (h) => { h.apu = 'QWxpY2U'; }), pair.privateKey]);
+    cases.push([
+      'apu changed',
+      withHeader(good, (h) => {
+        h.apu = 'QWxpY2U';
+      }),
+      pair.privateKey,
+    ]);
     if (alg === 'ECDH-ES') {
-      cases.push(['an encrypted key where none belongs', withPart(1, Buffer.alloc(40, 1).toString('base64url')), pair.privateKey]);
+      cases.push([
+        'an encrypted key where none belongs',
+        withPart(1, Buffer.alloc(40, 1).toString('base64url')),
+        pair.privateKey,
+      ]);
     } else {
       cases.push(['tampered wrapped key', flip(good, 1), pair.privateKey]);
-      cases.push(['wrapped key cut by 8 bytes', withPart(1, Buffer.from(parts[1]!, 'base64url').subarray(8).toString('base64url')), pair.privateKey]);
+      cases.push([
+        'wrapped key cut by 8 bytes',
+        withPart(1, Buffer.from(parts[1]!, 'base64url').subarray(8).toString('base64url')),
+        pair.privateKey,
+      ]);
       cases.push(['no wrapped key', withPart(1, ''), pair.privateKey]);
-      cases.push(['relabelled as ECDH-ES', withHeader(good, (h) => { h.alg = 'ECDH-ES'; }), pair.privateKey]);
+      cases.push([
+        'relabelled as ECDH-ES',
+        withHeader(good, (h) => {
+          h.alg = 'ECDH-ES';
+        }),
+        pair.privateKey,
+      ]);
     }
   } else {
     cases.push(['tampered encrypted key', flip(good, 1), pair.privateKey]);
@@ -174,10 +271,16 @@ describe('encrypted ID tokens, every accepted pair: node:crypto against jose 6',
 });
 
 describe('what an encrypted ID token holds (the CVE-2026-29000 class)', () => {
-  const claims = Buffer.from(JSON.stringify({ iss: 'https://id.example/v2', sub: 'x', aud: 'c', exp: 2e9, iat: 1e9 })).toString('base64url');
+  const claims = Buffer.from(
+    JSON.stringify({ iss: 'https://id.example/v2', sub: 'x', aud: 'c', exp: 2e9, iat: 1e9 }),
+  ).toString('base64url');
   const inner: [string, string, string][] = [
     ['an unsigned JWT (alg none)', `${seg({ alg: 'none' })}.${claims}.`, 'id_token_malformed'],
-    ['an unsigned JWT (alg none) with a signature part', `${seg({ alg: 'none' })}.${claims}.c2ln`, 'id_token_alg_not_allowed'],
+    [
+      'an unsigned JWT (alg none) with a signature part',
+      `${seg({ alg: 'none' })}.${claims}.c2ln`,
+      'id_token_alg_not_allowed',
+    ],
     ['an HMAC-signed JWT (HS256)', `${seg({ alg: 'HS256' })}.${claims}.c2lnbmF0dXJl`, 'id_token_alg_not_allowed'],
     ['an HMAC-signed JWT (HS512)', `${seg({ alg: 'HS512' })}.${claims}.c2lnbmF0dXJl`, 'id_token_alg_not_allowed'],
     ['a bare JSON claims object', Buffer.from(JSON.stringify({ sub: 'x' })).toString(), 'id_token_malformed'],
@@ -185,14 +288,18 @@ describe('what an encrypted ID token holds (the CVE-2026-29000 class)', () => {
   ];
 
   it.each(inner)('refuses a JWE around %s, though it decrypts', async (_name, plaintext, code) => {
-    const jwe = await new CompactEncrypt(new TextEncoder().encode(plaintext)).setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM' }).encrypt(ec.publicKey);
+    const jwe = await new CompactEncrypt(new TextEncoder().encode(plaintext))
+      .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM' })
+      .encrypt(ec.publicKey);
     // jose decrypts it (it is a valid JWE); what is inside is what makes it a forgery
     expect(await joseAll(jwe, ec.privateKey)).toBe(plaintext);
     await expect(decryptIdToken(jwe, importIdTokenDecryptionKeys(ec.privateKey, 'k'))).rejects.toMatchObject({ code });
   });
 
   it('returns a JWE around a signed JWT (the control)', async () => {
-    const jwe = await new CompactEncrypt(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256CBC-HS512' }).encrypt(ec.publicKey);
+    const jwe = await new CompactEncrypt(new TextEncoder().encode(payload))
+      .setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256CBC-HS512' })
+      .encrypt(ec.publicKey);
     expect(await decryptIdToken(jwe, importIdTokenDecryptionKeys(ec.privateKey, 'k'))).toBe(payload);
   });
 });

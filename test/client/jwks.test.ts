@@ -218,7 +218,9 @@ describe('JWKS failures', () => {
     await login(client, stub);
     await stub.rotate(undefined);
     stub.header = { kid: undefined };
-    await expect(client.callback({ code: 'c', nonce: null, codeVerifier: generatePkcePair().codeVerifier })).rejects.toMatchObject({
+    await expect(
+      client.callback({ code: 'c', nonce: null, codeVerifier: generatePkcePair().codeVerifier }),
+    ).rejects.toMatchObject({
       code: 'id_token_signature_invalid',
     });
     expect(stub.jwksFetches).toBe(1);

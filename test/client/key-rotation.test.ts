@@ -18,17 +18,25 @@ import { startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js'
 
 const oldKey = testKeyPair('rp');
 const newKey = testKeyPair('rp-next');
-const newJwk: RsaPrivateJwk = { ...(createPrivateKey(newKey.privateKeyPem).export({ format: 'jwk' }) as RsaPrivateJwk), kid: 'rp-2027' };
+const newJwk: RsaPrivateJwk = {
+  ...(createPrivateKey(newKey.privateKeyPem).export({ format: 'jwk' }) as RsaPrivateJwk),
+  kid: 'rp-2027',
+};
 const pub = (pair: typeof oldKey) => createPublicKey(pair.publicKeyPem);
 
 /** A userinfo payload as the service builds it, the block key encrypted to `to`, with `kid` in its header. */
-async function payload(to: typeof oldKey, kid: string | undefined): Promise<{ key: string; data: Record<string, string> }> {
+async function payload(
+  to: typeof oldKey,
+  kid: string | undefined,
+): Promise<{ key: string; data: Record<string, string> }> {
   const block = await generateSecret('A128GCM', { extractable: true });
   const enc = new TextEncoder();
   const key = await new CompactEncrypt(enc.encode(JSON.stringify(await exportJWK(block))))
     .setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM', ...(kid === undefined ? {} : { kid }) })
     .encrypt(pub(to));
-  const name = await new CompactEncrypt(enc.encode('TAN AH KOW')).setProtectedHeader({ alg: 'dir', enc: 'A128GCM' }).encrypt(block);
+  const name = await new CompactEncrypt(enc.encode('TAN AH KOW'))
+    .setProtectedHeader({ alg: 'dir', enc: 'A128GCM' })
+    .encrypt(block);
   return { key, data: { 'profile.name': name } };
 }
 
@@ -66,7 +74,9 @@ describe('privateKey as a list', () => {
 
   it('refuses an empty list or an unusable entry, naming its index and never echoing it', () => {
     const base = { clientId: 'c', clientSecret: 's', hostname: 'https://id.example' };
-    expect(() => new IdClient({ ...base, privateKey: [] })).toThrow(/privateKey must be a PEM string or JWK, or a non-empty array/);
+    expect(() => new IdClient({ ...base, privateKey: [] })).toThrow(
+      /privateKey must be a PEM string or JWK, or a non-empty array/,
+    );
     const broken = oldKey.privateKeyPem.replace('MII', 'XXX');
     let message = '';
     try {
@@ -77,15 +87,24 @@ describe('privateKey as a list', () => {
     expect(message).toMatch(/IdClient: privateKey\[1\]/);
     expect(message).not.toContain('XXX');
     const { d: _d, ...publicOnly } = newJwk;
-    expect(() => new IdClient({ ...base, privateKey: [publicOnly as RsaPrivateJwk] })).toThrow(/privateKey\[0\] must be an RSA private JWK/);
+    expect(() => new IdClient({ ...base, privateKey: [publicOnly as RsaPrivateJwk] })).toThrow(
+      /privateKey\[0\] must be an RSA private JWK/,
+    );
   });
 });
 
 describe('NdIdStrategy with several keys', () => {
   it('accepts a key list (PEM and JWK) and hands it to the client it builds; an empty list is refused', () => {
-    const fields = { hostname: 'https://id.example', clientId: 'c', clientSecret: 's', callbackURL: 'https://rp.example/cb' };
+    const fields = {
+      hostname: 'https://id.example',
+      clientId: 'c',
+      clientSecret: 's',
+      callbackURL: 'https://rp.example/cb',
+    };
     expect(() => new NdIdStrategy({ ...fields, privateKey: [oldKey.privateKeyPem, newJwk] })).not.toThrow();
-    expect(() => new NdIdStrategy({ ...fields, privateKey: [] })).toThrow(/privateKey must be a PEM string or JWK, or a non-empty array/);
+    expect(() => new NdIdStrategy({ ...fields, privateKey: [] })).toThrow(
+      /privateKey must be a PEM string or JWK, or a non-empty array/,
+    );
   });
 });
 

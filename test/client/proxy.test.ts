@@ -46,10 +46,27 @@ const listen = (server: net.Server): Promise<number> =>
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'nd-id-proxy-'));
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
   ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
   service = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert: ca }, (req, res) => {
     seen.push({ path: (req.url ?? '').split('?')[0]!, viaProxy: tunnelPorts.has(req.socket.remotePort ?? -1) });
@@ -135,7 +152,12 @@ async function twoLogins(client: IdClient): Promise<Seen[]> {
 
 function expectAllThroughProxy(calls: Seen[]): void {
   expect(new Set(calls.map((c) => c.path))).toEqual(
-    new Set(['/v2/.well-known/openid-configuration', '/v2/oauth/token', '/v2/.well-known/jwks.json', '/v2/oauth/userinfo']),
+    new Set([
+      '/v2/.well-known/openid-configuration',
+      '/v2/oauth/token',
+      '/v2/.well-known/jwks.json',
+      '/v2/oauth/userinfo',
+    ]),
   );
   expect(calls.filter((c) => !c.viaProxy)).toEqual([]);
 }
@@ -184,7 +206,9 @@ describe('IdClient behind a CONNECT proxy', () => {
   });
 
   it('refuses an HTTPS_PROXY that is not an http:// URL, saying so', () => {
-    expect(() => proxyAgentFromEnv({ env: { HTTPS_PROXY: 'socks5://127.0.0.1:1080' } })).toThrow(/HTTPS_PROXY must be an http:\/\/ proxy URL/);
+    expect(() => proxyAgentFromEnv({ env: { HTTPS_PROXY: 'socks5://127.0.0.1:1080' } })).toThrow(
+      /HTTPS_PROXY must be an http:\/\/ proxy URL/,
+    );
     expect(() => proxyAgentFromEnv({ env: { HTTPS_PROXY: 'not a url' } })).toThrow(TypeError);
   });
 

@@ -5,11 +5,23 @@
  * and as an attribute JWE, and shows they accept and refuse the same JWEs, with the same plaintext.
  * Where ours is stricter by design, the case says so and expects exactly that.
  */
-import { constants, createCipheriv, generateKeyPairSync, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createCipheriv,
+  generateKeyPairSync,
+  publicEncrypt,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import { compactDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { ATTRIBUTE_ALGORITHMS, CONTENT_ENCRYPTIONS, decryptUserinfo, KEY_WRAP_ALGORITHMS } from '../../src/client/userinfo-crypto.js';
+import {
+  ATTRIBUTE_ALGORITHMS,
+  CONTENT_ENCRYPTIONS,
+  decryptUserinfo,
+  KEY_WRAP_ALGORITHMS,
+} from '../../src/client/userinfo-crypto.js';
 import type { DecryptionKey } from '../../src/keys.js';
 
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -45,7 +57,11 @@ function seal(s: Seal): string {
   let encryptedKey = Buffer.alloc(0);
   if (s.wrapWith !== undefined) {
     encryptedKey = publicEncrypt(
-      { key: s.wrapWith, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: header.alg === 'RSA-OAEP' ? 'sha1' : 'sha256' },
+      {
+        key: s.wrapWith,
+        padding: constants.RSA_PKCS1_OAEP_PADDING,
+        oaepHash: header.alg === 'RSA-OAEP' ? 'sha1' : 'sha256',
+      },
       cek,
     );
   }
@@ -63,7 +79,8 @@ function nonCanonical(segment: string): string {
   const last = alphabet.indexOf(segment[segment.length - 1] as string);
   return segment.slice(0, -1) + (alphabet[last ^ 1] as string);
 }
-const at = (i: number, f: (segment: string) => string) => (parts: string[]) => parts.map((p, j) => (j === i ? f(p) : p));
+const at = (i: number, f: (segment: string) => string) => (parts: string[]) =>
+  parts.map((p, j) => (j === i ? f(p) : p));
 
 interface Case {
   name: string;
@@ -75,10 +92,14 @@ interface Case {
   stricterByDesign?: string;
 }
 
-const noncanonicalWhy = 'the compact serialization is canonical unpadded base64url (RFC 7516 7.1); jose 6 on Node 20 decodes with atob, which ignores the stray low bits';
-const paddingWhy = 'the compact serialization is unpadded base64url (RFC 7516 2); jose 6 on Node 20 decodes with atob, which takes padding';
-const whitespaceWhy = 'no character outside base64url and the dots; jose 6 on Node 20 decodes with atob, which skips spaces';
-const zipWhy = 'compressed JWEs are refused (spec 4.6 allows no zip; a decompression bomb needs no key); jose 6 inflates DEF';
+const noncanonicalWhy =
+  'the compact serialization is canonical unpadded base64url (RFC 7516 7.1); jose 6 on Node 20 decodes with atob, which ignores the stray low bits';
+const paddingWhy =
+  'the compact serialization is unpadded base64url (RFC 7516 2); jose 6 on Node 20 decodes with atob, which takes padding';
+const whitespaceWhy =
+  'no character outside base64url and the dots; jose 6 on Node 20 decodes with atob, which skips spaces';
+const zipWhy =
+  'compressed JWEs are refused (spec 4.6 allows no zip; a decompression bomb needs no key); jose 6 inflates DEF';
 
 /** Cases common to both roles; `alg` is the role's algorithm. */
 function corpus(alg: string): Case[] {
@@ -86,7 +107,10 @@ function corpus(alg: string): Case[] {
   return [
     { name: 'a valid JWE (A256GCM)', seal: { header: h } },
     { name: 'a valid JWE with an unknown extra header', seal: { header: { ...h, kid: 'x', 'urn:x': 1 } } },
-    { name: 'a valid JWE with an empty plaintext (empty ciphertext part)', seal: { header: h, plaintext: Buffer.alloc(0) } },
+    {
+      name: 'a valid JWE with an empty plaintext (empty ciphertext part)',
+      seal: { header: h, plaintext: Buffer.alloc(0) },
+    },
     { name: 'a tag truncated to 12 bytes', seal: { header: h, tag: (t) => t.subarray(0, 12) } },
     { name: 'a tag truncated to 15 bytes', seal: { header: h, tag: (t) => t.subarray(0, 15) } },
     { name: 'a tag one byte long (17 bytes)', seal: { header: h, tag: (t) => Buffer.concat([t, Buffer.from([0])]) } },
@@ -95,13 +119,36 @@ function corpus(alg: string): Case[] {
     { name: 'a 16-byte IV', seal: { header: h, iv: randomBytes(16) } },
     { name: 'an 8-byte IV', seal: { header: h, iv: randomBytes(8) } },
     { name: 'an empty IV', seal: { header: h, change: at(2, () => '') } },
-    { name: 'a flipped ciphertext bit', seal: { header: h, change: at(3, (s) => b64(Buffer.from(Buffer.from(s, 'base64url').map((b, i) => (i === 0 ? b ^ 1 : b))))) } },
-    { name: 'a header changed after sealing (AAD)', seal: { header: h, change: at(0, () => b64(JSON.stringify({ ...h, kid: 'y' }))) } },
-    { name: 'an IV segment with its last character changed (12 bytes leave no stray bits)', seal: { header: h, change: at(2, nonCanonical) } },
-    { name: 'a non-canonical tag segment', seal: { header: h, change: at(4, nonCanonical) }, stricterByDesign: noncanonicalWhy },
+    {
+      name: 'a flipped ciphertext bit',
+      seal: {
+        header: h,
+        change: at(3, (s) => b64(Buffer.from(Buffer.from(s, 'base64url').map((b, i) => (i === 0 ? b ^ 1 : b))))),
+      },
+    },
+    {
+      name: 'a header changed after sealing (AAD)',
+      seal: { header: h, change: at(0, () => b64(JSON.stringify({ ...h, kid: 'y' }))) },
+    },
+    {
+      name: 'an IV segment with its last character changed (12 bytes leave no stray bits)',
+      seal: { header: h, change: at(2, nonCanonical) },
+    },
+    {
+      name: 'a non-canonical tag segment',
+      seal: { header: h, change: at(4, nonCanonical) },
+      stricterByDesign: noncanonicalWhy,
+    },
     { name: 'a padded tag segment', seal: { header: h, change: at(4, (s) => `${s}==`) }, stricterByDesign: paddingWhy },
-    { name: 'a space inside the IV segment', seal: { header: h, change: at(2, (s) => `${s.slice(0, 4)} ${s.slice(4)}`) }, stricterByDesign: whitespaceWhy },
-    { name: "a standard-base64 '+' in the ciphertext segment", seal: { header: h, change: at(3, (s) => `${s.slice(0, 4)}+${s.slice(5)}`) } },
+    {
+      name: 'a space inside the IV segment',
+      seal: { header: h, change: at(2, (s) => `${s.slice(0, 4)} ${s.slice(4)}`) },
+      stricterByDesign: whitespaceWhy,
+    },
+    {
+      name: "a standard-base64 '+' in the ciphertext segment",
+      seal: { header: h, change: at(3, (s) => `${s.slice(0, 4)}+${s.slice(5)}`) },
+    },
     { name: "a standard-base64 '/' in the tag segment", seal: { header: h, change: at(4, (s) => `/${s.slice(1)}`) } },
     { name: 'a header segment that is not an object', seal: { header: b64('["x"]') } },
     { name: 'a header segment that is not JSON', seal: { header: b64('{alg:dir}') } },
@@ -109,7 +156,11 @@ function corpus(alg: string): Case[] {
     { name: 'four parts', seal: { header: h, change: (p) => p.slice(0, 4) } },
     { name: 'six parts', seal: { header: h, change: (p) => [...p, 'x'] } },
     { name: 'all parts empty', seal: { header: h, change: () => ['', '', '', '', ''] } },
-    { name: 'zip DEF with a deflated plaintext', seal: { header: { ...h, zip: 'DEF' }, plaintext: deflateRawSync(Buffer.from('x')) }, stricterByDesign: zipWhy },
+    {
+      name: 'zip DEF with a deflated plaintext',
+      seal: { header: { ...h, zip: 'DEF' }, plaintext: deflateRawSync(Buffer.from('x')) },
+      stricterByDesign: zipWhy,
+    },
     { name: 'zip with an unknown method', seal: { header: { ...h, zip: 'GZ' } } },
     { name: 'crit naming an unknown extension', seal: { header: { ...h, crit: ['urn:x'], 'urn:x': 1 } } },
     { name: 'crit naming a registered header (exp)', seal: { header: { ...h, crit: ['exp'], exp: 1 } } },
@@ -130,28 +181,69 @@ const BLOCK_CASES: Case[] = [
   { name: 'RSA-OAEP (SHA-1), valid', seal: { header: { alg: 'RSA-OAEP', enc: 'A256GCM' } } },
   { name: 'A128GCM, valid', seal: { header: { alg: 'RSA-OAEP-256', enc: 'A128GCM' } } },
   { name: 'A192GCM, valid', seal: { header: { alg: 'RSA-OAEP-256', enc: 'A192GCM' } } },
-  { name: 'a 16-byte CEK for A256GCM', seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, cek: randomBytes(16) } },
-  { name: 'a 32-byte CEK for A128GCM', seal: { header: { alg: 'RSA-OAEP-256', enc: 'A128GCM' }, cek: randomBytes(32) } },
-  { name: 'an empty encrypted key', seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, change: at(1, () => '') } },
-  { name: 'a truncated encrypted key', seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, change: at(1, (s) => s.slice(0, 100)) } },
-  { name: 'RSA-OAEP-256 labelled RSA-OAEP', seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, change: at(0, () => b64(JSON.stringify({ alg: 'RSA-OAEP', enc: 'A256GCM' }))) } },
-  { name: 'a 1024-bit RSA key', seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, wrapWith: weak.publicKey }, key: weak.privateKey },
+  {
+    name: 'a 16-byte CEK for A256GCM',
+    seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, cek: randomBytes(16) },
+  },
+  {
+    name: 'a 32-byte CEK for A128GCM',
+    seal: { header: { alg: 'RSA-OAEP-256', enc: 'A128GCM' }, cek: randomBytes(32) },
+  },
+  {
+    name: 'an empty encrypted key',
+    seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, change: at(1, () => '') },
+  },
+  {
+    name: 'a truncated encrypted key',
+    seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, change: at(1, (s) => s.slice(0, 100)) },
+  },
+  {
+    name: 'RSA-OAEP-256 labelled RSA-OAEP',
+    seal: {
+      header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' },
+      change: at(0, () => b64(JSON.stringify({ alg: 'RSA-OAEP', enc: 'A256GCM' }))),
+    },
+  },
+  {
+    name: 'a 1024-bit RSA key',
+    seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, wrapWith: weak.publicKey },
+    key: weak.privateKey,
+  },
   { name: 'alg dir for the block key', seal: { header: { alg: 'dir', enc: 'A256GCM' }, cek: BLOCK_KEY } },
 ];
 
 /** Attribute cases: dir with the block key. */
 const ATTRIBUTE_CASES: Case[] = [
   ...corpus('dir'),
-  { name: 'dir A128GCM with a 32-byte block key', seal: { header: { alg: 'dir', enc: 'A128GCM' }, cek: randomBytes(16) } },
-  { name: 'dir with an encrypted key part', seal: { header: { alg: 'dir', enc: 'A256GCM' }, change: at(1, () => b64(randomBytes(40))) } },
+  {
+    name: 'dir A128GCM with a 32-byte block key',
+    seal: { header: { alg: 'dir', enc: 'A128GCM' }, cek: randomBytes(16) },
+  },
+  {
+    name: 'dir with an encrypted key part',
+    seal: { header: { alg: 'dir', enc: 'A256GCM' }, change: at(1, () => b64(randomBytes(40))) },
+  },
   { name: 'dir sealed with another key', seal: { header: { alg: 'dir', enc: 'A256GCM' }, cek: randomBytes(32) } },
-  { name: 'RSA-OAEP-256 for an attribute', seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, wrapWith: rsa.publicKey } },
+  {
+    name: 'RSA-OAEP-256 for an attribute',
+    seal: { header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, wrapWith: rsa.publicKey },
+  },
 ];
 
 const PLAINTEXT = Buffer.from('Ada Lovelace, née Byron');
-const keyOptions = { keyManagementAlgorithms: [...KEY_WRAP_ALGORITHMS], contentEncryptionAlgorithms: [...CONTENT_ENCRYPTIONS] };
-const attributeOptions = { keyManagementAlgorithms: [...ATTRIBUTE_ALGORITHMS], contentEncryptionAlgorithms: [...CONTENT_ENCRYPTIONS] };
-const validBlockJwe = seal({ header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, plaintext: BLOCK_JWK, wrapWith: rsa.publicKey });
+const keyOptions = {
+  keyManagementAlgorithms: [...KEY_WRAP_ALGORITHMS],
+  contentEncryptionAlgorithms: [...CONTENT_ENCRYPTIONS],
+};
+const attributeOptions = {
+  keyManagementAlgorithms: [...ATTRIBUTE_ALGORITHMS],
+  contentEncryptionAlgorithms: [...CONTENT_ENCRYPTIONS],
+};
+const validBlockJwe = seal({
+  header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' },
+  plaintext: BLOCK_JWK,
+  wrapWith: rsa.publicKey,
+});
 
 type Decision = { accepted: true; plaintext: string } | { accepted: false };
 
@@ -199,7 +291,9 @@ describe('userinfo JWE decryption: node:crypto path versus jose 6', () => {
 
   it.each(ATTRIBUTE_CASES.map((c) => [c.name, c] as const))('attribute JWE, %s: same decision', async (_name, c) => {
     const jwe = attributeJwe(c);
-    const jose = await decide(async () => (await compactDecrypt(jwe, new Uint8Array(BLOCK_KEY), attributeOptions)).plaintext);
+    const jose = await decide(
+      async () => (await compactDecrypt(jwe, new Uint8Array(BLOCK_KEY), attributeOptions)).plaintext,
+    );
     const ours = await decide(async () => {
       const { name } = await decryptUserinfo(asKey(rsa.privateKey), validBlockJwe, { name: jwe });
       return Buffer.from(name ?? '', 'utf8');
@@ -209,14 +303,22 @@ describe('userinfo JWE decryption: node:crypto path versus jose 6', () => {
 
   it('accepts the valid JWEs on both paths (the corpus is not refused wholesale)', async () => {
     const good = attributeJwe({ name: 'good', seal: { header: { alg: 'dir', enc: 'A256GCM' } } });
-    expect((await compactDecrypt(good, new Uint8Array(BLOCK_KEY), attributeOptions)).plaintext).toEqual(new Uint8Array(PLAINTEXT));
-    expect(await decryptUserinfo(asKey(rsa.privateKey), validBlockJwe, { name: good })).toEqual({ name: PLAINTEXT.toString('utf8') });
+    expect((await compactDecrypt(good, new Uint8Array(BLOCK_KEY), attributeOptions)).plaintext).toEqual(
+      new Uint8Array(PLAINTEXT),
+    );
+    expect(await decryptUserinfo(asKey(rsa.privateKey), validBlockJwe, { name: good })).toEqual({
+      name: PLAINTEXT.toString('utf8'),
+    });
   });
 
   it('decrypts an allowlisted pair the service does not use (A256KW, A256CBC-HS512)', async () => {
     const { CompactEncrypt } = await import('jose');
-    const kw = await new CompactEncrypt(new Uint8Array(PLAINTEXT)).setProtectedHeader({ alg: 'A256KW', enc: 'A256CBC-HS512' }).encrypt(new Uint8Array(BLOCK_KEY));
-    expect(await decryptUserinfo(asKey(rsa.privateKey), validBlockJwe, { name: kw })).toEqual({ name: PLAINTEXT.toString('utf8') });
+    const kw = await new CompactEncrypt(new Uint8Array(PLAINTEXT))
+      .setProtectedHeader({ alg: 'A256KW', enc: 'A256CBC-HS512' })
+      .encrypt(new Uint8Array(BLOCK_KEY));
+    expect(await decryptUserinfo(asKey(rsa.privateKey), validBlockJwe, { name: kw })).toEqual({
+      name: PLAINTEXT.toString('utf8'),
+    });
   });
 });
 
@@ -226,12 +328,28 @@ describe('userinfo JWE decryption: node:crypto path versus jose 6', () => {
  * contents, for attributes and for the block key. Per pair: the valid JWE and its hostile
  * variants, jose 6 (same allowlists) against ours.
  */
-const KW_BYTES: Record<string, number> = { A128KW: 16, A192KW: 24, A256KW: 32, A128GCMKW: 16, A192GCMKW: 24, A256GCMKW: 32 };
-const CEK_BYTES: Record<string, number> = { A128GCM: 16, A192GCM: 24, A256GCM: 32, 'A128CBC-HS256': 32, 'A192CBC-HS384': 48, 'A256CBC-HS512': 64 };
+const KW_BYTES: Record<string, number> = {
+  A128KW: 16,
+  A192KW: 24,
+  A256KW: 32,
+  A128GCMKW: 16,
+  A192GCMKW: 24,
+  A256GCMKW: 32,
+};
+const CEK_BYTES: Record<string, number> = {
+  A128GCM: 16,
+  A192GCM: 24,
+  A256GCM: 32,
+  'A128CBC-HS256': 32,
+  'A192CBC-HS384': 48,
+  'A256CBC-HS512': 64,
+};
 
 function flipAt(index: number, byte = 0) {
   return (parts: string[]) =>
-    parts.map((p, j) => (j === index ? b64(Buffer.from(Buffer.from(p, 'base64url').map((b, i) => (i === byte ? b ^ 1 : b)))) : p));
+    parts.map((p, j) =>
+      j === index ? b64(Buffer.from(Buffer.from(p, 'base64url').map((b, i) => (i === byte ? b ^ 1 : b)))) : p,
+    );
 }
 function editHeader(jwe: string, edit: (h: Record<string, unknown>) => void): string {
   const parts = jwe.split('.');
@@ -249,7 +367,13 @@ interface Variant {
   stricterByDesign?: string;
 }
 
-async function variants(alg: string, enc: string, key: Buffer, plaintext: Uint8Array, encryptTo: Uint8Array | KeyObject): Promise<Variant[]> {
+async function variants(
+  alg: string,
+  enc: string,
+  key: Buffer,
+  plaintext: Uint8Array,
+  encryptTo: Uint8Array | KeyObject,
+): Promise<Variant[]> {
   const { CompactEncrypt } = await import('jose');
   const good = await new CompactEncrypt(plaintext).setProtectedHeader({ alg, enc }).encrypt(encryptTo);
   const change = (f: (parts: string[]) => string[]) => f(good.split('.')).join('.');
@@ -260,17 +384,39 @@ async function variants(alg: string, enc: string, key: Buffer, plaintext: Uint8A
     { name: 'a flipped first ciphertext bit', jwe: change(flipAt(3)) },
     { name: 'a flipped last tag bit', jwe: change(flipAt(4, cbc ? CEK_BYTES[enc]! / 2 - 1 : 15)) },
     { name: 'a tag cut by one byte', jwe: change(at(4, (s) => b64(Buffer.from(s, 'base64url').subarray(1)))) },
-    { name: 'a tag with a byte more', jwe: change(at(4, (s) => b64(Buffer.concat([Buffer.from(s, 'base64url'), Buffer.from([0])])))) },
+    {
+      name: 'a tag with a byte more',
+      jwe: change(at(4, (s) => b64(Buffer.concat([Buffer.from(s, 'base64url'), Buffer.from([0])])))),
+    },
     { name: 'an empty tag', jwe: change(at(4, () => '')) },
-    { name: 'a header changed after sealing (AAD)', jwe: editHeader(good, (h) => { h.kid = 'y'; }) },
-    { name: 'enc relabelled to another size', jwe: editHeader(good, (h) => { h.enc = enc === 'A128GCM' ? 'A256GCM' : 'A128GCM'; }) },
+    {
+      name: 'a header changed after sealing (AAD)',
+      jwe: editHeader(good, (h) => {
+        h.kid = 'y';
+      }),
+    },
+    {
+      name: 'enc relabelled to another size',
+      jwe: editHeader(good, (h) => {
+        h.enc = enc === 'A128GCM' ? 'A256GCM' : 'A128GCM';
+      }),
+    },
     { name: 'a 12-byte IV for CBC / a 16-byte IV for GCM', jwe: change(at(2, () => b64(randomBytes(cbc ? 12 : 16)))) },
-    { name: 'crit naming an unknown extension', jwe: editHeader(good, (h) => { h.crit = ['urn:x']; h['urn:x'] = 1; }) },
+    {
+      name: 'crit naming an unknown extension',
+      jwe: editHeader(good, (h) => {
+        h.crit = ['urn:x'];
+        h['urn:x'] = 1;
+      }),
+    },
   ];
   if (alg !== 'dir' && !alg.startsWith('RSA')) {
     out.push(
       { name: 'a flipped encrypted-key bit', jwe: change(flipAt(1, 3)) },
-      { name: 'an encrypted key cut by 8 bytes', jwe: change(at(1, (s) => b64(Buffer.from(s, 'base64url').subarray(8)))) },
+      {
+        name: 'an encrypted key cut by 8 bytes',
+        jwe: change(at(1, (s) => b64(Buffer.from(s, 'base64url').subarray(8)))),
+      },
       { name: 'an empty encrypted key', jwe: change(at(1, () => '')) },
       { name: 'another key of the same size', jwe: good, key: randomBytes(key.length) },
       { name: 'a key 8 bytes longer', jwe: good, key: Buffer.concat([key, randomBytes(8)]) },
@@ -278,51 +424,86 @@ async function variants(alg: string, enc: string, key: Buffer, plaintext: Uint8A
   }
   if (alg.includes('GCMKW')) {
     out.push(
-      { name: 'the key-wrap tag header flipped', jwe: editHeader(good, (h) => { h.tag = b64(Buffer.from(Buffer.from(String(h.tag), 'base64url').map((b, i) => (i === 0 ? b ^ 1 : b)))); }) },
-      { name: 'the key-wrap iv header missing', jwe: editHeader(good, (h) => { delete h.iv; }) },
-      { name: 'the key-wrap tag header a number', jwe: editHeader(good, (h) => { h.tag = 7; }) },
-      { name: 'the key-wrap iv header 16 bytes', jwe: editHeader(good, (h) => { h.iv = b64(randomBytes(16)); }) },
+      {
+        name: 'the key-wrap tag header flipped',
+        jwe: editHeader(good, (h) => {
+          h.tag = b64(Buffer.from(Buffer.from(String(h.tag), 'base64url').map((b, i) => (i === 0 ? b ^ 1 : b))));
+        }),
+      },
+      {
+        name: 'the key-wrap iv header missing',
+        jwe: editHeader(good, (h) => {
+          delete h.iv;
+        }),
+      },
+      {
+        name: 'the key-wrap tag header a number',
+        jwe: editHeader(good, (h) => {
+          h.tag = 7;
+        }),
+      },
+      {
+        name: 'the key-wrap iv header 16 bytes',
+        jwe: editHeader(good, (h) => {
+          h.iv = b64(randomBytes(16));
+        }),
+      },
     );
   }
   if (alg === 'dir') out.push({ name: 'an encrypted key part', jwe: change(at(1, () => b64(randomBytes(40)))) });
   return out;
 }
 
-const ATTRIBUTE_PAIRS = ATTRIBUTE_ALGORITHMS.flatMap((alg) => CONTENT_ENCRYPTIONS.map((enc) => [alg, enc] as const)).filter(
-  ([alg, enc]) => !(alg === 'dir' && enc.endsWith('GCM')),
-);
+const ATTRIBUTE_PAIRS = ATTRIBUTE_ALGORITHMS.flatMap((alg) =>
+  CONTENT_ENCRYPTIONS.map((enc) => [alg, enc] as const),
+).filter(([alg, enc]) => !(alg === 'dir' && enc.endsWith('GCM')));
 
 describe('userinfo attributes under every other allowlisted pair: node:crypto versus jose 6', () => {
   it.each(ATTRIBUTE_PAIRS)('attribute JWE, %s with %s: same decision on every variant', async (alg, enc) => {
     const keyBytes = randomBytes(alg === 'dir' ? CEK_BYTES[enc]! : KW_BYTES[alg]!);
-    const block = seal({ header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, plaintext: JSON.stringify({ kty: 'oct', k: b64(keyBytes) }), wrapWith: rsa.publicKey });
+    const block = seal({
+      header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' },
+      plaintext: JSON.stringify({ kty: 'oct', k: b64(keyBytes) }),
+      wrapWith: rsa.publicKey,
+    });
     const accepted: string[] = [];
     for (const v of await variants(alg, enc, keyBytes, new Uint8Array(PLAINTEXT), new Uint8Array(keyBytes))) {
       const key = v.key ?? keyBytes;
-      const jose = await decide(async () => (await compactDecrypt(v.jwe, new Uint8Array(key), attributeOptions)).plaintext);
+      const jose = await decide(
+        async () => (await compactDecrypt(v.jwe, new Uint8Array(key), attributeOptions)).plaintext,
+      );
       const blockJwe =
-        key === keyBytes ? block : seal({ header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' }, plaintext: JSON.stringify({ kty: 'oct', k: b64(key) }), wrapWith: rsa.publicKey });
-      const ours = await decide(async () => Buffer.from((await decryptUserinfo(asKey(rsa.privateKey), blockJwe, { name: v.jwe })).name ?? '', 'utf8'));
+        key === keyBytes
+          ? block
+          : seal({
+              header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' },
+              plaintext: JSON.stringify({ kty: 'oct', k: b64(key) }),
+              wrapWith: rsa.publicKey,
+            });
+      const ours = await decide(async () =>
+        Buffer.from((await decryptUserinfo(asKey(rsa.privateKey), blockJwe, { name: v.jwe })).name ?? '', 'utf8'),
+      );
       expect({ variant: v.name, ...ours }).toEqual({ variant: v.name, ...jose });
       if (jose.accepted) accepted.push(v.name);
     }
     expect(accepted).toEqual(['valid']);
   });
 
-  it.each(CONTENT_ENCRYPTIONS.filter((e) => e.includes('CBC')).flatMap((enc) => KEY_WRAP_ALGORITHMS.map((alg) => [alg, enc] as const)))(
-    'block key JWE, %s with %s: same decision on every variant',
-    async (alg, enc) => {
-      const accepted: string[] = [];
-      for (const v of await variants(alg, enc, Buffer.alloc(0), new TextEncoder().encode(BLOCK_JWK), rsa.publicKey)) {
-        const jose = await decide(async () => (await compactDecrypt(v.jwe, rsa.privateKey, keyOptions)).plaintext);
-        const ours = await decide(async () => {
-          await decryptUserinfo(asKey(rsa.privateKey), v.jwe, {});
-          return BLOCK_JWK;
-        });
-        expect({ variant: v.name, ...ours }).toEqual({ variant: v.name, ...jose });
-        if (jose.accepted) accepted.push(v.name);
-      }
-      expect(accepted).toEqual(['valid']);
-    },
-  );
+  it.each(
+    CONTENT_ENCRYPTIONS.filter((e) => e.includes('CBC')).flatMap((enc) =>
+      KEY_WRAP_ALGORITHMS.map((alg) => [alg, enc] as const),
+    ),
+  )('block key JWE, %s with %s: same decision on every variant', async (alg, enc) => {
+    const accepted: string[] = [];
+    for (const v of await variants(alg, enc, Buffer.alloc(0), new TextEncoder().encode(BLOCK_JWK), rsa.publicKey)) {
+      const jose = await decide(async () => (await compactDecrypt(v.jwe, rsa.privateKey, keyOptions)).plaintext);
+      const ours = await decide(async () => {
+        await decryptUserinfo(asKey(rsa.privateKey), v.jwe, {});
+        return BLOCK_JWK;
+      });
+      expect({ variant: v.name, ...ours }).toEqual({ variant: v.name, ...jose });
+      if (jose.accepted) accepted.push(v.name);
+    }
+    expect(accepted).toEqual(['valid']);
+  });
 });

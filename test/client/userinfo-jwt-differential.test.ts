@@ -26,8 +26,12 @@ const ed25519 = generateKeyPairSync('ed25519');
 
 type Signer = (input: Buffer, key: KeyObject) => Buffer;
 const rsSign: Signer = (i, k) => sign('sha256', i, k);
-const psSign: Signer = (i, k) => sign('sha256', i, { key: k, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
-const esSign = (digest: string): Signer => (i, k) => sign(digest, i, { key: k, dsaEncoding: 'ieee-p1363' });
+const psSign: Signer = (i, k) =>
+  sign('sha256', i, { key: k, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+const esSign =
+  (digest: string): Signer =>
+  (i, k) =>
+    sign(digest, i, { key: k, dsaEncoding: 'ieee-p1363' });
 const edSign: Signer = (i, k) => sign(null, i, k);
 
 /** A JWS over exactly these segments. */
@@ -65,7 +69,13 @@ async function joseReads(c: Case): Promise<unknown> {
   } catch {
     return 'userinfo_malformed';
   }
-  if (typeof header !== 'object' || header === null || typeof header.alg !== 'string' || !c.algorithms.includes(header.alg)) return 'userinfo_alg_not_allowed';
+  if (
+    typeof header !== 'object' ||
+    header === null ||
+    typeof header.alg !== 'string' ||
+    !c.algorithms.includes(header.alg)
+  )
+    return 'userinfo_alg_not_allowed';
   if (header.kid !== undefined && typeof header.kid !== 'string') return 'userinfo_malformed';
   let payload: Uint8Array;
   try {
@@ -82,27 +92,51 @@ async function joseReads(c: Case): Promise<unknown> {
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) return 'userinfo_malformed';
   const cl = claims as Record<string, unknown>;
   if (cl.iss !== undefined && cl.iss !== ISSUER) return 'userinfo_malformed';
-  if (cl.aud !== undefined && !(Array.isArray(cl.aud) ? cl.aud : [cl.aud]).includes(CLIENT_ID)) return 'userinfo_malformed';
+  if (cl.aud !== undefined && !(Array.isArray(cl.aud) ? cl.aud : [cl.aud]).includes(CLIENT_ID))
+    return 'userinfo_malformed';
   return cl;
 }
 
 /** Our decision: the claims, or the error code. */
 async function oursReads(c: Case): Promise<unknown> {
   try {
-    return await readUserinfoJwt(c.jws, { issuer: ISSUER, clientId: CLIENT_ID, algorithms: c.algorithms, decryptionKeys: [], keyFor: () => Promise.resolve(c.key) });
+    return await readUserinfoJwt(c.jws, {
+      issuer: ISSUER,
+      clientId: CLIENT_ID,
+      algorithms: c.algorithms,
+      decryptionKeys: [],
+      keyFor: () => Promise.resolve(c.key),
+    });
   } catch (err) {
     if (err instanceof IdError) return err.code;
     throw err;
   }
 }
 
-
 const SETUPS = [
   { alg: 'RS256', ...rsa, how: rsSign, other: rsaOther.publicKey, wrong: { ...ec, how: esSign('sha256') } },
   { alg: 'PS256', ...rsa, how: psSign, other: rsaOther.publicKey, wrong: { ...ec, how: esSign('sha256') } },
-  { alg: 'ES256', ...ec, how: esSign('sha256'), other: generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey, wrong: { ...ec384, how: esSign('sha256') } },
-  { alg: 'ES384', ...ec384, how: esSign('sha384'), other: generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey, wrong: { ...ec, how: esSign('sha384') } },
-  { alg: 'EdDSA', ...ed25519, how: edSign, other: generateKeyPairSync('ed25519').publicKey, wrong: { ...rsa, how: rsSign } },
+  {
+    alg: 'ES256',
+    ...ec,
+    how: esSign('sha256'),
+    other: generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey,
+    wrong: { ...ec384, how: esSign('sha256') },
+  },
+  {
+    alg: 'ES384',
+    ...ec384,
+    how: esSign('sha384'),
+    other: generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey,
+    wrong: { ...ec, how: esSign('sha384') },
+  },
+  {
+    alg: 'EdDSA',
+    ...ed25519,
+    how: edSign,
+    other: generateKeyPairSync('ed25519').publicKey,
+    wrong: { ...rsa, how: rsSign },
+  },
 ] as const;
 
 function corpus(s: (typeof SETUPS)[number]): Case[] {
@@ -117,18 +151,45 @@ function corpus(s: (typeof SETUPS)[number]): Case[] {
   };
   return [
     { name: 'a valid token', jws: good, ...base },
-    { name: 'a valid token, several algorithms allowed', jws: good, ...base, algorithms: ['RS256', 'PS256', 'ES256', 'ES384', 'ES512', 'EdDSA'] },
+    {
+      name: 'a valid token, several algorithms allowed',
+      jws: good,
+      ...base,
+      algorithms: ['RS256', 'PS256', 'ES256', 'ES384', 'ES512', 'EdDSA'],
+    },
     { name: 'an algorithm not allowed', jws: good, ...base, algorithms: [s.alg === 'RS256' ? 'PS256' : 'RS256'] },
     { name: 'alg none, empty signature', jws: `${b64(JSON.stringify({ alg: 'none' }))}.${ps}.`, ...base },
     { name: 'alg HS256', jws: jwt({ alg: 'HS256' }, s.privateKey, s.how), ...base },
     { name: 'another key of the same type', jws: good, ...base, key: s.other },
-    { name: 'signed and verified with a key of another type', jws: jwt(h, s.wrong.privateKey, s.wrong.how), ...base, key: s.wrong.publicKey },
-    { name: 'a 1024-bit RSA key', jws: jwt(h, weak.privateKey, s.alg === 'PS256' ? psSign : rsSign), ...base, key: weak.publicKey },
+    {
+      name: 'signed and verified with a key of another type',
+      jws: jwt(h, s.wrong.privateKey, s.wrong.how),
+      ...base,
+      key: s.wrong.publicKey,
+    },
+    {
+      name: 'a 1024-bit RSA key',
+      jws: jwt(h, weak.privateKey, s.alg === 'PS256' ? psSign : rsSign),
+      ...base,
+      key: weak.publicKey,
+    },
     { name: 'a flipped signature bit', jws: withSignature(good, flip), ...base },
     { name: 'an empty signature', jws: withSignature(good, () => ''), ...base },
-    { name: 'a signature with a byte more', jws: withSignature(good, (sig) => b64(Buffer.concat([Buffer.from(sig, 'base64url'), Buffer.from([0])]))), ...base },
-    { name: 'a truncated signature', jws: withSignature(good, (sig) => b64(Buffer.from(sig, 'base64url').subarray(1))), ...base },
-    { name: 'a payload changed after signing', jws: `${hs}.${b64(JSON.stringify({ ...CLAIMS, sub: 'x' }))}.${good.split('.')[2]}`, ...base },
+    {
+      name: 'a signature with a byte more',
+      jws: withSignature(good, (sig) => b64(Buffer.concat([Buffer.from(sig, 'base64url'), Buffer.from([0])]))),
+      ...base,
+    },
+    {
+      name: 'a truncated signature',
+      jws: withSignature(good, (sig) => b64(Buffer.from(sig, 'base64url').subarray(1))),
+      ...base,
+    },
+    {
+      name: 'a payload changed after signing',
+      jws: `${hs}.${b64(JSON.stringify({ ...CLAIMS, sub: 'x' }))}.${good.split('.')[2]}`,
+      ...base,
+    },
     { name: 'a kid that is not a string', jws: jwt({ alg: s.alg, kid: 1 }, s.privateKey, s.how), ...base },
     { name: 'a header that is not JSON', jws: signed(b64('{alg'), ps, s.privateKey, s.how), ...base },
     { name: 'a payload that is not JSON', jws: signed(hs, b64('not json'), s.privateKey, s.how), ...base },
@@ -137,15 +198,32 @@ function corpus(s: (typeof SETUPS)[number]): Case[] {
     { name: 'another issuer', jws: jwt(h, s.privateKey, s.how, { ...CLAIMS, iss: 'https://other.example' }), ...base },
     { name: 'another audience', jws: jwt(h, s.privateKey, s.how, { ...CLAIMS, aud: ['other'] }), ...base },
     { name: 'no iss and no aud', jws: jwt(h, s.privateKey, s.how, { sub: 'person-1' }), ...base },
-    { name: 'crit naming an unknown extension', jws: jwt({ ...h, crit: ['urn:x'], 'urn:x': 1 }, s.privateKey, s.how), ...base },
+    {
+      name: 'crit naming an unknown extension',
+      jws: jwt({ ...h, crit: ['urn:x'], 'urn:x': 1 }, s.privateKey, s.how),
+      ...base,
+    },
     { name: 'crit b64 with b64 true', jws: jwt({ ...h, crit: ['b64'], b64: true }, s.privateKey, s.how), ...base },
     { name: 'b64 false outside crit', jws: jwt({ ...h, b64: false }, s.privateKey, s.how), ...base },
     { name: 'crit as an empty list', jws: jwt({ ...h, crit: [] }, s.privateKey, s.how), ...base },
     { name: 'crit naming b64 without b64', jws: jwt({ ...h, crit: ['b64'] }, s.privateKey, s.how), ...base },
-    { name: 'crit b64 with an unencoded payload', jws: signed(b64(JSON.stringify({ ...h, crit: ['b64'], b64: false })), JSON.stringify(CLAIMS), s.privateKey, s.how), ...base },
+    {
+      name: 'crit b64 with an unencoded payload',
+      jws: signed(
+        b64(JSON.stringify({ ...h, crit: ['b64'], b64: false })),
+        JSON.stringify(CLAIMS),
+        s.privateKey,
+        s.how,
+      ),
+      ...base,
+    },
     { name: 'four segments', jws: `${good}.x`, ...base },
     { name: 'two segments', jws: `${hs}.${ps}`, ...base },
-    { name: 'a space inside the payload segment', jws: `${hs}.${ps.slice(0, 3)} ${ps.slice(3)}.${good.split('.')[2]}`, ...base },
+    {
+      name: 'a space inside the payload segment',
+      jws: `${hs}.${ps.slice(0, 3)} ${ps.slice(3)}.${good.split('.')[2]}`,
+      ...base,
+    },
     { name: 'a non-canonical signature segment', jws: withSignature(good, nonCanonical), ...base },
   ];
 }

@@ -21,7 +21,9 @@ vi.mock('node:crypto', async (importOriginal) => {
     const isKeyObject = given instanceof original.KeyObject;
     runtime.calls.push(isKeyObject ? 'KeyObject' : typeof given);
     if (runtime.refuseKeyObject && isKeyObject) {
-      throw Object.assign(new TypeError('The "key" argument must be of type string or an instance of Buffer'), { code: 'ERR_INVALID_ARG_TYPE' });
+      throw Object.assign(new TypeError('The "key" argument must be of type string or an instance of Buffer'), {
+        code: 'ERR_INVALID_ARG_TYPE',
+      });
     }
     return original.privateDecrypt(key, buffer);
   };

@@ -13,7 +13,13 @@ import { clientFor, login, startStubProvider, type StubProvider } from './suppor
 let stub: StubProvider;
 let client: IdClient;
 let session: { sub: string; accessToken: string };
-const defaults = () => ({ ...stub.userinfo, sub: undefined, keyHeader: undefined, dataHeader: undefined, recipient: undefined });
+const defaults = () => ({
+  ...stub.userinfo,
+  sub: undefined,
+  keyHeader: undefined,
+  dataHeader: undefined,
+  recipient: undefined,
+});
 let original: StubProvider['userinfo'];
 
 beforeAll(async () => {
@@ -204,7 +210,10 @@ describe('userinfo algorithm families', () => {
   it.each([['RSA-OAEP-256'], ['RSA-OAEP']])('decrypts a block key wrapped with %s', async (keyAlg) => {
     for (const keyEnc of encs) {
       stub.userinfo = { ...defaults(), data: original.data, keyAlg, keyEnc };
-      await expect(client.userinfo(session), `${keyAlg} + ${keyEnc}`).resolves.toEqual({ sub: stub.sub, data: original.data });
+      await expect(client.userinfo(session), `${keyAlg} + ${keyEnc}`).resolves.toEqual({
+        sub: stub.sub,
+        data: original.data,
+      });
     }
   });
 

@@ -40,7 +40,17 @@ async function install(expressMajor: 4 | 5): Promise<void> {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
   // The README tells an Express 4 app to take @types/express@4; the latest @types/node, as a new app would get.
   const types = TYPESCRIPT.map((name) => (name === '@types/express' ? `@types/express@${expressMajor}` : name));
-  const args = ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', tarball, `express@${expressMajor}`, ...RUNTIME, ...types];
+  const args = [
+    'install',
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    '--loglevel=error',
+    tarball,
+    `express@${expressMajor}`,
+    ...RUNTIME,
+    ...types,
+  ];
   await promisify(execFile)('npm', args, { cwd: dir, timeout: 180_000 });
 }
 
@@ -159,10 +169,12 @@ describe('the packed package', () => {
     describe(`in an Express ${major} app`, () => {
       const dir = appDir(major);
 
-      it('installs one Express, the app\'s own, and one @types/express of the app\'s major', () => {
+      it("installs one Express, the app's own, and one @types/express of the app's major", () => {
         expect(copiesOf(dir, 'express')).toEqual(['node_modules/express']);
         expect(copiesOf(dir, '@types/express')).toEqual(['node_modules/@types/express']);
-        expect(JSON.parse(readFileSync(join(dir, 'node_modules/@types/express/package.json'), 'utf8')).version).toMatch(new RegExp(`^${major}\\.`));
+        expect(JSON.parse(readFileSync(join(dir, 'node_modules/@types/express/package.json'), 'utf8')).version).toMatch(
+          new RegExp(`^${major}\\.`),
+        );
         expect(existsSync(join(dir, 'node_modules', 'passport-nd-id', 'node_modules', 'express'))).toBe(false);
         const nested = existsSync(join(dir, 'node_modules', 'passport-nd-id', 'node_modules'))
           ? readdirSync(join(dir, 'node_modules', 'passport-nd-id', 'node_modules'))
@@ -175,11 +187,26 @@ describe('the packed package', () => {
         for (const [name, { files, ...options }] of Object.entries(TSCONFIGS) as Array<[string, { files: string[] }]>) {
           writeFileSync(
             join(dir, `tsconfig.${name}.json`),
-            JSON.stringify({ compilerOptions: { strict: true, skipLibCheck: false, noEmit: true, target: 'es2022', esModuleInterop: true, types: ['node'], ...options }, files }),
+            JSON.stringify({
+              compilerOptions: {
+                strict: true,
+                skipLibCheck: false,
+                noEmit: true,
+                target: 'es2022',
+                esModuleInterop: true,
+                types: ['node'],
+                ...options,
+              },
+              files,
+            }),
           );
           let output = '';
           try {
-            output = run(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', `tsconfig.${name}.json`], dir);
+            output = run(
+              process.execPath,
+              [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', `tsconfig.${name}.json`],
+              dir,
+            );
           } catch (err) {
             output = String((err as { stdout?: string }).stdout ?? err);
           }

@@ -59,9 +59,18 @@ interface Recipe {
 const TSX = { bin: 'tsx', args: () => ['app.ts'], ready: (port: number) => `Listening on http://127.0.0.1:${port}` };
 
 const recipe = (name: string, guide: string, heading: string, kind: string): Recipe => {
-  const app = docSnippets('ts').find((s) => (s.file === guide || (kind === 'run' && s.file === 'README.md')) && s.kind === kind);
+  const app = docSnippets('ts').find(
+    (s) => (s.file === guide || (kind === 'run' && s.file === 'README.md')) && s.kind === kind,
+  );
   if (!app) throw new Error(`${guide} has no snippet marked ${kind}`);
-  return { name, guide, install: installLines(guide, heading), files: { 'app.ts': app.code }, tsconfig: tsconfigOf(guide), start: TSX };
+  return {
+    name,
+    guide,
+    install: installLines(guide, heading),
+    files: { 'app.ts': app.code },
+    tsconfig: tsconfigOf(guide),
+    start: TSX,
+  };
 };
 
 const nextFiles = Object.fromEntries(
@@ -120,7 +129,10 @@ beforeAll(async () => {
       await run('npm', ['init', '-y'], { cwd: kitDir });
       for (const [npm, command, ...rest] of KIT.install) {
         const args = rest.map((word) => (word === 'passport-nd-id' ? tarball : word));
-        await run(npm!, [command!, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...args], { cwd: kitDir, timeout: 480_000 });
+        await run(npm!, [command!, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...args], {
+          cwd: kitDir,
+          timeout: 480_000,
+        });
       }
     } catch (err) {
       kitProblem = String((err as { stderr?: string }).stderr || err);
@@ -135,7 +147,8 @@ beforeAll(async () => {
         await run('npm', ['init', '-y'], { cwd: dir });
         for (const [npm, command, ...rest] of r.install) {
           const args = rest.map((word) => (word === 'passport-nd-id' ? tarball : word));
-          const quiet = command === 'install' ? ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'] : [];
+          const quiet =
+            command === 'install' ? ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'] : [];
           await run(npm!, [command!, ...quiet, ...args], { cwd: dir, timeout: 480_000 });
         }
         if (r.tsconfig !== undefined) writeFileSync(join(dir, 'tsconfig.json'), r.tsconfig);
@@ -171,15 +184,28 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
     expect(Object.keys(r.files).length).toBeGreaterThan(0);
   });
 
-  it.runIf(r.build !== undefined)('builds without the ND_ID_* variables', async () => {
-    const dir = folders.get(r.name)!;
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir, NEXT_TELEMETRY_DISABLED: '1' };
-    const built = await run(join(dir, 'node_modules', '.bin', r.build!.bin), r.build!.args, { cwd: dir, env, timeout: 480_000 }).then(
-      () => 'built',
-      (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`.replace(/^\s+at .*\n?/gm, ''),
-    );
-    expect(built).toBe('built');
-  }, 600_000);
+  it.runIf(r.build !== undefined)(
+    'builds without the ND_ID_* variables',
+    async () => {
+      const dir = folders.get(r.name)!;
+      const env = {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? dir,
+        NEXT_TELEMETRY_DISABLED: '1',
+      };
+      const built = await run(join(dir, 'node_modules', '.bin', r.build!.bin), r.build!.args, {
+        cwd: dir,
+        env,
+        timeout: 480_000,
+      }).then(
+        () => 'built',
+        (err: { stdout?: string; stderr?: string }) =>
+          `${err.stdout ?? ''}${err.stderr ?? ''}`.replace(/^\s+at .*\n?/gm, ''),
+      );
+      expect(built).toBe('built');
+    },
+    600_000,
+  );
 
   it('runs, signs a person in through the provider, lands on a page showing them, and refuses a replayed callback', async () => {
     const dir = folders.get(r.name)!;
@@ -212,7 +238,8 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
     child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
     while (!output.includes(r.start.ready(port))) {
       // Stack lines left out: they name files of the scratch folder that the reporter would try to map.
-      if (child.exitCode !== null) throw new Error(`The ${r.name} recipe exited:\n${output.replace(/^\s+at .*\n?/gm, '')}`);
+      if (child.exitCode !== null)
+        throw new Error(`The ${r.name} recipe exited:\n${output.replace(/^\s+at .*\n?/gm, '')}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
 
@@ -234,7 +261,9 @@ describe.each(RECIPES)('the $name recipe in a fresh folder', (r) => {
     expect((await replay.get(callbackUrl.href)).status).toBe(403);
 
     // A callback with a state this app never issued: the failure page, 403 (not a framework's generic 401).
-    const stranger = await new Browser(`http://127.0.0.1:${port}`).get('/auth/callback?code=some-code&state=a-state-this-app-never-issued-0000');
+    const stranger = await new Browser(`http://127.0.0.1:${port}`).get(
+      '/auth/callback?code=some-code&state=a-state-this-app-never-issued-0000',
+    );
     expect(stranger.status).toBe(403);
     expect(stranger.text).toContain('not started in this browser');
   }, 240_000);
@@ -251,7 +280,10 @@ describe("the test kit's scripts in a fresh folder", () => {
     'the script at $file line $line, saved as $name, runs with npx tsx and its checks hold',
     async ({ code, name }) => {
       writeFileSync(join(kitDir, name), code);
-      const result = await run(join(kitDir, 'node_modules', '.bin', 'tsx'), [name], { cwd: kitDir, timeout: 120_000 }).then(
+      const result = await run(join(kitDir, 'node_modules', '.bin', 'tsx'), [name], {
+        cwd: kitDir,
+        timeout: 120_000,
+      }).then(
         () => 'ok',
         (err: { stderr?: string }) => (err.stderr ?? String(err)).replace(/^\s+at .*\n?/gm, ''),
       );

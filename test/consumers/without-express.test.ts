@@ -83,12 +83,22 @@ beforeAll(async () => {
   tarball = packedTarball();
   dir = mkdtempSync(join(tmpdir(), 'nd-id-no-express-'));
   await run('npm', ['init', '-y'], { cwd: dir });
-  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: dir, timeout: 300_000 });
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], {
+    cwd: dir,
+    timeout: 300_000,
+  });
   writeFileSync(join(dir, 'id-client.js'), ID_CLIENT_APP);
   writeFileSync(join(dir, 'fetch.js'), FETCH_APP);
   writeFileSync(join(dir, 'provider.js'), PROVIDER_APP);
   provider = await startProvider({
-    clients: [{ clientId: 'no-express', clientSecret: 'no-express-secret', redirectUris: [CALLBACK], publicKey: keys.publicKeyPem }],
+    clients: [
+      {
+        clientId: 'no-express',
+        clientSecret: 'no-express-secret',
+        redirectUris: [CALLBACK],
+        publicKey: keys.publicKeyPem,
+      },
+    ],
     autoApprove: persona.id,
   });
 }, 400_000);
@@ -100,10 +110,15 @@ afterAll(async () => {
 
 /** Runs one of the scripts; resolves its last line of output, or the error it died with. */
 async function runApp(file: string): Promise<string> {
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ND_ID_HOSTNAME: provider.baseUrl, ND_ID_PRIVATE_KEY: keys.privateKeyPem };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    ND_ID_HOSTNAME: provider.baseUrl,
+    ND_ID_PRIVATE_KEY: keys.privateKeyPem,
+  };
   return run(process.execPath, [file], { cwd: dir, env, timeout: 60_000 }).then(
     ({ stdout }) => stdout.trim().split('\n').pop() ?? '',
-    (err: { stderr?: string }) => `failed: ${(err.stderr ?? String(err)).split('\n').find((l) => /Error|Cannot find/.test(l)) ?? err.stderr}`,
+    (err: { stderr?: string }) =>
+      `failed: ${(err.stderr ?? String(err)).split('\n').find((l) => /Error|Cannot find/.test(l)) ?? err.stderr}`,
   );
 }
 
@@ -115,7 +130,9 @@ describe('an app with neither express nor passport installed', () => {
   });
 
   it('signs a person in with IdClient alone', async () => {
-    expect(JSON.parse(await runApp('id-client.js').then((out) => (out.startsWith('failed') ? JSON.stringify(out) : out)))).toEqual({ 'profile.name': persona['profile.name'] });
+    expect(
+      JSON.parse(await runApp('id-client.js').then((out) => (out.startsWith('failed') ? JSON.stringify(out) : out))),
+    ).toEqual({ 'profile.name': persona['profile.name'] });
   }, 90_000);
 
   it('signs a person in through the fetch handlers', async () => {

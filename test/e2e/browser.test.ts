@@ -60,8 +60,14 @@ async function newDesktopPage(): Promise<Page> {
 async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
   return page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }> } }).axe;
-    const result = await axe.run((globalThis as unknown as { document: unknown }).document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    const axe = (
+      globalThis as unknown as {
+        axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }> };
+      }
+    ).axe;
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    });
     return result.violations.map((v) => `${v.id} (${v.nodes.length})`);
   });
 }
@@ -77,7 +83,11 @@ async function newPhonePage(): Promise<Page> {
 /** Decode the QR code found in a PNG screenshot, as a phone camera would. */
 function decodeQr(png: Buffer): string {
   const image = PNG.sync.read(png);
-  const code = jsQR(new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length), image.width, image.height);
+  const code = jsQR(
+    new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length),
+    image.width,
+    image.height,
+  );
   if (!code) throw new Error('No QR code could be decoded from the screenshot of the QR page.');
   return code.data;
 }
@@ -111,7 +121,12 @@ async function startLoginAndScan(page: Page, screenshotName?: string): Promise<s
 }
 
 /** On the phone: open the scanned URL, pick a person, pick the number shown on the desktop to approve, and answer. */
-async function answerOnPhone(url: string, persona: Persona, decision: 'Approve' | 'Deny', screenshotName?: string): Promise<void> {
+async function answerOnPhone(
+  url: string,
+  persona: Persona,
+  decision: 'Approve' | 'Deny',
+  screenshotName?: string,
+): Promise<void> {
   const phone = await newPhonePage();
   await phone.goto(url);
   await phone.locator('select[name="persona"]').selectOption(persona.id);

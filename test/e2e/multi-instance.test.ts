@@ -154,7 +154,10 @@ describe('two app instances sharing sessions in Redis', () => {
     const cookie = jar.header();
     const responses = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        fetch(`${i % 2 === 0 ? urlA : urlB}${callback.pathname}${callback.search}`, { redirect: 'manual', headers: { cookie } }),
+        fetch(`${i % 2 === 0 ? urlA : urlB}${callback.pathname}${callback.search}`, {
+          redirect: 'manual',
+          headers: { cookie },
+        }),
       ),
     );
     await Promise.all(responses.map((res) => res.arrayBuffer()));

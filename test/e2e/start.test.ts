@@ -96,7 +96,9 @@ describe('starting the example app', () => {
     });
     await waitForReady(proc);
     expect(proc.stderr()).toContain('Warning: REDIS_URL is not set, so sessions are kept in memory');
-    expect(proc.stdout()).toMatch(/^Example app ready: open http:\/\/localhost:3999 \(listening on 127\.0\.0\.1:\d+; identity service https:\/\/id\.example\)\n$/);
+    expect(proc.stdout()).toMatch(
+      /^Example app ready: open http:\/\/localhost:3999 \(listening on 127\.0\.0\.1:\d+; identity service https:\/\/id\.example\)\n$/,
+    );
     await proc.stop();
   });
 

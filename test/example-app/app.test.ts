@@ -152,7 +152,9 @@ describe('session cookie', () => {
   it('behind a TLS proxy the session cookie is __Host- prefixed, secure, path / and has no Domain; on plain http it is not prefixed', async () => {
     const httpsConfig = config({ trustProxy: 1 });
     httpsConfig.provider.redirectUri = 'https://app.example/auth/callback';
-    const overHttps = await request(createExampleApp(httpsConfig).app).get('/auth/login').set('X-Forwarded-Proto', 'https');
+    const overHttps = await request(createExampleApp(httpsConfig).app)
+      .get('/auth/login')
+      .set('X-Forwarded-Proto', 'https');
     const cookie = ([] as string[]).concat(overHttps.headers['set-cookie'] ?? []).find((c) => c.startsWith('__Host-'));
     expect(cookie).toMatch(/^__Host-example-app\.sid=/);
     expect(cookie).toMatch(/; Secure/);
@@ -167,7 +169,9 @@ describe('session cookie', () => {
 describe('session lifetime', () => {
   /** Seconds from now until the Expires of the session cookie set by a response. */
   function cookieLifetimeS(res: request.Response): number {
-    const header = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('example-app.sid='));
+    const header = ([] as string[])
+      .concat(res.headers['set-cookie'] ?? [])
+      .find((c) => c.startsWith('example-app.sid='));
     const expires = header && /Expires=([^;]+)/.exec(header)?.[1];
     if (!expires) throw new Error('no session cookie with an expiry was set');
     return (Date.parse(expires) - Date.now()) / 1000;
@@ -223,12 +227,22 @@ describe('example app in the FAPI 2.0 profile (ND_ID_PROFILE=fapi2)', () => {
       contextMessage: 'Sign in to the example app',
     };
     // The keys the app publishes are what the provider registers.
-    const jwks = (await request(createExampleApp(appConfig).app).get('/auth/jwks.json')).body as { keys: { use: string; d?: string }[] };
+    const jwks = (await request(createExampleApp(appConfig).app).get('/auth/jwks.json')).body as {
+      keys: { use: string; d?: string }[];
+    };
     expect(jwks.keys.map((k) => k.use)).toEqual(['sig', 'enc']);
     expect(jwks.keys.some((k) => k.d !== undefined)).toBe(false);
     const provider = await startProvider({
       clients: [
-        { clientId: 'fapi-example', redirectUris: [redirectUri], publicKey: keys.publicKeyPem, profile: 'fapi2', jwks, idTokenEncryptedResponseAlg: 'RSA-OAEP-256', idTokenEncryptedResponseEnc: 'A256GCM' },
+        {
+          clientId: 'fapi-example',
+          redirectUris: [redirectUri],
+          publicKey: keys.publicKeyPem,
+          profile: 'fapi2',
+          jwks,
+          idTokenEncryptedResponseAlg: 'RSA-OAEP-256',
+          idTokenEncryptedResponseEnc: 'A256GCM',
+        },
       ],
     } as Parameters<typeof startProvider>[0]);
     try {

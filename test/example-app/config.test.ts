@@ -40,14 +40,18 @@ describe('example app configuration', () => {
     expect(config.mode === 'embedded' && config.scope).toBe(DEFAULT_SCOPE);
   });
 
-  it('ND_ID_PROVIDER_PORT fixes the built-in provider\'s port and keeps the embedded mode; it is refused with another service', () => {
+  it("ND_ID_PROVIDER_PORT fixes the built-in provider's port and keeps the embedded mode; it is refused with another service", () => {
     const config = loadConfig({ ND_ID_PROVIDER_PORT: '4455' });
     expect(config.mode).toBe('embedded');
     expect(config.mode === 'embedded' && config.providerPort).toBe(4455);
     const fallback = loadConfig({});
     expect(fallback.mode === 'embedded' && fallback.providerPort).toBe(0);
-    expect(problemsOf({ ND_ID_PROVIDER_PORT: 'x' })).toContain('ND_ID_PROVIDER_PORT must be a whole number from 0 to 65535');
-    expect(problemsOf(realProviderEnv({ ND_ID_PROVIDER_PORT: '4455' })).join('\n')).toMatch(/ND_ID_PROVIDER_PORT sets the port of the built-in provider only/);
+    expect(problemsOf({ ND_ID_PROVIDER_PORT: 'x' })).toContain(
+      'ND_ID_PROVIDER_PORT must be a whole number from 0 to 65535',
+    );
+    expect(problemsOf(realProviderEnv({ ND_ID_PROVIDER_PORT: '4455' })).join('\n')).toMatch(
+      /ND_ID_PROVIDER_PORT sets the port of the built-in provider only/,
+    );
   });
 
   it('PORT overrides the port', () => {
@@ -115,7 +119,11 @@ describe('example app configuration', () => {
   });
 
   it('session lifetimes and the in-memory bound are read in seconds and sessions, in both modes', () => {
-    const embedded = loadConfig({ LOGIN_TTL_SECONDS: '60', SESSION_MAX_AGE_SECONDS: '120', MAX_MEMORY_SESSIONS: '5000' });
+    const embedded = loadConfig({
+      LOGIN_TTL_SECONDS: '60',
+      SESSION_MAX_AGE_SECONDS: '120',
+      MAX_MEMORY_SESSIONS: '5000',
+    });
     expect(embedded.site).toMatchObject({ loginTtlMs: 60_000, sessionMaxAgeMs: 120_000, maxMemorySessions: 5000 });
     const real = loadConfig(realProviderEnv({ LOGIN_TTL_SECONDS: '30' }));
     expect(real.site.loginTtlMs).toBe(30_000);
@@ -153,12 +161,18 @@ describe('example app configuration', () => {
 });
 
 describe('ND_ID_PROFILE=fapi2', () => {
-
-  const assertionKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  const assertionKey = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .privateKey.export({ format: 'pem', type: 'pkcs8' })
+    .toString();
 
   it('replaces the client secret by the assertion key, and carries the context message', () => {
     const config = loadConfig(
-      realProviderEnv({ ND_ID_PROFILE: 'fapi2', ND_ID_CLIENT_SECRET: undefined, ND_ID_CLIENT_ASSERTION_KEY: assertionKey, ND_ID_CONTEXT_MESSAGE: 'Sign in to the example app' }),
+      realProviderEnv({
+        ND_ID_PROFILE: 'fapi2',
+        ND_ID_CLIENT_SECRET: undefined,
+        ND_ID_CLIENT_ASSERTION_KEY: assertionKey,
+        ND_ID_CONTEXT_MESSAGE: 'Sign in to the example app',
+      }),
     );
     if (config.mode !== 'provider') throw new Error('expected the real-provider mode');
     expect(config.provider).toMatchObject({ profile: 'fapi2', contextMessage: 'Sign in to the example app' });
@@ -171,10 +185,21 @@ describe('ND_ID_PROFILE=fapi2', () => {
       expect.stringMatching(/^ND_ID_CLIENT_SECRET is not used with ND_ID_PROFILE=fapi2/),
       expect.stringMatching(/^ND_ID_CLIENT_ASSERTION_KEY \(the PEM text\) or ND_ID_CLIENT_ASSERTION_KEY_FILE/),
     ]);
-    expect(problemsOf(realProviderEnv({ ND_ID_PROFILE: 'fapi3' }))).toEqual([expect.stringMatching(/^ND_ID_PROFILE must be "fapi2"/)]);
+    expect(problemsOf(realProviderEnv({ ND_ID_PROFILE: 'fapi3' }))).toEqual([
+      expect.stringMatching(/^ND_ID_PROFILE must be "fapi2"/),
+    ]);
     expect(
-      problemsOf(realProviderEnv({ ND_ID_PROFILE: 'fapi2', ND_ID_CLIENT_SECRET: undefined, ND_ID_CLIENT_ASSERTION_KEY: assertionKey, ND_ID_CONTEXT_MESSAGE: 'x'.repeat(101) })),
+      problemsOf(
+        realProviderEnv({
+          ND_ID_PROFILE: 'fapi2',
+          ND_ID_CLIENT_SECRET: undefined,
+          ND_ID_CLIENT_ASSERTION_KEY: assertionKey,
+          ND_ID_CONTEXT_MESSAGE: 'x'.repeat(101),
+        }),
+      ),
     ).toEqual([expect.stringMatching(/ND_ID_CONTEXT_MESSAGE must be at most 100 characters/)]);
-    expect(problemsOf(realProviderEnv({ ND_ID_CONTEXT_MESSAGE: 'hello' }))).toEqual([expect.stringMatching(/only with ND_ID_PROFILE=fapi2/)]);
+    expect(problemsOf(realProviderEnv({ ND_ID_CONTEXT_MESSAGE: 'hello' }))).toEqual([
+      expect.stringMatching(/only with ND_ID_PROFILE=fapi2/),
+    ]);
   });
 });

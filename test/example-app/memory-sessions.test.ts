@@ -126,7 +126,9 @@ describe('example app sessions in memory', () => {
   });
 
   it('the store refuses an unusable bound with a TypeError naming the option', () => {
-    expect(() => new BoundedMemoryStore({ maxSessions: 0 })).toThrow(/maxSessions must be a whole number of at least 1/);
+    expect(() => new BoundedMemoryStore({ maxSessions: 0 })).toThrow(
+      /maxSessions must be a whole number of at least 1/,
+    );
   });
 
   it('started against a real service without REDIS_URL, the app says its sessions are per-process and bounded', async () => {
@@ -142,7 +144,9 @@ describe('example app sessions in memory', () => {
     });
     try {
       await waitForReady(app);
-      expect(app.stderr()).toMatch(/per-process \(not shared between instances, lost on restart\) and bounded \(at most 500 sessions/);
+      expect(app.stderr()).toMatch(
+        /per-process \(not shared between instances, lost on restart\) and bounded \(at most 500 sessions/,
+      );
     } finally {
       await app.stop();
     }

@@ -20,7 +20,15 @@ import { createFetchLogin } from '../../src/adapters/fetch.js';
 import { generatePkcePair } from '../../src/pkce.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { closeServer, listenOnLoopback } from '../helpers/harness.js';
-import { appKeys, FAPI_CLIENT_ID, fapiIdClient, fapiRegistration, registeredJwks, walkFapiLogin, fapiClientOptions } from './harness.js';
+import {
+  appKeys,
+  FAPI_CLIENT_ID,
+  fapiIdClient,
+  fapiRegistration,
+  registeredJwks,
+  walkFapiLogin,
+  fapiClientOptions,
+} from './harness.js';
 
 let cleanup: (() => Promise<void>) | undefined;
 afterEach(async () => {
@@ -43,7 +51,11 @@ describe('createFetchLogin (Hono, sealed cookie session) in the FAPI 2.0 profile
       await closeServer(server);
     };
     const client = fapiIdClient(keys, provider.baseUrl, `${baseUrl}/auth/callback`);
-    const auth = createFetchLogin({ client, session: createCookieSession({ secret: 'a-cookie-secret-of-at-least-32-characters!' }), scope: 'openid profile.name' });
+    const auth = createFetchLogin({
+      client,
+      session: createCookieSession({ secret: 'a-cookie-secret-of-at-least-32-characters!' }),
+      scope: 'openid profile.name',
+    });
     app.get('/auth/login', (c) => auth.login(c.req.raw, { authenticationContextMessage: 'Sign in to the Hono test' }));
     app.get('/auth/callback', (c) => auth.callback(c.req.raw));
     app.get('/auth/jwks.json', () => auth.jwks());
@@ -53,12 +65,14 @@ describe('createFetchLogin (Hono, sealed cookie session) in the FAPI 2.0 profile
     const { loginCookies, me } = await walkFapiLogin(baseUrl);
     // The sealed cookie holds the pending login, DPoP key included: no key material is readable in it.
     expect(loginCookies).not.toMatch(/"d"|crv|P-256/);
-    expect((me as { data: Record<string, string> }).data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
+    expect((me as { data: Record<string, string> }).data['profile.name']).toBe(
+      provider.provider.personas[0]!['profile.name'],
+    );
   });
 });
 
 describe('IdClient against the provider: a stale DPoP nonce at userinfo', () => {
-  it('answers the resource server\'s 401 WWW-Authenticate use_dpop_nonce challenge with one retry and reads the attributes', async () => {
+  it("answers the resource server's 401 WWW-Authenticate use_dpop_nonce challenge with one retry and reads the attributes", async () => {
     const keys = appKeys();
     let offset = 0;
     const callback = 'http://127.0.0.1:3999/auth/callback';
@@ -78,18 +92,33 @@ describe('IdClient against the provider: a stale DPoP nonce at userinfo', () => 
     const client = fapiIdClient(keys, provider.baseUrl, callback, { clock: () => Date.now() + offset });
     const { codeVerifier, codeChallenge } = generatePkcePair();
     const { key, stored } = await client.dpopKeyForLogin();
-    const { url, nonce } = await client.pushAuthorizationRequest({ codeChallenge, state: 'state-1', scope: 'openid profile.name', dpopKey: key });
+    const { url, nonce } = await client.pushAuthorizationRequest({
+      codeChallenge,
+      state: 'state-1',
+      scope: 'openid profile.name',
+      dpopKey: key,
+    });
     const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
     await client.checkAuthorizationResponse(Object.fromEntries(back.searchParams));
     const dpopKey = await client.restoreDpopKey(stored);
-    const tokens = await client.callback({ code: back.searchParams.get('code')!, codeVerifier, nonce: nonce!, iss: back.searchParams.get('iss')!, dpopKey });
+    const tokens = await client.callback({
+      code: back.searchParams.get('code')!,
+      codeVerifier,
+      nonce: nonce!,
+      iss: back.searchParams.get('iss')!,
+      dpopKey,
+    });
     expect(tokens.tokenType?.toLowerCase()).toBe('dpop');
     // Another client of the app (its own nonce memory) pushes logins a minute apart: the provider
     // rotates its nonce twice, so the one this client remembers is no longer accepted.
     const other = fapiIdClient(keys, provider.baseUrl, callback, { clock: () => Date.now() + offset });
     for (let i = 0; i < 2; i++) {
       offset += 61_000;
-      await other.pushAuthorizationRequest({ codeChallenge, state: `other-${i}`, dpopKey: (await other.dpopKeyForLogin()).key });
+      await other.pushAuthorizationRequest({
+        codeChallenge,
+        state: `other-${i}`,
+        dpopKey: (await other.dpopKeyForLogin()).key,
+      });
     }
     other.close();
     const info = await client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken, dpopKey });
@@ -104,14 +133,22 @@ describe('Fastify with @fastify/passport and @fastify/secure-session in the FAPI
     const keys = appKeys();
     const app = Fastify();
     await app.register(fastifyCookie);
-    await app.register(fastifySecureSession, { key: randomBytes(32), cookie: { path: '/', httpOnly: true, sameSite: 'lax' } });
+    await app.register(fastifySecureSession, {
+      key: randomBytes(32),
+      cookie: { path: '/', httpOnly: true, sameSite: 'lax' },
+    });
     const passport = new Authenticator({ clearSessionIgnoreFields: [`nd-id:${FAPI_CLIENT_ID}`] });
-    passport.registerUserSerializer(async (user: { sub: string; data: Record<string, string> }) => ({ sub: user.sub, data: user.data }));
+    passport.registerUserSerializer(async (user: { sub: string; data: Record<string, string> }) => ({
+      sub: user.sub,
+      data: user.data,
+    }));
     passport.registerUserDeserializer(async (user: unknown) => user);
     await app.register(passport.initialize());
     await app.register(passport.secureSession());
     app.get('/auth/login', async (request, reply) => {
-      await passport.authenticate('nd-id', { authenticationContextMessage: 'Sign in to the Fastify test' } as object).call(app, request, reply);
+      await passport
+        .authenticate('nd-id', { authenticationContextMessage: 'Sign in to the Fastify test' } as object)
+        .call(app, request, reply);
     });
     app.get('/auth/callback', async (request, reply) => {
       await passport
@@ -134,9 +171,14 @@ describe('Fastify with @fastify/passport and @fastify/secure-session in the FAPI
     };
     passport.use(
       'nd-id',
-      new NdIdStrategy({ ...fapiClientOptions(keys, provider.baseUrl, `${baseUrl}/auth/callback`), callbackURL: `${baseUrl}/auth/callback` }) as never,
+      new NdIdStrategy({
+        ...fapiClientOptions(keys, provider.baseUrl, `${baseUrl}/auth/callback`),
+        callbackURL: `${baseUrl}/auth/callback`,
+      }) as never,
     );
     const { me } = await walkFapiLogin(baseUrl);
-    expect((me as { user: { data: Record<string, string> } | null }).user?.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
+    expect((me as { user: { data: Record<string, string> } | null }).user?.data['profile.name']).toBe(
+      provider.provider.personas[0]!['profile.name'],
+    );
   });
 });

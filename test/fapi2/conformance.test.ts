@@ -37,14 +37,25 @@ async function signIn(): Promise<boolean> {
   const { codeVerifier, codeChallenge } = generatePkcePair();
   const state = generateState();
   const { key, stored } = await app.dpopKeyForLogin();
-  const { url, nonce } = await app.pushAuthorizationRequest({ state, codeChallenge, scope: 'openid profile.name', dpopKey: key });
+  const { url, nonce } = await app.pushAuthorizationRequest({
+    state,
+    codeChallenge,
+    scope: 'openid profile.name',
+    dpopKey: key,
+  });
   const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
   if (back.searchParams.get('state') !== state) return false; // the callback refuses another state
   try {
     const query = Object.fromEntries(back.searchParams);
     await app.checkAuthorizationResponse(query);
     const dpopKey = await app.restoreDpopKey(stored);
-    const { sub, accessToken } = await app.callback({ code: query.code ?? '', codeVerifier, nonce: nonce ?? null, ...(query.iss === undefined ? {} : { iss: query.iss }), dpopKey });
+    const { sub, accessToken } = await app.callback({
+      code: query.code ?? '',
+      codeVerifier,
+      nonce: nonce ?? null,
+      ...(query.iss === undefined ? {} : { iss: query.iss }),
+      dpopKey,
+    });
     await app.userinfo({ sub, accessToken, dpopKey });
     return true;
   } catch {
@@ -55,7 +66,17 @@ async function signIn(): Promise<boolean> {
 it('passes every case of the extended (FAPI 2.0) conformance plan', async () => {
   test.provider.conformance.start();
   const cases = test.provider.conformance.cases;
-  expect(cases.map((c) => c.id)).toEqual(expect.arrayContaining(['unencrypted_id_token', 'iss_param_missing', 'iss_param_invalid', 'token_type_lowercase', 'expires_in_missing', 'aud_array', 'alternate_alg']));
+  expect(cases.map((c) => c.id)).toEqual(
+    expect.arrayContaining([
+      'unencrypted_id_token',
+      'iss_param_missing',
+      'iss_param_invalid',
+      'token_type_lowercase',
+      'expires_in_missing',
+      'aud_array',
+      'alternate_alg',
+    ]),
+  );
   for (const c of cases) {
     const signedIn = await signIn();
     if (c.level === 'userinfo') test.provider.conformance.report(c.id, signedIn);

@@ -25,7 +25,9 @@ interface Proof {
 }
 
 /** Watches the provider: each DPoP proof (its key, path and nonce), and which keys each nonce was handed to. */
-function watch(server: { on(event: 'request', listener: (req: IncomingMessage, res: ServerResponse) => void): unknown }) {
+function watch(server: {
+  on(event: 'request', listener: (req: IncomingMessage, res: ServerResponse) => void): unknown;
+}) {
   const proofs: Proof[] = [];
   const handedTo = new Map<string, Set<string>>();
   server.on('request', (req, res) => {
@@ -55,12 +57,23 @@ function watch(server: { on(event: 'request', listener: (req: IncomingMessage, r
 async function login(client: IdClient, afterPush: () => Promise<void> = async () => undefined): Promise<string> {
   const { codeVerifier, codeChallenge } = generatePkcePair();
   const { key, stored } = await client.dpopKeyForLogin();
-  const { url, nonce } = await client.pushAuthorizationRequest({ codeChallenge, state: `s-${key.jkt.slice(0, 8)}`, scope: 'openid profile.name', dpopKey: key });
+  const { url, nonce } = await client.pushAuthorizationRequest({
+    codeChallenge,
+    state: `s-${key.jkt.slice(0, 8)}`,
+    scope: 'openid profile.name',
+    dpopKey: key,
+  });
   await afterPush();
   const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
   await client.checkAuthorizationResponse(Object.fromEntries(back.searchParams));
   const dpopKey = await client.restoreDpopKey(stored);
-  const tokens = await client.callback({ code: back.searchParams.get('code')!, codeVerifier, nonce: nonce!, iss: back.searchParams.get('iss')!, dpopKey });
+  const tokens = await client.callback({
+    code: back.searchParams.get('code')!,
+    codeVerifier,
+    nonce: nonce!,
+    iss: back.searchParams.get('iss')!,
+    dpopKey,
+  });
   const info = await client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken, dpopKey });
   expect(info.data['profile.name']).toBeTypeOf('string');
   return key.jkt;
@@ -70,7 +83,11 @@ describe('DPoP nonces of concurrent logins', () => {
   it('never sends a nonce learned by one login in another login’s proof', async () => {
     const keys = appKeys();
     const callback = 'http://127.0.0.1:3998/auth/callback';
-    const provider = await startProvider({ autoApprove: true, dpopNonce: true, clients: [fapiRegistration(keys, callback)] } as Parameters<typeof startProvider>[0]);
+    const provider = await startProvider({
+      autoApprove: true,
+      dpopNonce: true,
+      clients: [fapiRegistration(keys, callback)],
+    } as Parameters<typeof startProvider>[0]);
     cleanup = () => provider.close();
     const { proofs, handedTo } = watch(provider.server);
     const client = fapiIdClient(keys, provider.baseUrl, callback);
@@ -86,7 +103,10 @@ describe('DPoP nonces of concurrent logins', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       for (const proof of proofs) {
         if (proof.nonce === undefined) continue;
-        expect(handedTo.get(proof.nonce)?.has(proof.jkt), `${proof.path}: a nonce handed only to another login's key`).toBe(true);
+        expect(
+          handedTo.get(proof.nonce)?.has(proof.jkt),
+          `${proof.path}: a nonce handed only to another login's key`,
+        ).toBe(true);
       }
       // B's first proof (its push) carries no nonce: it has learned none yet, and A's is not B's.
       const ofB = proofs.filter((p) => p.jkt === b);

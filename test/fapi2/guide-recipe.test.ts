@@ -31,7 +31,11 @@ afterAll(async () => {
 });
 
 function start(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, args, { cwd: repoRoot, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
@@ -39,7 +43,11 @@ function start(args: string[], env: Record<string, string>): { child: ChildProce
   return { child, output: () => output };
 }
 
-async function waitFor(run: { child: ChildProcess; output: () => string }, pattern: RegExp, what: string): Promise<RegExpExecArray> {
+async function waitFor(
+  run: { child: ChildProcess; output: () => string },
+  pattern: RegExp,
+  what: string,
+): Promise<RegExpExecArray> {
   for (;;) {
     const match = pattern.exec(run.output());
     if (match) return match;
@@ -57,7 +65,8 @@ it("runs the README's app switched to the profile against npx nd-id-provider wit
   const appOrigin = `http://127.0.0.1:${port}`;
   const callback = `${appOrigin}/auth/callback`;
   const rsa = testKeyPair('fapi-guide');
-  const pem = (key: ReturnType<typeof generateKeyPairSync>['privateKey']): string => key.export({ format: 'pem', type: 'pkcs8' }).toString();
+  const pem = (key: ReturnType<typeof generateKeyPairSync>['privateKey']): string =>
+    key.export({ format: 'pem', type: 'pkcs8' }).toString();
   const assertionKey = pem(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
   const idTokenKey = pem(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
   const clients = join(workDir, 'clients.json');
@@ -75,7 +84,9 @@ it("runs the README's app switched to the profile against npx nd-id-provider wit
       },
     ]),
   );
-  const provider = start([CLI, '--clients', clients, '--port', '0', '--auto-approve'], { ND_ID_SUBJECT_SECRET: randomBytes(24).toString('hex') });
+  const provider = start([CLI, '--clients', clients, '--port', '0', '--auto-approve'], {
+    ND_ID_SUBJECT_SECRET: randomBytes(24).toString('hex'),
+  });
   const providerUrl = (await waitFor(provider, /ready at (http:\/\/\S+) /, 'nd-id-provider'))[1]!;
 
   const file = join(workDir, `${recipe!.id}.mts`);
@@ -109,7 +120,9 @@ it("runs the README's app switched to the profile against npx nd-id-provider wit
   // A login without returnTo lands on / , which shows the person.
   const plain = new Browser(appOrigin);
   const started = await plain.get('/auth/login');
-  const landed = await plain.get((await fetch(new URL(started.location ?? ''), { redirect: 'manual' })).headers.get('location') ?? '');
+  const landed = await plain.get(
+    (await fetch(new URL(started.location ?? ''), { redirect: 'manual' })).headers.get('location') ?? '',
+  );
   expect(landed.location).toBe('/');
   expect((await plain.get('/')).text).toContain(`<p>Signed in as ${account.user.name}</p>`);
 }, 60_000);

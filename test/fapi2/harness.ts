@@ -13,7 +13,12 @@ import passport from 'passport';
 import request from 'supertest';
 import { IdClient } from '../../src/client/id-client.js';
 import type { IdClientOptions } from '../../src/client/types.js';
-import { startProvider, type ProviderClient, type StartedProvider, type StartProviderOptions } from '../../src/provider/index.js';
+import {
+  startProvider,
+  type ProviderClient,
+  type StartedProvider,
+  type StartProviderOptions,
+} from '../../src/provider/index.js';
 import { ndIdRouter, type NdIdRouterOptions } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
 import { expect } from 'vitest';
@@ -64,7 +69,9 @@ export interface FapiRp {
 
 /** The public key set the app registers, as its own IdClient publishes it. */
 export function registeredJwks(keys: AppKeys): { keys: Record<string, unknown>[] } {
-  return fapiIdClient(keys, 'http://127.0.0.1:1', 'http://127.0.0.1:1/cb').publicJwks() as unknown as { keys: Record<string, unknown>[] };
+  return fapiIdClient(keys, 'http://127.0.0.1:1', 'http://127.0.0.1:1/cb').publicJwks() as unknown as {
+    keys: Record<string, unknown>[];
+  };
 }
 
 /** The FAPI client registration of the app for the provider: its keys inline, or by `jwksUri`. */
@@ -81,7 +88,11 @@ export function fapiRegistration(keys: AppKeys, redirectUri: string, jwksUri?: s
 }
 
 /** The app's client options in the profile, against `hostname`, returning to `redirectUri`. */
-export function fapiClientOptions(keys: AppKeys, hostname: string, redirectUri: string): IdClientOptions & { profile: 'fapi2' } {
+export function fapiClientOptions(
+  keys: AppKeys,
+  hostname: string,
+  redirectUri: string,
+): IdClientOptions & { profile: 'fapi2' } {
   return {
     clientId: FAPI_CLIENT_ID,
     privateKey: keys.rsa.privateKeyPem,
@@ -94,7 +105,12 @@ export function fapiClientOptions(keys: AppKeys, hostname: string, redirectUri: 
 }
 
 /** The app's IdClient in the profile, against `hostname`. */
-export function fapiIdClient(keys: AppKeys, hostname: string, redirectUri: string, extra: Partial<IdClientOptions> = {}): IdClient {
+export function fapiIdClient(
+  keys: AppKeys,
+  hostname: string,
+  redirectUri: string,
+  extra: Partial<IdClientOptions> = {},
+): IdClient {
   return new IdClient({ ...fapiClientOptions(keys, hostname, redirectUri), ...extra });
 }
 
@@ -135,7 +151,9 @@ export async function startFapiRp(options: FapiRpOptions = {}): Promise<FapiRp> 
 
   const provider = await startProvider({
     autoApprove: options.interactive !== true,
-    clients: [fapiRegistration(keys, callbackURL, options.jwksByUrl === true ? `${baseUrl}/auth/jwks.json` : undefined)],
+    clients: [
+      fapiRegistration(keys, callbackURL, options.jwksByUrl === true ? `${baseUrl}/auth/jwks.json` : undefined),
+    ],
     ...options.provider,
   } as StartProviderOptions);
 

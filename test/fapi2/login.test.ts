@@ -50,7 +50,10 @@ describe('a FAPI 2.0 login through ndIdRouter against the provider', () => {
     rp = await startFapiRp();
     const user = await signIn(rp);
     const persona = rp.provider.provider.personas[0]!;
-    expect(user.data).toEqual({ 'profile.name': persona['profile.name'], 'profile.nric_number': persona['profile.nric_number'] });
+    expect(user.data).toEqual({
+      'profile.name': persona['profile.name'],
+      'profile.nric_number': persona['profile.nric_number'],
+    });
     expect(rp.provider.provider.audit()).toEqual([]);
   });
 
@@ -59,7 +62,7 @@ describe('a FAPI 2.0 login through ndIdRouter against the provider', () => {
     await signIn(rp);
   });
 
-  it('answers the provider\'s DPoP-Nonce challenge with its one retry, at PAR, token and userinfo', async () => {
+  it("answers the provider's DPoP-Nonce challenge with its one retry, at PAR, token and userinfo", async () => {
     rp = await startFapiRp({ provider: { dpopNonce: true } });
     await signIn(rp);
     await signIn(rp); // the remembered nonce, or a fresh challenge, either way completes
@@ -90,7 +93,9 @@ describe('a FAPI 2.0 login through ndIdRouter against the provider', () => {
   });
 
   it('an assertion key the provider does not know: the push is refused, a 500 page names client_assertion_refused', async () => {
-    rp = await startFapiRp({ client: { clientAssertionKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey } });
+    rp = await startFapiRp({
+      client: { clientAssertionKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey },
+    });
     const res = await rp.browser().get('/auth/login');
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ code: 'par_request_failed', diagnosis: 'client_assertion_refused' });
@@ -108,7 +113,10 @@ describe('a FAPI 2.0 login through ndIdRouter against the provider', () => {
   });
 
   it('sends the authenticationContextMessage: the person sees it on the phone page', async () => {
-    rp = await startFapiRp({ interactive: true, router: { authenticationContextMessage: 'Approve payment 2041 to Example Shop' } });
+    rp = await startFapiRp({
+      interactive: true,
+      router: { authenticationContextMessage: 'Approve payment 2041 to Example Shop' },
+    });
     const authorize = await startLogin(rp.browser());
     const page = await (await fetch(authorize)).text();
     const mobile = /data-qr-payload="([^"]+)"/.exec(page)?.[1] ?? '';

@@ -61,7 +61,12 @@ describe("our FAPI 2.0 app against a national service's FAPI login (rehearsed by
           authenticationContextType: 'APP_AUTHENTICATION_DEFAULT',
           authenticationContextMessage: 'Sign in to the login app',
         },
-        async (user: NdIdUser) => ({ sub: user.sub, data: user.data, iss: user.claims.iss, userinfo: user.userinfo ?? null }),
+        async (user: NdIdUser) => ({
+          sub: user.sub,
+          data: user.data,
+          iss: user.claims.iss,
+          userinfo: user.userinfo ?? null,
+        }),
       ),
     );
     authenticator.serializeUser((user, done) => done(null, user));

@@ -26,12 +26,21 @@ it('signs a person in through a pushed, DPoP-bound login with private_key_jwt an
   const expressApp = express();
   const server: Server = createServer(expressApp);
   const baseUrl = await listenOnLoopback(server);
-  const provider: StartedProvider = await startProvider({ autoApprove: true, clients: [fapiRegistration(keys, `${baseUrl}/auth/callback`)] });
-  closers.push(() => closeServer(server), () => provider.close());
+  const provider: StartedProvider = await startProvider({
+    autoApprove: true,
+    clients: [fapiRegistration(keys, `${baseUrl}/auth/callback`)],
+  });
+  closers.push(
+    () => closeServer(server),
+    () => provider.close(),
+  );
 
   class FapiStrategy extends PassportStrategy(NdIdStrategy, 'nd-id') {
     constructor() {
-      super({ ...fapiClientOptions(keys, provider.baseUrl, `${baseUrl}/auth/callback`), callbackURL: `${baseUrl}/auth/callback` });
+      super({
+        ...fapiClientOptions(keys, provider.baseUrl, `${baseUrl}/auth/callback`),
+        callbackURL: `${baseUrl}/auth/callback`,
+      });
     }
     validate(user: NdIdDefaultUser): NdIdDefaultUser {
       return { sub: user.sub, data: user.data };
@@ -64,10 +73,21 @@ it('signs a person in through a pushed, DPoP-bound login with private_key_jwt an
   decorateMethod(proto, 'me', [Get('me')]);
   Reflect.decorate([Controller()], AuthController);
   class AppModule {}
-  Reflect.decorate([Module({ imports: [PassportModule], controllers: [AuthController], providers: [{ provide: FapiStrategy, useValue: strategy }] })], AppModule);
+  Reflect.decorate(
+    [
+      Module({
+        imports: [PassportModule],
+        controllers: [AuthController],
+        providers: [{ provide: FapiStrategy, useValue: strategy }],
+      }),
+    ],
+    AppModule,
+  );
   const app = await startNestApp(AppModule, expressApp, 'nest-fapi-session-secret-0123456789');
   closers.push(() => app.close());
 
   const { me } = await walkFapiLogin(baseUrl);
-  expect((me as { user: { data: Record<string, string> } | null }).user?.data['profile.name']).toBe(provider.provider.personas[0]!['profile.name']);
+  expect((me as { user: { data: Record<string, string> } | null }).user?.data['profile.name']).toBe(
+    provider.provider.personas[0]!['profile.name'],
+  );
 });

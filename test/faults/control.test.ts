@@ -58,13 +58,38 @@ describe('inject() refuses mistakes with a TypeError that says what is wrong', (
     ['an unknown kind', { kind: 'slow' }, {}, /kind must be one of latency, status, reset/],
     ['a missing kind', {}, {}, /kind must be one of/],
     ['a fault that is not an object', 'status', {}, /must be an object/],
-    ['an unknown endpoint', { kind: 'reset' }, { endpoint: 'mobile' }, /endpoint must be one of authorize, token, userinfo, jwks, discovery or all/],
-    ['an ID-token fault on userinfo', { kind: 'bad_signature' }, { endpoint: 'userinfo' }, /bad_signature fault applies only to token/],
-    ['a userinfo fault on every endpoint', { kind: 'sub_mismatch' }, { endpoint: 'all' }, /sub_mismatch fault applies only to userinfo/],
-    ['a truncated body on authorize', { kind: 'truncated' }, { endpoint: 'authorize' }, /applies only to token, userinfo, jwks, discovery/],
+    [
+      'an unknown endpoint',
+      { kind: 'reset' },
+      { endpoint: 'mobile' },
+      /endpoint must be one of authorize, token, userinfo, jwks, discovery or all/,
+    ],
+    [
+      'an ID-token fault on userinfo',
+      { kind: 'bad_signature' },
+      { endpoint: 'userinfo' },
+      /bad_signature fault applies only to token/,
+    ],
+    [
+      'a userinfo fault on every endpoint',
+      { kind: 'sub_mismatch' },
+      { endpoint: 'all' },
+      /sub_mismatch fault applies only to userinfo/,
+    ],
+    [
+      'a truncated body on authorize',
+      { kind: 'truncated' },
+      { endpoint: 'authorize' },
+      /applies only to token, userinfo, jwks, discovery/,
+    ],
     ['times of 0', { kind: 'reset' }, { times: 0 }, /times must be a whole number from 1 to 1000000; got 0/],
     ['fractional times', { kind: 'reset' }, { times: 1.5 }, /times must be a whole number/],
-    ['NaN as forMs', { kind: 'reset' }, { forMs: Number.NaN }, /forMs must be a whole number from 1 to 86400000; got NaN/],
+    [
+      'NaN as forMs',
+      { kind: 'reset' },
+      { forMs: Number.NaN },
+      /forMs must be a whole number from 1 to 86400000; got NaN/,
+    ],
     ['a negative latency', { kind: 'latency', ms: -5 }, {}, /latency ms must be a whole number from 0 to 600000/],
     ['a latency without ms', { kind: 'latency' }, {}, /latency ms must be a whole number/],
     ['a 200 status', { kind: 'status', status: 200 }, {}, /status must be a whole number from 400 to 599; got 200/],
@@ -252,9 +277,16 @@ describe('HTTP control of faults', () => {
     started = await startTestProvider({ faultControl: true });
     const created = await control('POST', undefined, { kind: 'status', status: 503, endpoint: 'discovery', times: 2 });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: 1, fault: { kind: 'status', status: 503 }, endpoint: 'discovery', remaining: 2 });
+    expect(created.body).toEqual({
+      id: 1,
+      fault: { kind: 'status', status: 503 },
+      endpoint: 'discovery',
+      remaining: 2,
+    });
     expect(await statusOf(DISCOVERY)).toBe(503);
-    expect((await control('GET')).body).toEqual({ faults: [{ id: 1, fault: { kind: 'status', status: 503 }, endpoint: 'discovery', remaining: 1 }] });
+    expect((await control('GET')).body).toEqual({
+      faults: [{ id: 1, fault: { kind: 'status', status: 503 }, endpoint: 'discovery', remaining: 1 }],
+    });
 
     expect((await control('DELETE', '/_provider/faults/1')).status).toBe(204);
     expect((await control('DELETE', '/_provider/faults/1')).status).toBe(404);
@@ -304,7 +336,9 @@ describe('HTTP control of faults', () => {
   });
 
   it('faultControl must be a boolean', async () => {
-    await expect(startTestProvider({ faultControl: 'yes' as unknown as boolean })).rejects.toThrow(/faultControl must be true or false/);
+    await expect(startTestProvider({ faultControl: 'yes' as unknown as boolean })).rejects.toThrow(
+      /faultControl must be true or false/,
+    );
   });
 });
 
@@ -315,14 +349,23 @@ describe('the --fault-control flag of nd-id-provider', () => {
   writeFileSync(
     clientsFile,
     JSON.stringify([
-      { clientId: 'demo', clientSecret: 'demo-secret-value', redirectUris: ['http://localhost:3000/callback'], publicKeyFile: 'rp.pub.pem' },
+      {
+        clientId: 'demo',
+        clientSecret: 'demo-secret-value',
+        redirectUris: ['http://localhost:3000/callback'],
+        publicKeyFile: 'rp.pub.pem',
+      },
     ]),
   );
 
   async function run(argv: string[]) {
     const out: string[] = [];
     const err: string[] = [];
-    const outcome = await runCli(argv, { stdout: (t) => out.push(t), stderr: (t) => err.push(t), env: { ND_ID_SUBJECT_SECRET: 'faults-subject-secret-01' } });
+    const outcome = await runCli(argv, {
+      stdout: (t) => out.push(t),
+      stderr: (t) => err.push(t),
+      env: { ND_ID_SUBJECT_SECRET: 'faults-subject-secret-01' },
+    });
     cliRuns.push(outcome);
     return { outcome, out: out.join(''), err: err.join('') };
   }
@@ -356,11 +399,15 @@ describe('the --fault-control flag of nd-id-provider', () => {
 function rawRequest(base: string, method: 'GET' | 'POST', path: string): Promise<number | string> {
   return new Promise((resolve) => {
     const url = new URL(path, base);
-    const req = httpRequest(url, { method, agent: false, headers: method === 'POST' ? { 'content-type': 'application/json' } : {} }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
-    });
+    const req = httpRequest(
+      url,
+      { method, agent: false, headers: method === 'POST' ? { 'content-type': 'application/json' } : {} },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+      },
+    );
     req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
     req.end(method === 'POST' ? '{}' : undefined);
   });
@@ -429,7 +476,14 @@ describe('no fault crashes the provider', () => {
     const file = join(dir, 'clients.json');
     writeFileSync(
       file,
-      JSON.stringify([{ clientId: 'demo', clientSecret: 'demo-secret-value', redirectUris: ['http://localhost:3000/callback'], publicKeyFile: 'rp.pub.pem' }]),
+      JSON.stringify([
+        {
+          clientId: 'demo',
+          clientSecret: 'demo-secret-value',
+          redirectUris: ['http://localhost:3000/callback'],
+          publicKeyFile: 'rp.pub.pem',
+        },
+      ]),
     );
     const { child, baseUrl: base } = await startProviderProcess(
       ['--clients', file, '--port', '0', '--auto-approve', '--fault-control'],

@@ -43,7 +43,10 @@ describe('IdClient when the provider is slow', () => {
   it('a token endpoint slower than the client timeout fails with provider_timeout within the timeout', async () => {
     const short = clientFor(started, { timeout: SHORT_TIMEOUT });
     try {
-      const settled = await callbackUnder(() => started.provider.faults.inject({ kind: 'latency', ms: 5000 }, { endpoint: 'token' }), short);
+      const settled = await callbackUnder(
+        () => started.provider.faults.inject({ kind: 'latency', ms: 5000 }, { endpoint: 'token' }),
+        short,
+      );
       expectIdError(settled, 'provider_timeout');
       expect(settled.ms).toBeLessThan(SHORT_TIMEOUT * 5);
     } finally {
@@ -75,7 +78,9 @@ describe('IdClient when the provider is slow', () => {
 
 describe('IdClient when the provider fails', () => {
   it.each([500, 503])('a %i from the token endpoint is provider_server_error carrying that status', async (status) => {
-    const settled = await callbackUnder(() => started.provider.faults.inject({ kind: 'status', status }, { endpoint: 'token' }));
+    const settled = await callbackUnder(() =>
+      started.provider.faults.inject({ kind: 'status', status }, { endpoint: 'token' }),
+    );
     expect(expectIdError(settled, 'provider_server_error').status).toBe(status);
   });
 
@@ -87,7 +92,9 @@ describe('IdClient when the provider fails', () => {
   });
 
   it('a 500 from the JWKS endpoint on first use fails the callback with provider_server_error', async () => {
-    const settled = await callbackUnder(() => started.provider.faults.inject({ kind: 'status', status: 500 }, { endpoint: 'jwks' }));
+    const settled = await callbackUnder(() =>
+      started.provider.faults.inject({ kind: 'status', status: 500 }, { endpoint: 'jwks' }),
+    );
     expectIdError(settled, 'provider_server_error');
   });
 
@@ -115,17 +122,23 @@ describe('IdClient when the provider fails', () => {
 
 describe('IdClient when the provider answers nonsense', () => {
   it('a token answer cut short is provider_invalid_response', async () => {
-    const settled = await callbackUnder(() => started.provider.faults.inject({ kind: 'truncated' }, { endpoint: 'token' }));
+    const settled = await callbackUnder(() =>
+      started.provider.faults.inject({ kind: 'truncated' }, { endpoint: 'token' }),
+    );
     expectIdError(settled, 'provider_invalid_response');
   });
 
   it('an HTML proxy page with 200 instead of the token answer is provider_invalid_response', async () => {
-    const settled = await callbackUnder(() => started.provider.faults.inject({ kind: 'non_json' }, { endpoint: 'token' }));
+    const settled = await callbackUnder(() =>
+      started.provider.faults.inject({ kind: 'non_json' }, { endpoint: 'token' }),
+    );
     expectIdError(settled, 'provider_invalid_response');
   });
 
   it('a JWKS cut short is provider_invalid_response', async () => {
-    const settled = await callbackUnder(() => started.provider.faults.inject({ kind: 'truncated' }, { endpoint: 'jwks' }));
+    const settled = await callbackUnder(() =>
+      started.provider.faults.inject({ kind: 'truncated' }, { endpoint: 'jwks' }),
+    );
     expectIdError(settled, 'provider_invalid_response');
   });
 
@@ -198,7 +211,9 @@ describe('IdClient when the ID token or userinfo is wrong', () => {
 
 describe('after the fault', () => {
   it('a sign-in right after a one-time fault succeeds', async () => {
-    const failed = await callbackUnder(() => started.provider.faults.inject({ kind: 'status', status: 500 }, { endpoint: 'token' }));
+    const failed = await callbackUnder(() =>
+      started.provider.faults.inject({ kind: 'status', status: 500 }, { endpoint: 'token' }),
+    );
     expectIdError(failed, 'provider_server_error');
     const settled = await settle(signIn(client, started), BOUND);
     expect(settled.error).toBeUndefined();

@@ -115,7 +115,7 @@ describe('recoverable faults', () => {
 });
 
 describe('faults on the browser-facing authorize endpoint', () => {
-  it('a 503 on authorize shows the provider\'s own HTML error page, without a stack', async () => {
+  it("a 503 on authorize shows the provider's own HTML error page, without a stack", async () => {
     rp = await startRp({ timeout: TIMEOUT });
     const authorize = await startLogin(rp.browser());
     rp.provider.provider.faults.inject({ kind: 'status', status: 503 }, { endpoint: 'authorize' });

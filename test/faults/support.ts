@@ -17,7 +17,9 @@ import { testKeyPair } from '../helpers/keys.js';
 export function guardProcess(): { events: string[] } {
   const events: string[] = [];
   const onRejection = (reason: unknown): void => {
-    events.push(`unhandledRejection: ${reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason)}`);
+    events.push(
+      `unhandledRejection: ${reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason)}`,
+    );
   };
   const onException = (err: Error): void => {
     events.push(`uncaughtException: ${err.name}: ${err.message}`);
@@ -71,16 +73,20 @@ export async function settle<T>(promise: Promise<T>, boundMs: number): Promise<S
 
 /** Assert that a settled call failed with an IdError of `code`; returns it. */
 export function expectIdError(settled: Settled<unknown>, code: IdErrorCode): IdError {
-  expect(settled.error, `expected ${code}, got a ${settled.error === undefined ? 'success' : 'different error'}`).toBeInstanceOf(
-    IdError,
-  );
+  expect(
+    settled.error,
+    `expected ${code}, got a ${settled.error === undefined ? 'success' : 'different error'}`,
+  ).toBeInstanceOf(IdError);
   const err = settled.error as IdError;
   expect(err.code).toBe(code);
   return err;
 }
 
 /** An IdClient registered as TEST_CLIENT, pointed at `started`. */
-export function clientFor(started: StartedProvider, options: { timeout?: number; jwksCooldown?: number } = {}): IdClient {
+export function clientFor(
+  started: StartedProvider,
+  options: { timeout?: number; jwksCooldown?: number } = {},
+): IdClient {
   return new IdClient({
     clientId: TEST_CLIENT.clientId,
     clientSecret: TEST_CLIENT.clientSecret,
@@ -92,10 +98,14 @@ export function clientFor(started: StartedProvider, options: { timeout?: number;
 }
 
 /** A code from the (auto-approving) provider, with what callback needs to redeem it. */
-export async function freshCode(started: StartedProvider): Promise<{ code: string; codeVerifier: string; nonce: string }> {
+export async function freshCode(
+  started: StartedProvider,
+): Promise<{ code: string; codeVerifier: string; nonce: string }> {
   const { verifier, challenge } = pkce();
   const nonce = `nonce-${Math.random().toString(36).slice(2)}`;
-  const res = await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, { nonce })}`, { redirect: 'manual' });
+  const res = await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, { nonce })}`, {
+    redirect: 'manual',
+  });
   if (res.status !== 302) throw new Error(`authorize answered ${res.status}, not a redirect`);
   const code = new URL(res.headers.get('location') ?? '').searchParams.get('code');
   if (!code) throw new Error('authorize redirect carried no code');
@@ -103,7 +113,10 @@ export async function freshCode(started: StartedProvider): Promise<{ code: strin
 }
 
 /** A whole sign-in with IdClient: code, callback, userinfo. */
-export async function signIn(client: IdClient, started: StartedProvider): Promise<{ sub: string; data: Record<string, string> }> {
+export async function signIn(
+  client: IdClient,
+  started: StartedProvider,
+): Promise<{ sub: string; data: Record<string, string> }> {
   const grant = await freshCode(started);
   const tokens = await client.callback(grant);
   return client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken });

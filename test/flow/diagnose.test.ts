@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { diagnoseCallback, diagnoseClockSkew, diagnoseExpired, type CallbackEvidence } from '../../src/flow/diagnose.js';
+import {
+  diagnoseCallback,
+  diagnoseClockSkew,
+  diagnoseExpired,
+  type CallbackEvidence,
+} from '../../src/flow/diagnose.js';
 import { LoginLedger } from '../../src/flow/login-ledger.js';
 
 const NOW = 1_800_000_000_000;
@@ -22,8 +27,16 @@ describe('diagnoseCallback picks the most likely cause from the evidence', () =>
   const cases: Array<[string, Partial<CallbackEvidence>, string]> = [
     ['no state at all', { hasState: false }, 'callback_without_state'],
     ['state bound to another strategy', { stateBoundElsewhere: true }, 'pending_login_other_client'],
-    ['SameSite=Strict cookie never comes back', { sessionCookiePresent: false, cookie: { sameSite: 'strict' } }, 'cookie_samesite_strict'],
-    ['secure cookie on plain http', { sessionCookiePresent: false, secure: false, cookie: { secure: true } }, 'cookie_secure_over_http'],
+    [
+      'SameSite=Strict cookie never comes back',
+      { sessionCookiePresent: false, cookie: { sameSite: 'strict' } },
+      'cookie_samesite_strict',
+    ],
+    [
+      'secure cookie on plain http',
+      { sessionCookiePresent: false, secure: false, cookie: { secure: true } },
+      'cookie_secure_over_http',
+    ],
     [
       'TLS proxy without trust proxy',
       { sessionCookiePresent: false, secure: false, forwardedProto: 'https', cookie: { secure: true } },
@@ -31,15 +44,38 @@ describe('diagnoseCallback picks the most likely cause from the evidence', () =>
     ],
     [
       'login started on another host',
-      { sessionCookiePresent: false, host: '127.0.0.1:3000', ledger: { startedAt: NOW - 5000, host: 'localhost:3000', outcome: 'pending', outcomeAt: NOW - 5000 } },
+      {
+        sessionCookiePresent: false,
+        host: '127.0.0.1:3000',
+        ledger: { startedAt: NOW - 5000, host: 'localhost:3000', outcome: 'pending', outcomeAt: NOW - 5000 },
+      },
       'host_mismatch',
     ],
     ['no cookie, nothing else known', { sessionCookiePresent: false, cookieHeaderPresent: false }, 'cookie_not_sent'],
     ['store lost the session', { sessionNotInStore: true }, 'session_not_in_store'],
-    ['replayed callback', { ledger: { startedAt: NOW - 9000, host: 'app.example', outcome: 'completed', outcomeAt: NOW - 3000 } }, 'state_already_used'],
-    ['racing callback', { ledger: { startedAt: NOW - 9000, host: 'app.example', outcome: 'in_progress', outcomeAt: NOW - 10 } }, 'state_in_progress'],
-    ['evicted by newer tabs', { pendingForThisClient: 5, ledger: { startedAt: NOW - 9000, host: 'app.example', outcome: 'evicted', outcomeAt: NOW - 10 } }, 'state_evicted'],
-    ['expired and dropped', { ledger: { startedAt: NOW - 700_000, host: 'app.example', outcome: 'pending', outcomeAt: NOW - 700_000 } }, 'login_expired'],
+    [
+      'replayed callback',
+      { ledger: { startedAt: NOW - 9000, host: 'app.example', outcome: 'completed', outcomeAt: NOW - 3000 } },
+      'state_already_used',
+    ],
+    [
+      'racing callback',
+      { ledger: { startedAt: NOW - 9000, host: 'app.example', outcome: 'in_progress', outcomeAt: NOW - 10 } },
+      'state_in_progress',
+    ],
+    [
+      'evicted by newer tabs',
+      {
+        pendingForThisClient: 5,
+        ledger: { startedAt: NOW - 9000, host: 'app.example', outcome: 'evicted', outcomeAt: NOW - 10 },
+      },
+      'state_evicted',
+    ],
+    [
+      'expired and dropped',
+      { ledger: { startedAt: NOW - 700_000, host: 'app.example', outcome: 'pending', outcomeAt: NOW - 700_000 } },
+      'login_expired',
+    ],
     ['an old tab', { pendingForThisClient: 2 }, 'pending_login_other_state'],
     ['only other clients pending', { pendingForOtherClients: 1 }, 'pending_login_other_client'],
     ['empty session', {}, 'no_pending_login'],

@@ -2,12 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { displayHost, MAX_DISPLAY_HOST_LENGTH, wellFormedHost } from '../../src/flow/display-host.js';
 
 describe('displayHost', () => {
-  it.each(['app.example', 'localhost:3000', '127.0.0.1:65535', 'a-b.c-d.example.', '[::1]:3000', '[2001:db8::1]', `${'a'.repeat(63)}.example`])(
-    'shows the well-formed host %s as it is',
-    (host) => {
-      expect(displayHost(host)).toBe(host);
-    },
-  );
+  it.each([
+    'app.example',
+    'localhost:3000',
+    '127.0.0.1:65535',
+    'a-b.c-d.example.',
+    '[::1]:3000',
+    '[2001:db8::1]',
+    `${'a'.repeat(63)}.example`,
+  ])('shows the well-formed host %s as it is', (host) => {
+    expect(displayHost(host)).toBe(host);
+  });
 
   it.each([
     '',

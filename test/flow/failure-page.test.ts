@@ -23,7 +23,9 @@ describe('failure page', () => {
     const html = renderFailurePage({ status: 403, title: 't', message: 'm' });
     expect(html).toContain('<a href="/">Go to the home page</a>');
     expect(html).not.toContain('Try again');
-    expect(renderFailurePage({ status: 403, title: 't', message: 'm', homeHref: '/start' })).toContain('<a href="/start">');
+    expect(renderFailurePage({ status: 403, title: 't', message: 'm', homeHref: '/start' })).toContain(
+      '<a href="/start">',
+    );
   });
 
   it('puts the content in a main landmark and shows the reference id', () => {

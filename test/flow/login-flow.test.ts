@@ -188,7 +188,17 @@ describe('createLoginFlow with a plain-object session', () => {
     const { state } = flow.begin(recordSession(record), { returnTo: '/a' });
     const stored = record[flow.sessionKey] as Array<Record<string, unknown>>;
     expect(stored).toHaveLength(1);
-    expect(Object.keys(stored[0]!)).toEqual(['codeVerifier', 'nonce', 'createdAt', 'scope', 'issuer', 'clientId', 'redirectUri', 'returnTo', 'state']);
+    expect(Object.keys(stored[0]!)).toEqual([
+      'codeVerifier',
+      'nonce',
+      'createdAt',
+      'scope',
+      'issuer',
+      'clientId',
+      'redirectUri',
+      'returnTo',
+      'state',
+    ]);
     expect(stored[0]!.state).toBe(state);
 
     // A login started before the upgrade, kept as { [state]: login }, still completes once.
@@ -197,7 +207,9 @@ describe('createLoginFlow with a plain-object session', () => {
     const { returnTo } = await flow.complete(recordSession(legacy), { code: 'c', state });
     expect(returnTo).toBe('/a');
     expect(legacy).toEqual({});
-    await expect(flow.complete(recordSession({ [flow.sessionKey]: { [state]: login } }), { code: 'c', state })).rejects.toMatchObject({
+    await expect(
+      flow.complete(recordSession({ [flow.sessionKey]: { [state]: login } }), { code: 'c', state }),
+    ).rejects.toMatchObject({
       code: 'state_mismatch',
     });
   });
@@ -223,7 +235,7 @@ describe('createLoginFlow with a plain-object session', () => {
     expect(statesIn(record[flow.sessionKey])).toEqual([tab2.state]);
   });
 
-  it('reports an expired login and the service\'s own error codes', async () => {
+  it("reports an expired login and the service's own error codes", async () => {
     let now = 1_000_000;
     const flow = flowWith(new FakeClient(), { clock: () => now, loginTtl: 60_000 });
     const session = recordSession({});
@@ -231,9 +243,13 @@ describe('createLoginFlow with a plain-object session', () => {
     now += 61_000;
     expect((await rejection(flow.complete(session, { code: 'c', state: old.state }))).code).toBe('login_expired');
     const denied = flow.begin(session);
-    expect((await rejection(flow.complete(session, { error: 'access_denied', state: denied.state }))).code).toBe('access_denied');
+    expect((await rejection(flow.complete(session, { error: 'access_denied', state: denied.state }))).code).toBe(
+      'access_denied',
+    );
     const broken = flow.begin(session);
-    const err = await rejection(flow.complete(session, { error: 'server_error', error_description: 'down', state: broken.state }));
+    const err = await rejection(
+      flow.complete(session, { error: 'server_error', error_description: 'down', state: broken.state }),
+    );
     expect(err.code).toBe('provider_error');
     expect(err.cause).toEqual({ error: 'server_error', error_description: 'down' });
   });
@@ -247,6 +263,8 @@ describe('createLoginFlow with a plain-object session', () => {
     ['loginTtl', { loginTtl: 600 }],
     ['replayStore', { replayStore: {} }],
   ])('throws a TypeError naming %s when it is wrong', (option, extra) => {
-    expect(() => flowWith(new FakeClient(), extra as Partial<LoginFlowOptions>)).toThrow(new RegExp(`createLoginFlow: ${option} `));
+    expect(() => flowWith(new FakeClient(), extra as Partial<LoginFlowOptions>)).toThrow(
+      new RegExp(`createLoginFlow: ${option} `),
+    );
   });
 });

@@ -29,7 +29,11 @@ afterAll(() => {
 });
 
 /** An app on the fetch handlers, served by node:http, logging into `log`. */
-async function startApp(providerPort: number, appPort: number, logger: ReturnType<typeof recordingLogger>['logger']): Promise<{ server: Server; origin: string }> {
+async function startApp(
+  providerPort: number,
+  appPort: number,
+  logger: ReturnType<typeof recordingLogger>['logger'],
+): Promise<{ server: Server; origin: string }> {
   const auth = createFetchLogin({
     client: new IdClient({
       hostname: `http://127.0.0.1:${providerPort}`,
@@ -44,7 +48,9 @@ async function startApp(providerPort: number, appPort: number, logger: ReturnTyp
     logger,
   });
   const server = createServer(async (req, res) => {
-    const request = new Request(`http://127.0.0.1:${appPort}${req.url}`, { headers: req.headers as Record<string, string> });
+    const request = new Request(`http://127.0.0.1:${appPort}${req.url}`, {
+      headers: req.headers as Record<string, string>,
+    });
     const path = new URL(request.url).pathname;
     const answer =
       path === '/auth/login'
@@ -52,7 +58,9 @@ async function startApp(providerPort: number, appPort: number, logger: ReturnTyp
         : path === '/auth/callback'
           ? await auth.callback(request)
           : Response.json({ user: (await auth.user(request)) ?? null });
-    const headers: Record<string, string | string[]> = Object.fromEntries([...answer.headers].filter(([name]) => name !== 'set-cookie'));
+    const headers: Record<string, string | string[]> = Object.fromEntries(
+      [...answer.headers].filter(([name]) => name !== 'set-cookie'),
+    );
     const setCookies = answer.headers.getSetCookie();
     if (setCookies.length > 0) headers['set-cookie'] = setCookies;
     res.writeHead(answer.status, headers);
@@ -81,10 +89,17 @@ describe('a provider that does not answer, in development', () => {
     const page = await new Browser(app.origin).get('/auth/login');
     expect(page.status).toBe(502);
     expect(page.text).toContain('<code>provider_not_answering</code>');
-    expect(page.text).toContain(`The identity service did not answer at http://127.0.0.1:${providerPort} (tried ${tried}: ECONNREFUSED)`);
-    expect(page.text).toContain('it is not started, or ND_ID_HOSTNAME (the hostname or issuer option) names another host or port');
+    expect(page.text).toContain(
+      `The identity service did not answer at http://127.0.0.1:${providerPort} (tried ${tried}: ECONNREFUSED)`,
+    );
+    expect(page.text).toContain(
+      'it is not started, or ND_ID_HOSTNAME (the hostname or issuer option) names another host or port',
+    );
     expect(page.text).not.toMatch(/state=|code_challenge|nonce=/);
-    const lines = log.text().split('\n').filter((line) => line.includes(tried));
+    const lines = log
+      .text()
+      .split('\n')
+      .filter((line) => line.includes(tried));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^error .*it is not started, or ND_ID_HOSTNAME/);
     expect(log.text()).not.toContain(clientSecret);
@@ -92,7 +107,14 @@ describe('a provider that does not answer, in development', () => {
     // The provider starts on that port: the next login is sent to it.
     provider = await startProvider({
       port: providerPort,
-      clients: [{ clientId: 'silent-app', clientSecret, redirectUris: [`${app.origin}/auth/callback`], publicKey: keys.publicKeyPem }],
+      clients: [
+        {
+          clientId: 'silent-app',
+          clientSecret,
+          redirectUris: [`${app.origin}/auth/callback`],
+          publicKey: keys.publicKeyPem,
+        },
+      ],
       autoApprove: DEFAULT_PERSONAS[0]!.id,
     });
     const next = await new Browser(app.origin).get('/auth/login');
@@ -124,7 +146,14 @@ describe('a provider that stops before the callback', () => {
     const app = await startApp(providerPort, appPort, log.logger);
     const provider = await startProvider({
       port: providerPort,
-      clients: [{ clientId: 'silent-app', clientSecret, redirectUris: [`${app.origin}/auth/callback`], publicKey: keys.publicKeyPem }],
+      clients: [
+        {
+          clientId: 'silent-app',
+          clientSecret,
+          redirectUris: [`${app.origin}/auth/callback`],
+          publicKey: keys.publicKeyPem,
+        },
+      ],
       autoApprove: DEFAULT_PERSONAS[0]!.id,
     });
     try {
@@ -156,11 +185,18 @@ describe('an unknown client id', () => {
 
   it("is named, escaped, on the provider's page and in its log", async () => {
     const sent = 'my-app"><script>alert(1)</script>';
-    const res = await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { client_id: sent })}`, { redirect: 'manual' });
+    const res = await fetch(
+      `${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { client_id: sent })}`,
+      { redirect: 'manual' },
+    );
     expect(res.status).toBe(400);
     const html = await res.text();
-    expect(html).toContain('The client_id &quot;my-app\\&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot; is not registered with this service');
+    expect(html).toContain(
+      'The client_id &quot;my-app\\&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot; is not registered with this service',
+    );
     expect(html).not.toContain('<script>alert(1)');
-    expect(lines.join('\n')).toContain(`authorize: refused: invalid_client: client_id ${JSON.stringify(sent)} is not registered`);
+    expect(lines.join('\n')).toContain(
+      `authorize: refused: invalid_client: client_id ${JSON.stringify(sent)} is not registered`,
+    );
   });
 });

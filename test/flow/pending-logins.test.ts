@@ -21,7 +21,11 @@ function login(createdAt: number, extra: Partial<PendingLogin> = {}): PendingLog
 describe('pending logins', () => {
   it('gives back a stored login once, then never again (a replayed callback finds nothing)', () => {
     const session: SessionLike = {};
-    addPendingLogin(recordSession(session), KEY, 'state-a', login(1000, { returnTo: '/account' }), { max: 5, ttl: TTL, now: 1000 });
+    addPendingLogin(recordSession(session), KEY, 'state-a', login(1000, { returnTo: '/account' }), {
+      max: 5,
+      ttl: TTL,
+      now: 1000,
+    });
     expect(takePendingLogin(recordSession(session), KEY, 'state-a')).toEqual(login(1000, { returnTo: '/account' }));
     expect(takePendingLogin(recordSession(session), KEY, 'state-a')).toBeUndefined();
   });

@@ -58,7 +58,9 @@ describe('createRedisReplayStore', () => {
   });
 
   it('refuses a client without sendCommand with a TypeError that says what to give', () => {
-    expect(() => createRedisReplayStore({} as never)).toThrow(/createRedisReplayStore: client must be a connected node-redis client/);
+    expect(() => createRedisReplayStore({} as never)).toThrow(
+      /createRedisReplayStore: client must be a connected node-redis client/,
+    );
   });
 
   it('turns a Redis outage during completion into session_store_unavailable (503), without calling the service', async () => {
@@ -68,14 +70,21 @@ describe('createRedisReplayStore', () => {
     const client: LoginFlowClient = {
       issuer: 'https://id.test/v2',
       clientId: 'c',
-      authorizationUrl: (p) => ({ url: `https://id.test/v2/oauth/authorize?state=${p.state ?? ''}`, nonce: p.nonce ?? undefined }),
+      authorizationUrl: (p) => ({
+        url: `https://id.test/v2/oauth/authorize?state=${p.state ?? ''}`,
+        nonce: p.nonce ?? undefined,
+      }),
       callback: async (_p: CallbackParams) => {
         calls.push('callback');
         return { sub: 's', accessToken: 'at', idToken: 'idt', claims };
       },
       userinfo: async () => ({ sub: 's', data: {} }),
     };
-    const flow = createLoginFlow({ client, redirectUri: 'https://rp.test/cb', replayStore: createRedisReplayStore(down) });
+    const flow = createLoginFlow({
+      client,
+      redirectUri: 'https://rp.test/cb',
+      replayStore: createRedisReplayStore(down),
+    });
     const session = recordSession({});
     const { state } = flow.begin(session);
     down.destroy();

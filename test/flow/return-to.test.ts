@@ -2,15 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { MAX_RETURN_TO_LENGTH, safeReturnTo } from '../../src/flow/return-to.js';
 
 describe('safeReturnTo', () => {
-  it.each([
-    '/',
-    '/account',
-    '/account/settings?tab=privacy&x=1#top',
-    '/a:b',
-    '/caf%C3%A9',
-  ])('keeps the same-site path %s', (path) => {
-    expect(safeReturnTo(path)).toBe(path);
-  });
+  it.each(['/', '/account', '/account/settings?tab=privacy&x=1#top', '/a:b', '/caf%C3%A9'])(
+    'keeps the same-site path %s',
+    (path) => {
+      expect(safeReturnTo(path)).toBe(path);
+    },
+  );
 
   it.each([
     ['protocol-relative URL', '//evil.example/phish'],

@@ -10,9 +10,13 @@ import { recordSession } from '../../src/flow/session.js';
 
 describe('createSessionPolicy', () => {
   it('names the option and its unit when an option is wrong', () => {
-    expect(() => createSessionPolicy({ maxSessionAge: 12 })).toThrow(/maxSessionAge is in milliseconds.*12 hours is 43200000/);
+    expect(() => createSessionPolicy({ maxSessionAge: 12 })).toThrow(
+      /maxSessionAge is in milliseconds.*12 hours is 43200000/,
+    );
     expect(() => createSessionPolicy({ idleTimeout: -1 })).toThrow(/idleTimeout is in milliseconds/);
-    expect(() => createSessionPolicy({ idleTimeout: 60_000, touchInterval: 60_000 })).toThrow(/touchInterval must be shorter than idleTimeout/);
+    expect(() => createSessionPolicy({ idleTimeout: 60_000, touchInterval: 60_000 })).toThrow(
+      /touchInterval must be shorter than idleTimeout/,
+    );
     expect(() => createSessionPolicy({ recordKey: 'passport' })).toThrow(/recordKey/);
     expect(() => createSessionPolicy({ signOutStore: {} as never })).toThrow(/signOutStore/);
     expect(() => createRedisSignOutStore({} as never)).toThrow(/node-redis client/);
@@ -20,7 +24,12 @@ describe('createSessionPolicy', () => {
 
   it('ends at the first limit that passed, touches at most once per interval, and keeps no record it cannot read', async () => {
     let now = 1_000_000;
-    const policy = createSessionPolicy({ maxSessionAge: 10 * 60_000, idleTimeout: 5 * 60_000, touchInterval: 60_000, clock: () => now });
+    const policy = createSessionPolicy({
+      maxSessionAge: 10 * 60_000,
+      idleTimeout: 5 * 60_000,
+      touchInterval: 60_000,
+      clock: () => now,
+    });
     const data: Record<string, unknown> = {};
     const session = recordSession(data);
     expect(await policy.check(session)).toEqual({ signedIn: false });

@@ -10,7 +10,15 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baseForbidden, bounded, expectNoLeak, fuzzOptions, guardUnhandledRejections, startFuzzRp, type FuzzRp } from './support.js';
+import {
+  baseForbidden,
+  bounded,
+  expectNoLeak,
+  fuzzOptions,
+  guardUnhandledRejections,
+  startFuzzRp,
+  type FuzzRp,
+} from './support.js';
 
 let rp: FuzzRp;
 let forbidden: string[];
@@ -95,7 +103,11 @@ const value: fc.Arbitrary<Value> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ real: 'state' as const }) },
   {
     weight: 3,
-    arbitrary: fc.record({ real: fc.constant('mutated-code' as const), at: fc.nat(), by: fc.integer({ min: 1, max: 63 }) }),
+    arbitrary: fc.record({
+      real: fc.constant('mutated-code' as const),
+      at: fc.nat(),
+      by: fc.integer({ min: 1, max: 63 }),
+    }),
   },
   { weight: 1, arbitrary: huge },
 );
@@ -169,7 +181,13 @@ describe('fuzzing the callback query', () => {
   it("the browser's real pending state with a garbage, mutated or duplicated code or error never signs in", async () => {
     const notState = fc.oneof(
       { weight: 5, arbitrary: fc.constantFrom(...KEYS.filter((k) => k !== 'state' && k !== 'st%61te')) },
-      { weight: 1, arbitrary: fc.string({ maxLength: 12 }).map((s) => encodeURIComponent(s)).filter((k) => k !== 'state') },
+      {
+        weight: 1,
+        arbitrary: fc
+          .string({ maxLength: 12 })
+          .map((s) => encodeURIComponent(s))
+          .filter((k) => k !== 'state'),
+      },
     );
     const focused = fc.record({
       shape: fc.oneof(
@@ -178,7 +196,13 @@ describe('fuzzing the callback query', () => {
       ),
       first: value.filter((v) => !('real' in v && v.real === 'state')),
       second: value.filter((v) => !('real' in v && v.real === 'state')),
-      extra: fc.array(fc.tuple(notState, value.filter((v) => !('real' in v && v.real === 'state'))), { maxLength: 3 }),
+      extra: fc.array(
+        fc.tuple(
+          notState,
+          value.filter((v) => !('real' in v && v.real === 'state')),
+        ),
+        { maxLength: 3 },
+      ),
       approve: fc.boolean(),
       stateFirst: fc.boolean(),
     });
@@ -195,7 +219,8 @@ describe('fuzzing the callback query', () => {
             const approved = await fetch(authorize, { redirect: 'manual' });
             code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
           }
-          const render = (v: Value): string => ('raw' in v ? v.raw : v.real === 'state' ? state : mutateCode(code, v.at, v.by));
+          const render = (v: Value): string =>
+            'raw' in v ? v.raw : v.real === 'state' ? state : mutateCode(code, v.at, v.by);
           const parts: string[] = {
             code: [`code=${render(first)}`],
             error: [`error=${render(first)}`],

@@ -19,7 +19,9 @@ export function b64u(input: Uint8Array | string): string {
 export function decodeJsonSegment(segment: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -62,7 +64,23 @@ const headerValue = fc.oneof(
 );
 
 const headerChanges = fc.dictionary(
-  fc.constantFrom('alg', 'enc', 'kid', 'typ', 'cty', 'crit', 'jku', 'x5u', 'x5c', 'jwk', 'zip', 'b64', 'epk', 'p2s', 'p2c'),
+  fc.constantFrom(
+    'alg',
+    'enc',
+    'kid',
+    'typ',
+    'cty',
+    'crit',
+    'jku',
+    'x5u',
+    'x5c',
+    'jwk',
+    'zip',
+    'b64',
+    'epk',
+    'p2s',
+    'p2c',
+  ),
   headerValue,
   { minKeys: 1, maxKeys: 3 },
 );
@@ -83,7 +101,10 @@ export function compactMutation(segments: number): fc.Arbitrary<CompactMutation>
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('drop' as const), segment }) },
     {
       weight: 1,
-      arbitrary: fc.record({ kind: fc.constant('append' as const), extra: fc.constantFrom('.', '..', '.AAAA', '.e30.e30') }),
+      arbitrary: fc.record({
+        kind: fc.constant('append' as const),
+        extra: fc.constantFrom('.', '..', '.AAAA', '.e30.e30'),
+      }),
     },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('header' as const), changes: headerChanges }) },
     {

@@ -12,13 +12,19 @@
  */
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import fc from 'fast-check';
-import { CompactEncrypt, CompactSign, exportJWK, } from 'jose';
+import { CompactEncrypt, CompactSign, exportJWK } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import { IdError } from '../../src/errors.js';
 import { generatePkcePair } from '../../src/pkce.js';
 import { importRsaPublicKey } from '../../src/keys.js';
-import { encryptUserinfo, sendJson, startStubProvider, STUB_PATHS, type StubProvider } from '../helpers/stub-provider.js';
+import {
+  encryptUserinfo,
+  sendJson,
+  startStubProvider,
+  STUB_PATHS,
+  type StubProvider,
+} from '../helpers/stub-provider.js';
 import { applyMutation, b64u, compactMutation, type CompactMutation } from './jose-mutations.js';
 import {
   baseForbidden,
@@ -34,7 +40,11 @@ import {
 } from './support.js';
 
 const NONCE = 'fuzz-nonce-0123456789abcdef';
-const ATTRIBUTES = { 'profile.name': 'TAN AH KOW', 'profile.nric_number': 'S9812381D', 'profile.passport_expiry_date': '2031-05-17' };
+const ATTRIBUTES = {
+  'profile.name': 'TAN AH KOW',
+  'profile.nric_number': 'S9812381D',
+  'profile.passport_expiry_date': '2031-05-17',
+};
 
 let stub: StubProvider;
 let client: IdClient;
@@ -113,7 +123,10 @@ const forgery: fc.Arbitrary<Forgery> = fc.oneof(
     alg: fc.constantFrom('none', 'None', 'NONE', 'nOnE'),
     signature: fc.constantFrom('', 'AA', 'e30'),
   }),
-  fc.record({ kind: fc.constant('hs256-with-public-key' as const), as: fc.constantFrom('pem' as const, 'jwk' as const, 'n' as const) }),
+  fc.record({
+    kind: fc.constant('hs256-with-public-key' as const),
+    as: fc.constantFrom('pem' as const, 'jwk' as const, 'n' as const),
+  }),
   fc.record({
     kind: fc.constant('attacker-key' as const),
     header: fc.constantFrom<Record<string, unknown>>(
@@ -129,11 +142,17 @@ const forgery: fc.Arbitrary<Forgery> = fc.oneof(
       { kid: 'k1" OR "1"="1' },
     ),
   }),
-  fc.record({ kind: fc.constant('provider-key-bad-alg' as const), alg: fc.constantFrom('RS384' as const, 'RS512' as const, 'PS256' as const) }),
+  fc.record({
+    kind: fc.constant('provider-key-bad-alg' as const),
+    alg: fc.constantFrom('RS384' as const, 'RS512' as const, 'PS256' as const),
+  }),
   fc.record({
     kind: fc.constant('unknown-crit' as const),
     crit: fc.oneof(
-      fc.array(fc.string({ minLength: 1, maxLength: 10 }).filter((s) => s !== 'b64'), { minLength: 1, maxLength: 3 }),
+      fc.array(
+        fc.string({ minLength: 1, maxLength: 10 }).filter((s) => s !== 'b64'),
+        { minLength: 1, maxLength: 3 },
+      ),
       fc.constantFrom<unknown>([], 'exp', ['exp'], [''], [1], null, {}),
     ),
   }),
@@ -146,9 +165,16 @@ async function forge(f: Forgery): Promise<string> {
     case 'alg-none':
       return `${b64u(JSON.stringify({ alg: f.alg, typ: 'JWT' }))}.${b64u(payload)}.${f.signature}`;
     case 'hs256-with-public-key': {
-      const pem = createPublicKey({ key: providerKey.publicJwk as never, format: 'jwk' }).export({ format: 'pem', type: 'spki' });
+      const pem = createPublicKey({ key: providerKey.publicJwk as never, format: 'jwk' }).export({
+        format: 'pem',
+        type: 'spki',
+      });
       const secret =
-        f.as === 'pem' ? Buffer.from(pem) : f.as === 'jwk' ? Buffer.from(JSON.stringify(providerKey.publicJwk)) : Buffer.from(String(providerKey.publicJwk.n));
+        f.as === 'pem'
+          ? Buffer.from(pem)
+          : f.as === 'jwk'
+            ? Buffer.from(JSON.stringify(providerKey.publicJwk))
+            : Buffer.from(String(providerKey.publicJwk.n));
       return new CompactSign(payload).setProtectedHeader({ alg: 'HS256', kid: 'k1' }).sign(secret);
     }
     case 'attacker-key': {
@@ -159,7 +185,9 @@ async function forge(f: Forgery): Promise<string> {
       return new CompactSign(payload).setProtectedHeader({ alg: f.alg, kid: 'k1' }).sign(providerKey.privateKey);
     case 'unknown-crit': {
       const header: Record<string, unknown> = { alg: 'RS256', kid: 'k1', crit: f.crit };
-      if (Array.isArray(f.crit)) for (const name of f.crit) if (typeof name === 'string' && name !== '' && !(name in header)) header[name] = true;
+      if (Array.isArray(f.crit))
+        for (const name of f.crit)
+          if (typeof name === 'string' && name !== '' && !(name in header)) header[name] = true;
       // jose refuses to sign with an unknown crit, so sign the bytes by hand with the provider's key.
       const h = b64u(JSON.stringify(header));
       const p = b64u(payload);
@@ -226,8 +254,14 @@ async function idTokenFor(c: IdTokenCase): Promise<{ token: string; original: st
 
 /** Wrong shapes of the whole token response. */
 const tokenBody = fc.oneof(
-  fc.jsonValue({ maxDepth: 2 }).filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)).map((body) => ({ json: body })),
-  fc.record({ field: fc.constantFrom('access_token', 'id_token'), value: fc.oneof(fc.constant<unknown>(undefined), wrongType()) }),
+  fc
+    .jsonValue({ maxDepth: 2 })
+    .filter((v) => typeof v !== 'object' || v === null || Array.isArray(v))
+    .map((body) => ({ json: body })),
+  fc.record({
+    field: fc.constantFrom('access_token', 'id_token'),
+    value: fc.oneof(fc.constant<unknown>(undefined), wrongType()),
+  }),
   fc.constantFrom('', 'not json', '{', '<html>error</html>', '{"access_token":', '\u0000').map((text) => ({ text })),
 );
 
@@ -258,7 +292,9 @@ describe('fuzzing the ID token and the token response', () => {
         const { token, original } = await idTokenFor(c);
         fc.pre(token !== original);
         stub.serveTokens({ access_token: stub.accessToken, id_token: token });
-        const err = await bounded(() => expectRefused(callback(), [...forbidden, ...tokenPieces(original), ...tokenPieces(token)]));
+        const err = await bounded(() =>
+          expectRefused(callback(), [...forbidden, ...tokenPieces(original), ...tokenPieces(token)]),
+        );
         codes.set(err.code, (codes.get(err.code) ?? 0) + 1);
       }),
       fuzzOptions(3000),
@@ -315,7 +351,10 @@ describe('fuzzing the ID token and the token response', () => {
 
   it('a payload with "__proto__" and "constructor" claims is read as plain data', async () => {
     const claims = stub.idTokenClaims();
-    const json = JSON.stringify(claims).replace(/^\{/, '{"__proto__":{"sub":"someone-else","admin":true},"constructor":{"prototype":{"x":1}},');
+    const json = JSON.stringify(claims).replace(
+      /^\{/,
+      '{"__proto__":{"sub":"someone-else","admin":true},"constructor":{"prototype":{"x":1}},',
+    );
     const token = await new CompactSign(new TextEncoder().encode(json))
       .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
       .sign(stub.keys[0]!.privateKey);
@@ -355,13 +394,19 @@ const userinfoCase: fc.Arbitrary<UserinfoCase> = fc.oneof(
         value: fc.oneof(fc.constant<unknown>(undefined), wrongType(), fc.string({ maxLength: 10 })),
       })
       // Still valid: the user's own sub, and an empty data object (no attributes).
-      .filter(({ field, value }) => !(field === 'sub' && value === stub.sub) && !(field === 'data' && isEmptyObject(value))),
+      .filter(
+        ({ field, value }) => !(field === 'sub' && value === stub.sub) && !(field === 'data' && isEmptyObject(value)),
+      ),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('attribute-type' as const), value: wrongType() }) },
   { weight: 3, arbitrary: compactMutation(5).map((mutation) => ({ kind: 'key-jwe' as const, mutation })) },
   {
     weight: 3,
-    arbitrary: fc.record({ kind: fc.constant('attribute-jwe' as const), scope: fc.nat({ max: 2 }), mutation: compactMutation(5) }),
+    arbitrary: fc.record({
+      kind: fc.constant('attribute-jwe' as const),
+      scope: fc.nat({ max: 2 }),
+      mutation: compactMutation(5),
+    }),
   },
   {
     weight: 1,
@@ -380,7 +425,17 @@ const userinfoCase: fc.Arbitrary<UserinfoCase> = fc.oneof(
     weight: 1,
     arbitrary: fc
       .oneof(
-        fc.constantFrom('', 'null', '[]', '{}', '{"kty":"RSA","k":"AAAA"}', '{"kty":"oct"}', '{"kty":"oct","k":""}', '{"kty":"oct","k":5}', '\u00ff\u00fe'),
+        fc.constantFrom(
+          '',
+          'null',
+          '[]',
+          '{}',
+          '{"kty":"RSA","k":"AAAA"}',
+          '{"kty":"oct"}',
+          '{"kty":"oct","k":""}',
+          '{"kty":"oct","k":5}',
+          '\u00ff\u00fe',
+        ),
         fc.string({ maxLength: 40 }),
       )
       .map((plaintext) => ({ kind: 'block-key-plaintext' as const, plaintext })),
@@ -416,7 +471,10 @@ async function userinfoBodyFor(c: UserinfoCase): Promise<{ body: unknown; origin
       return { body: { ...good, key: applyMutation(good.key, c.mutation) }, original };
     case 'attribute-jwe': {
       const scope = Object.keys(good.data)[c.scope]!;
-      return { body: { ...good, data: { ...good.data, [scope]: applyMutation(good.data[scope]!, c.mutation) } }, original };
+      return {
+        body: { ...good, data: { ...good.data, [scope]: applyMutation(good.data[scope]!, c.mutation) } },
+        original,
+      };
     }
     case 'algorithms':
       return { body: await encryptUserinfo({ ...stub.userinfo, ...c }, rpPublic, stub.sub), original };
@@ -428,10 +486,14 @@ async function userinfoBodyFor(c: UserinfoCase): Promise<{ body: unknown; origin
     }
     case 'attribute-plaintext': {
       const secret = Buffer.alloc(16, 7);
-      const key = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify({ kty: 'oct', k: secret.toString('base64url') })))
+      const key = await new CompactEncrypt(
+        new TextEncoder().encode(JSON.stringify({ kty: 'oct', k: secret.toString('base64url') })),
+      )
         .setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' })
         .encrypt(rpPublic);
-      const value = await new CompactEncrypt(Uint8Array.from(c.bytes)).setProtectedHeader({ alg: 'dir', enc: 'A128GCM' }).encrypt(secret);
+      const value = await new CompactEncrypt(Uint8Array.from(c.bytes))
+        .setProtectedHeader({ alg: 'dir', enc: 'A128GCM' })
+        .encrypt(secret);
       return { body: { ...good, key, data: { ...good.data, 'profile.name': value } }, original };
     }
   }
@@ -451,25 +513,38 @@ describe('fuzzing the userinfo response', () => {
         const { body, original } = await userinfoBodyFor(c);
         fc.pre(!unchanged(body, original));
         stub.override(STUB_PATHS.userinfo, (_req, res) => sendJson(res, 200, body));
-        const pieces = [original.key as string, ...Object.values(original.data as Record<string, string>)].flatMap(tokenPieces);
-        const err = await bounded(() => expectRefused(client.userinfo({ sub: stub.sub, accessToken: stub.accessToken }), [...forbidden, ...pieces]));
+        const pieces = [original.key as string, ...Object.values(original.data as Record<string, string>)].flatMap(
+          tokenPieces,
+        );
+        const err = await bounded(() =>
+          expectRefused(client.userinfo({ sub: stub.sub, accessToken: stub.accessToken }), [...forbidden, ...pieces]),
+        );
         codes.set(err.code, (codes.get(err.code) ?? 0) + 1);
       }),
       fuzzOptions(2000),
     );
-    for (const code of ['userinfo_malformed', 'userinfo_key_decrypt_failed', 'userinfo_data_decrypt_failed', 'userinfo_alg_not_allowed', 'userinfo_key_invalid']) {
+    for (const code of [
+      'userinfo_malformed',
+      'userinfo_key_decrypt_failed',
+      'userinfo_data_decrypt_failed',
+      'userinfo_alg_not_allowed',
+      'userinfo_key_invalid',
+    ]) {
       expect(codes.get(code) ?? 0, code).toBeGreaterThan(0);
     }
   }, 120_000);
 });
 
 describe('an ID token whose azp names another party', () => {
-  it.each([['another-client'], [''], [false], [null]])('with a single audience and azp %j is refused as id_token_azp_mismatch', async (azp) => {
-    restoreStub();
-    stub.claims = { azp };
-    const err = await expectRefused(callback(), forbidden);
-    expect(err.code).toBe('id_token_azp_mismatch');
-  });
+  it.each([['another-client'], [''], [false], [null]])(
+    'with a single audience and azp %j is refused as id_token_azp_mismatch',
+    async (azp) => {
+      restoreStub();
+      stub.claims = { azp };
+      const err = await expectRefused(callback(), forbidden);
+      expect(err.code).toBe('id_token_azp_mismatch');
+    },
+  );
 
   it('with azp equal to our client id it is accepted', async () => {
     restoreStub();
@@ -495,7 +570,10 @@ describe('a userinfo answer without its data object', () => {
   it('an empty data object is still a valid answer with no attributes', async () => {
     const good = await stub.userinfoBody();
     stub.override(STUB_PATHS.userinfo, (_req, res) => sendJson(res, 200, { sub: good.sub, key: good.key, data: {} }));
-    await expect(client.userinfo({ sub: stub.sub, accessToken: stub.accessToken })).resolves.toEqual({ sub: stub.sub, data: {} });
+    await expect(client.userinfo({ sub: stub.sub, accessToken: stub.accessToken })).resolves.toEqual({
+      sub: stub.sub,
+      data: {},
+    });
   });
 });
 
@@ -534,14 +612,23 @@ describe('fuzzing provider answers through ndIdRouter and the strategy', () => {
             const { body, original } = await userinfoBodyFor(chosen.c);
             fc.pre(!unchanged(body, original));
             stub.override(STUB_PATHS.userinfo, (_req, res) => sendJson(res, 200, body));
-            secrets = [...secrets, ...[original.key as string, ...Object.values(original.data as Record<string, string>)].flatMap(tokenPieces)];
+            secrets = [
+              ...secrets,
+              ...[original.key as string, ...Object.values(original.data as Record<string, string>)].flatMap(
+                tokenPieces,
+              ),
+            ];
           }
-          const res = await browser.get(`/auth/callback?code=fuzz-code&state=${encodeURIComponent(state)}`).redirects(0);
+          const res = await browser
+            .get(`/auth/callback?code=fuzz-code&state=${encodeURIComponent(state)}`)
+            .redirects(0);
           // 401 refused, 502 "the service answered nonsense", 500 only for what no person can
           // cause: a block key that this app's private key cannot decrypt (indistinguishable from
           // a misconfigured key), a malformed userinfo, an ID token signed with an algorithm the
           // app does not accept; never a redirect to the success page.
-          const serverSide = rp.logLines.some((l) => /"code":"(userinfo_key_(decrypt_failed|invalid)|userinfo_malformed|id_token_alg_not_allowed)"/.test(l));
+          const serverSide = rp.logLines.some((l) =>
+            /"code":"(userinfo_key_(decrypt_failed|invalid)|userinfo_malformed|id_token_alg_not_allowed)"/.test(l),
+          );
           expect(serverSide ? [500] : [401, 502]).toContain(res.status);
           expectNoLeak(res.text, secrets, 'callback page');
           expectNoLeak(rp.logLines.splice(0).join('\n'), secrets, 'log');

@@ -85,7 +85,12 @@ export async function startFuzzRp(target: FuzzTarget): Promise<FuzzRp & { provid
   if (target.kind === 'provider') {
     provider = await startProvider({
       clients: [
-        { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [callbackURL], publicKey: testKeyPair('rp').publicKeyPem },
+        {
+          clientId: CLIENT_ID,
+          clientSecret: CLIENT_SECRET,
+          redirectUris: [callbackURL],
+          publicKey: testKeyPair('rp').publicKeyPem,
+        },
       ],
       autoApprove: true,
     });
@@ -192,7 +197,10 @@ export function guardUnhandledRejections(): { check(): void; stop(): void } {
 export async function bounded<T>(fn: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`a case did not finish within ${CASE_TIME_LIMIT_MS} ms`)), CASE_TIME_LIMIT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`a case did not finish within ${CASE_TIME_LIMIT_MS} ms`)),
+      CASE_TIME_LIMIT_MS,
+    );
   });
   try {
     return await Promise.race([fn(), limit]);

@@ -74,5 +74,8 @@ export function docSnippets(lang?: string, root = repoRoot): DocSnippet[] {
 
 /** Replaces snippet file names (`<id>.mts`) in a message with the page and line they came from. */
 export function pointAtDocs(message: string): string {
-  return message.replace(/([\w-]+)-md-line-(\d+)\.mts/g, (_all, page: string, line: string) => `${page.replace(/^docs-/, 'docs/')}.md snippet at line ${line}`);
+  return message.replace(
+    /([\w-]+)-md-line-(\d+)\.mts/g,
+    (_all, page: string, line: string) => `${page.replace(/^docs-/, 'docs/')}.md snippet at line ${line}`,
+  );
 }

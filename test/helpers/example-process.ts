@@ -75,7 +75,9 @@ export async function waitForReady(proc: ExampleProcess): Promise<string> {
     const match = /Example app ready: open (\S+)/.exec(proc.stdout());
     if (match) return match[1]!;
     if (!proc.isRunning()) {
-      throw new Error(`The example app exited (${proc.exitStatus()}) before it was ready.\nstdout:\n${proc.stdout()}\nstderr:\n${proc.stderr()}`);
+      throw new Error(
+        `The example app exited (${proc.exitStatus()}) before it was ready.\nstdout:\n${proc.stdout()}\nstderr:\n${proc.stderr()}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

@@ -16,9 +16,18 @@ export const PERSONA = DEFAULT_PERSONAS[0];
 export const RP_KEYS = testKeyPair('rp');
 
 /** A provider whose only client is registered for `callbackUrl`, with a count of token calls. */
-export async function startIntegrationProvider(callbackUrl: string): Promise<{ provider: StartedProvider; tokenCalls: () => number }> {
+export async function startIntegrationProvider(
+  callbackUrl: string,
+): Promise<{ provider: StartedProvider; tokenCalls: () => number }> {
   const provider = await startProvider({
-    clients: [{ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [callbackUrl], publicKey: RP_KEYS.publicKeyPem }],
+    clients: [
+      {
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        redirectUris: [callbackUrl],
+        publicKey: RP_KEYS.publicKeyPem,
+      },
+    ],
     autoApprove: true,
   });
   let calls = 0;
@@ -65,7 +74,11 @@ export class Browser {
   async send(method: string, path: string, headers: Record<string, string> = {}): Promise<Page> {
     const url = new URL(path, this.baseUrl);
     const cookie = [...this.jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(url, { method, redirect: 'manual', headers: cookie === '' ? headers : { ...headers, cookie } });
+    const res = await fetch(url, {
+      method,
+      redirect: 'manual',
+      headers: cookie === '' ? headers : { ...headers, cookie },
+    });
     const setCookies = res.headers.getSetCookie();
     for (const line of setCookies) {
       const [pair = '', ...attrs] = line.split(';');
@@ -76,7 +89,14 @@ export class Browser {
       if (expired || value === '') this.jar.delete(name);
       else this.jar.set(name, value);
     }
-    return { status: res.status, location: res.headers.get('location'), contentType: res.headers.get('content-type'), cacheControl: res.headers.get('cache-control'), text: await res.text(), setCookies };
+    return {
+      status: res.status,
+      location: res.headers.get('location'),
+      contentType: res.headers.get('content-type'),
+      cacheControl: res.headers.get('cache-control'),
+      text: await res.text(),
+      setCookies,
+    };
   }
 
   /** A copy of the jar, to replay later. */
@@ -142,7 +162,8 @@ export function expectFailurePage(page: Page, status: number, sentence: RegExp):
 
 /** The signed-in user the app's `/me` route reports, or null. */
 export async function me(browser: Browser): Promise<{ sub: string; data: Record<string, string> } | null> {
-  return (JSON.parse((await browser.get('/me')).text) as { user: { sub: string; data: Record<string, string> } | null }).user;
+  return (JSON.parse((await browser.get('/me')).text) as { user: { sub: string; data: Record<string, string> } | null })
+    .user;
 }
 
 /** What {@link itKeepsTheSharedGuarantees} needs of a running app. */
@@ -225,6 +246,10 @@ export function itKeepsTheSharedGuarantees(
     browser.restore(before);
     await browser.get(callback.href);
     expect(app().log()).toMatch(/state_mismatch|Sign-in completed/);
-    expectNoSecrets(app().log(), [callback.searchParams.get('code') ?? '', callback.searchParams.get('state') ?? '', ...browser.jar.values()]);
+    expectNoSecrets(app().log(), [
+      callback.searchParams.get('code') ?? '',
+      callback.searchParams.get('state') ?? '',
+      ...browser.jar.values(),
+    ]);
   });
 }

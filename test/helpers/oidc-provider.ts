@@ -42,7 +42,12 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
   const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
   const configuration: Configuration = {
     clients: options.clients,
-    jwks: { keys: [{ ...rsa, kid: 'rsa-sig-1', use: 'sig' }, { ...ec, kid: 'ec-sig-1', use: 'sig' }] as never },
+    jwks: {
+      keys: [
+        { ...rsa, kid: 'rsa-sig-1', use: 'sig' },
+        { ...ec, kid: 'ec-sig-1', use: 'sig' },
+      ] as never,
+    },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
     findAccount: async (_ctx, accountId) => ({
@@ -71,9 +76,24 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
   const provider = new Provider(issuer, configuration);
   const handle = provider.callback();
   if (process.env.OIDC_PROVIDER_DEBUG) {
-    for (const event of ['pushed_authorization_request.error', 'grant.error', 'userinfo.error', 'server_error', 'authorization.error']) {
-      (provider as unknown as { on(name: string, listener: (ctx: unknown, err: { error?: string; error_description?: string; message?: string }) => void): void }).on(event, (_ctx, err) => {
-        process.stderr.write(`oidc-provider ${event}: ${err.error ?? ''} ${err.error_description ?? err.message ?? ''} ${String((err as { cause?: { message?: string; cause?: unknown } }).cause?.message ?? '')} ${String(((err as { cause?: { cause?: { message?: string } } }).cause?.cause)?.message ?? '')}\n`);
+    for (const event of [
+      'pushed_authorization_request.error',
+      'grant.error',
+      'userinfo.error',
+      'server_error',
+      'authorization.error',
+    ]) {
+      (
+        provider as unknown as {
+          on(
+            name: string,
+            listener: (ctx: unknown, err: { error?: string; error_description?: string; message?: string }) => void,
+          ): void;
+        }
+      ).on(event, (_ctx, err) => {
+        process.stderr.write(
+          `oidc-provider ${event}: ${err.error ?? ''} ${err.error_description ?? err.message ?? ''} ${String((err as { cause?: { message?: string; cause?: unknown } }).cause?.message ?? '')} ${String((err as { cause?: { cause?: { message?: string } } }).cause?.cause?.message ?? '')}\n`,
+        );
       });
     }
   }
@@ -109,7 +129,11 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
  * would (its cookies kept and sent back), signing in as `login`; returns the URL the provider
  * finally sends the browser to (the app's callback, with `code`, `state` and `iss`).
  */
-export async function signInAtProvider(authorizationUrl: string, started: StartedOidcProvider, login = 'alice'): Promise<URL> {
+export async function signInAtProvider(
+  authorizationUrl: string,
+  started: StartedOidcProvider,
+  login = 'alice',
+): Promise<URL> {
   const jar = new Map<string, string>();
   let next = new URL(authorizationUrl);
   let form: string | undefined;
@@ -142,10 +166,18 @@ export async function signInAtProvider(authorizationUrl: string, started: Starte
     const prompt = /name="prompt" value="(\w+)"/.exec(text)?.[1];
     const action = /<form[^>]*action="([^"]+)"/.exec(text)?.[1];
     if (res.status !== 200 || prompt === undefined || action === undefined) {
-      throw new Error(`oidc-provider answered ${res.status} at ${next.pathname}: ${text.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').slice(0, 400)}`);
+      throw new Error(
+        `oidc-provider answered ${res.status} at ${next.pathname}: ${text
+          .replace(/<[^>]+>/g, ' ')
+          .replace(/\s+/g, ' ')
+          .slice(0, 400)}`,
+      );
     }
     next = new URL(action.replace(/&amp;/g, '&'), next);
-    form = prompt === 'login' ? new URLSearchParams({ prompt, login, password: 'any' }).toString() : new URLSearchParams({ prompt }).toString();
+    form =
+      prompt === 'login'
+        ? new URLSearchParams({ prompt, login, password: 'any' }).toString()
+        : new URLSearchParams({ prompt }).toString();
   }
   throw new Error('oidc-provider did not send the browser back to the app within 16 hops');
 }

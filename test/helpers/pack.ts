@@ -30,6 +30,7 @@ export function packInto(root: string, dest: string): string {
 /** The run's packed tarball. Read it, install it, unpack it elsewhere; never change or remove it. */
 export function packedTarball(): string {
   const tarball = inject('packedTarball');
-  if (!tarball) throw new Error('No packed tarball: this file must belong to the "packed" project of vitest.config.ts.');
+  if (!tarball)
+    throw new Error('No packed tarball: this file must belong to the "packed" project of vitest.config.ts.');
   return tarball;
 }

@@ -77,7 +77,9 @@ export async function authorizeCode(
   challenge: string,
   overrides: Record<string, string | null> = {},
 ): Promise<string> {
-  const res = await fetch(`${baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, overrides)}`, { redirect: 'manual' });
+  const res = await fetch(`${baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, overrides)}`, {
+    redirect: 'manual',
+  });
   if (res.status !== 302) throw new Error(`authorize answered ${res.status}, not a redirect`);
   const code = new URL(res.headers.get('location') ?? '').searchParams.get('code');
   if (!code) throw new Error('authorize redirect carried no code');
@@ -85,7 +87,11 @@ export async function authorizeCode(
 }
 
 /** POST a JSON body to the token endpoint. */
-export function postToken(baseUrl: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
+export function postToken(
+  baseUrl: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${baseUrl}/v2/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -94,7 +100,11 @@ export function postToken(baseUrl: string, body: Record<string, unknown>, header
 }
 
 /** A token request body for TEST_CLIENT with overrides (undefined removes a field). */
-export function tokenBody(code: string, verifier: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function tokenBody(
+  code: string,
+  verifier: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   const body: Record<string, unknown> = {
     client_id: TEST_CLIENT.clientId,
     client_secret: TEST_CLIENT.clientSecret,

@@ -13,11 +13,15 @@ export interface ProviderProcess {
  * prints "ready at <url>"; reject if it exits first. The caller kills `child` when done.
  */
 export async function startProviderProcess(args: string[], subjectSecret: string): Promise<ProviderProcess> {
-  const child = spawn(process.execPath, [join('node_modules', 'tsx', 'dist', 'cli.mjs'), join('src', 'provider', 'cli.ts'), ...args], {
-    cwd: process.cwd(),
-    env: { ...process.env, ND_ID_SUBJECT_SECRET: subjectSecret },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join('node_modules', 'tsx', 'dist', 'cli.mjs'), join('src', 'provider', 'cli.ts'), ...args],
+    {
+      cwd: process.cwd(),
+      env: { ...process.env, ND_ID_SUBJECT_SECRET: subjectSecret },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   child.stdin.end();
   const baseUrl = await new Promise<string>((resolve, reject) => {
     let out = '';

@@ -77,7 +77,9 @@ export async function startRedis(): Promise<TestRedis> {
     proc.stderr?.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
     const exited = new Promise<never>((_, reject) => {
       proc.once('error', (err) => reject(new Error(`redis-server could not be started: ${err.message}`)));
-      proc.once('exit', (code) => reject(new Error(`redis-server exited (code ${code}) before it was ready:\n${output}`)));
+      proc.once('exit', (code) =>
+        reject(new Error(`redis-server exited (code ${code}) before it was ready:\n${output}`)),
+      );
     });
     exited.catch(() => undefined);
     for (let i = 0; i < 200; i++) {

@@ -50,7 +50,9 @@ export interface RpApp {
 export const RP_APP_KEYS = testKeyPair('rp');
 
 function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 function close(server: Server): Promise<void> {
@@ -59,7 +61,9 @@ function close(server: Server): Promise<void> {
 }
 
 /** Creates the server first (the callback URL needs its port), then the client. */
-async function listenThen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; baseUrl: string }> {
+async function listenThen(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; baseUrl: string }> {
   const server = createServer(handler);
   return { server, baseUrl: await listen(server) };
 }
@@ -106,7 +110,10 @@ async function startRouterApp(settings: RpAppSettings): Promise<RpApp> {
 }
 
 /** Hands a Node request to fetch handlers as a `Request` carrying the same headers, and writes the `Response` back. */
-export function fetchBridge(route: (request: Request, path: string) => Promise<Response> | undefined, baseUrl: () => string) {
+export function fetchBridge(
+  route: (request: Request, path: string) => Promise<Response> | undefined,
+  baseUrl: () => string,
+) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const headers = new Headers();
     for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);

@@ -10,7 +10,11 @@ async function main(): Promise<void> {
   const urls: Record<string, string> = {};
   for (const adapter of ADAPTERS) {
     // No code is ever redeemed by the tests that use this process: any loopback origin will do.
-    const app = await startRpApp(adapter, { hostname: 'http://127.0.0.1:9', clientId: 'rp-child', clientSecret: 'rp-child-secret-0123456789' });
+    const app = await startRpApp(adapter, {
+      hostname: 'http://127.0.0.1:9',
+      clientId: 'rp-child',
+      clientSecret: 'rp-child-secret-0123456789',
+    });
     urls[adapter] = app.baseUrl;
   }
   process.stdout.write(`${JSON.stringify(urls)}\n`);

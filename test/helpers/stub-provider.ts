@@ -11,7 +11,15 @@
  * It records every request (`stub.requests`) and counts JWKS fetches (`stub.jwksFetches`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { constants, createCipheriv, createHash, generateKeyPairSync, publicEncrypt, randomBytes, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createCipheriv,
+  createHash,
+  generateKeyPairSync,
+  publicEncrypt,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { CompactEncrypt, SignJWT, exportJWK, type JWK } from 'jose';
 import { testKeyPair } from './keys.js';
@@ -189,14 +197,16 @@ export class StubProvider {
     const key = this.signWith ?? this.keys[0]!;
     const header: Record<string, unknown> = { alg: 'RS256', typ: 'JWT', kid: key.kid, ...this.header };
     for (const [name, value] of Object.entries(header)) if (value === undefined) delete header[name];
-    return new SignJWT(this.idTokenClaims())
-      .setProtectedHeader(header as { alg: string })
-      .sign(key.privateKey);
+    return new SignJWT(this.idTokenClaims()).setProtectedHeader(header as { alg: string }).sign(key.privateKey);
   }
 
   /** The userinfo body as the stub would serve it now. */
   async userinfoBody(): Promise<{ sub: string; key: string; data: Record<string, string> }> {
-    return encryptUserinfo(this.userinfo, this.userinfo.recipient ?? importRsaPublicKey(this.rp.publicKeyPem), this.sub);
+    return encryptUserinfo(
+      this.userinfo,
+      this.userinfo.recipient ?? importRsaPublicKey(this.rp.publicKeyPem),
+      this.sub,
+    );
   }
 
   /** Stop listening and drop open connections. */
@@ -235,7 +245,12 @@ export function startStubProvider(options?: StubProviderOptions): Promise<StubPr
 }
 
 /** Send `body` as JSON with `status`. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -308,7 +323,10 @@ function rsa15Jwe(header: Record<string, unknown>, plaintext: Uint8Array, recipi
   cipher.setAAD(Buffer.from(protectedHeader, 'ascii'));
   const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   const encryptedKey = publicEncrypt({ key: recipient, padding: constants.RSA_PKCS1_PADDING }, cek);
-  return [protectedHeader, ...[encryptedKey, iv, ciphertext, cipher.getAuthTag()].map((b) => b.toString('base64url'))].join('.');
+  return [
+    protectedHeader,
+    ...[encryptedKey, iv, ciphertext, cipher.getAuthTag()].map((b) => b.toString('base64url')),
+  ].join('.');
 }
 
 /** Import the RP private key of a stub (for tests that need the KeyObject). */

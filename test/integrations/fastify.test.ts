@@ -43,9 +43,16 @@ async function startFastifyRp(plugin: Plugin, keepOtherTabs = true): Promise<Fas
   const recorded = recordingLogger();
   await app.register(fastifyCookie);
   if (plugin === 'session') {
-    await app.register(fastifySession, { secret: 'fastify-session-secret-0123456789-abcdef', cookie: { secure: false }, saveUninitialized: false });
+    await app.register(fastifySession, {
+      secret: 'fastify-session-secret-0123456789-abcdef',
+      cookie: { secure: false },
+      saveUninitialized: false,
+    });
   } else {
-    await app.register(fastifySecureSession, { key: randomBytes(32), cookie: { path: '/', httpOnly: true, sameSite: 'lax' } });
+    await app.register(fastifySecureSession, {
+      key: randomBytes(32),
+      cookie: { path: '/', httpOnly: true, sameSite: 'lax' },
+    });
   }
   // The strategy is built once the app's port (and so its callback URL) is known.
   // biome-ignore lint/style/useConst: assigned below, once the port is known
@@ -53,7 +60,10 @@ async function startFastifyRp(plugin: Plugin, keepOtherTabs = true): Promise<Fas
   const sessionKey = `nd-id:${CLIENT_ID}`;
   // clearSessionIgnoreFields keeps the other tabs' pending logins across the session regeneration at sign-in.
   const passport = new Authenticator(keepOtherTabs ? { clearSessionIgnoreFields: [sessionKey] } : {});
-  passport.registerUserSerializer(async (user: { sub: string; data: Record<string, string> }) => ({ sub: user.sub, data: user.data }));
+  passport.registerUserSerializer(async (user: { sub: string; data: Record<string, string> }) => ({
+    sub: user.sub,
+    data: user.data,
+  }));
   passport.registerUserDeserializer(async (user: unknown) => user);
   await app.register(passport.initialize());
   await app.register(passport.secureSession());
@@ -67,12 +77,17 @@ async function startFastifyRp(plugin: Plugin, keepOtherTabs = true): Promise<Fas
     const handler = passport.authenticate('nd-id', async (req, res, err, user, info, status) => {
       if (err !== null || user === undefined || user === false) {
         const failure = info as Partial<NdIdFailure> | undefined;
-        const message = err !== null ? 'Sign-in could not be completed because of a problem on this site.' : (failure?.message ?? 'Sign-in failed.');
+        const message =
+          err !== null
+            ? 'Sign-in could not be completed because of a problem on this site.'
+            : (failure?.message ?? 'Sign-in failed.');
         await res
           .code(err !== null ? 500 : (status ?? 401))
           .type('text/html; charset=utf-8')
           .header('cache-control', 'no-store')
-          .send(`<!doctype html><title>Sign-in failed</title><main><h1>Sign-in failed</h1><p>${escapeHtml(message)}</p><a href="/auth/login">Try again</a></main>`);
+          .send(
+            `<!doctype html><title>Sign-in failed</title><main><h1>Sign-in failed</h1><p>${escapeHtml(message)}</p><a href="/auth/login">Try again</a></main>`,
+          );
         return;
       }
       await req.logIn(user);
@@ -125,7 +140,10 @@ describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/pas
     await rp.close();
   });
 
-  itKeepsTheSharedGuarantees(() => rp, async () => new Browser(rp.baseUrl));
+  itKeepsTheSharedGuarantees(
+    () => rp,
+    async () => new Browser(rp.baseUrl),
+  );
 
   it('signs a person in end to end, returning to the same-site returnTo', async () => {
     const browser = new Browser(rp.baseUrl);
@@ -151,8 +169,16 @@ describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/pas
     const authorize = await startLogin(browser, '/auth/login');
     const state = authorize.searchParams.get('state') ?? '';
     const iss = encodeURIComponent(`${authorize.origin}/v2`);
-    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`), 401, /cancelled or refused/);
-    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`), 403, /not started in this browser/);
+    expectFailurePage(
+      await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`),
+      401,
+      /cancelled or refused/,
+    );
+    expectFailurePage(
+      await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`),
+      403,
+      /not started in this browser/,
+    );
   });
 
   it('signs out', async () => {
@@ -162,28 +188,30 @@ describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/pas
     expect((await browser.get('/auth/logout')).status).toBe(302);
     expect(await me(browser)).toBeNull();
   });
-
 });
 
-describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/passport and @fastify/%s, without clearSessionIgnoreFields', (plugin) => {
-  let rp: FastifyRp;
-  beforeAll(async () => {
-    rp = await startFastifyRp(plugin, false);
-  });
-  afterAll(async () => {
-    await rp.close();
-  });
+describe.each(['session', 'secure-session'] as const)(
+  'Fastify with @fastify/passport and @fastify/%s, without clearSessionIgnoreFields',
+  (plugin) => {
+    let rp: FastifyRp;
+    beforeAll(async () => {
+      rp = await startFastifyRp(plugin, false);
+    });
+    afterAll(async () => {
+      await rp.close();
+    });
 
-  it('loses the other tab’s login at sign-in, and the log says so and names clearSessionIgnoreFields with the key', async () => {
-    const browser = new Browser(rp.baseUrl);
-    const first = await approve(await startLogin(browser, '/auth/login?returnTo=/one'));
-    const second = await approve(await startLogin(browser, '/auth/login?returnTo=/two'));
-    expect((await browser.get(second.href)).location).toBe('/two');
-    // Already signed in by the other tab, the person is sent on (to '/', not to the lost login's '/one').
-    expect((await browser.get(first.href)).location).toBe('/');
-    const log = rp.log();
-    expect(log).toMatch(/^warn .*pending_login_lost_at_sign_in/m);
-    expect(log, log).toContain(`clearSessionIgnoreFields: ['nd-id:${CLIENT_ID}']`);
-    expect(log.match(/Sign-in completed/g)).toHaveLength(1);
-  });
-});
+    it('loses the other tab’s login at sign-in, and the log says so and names clearSessionIgnoreFields with the key', async () => {
+      const browser = new Browser(rp.baseUrl);
+      const first = await approve(await startLogin(browser, '/auth/login?returnTo=/one'));
+      const second = await approve(await startLogin(browser, '/auth/login?returnTo=/two'));
+      expect((await browser.get(second.href)).location).toBe('/two');
+      // Already signed in by the other tab, the person is sent on (to '/', not to the lost login's '/one').
+      expect((await browser.get(first.href)).location).toBe('/');
+      const log = rp.log();
+      expect(log).toMatch(/^warn .*pending_login_lost_at_sign_in/m);
+      expect(log, log).toContain(`clearSessionIgnoreFields: ['nd-id:${CLIENT_ID}']`);
+      expect(log.match(/Sign-in completed/g)).toHaveLength(1);
+    });
+  },
+);

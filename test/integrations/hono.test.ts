@@ -114,7 +114,11 @@ describe.each(['cookie', 'caller'] as const)('Hono with createFetchLogin (%s ses
     await rp.close();
   });
 
-  itKeepsTheSharedGuarantees(() => rp, () => newBrowser(rp, kind), { sessionKeptAtSignIn: kind === 'caller' });
+  itKeepsTheSharedGuarantees(
+    () => rp,
+    () => newBrowser(rp, kind),
+    { sessionKeptAtSignIn: kind === 'caller' },
+  );
 
   it('signs a person in end to end and returns to the same-site returnTo', async () => {
     const browser = await newBrowser(rp, kind);
@@ -132,7 +136,9 @@ describe.each(['cookie', 'caller'] as const)('Hono with createFetchLogin (%s ses
     const browser = await newBrowser(rp, kind);
     const authorize = await startLogin(browser, '/auth/login');
     const iss = encodeURIComponent(`${authorize.origin}/v2`);
-    const denied = await browser.get(`/auth/callback?error=access_denied&state=${authorize.searchParams.get('state') ?? ''}&iss=${iss}`);
+    const denied = await browser.get(
+      `/auth/callback?error=access_denied&state=${authorize.searchParams.get('state') ?? ''}&iss=${iss}`,
+    );
     expectFailurePage(denied, 401, /cancelled or refused/);
     expect(denied.text).toContain('href="/auth/login"');
     expectFailurePage(await browser.get('/auth/callback?code=abc'), 403, /Please start again/);
@@ -150,7 +156,6 @@ describe.each(['cookie', 'caller'] as const)('Hono with createFetchLogin (%s ses
     expect((await browser.get('/auth/logout', { 'Sec-Fetch-Site': 'same-origin' })).location).toBe('/');
     expect(await me(browser)).toBeNull();
   });
-
 });
 
 describe('Hono with the cookie session: regeneration and the cookie itself', () => {
@@ -186,7 +191,10 @@ describe('Hono with the cookie session: regeneration and the cookie itself', () 
     const other = createCookieSession({ secret: 'another-secret-another-secret-another-secret' });
     const foreign = await other.load(new Request('http://x/'));
     foreign.set('user', { sub: 'forged', data: {} });
-    browser.jar.set('nd-id.session', ((await other.commit(foreign, new Request('http://x/'))) ?? '').split(';')[0]?.split('=')[1] ?? '');
+    browser.jar.set(
+      'nd-id.session',
+      ((await other.commit(foreign, new Request('http://x/'))) ?? '').split(';')[0]?.split('=')[1] ?? '',
+    );
     expect(await me(browser)).toBeNull();
   });
 });

@@ -35,7 +35,6 @@ interface PlainNestRp {
   close(): Promise<void>;
 }
 
-
 async function startPlainNestRp(moduleOptions: { session: true; keepSessionInfo?: boolean }): Promise<PlainNestRp> {
   const recorded = recordingLogger();
   const expressApp = express();
@@ -90,7 +89,13 @@ async function startPlainNestRp(moduleOptions: { session: true; keepSessionInfo?
 
   class AppModule {}
   Reflect.decorate(
-    [Module({ imports: [PassportModule.register(moduleOptions)], controllers: [AuthController], providers: [NdIdAuthStrategy] })],
+    [
+      Module({
+        imports: [PassportModule.register(moduleOptions)],
+        controllers: [AuthController],
+        providers: [NdIdAuthStrategy],
+      }),
+    ],
     AppModule,
   );
 

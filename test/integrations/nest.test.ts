@@ -6,7 +6,18 @@
  */
 import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
-import { Catch, Controller, Get, Module, Req, Res, UseGuards, type ArgumentsHost, type ExecutionContext, type ExceptionFilter } from '@nestjs/common';
+import {
+  Catch,
+  Controller,
+  Get,
+  Module,
+  Req,
+  Res,
+  UseGuards,
+  type ArgumentsHost,
+  type ExecutionContext,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import { AuthGuard, PassportModule, PassportStrategy } from '@nestjs/passport';
 import express, { type Request, type Response } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,7 +50,6 @@ interface NestRp {
   log: () => string;
   close(): Promise<void>;
 }
-
 
 async function startNestRp(): Promise<NestRp> {
   const recorded = recordingLogger();
@@ -78,7 +88,13 @@ async function startNestRp(): Promise<NestRp> {
 
   class NdIdFailureFilter implements ExceptionFilter {
     catch(failure: NdIdLoginFailure, host: ArgumentsHost): void {
-      host.switchToHttp().getResponse<Response>().status(failure.status).set('cache-control', 'no-store').type('html').send(failure.page);
+      host
+        .switchToHttp()
+        .getResponse<Response>()
+        .status(failure.status)
+        .set('cache-control', 'no-store')
+        .type('html')
+        .send(failure.page);
     }
   }
   Reflect.decorate([Catch(NdIdLoginFailure)], NdIdFailureFilter);
@@ -127,9 +143,20 @@ async function startNestRp(): Promise<NestRp> {
   Reflect.decorate([Controller()], AuthController);
 
   class AppModule {}
-  Reflect.decorate([Module({ imports: [PassportModule], controllers: [AuthController], providers: [{ provide: NdIdAuthStrategy, useValue: strategy }] })], AppModule);
+  Reflect.decorate(
+    [
+      Module({
+        imports: [PassportModule],
+        controllers: [AuthController],
+        providers: [{ provide: NdIdAuthStrategy, useValue: strategy }],
+      }),
+    ],
+    AppModule,
+  );
 
-  const app = await startNestApp(AppModule, expressApp, 'nest-session-secret-0123456789', (nest) => nest.useGlobalFilters(new NdIdFailureFilter()));
+  const app = await startNestApp(AppModule, expressApp, 'nest-session-secret-0123456789', (nest) =>
+    nest.useGlobalFilters(new NdIdFailureFilter()),
+  );
 
   return {
     baseUrl,
@@ -153,7 +180,10 @@ describe('NestJS with @nestjs/passport and express-session', () => {
     await rp.close();
   });
 
-  itKeepsTheSharedGuarantees(() => rp, async () => new Browser(rp.baseUrl));
+  itKeepsTheSharedGuarantees(
+    () => rp,
+    async () => new Browser(rp.baseUrl),
+  );
 
   it('signs a person in end to end, returning to the same-site returnTo', async () => {
     const browser = new Browser(rp.baseUrl);
@@ -179,7 +209,11 @@ describe('NestJS with @nestjs/passport and express-session', () => {
     const authorize = await startLogin(browser, '/auth/login');
     const state = authorize.searchParams.get('state') ?? '';
     const iss = encodeURIComponent(`${authorize.origin}/v2`);
-    expectFailurePage(await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`), 401, /cancelled or refused/);
+    expectFailurePage(
+      await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`),
+      401,
+      /cancelled or refused/,
+    );
   });
 
   it('guards a route with ndIdSignInGuard: a stranger is sent to sign in with returnTo, a signed-in person passes', async () => {
@@ -210,5 +244,4 @@ describe('NestJS with @nestjs/passport and express-session', () => {
     expect((await browser.get('/auth/logout')).status).toBe(302);
     expect(await me(browser)).toBeNull();
   });
-
 });

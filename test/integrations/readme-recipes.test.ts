@@ -22,14 +22,22 @@ const workDir = join(root, '.tmp', `readme-recipes-${process.pid}`);
 
 const RECIPES = docSnippets('ts')
   .filter((snippet) => snippet.kind === 'recipe')
-  .map((snippet) => ({ heading: `${snippet.file}:${snippet.line}`, id: snippet.id, code: snippet.code, mePath: snippet.args.mePath ?? '/' }));
+  .map((snippet) => ({
+    heading: `${snippet.file}:${snippet.line}`,
+    id: snippet.id,
+    code: snippet.code,
+    mePath: snippet.args.mePath ?? '/',
+  }));
 
 beforeAll(() => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
   mkdirSync(workDir, { recursive: true });
   // Nest apps compile decorators the legacy way; tsx reads these options from this file.
-  writeFileSync(join(workDir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { experimentalDecorators: true, target: 'ES2022' } }));
+  writeFileSync(
+    join(workDir, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { experimentalDecorators: true, target: 'ES2022' } }),
+  );
 });
 
 afterAll(() => {
@@ -37,7 +45,12 @@ afterAll(() => {
 });
 
 it('the Hono, Fastify, NestJS and sessions guides each have a recipe', () => {
-  expect(RECIPES.map((r) => r.heading.replace(/:\d+$/, '')).sort()).toEqual(['docs/fastify.md', 'docs/fetch.md', 'docs/nestjs.md', 'docs/sessions.md']);
+  expect(RECIPES.map((r) => r.heading.replace(/:\d+$/, '')).sort()).toEqual([
+    'docs/fastify.md',
+    'docs/fetch.md',
+    'docs/nestjs.md',
+    'docs/sessions.md',
+  ]);
 });
 
 describe.each(RECIPES)('recipe at $heading', ({ heading, id, code, mePath }) => {
@@ -135,7 +148,15 @@ describe("the README's five-minute path", () => {
     const callback = `http://127.0.0.1:${port}/auth/callback`;
     const keys = testKeyPair('five-minutes');
     provider = await startProvider({
-      clients: [{ clientId: 'try-app', clientSecret: 'try-app-secret', name: 'Try app', redirectUris: [callback], publicKey: keys.publicKeyPem }],
+      clients: [
+        {
+          clientId: 'try-app',
+          clientSecret: 'try-app-secret',
+          name: 'Try app',
+          redirectUris: [callback],
+          publicKey: keys.publicKeyPem,
+        },
+      ],
     });
     let output = '';
     child = spawn(process.execPath, ['--import', 'tsx', file], {
@@ -180,7 +201,10 @@ describe("the README's five-minute path", () => {
     expect(readme).toContain('click **Open the identity app** (after "Can\'t scan?")');
     const matchCode = /data-match-code="(\d\d)"/.exec(qrPage)?.[1] ?? '';
     const phoneUrl = /id="cant-scan" class="app-link" href="([^"]+)"/.exec(qrPage)?.[1]?.replace(/&amp;/g, '&') ?? '';
-    const statusUrl = new URL((JSON.parse(/id="qr-config">([^<]*)</.exec(qrPage)?.[1] ?? '{}') as { statusUrl: string }).statusUrl, login.location as string);
+    const statusUrl = new URL(
+      (JSON.parse(/id="qr-config">([^<]*)</.exec(qrPage)?.[1] ?? '{}') as { statusUrl: string }).statusUrl,
+      login.location as string,
+    );
 
     // 3. The phone page: who asks, what it will receive, the twelve numbers (one must be picked), the person, Approve.
     const phonePage = await (await fetch(phoneUrl)).text();
@@ -194,9 +218,14 @@ describe("the README's five-minute path", () => {
     // A required radio group: a browser refuses Approve without a pick with "Please select one of these options".
     expect(phonePage).toMatch(/<input type="radio" name="match" value="\d\d" required>/);
     expect(readme).toContain('"Please select one of these options"');
-    expect(/<select id="persona" name="persona">\s*<option value="([^"]+)">([^<]+)<\/option>/.exec(phonePage)?.slice(1)).toEqual(['ada', 'Ada Testperson']);
+    expect(
+      /<select id="persona" name="persona">\s*<option value="([^"]+)">([^<]+)<\/option>/.exec(phonePage)?.slice(1),
+    ).toEqual(['ada', 'Ada Testperson']);
     expect(readme).toContain('leave **Sign in as** on Ada Testperson');
-    const answered = await fetch(phoneUrl, { method: 'POST', body: new URLSearchParams({ decision: 'approve', persona: 'ada', match: matchCode }) });
+    const answered = await fetch(phoneUrl, {
+      method: 'POST',
+      body: new URLSearchParams({ decision: 'approve', persona: 'ada', match: matchCode }),
+    });
     expect(answered.status).toBe(200);
 
     // 4. The first tab moves on (its status poll) through the callback to the app's page, which shows the name and the pairwise id.
@@ -205,7 +234,9 @@ describe("the README's five-minute path", () => {
     const back = await browser.get(decided.redirectTo);
     expect(back.status).toBe(302);
     const signedIn = await browser.get(back.location as string);
-    expect(signedIn.text).toMatch(/Signed in as <strong>Ada Testperson<\/strong> \(pairwise id <code>[A-Za-z0-9_-]{16,}<\/code>\)/);
+    expect(signedIn.text).toMatch(
+      /Signed in as <strong>Ada Testperson<\/strong> \(pairwise id <code>[A-Za-z0-9_-]{16,}<\/code>\)/,
+    );
     expect(readme).toContain('now shows "Signed in as **Ada Testperson** (pairwise id `...`)"');
     expect((await browser.get('/account')).text).toContain('Hello Ada Testperson');
     expect(readme).toContain('("Hello Ada Testperson")');

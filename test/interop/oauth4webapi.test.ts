@@ -19,7 +19,10 @@ const insecure = { [oauth.allowInsecureRequests]: true } as const;
 beforeAll(async () => {
   started = await startTestProvider({ pollIntervalMs: 50 });
   const issuer = new URL(started.provider.issuer);
-  as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oidc' }));
+  as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oidc' }),
+  );
 });
 afterAll(() => started.close());
 
@@ -44,8 +47,14 @@ describe('oauth4webapi against the provider', () => {
     const html = await (await fetch(url)).text();
     const phoneUrl = /data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '';
     const matchCode = /data-match-code="(\d\d)"/.exec(html)?.[1] ?? '';
-    const statusUrl = new URL((JSON.parse(/id="qr-config">([^<]*)</.exec(html)?.[1] ?? '{}') as { statusUrl: string }).statusUrl, url);
-    const phone = await fetch(phoneUrl, { method: 'POST', body: new URLSearchParams({ decision: 'approve', persona: 'ada', match: matchCode }) });
+    const statusUrl = new URL(
+      (JSON.parse(/id="qr-config">([^<]*)</.exec(html)?.[1] ?? '{}') as { statusUrl: string }).statusUrl,
+      url,
+    );
+    const phone = await fetch(phoneUrl, {
+      method: 'POST',
+      body: new URLSearchParams({ decision: 'approve', persona: 'ada', match: matchCode }),
+    });
     expect(phone.status).toBe(200);
     const decided = (await (await fetch(statusUrl)).json()) as { status: string; redirectTo: string };
     expect(decided.status).toBe('approved');
@@ -60,15 +69,24 @@ describe('oauth4webapi against the provider', () => {
       verifier,
       insecure,
     );
-    const tokens = await oauth.processAuthorizationCodeResponse(as, rp, response, { expectedNonce: nonce, maxAge: 120, requireIdToken: true });
+    const tokens = await oauth.processAuthorizationCodeResponse(as, rp, response, {
+      expectedNonce: nonce,
+      maxAge: 120,
+      requireIdToken: true,
+    });
     // The ID token's RS256 signature against the published key set.
     await oauth.validateApplicationLevelSignature(as, response, insecure);
     const claims = oauth.getValidatedIdTokenClaims(tokens)!;
     expect(typeof claims.auth_time).toBe('number');
 
-    const userinfo = await fetch(as.userinfo_endpoint!, { method: 'POST', body: new URLSearchParams({ access_token: tokens.access_token }) });
+    const userinfo = await fetch(as.userinfo_endpoint!, {
+      method: 'POST',
+      body: new URLSearchParams({ access_token: tokens.access_token }),
+    });
     const body = await oauth.processUserInfoResponse(as, rp, claims.sub, userinfo);
     const persona = started.provider.personas.find((p) => p.id === 'ada')!;
-    expect(await decryptAttributes(body, createPrivateKey(testKeyPair('rp').privateKeyPem))).toEqual({ 'profile.name': persona['profile.name'] });
+    expect(await decryptAttributes(body, createPrivateKey(testKeyPair('rp').privateKeyPem))).toEqual({
+      'profile.name': persona['profile.name'],
+    });
   });
 });

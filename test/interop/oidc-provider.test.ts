@@ -72,7 +72,13 @@ async function startApp(): Promise<App> {
 
 /** What the verify callback keeps: the ID token's and the userinfo's claims. */
 function keep(user: NdIdUser) {
-  return { sub: user.sub, data: user.data, idTokenIss: user.claims.iss, name: user.userinfo?.name ?? null, email: user.userinfo?.email ?? null };
+  return {
+    sub: user.sub,
+    data: user.data,
+    idTokenIss: user.claims.iss,
+    name: user.userinfo?.name ?? null,
+    email: user.userinfo?.email ?? null,
+  };
 }
 
 let provider: StartedOidcProvider | undefined;
@@ -99,7 +105,10 @@ async function baseSetup(scope: string): Promise<{ app: App; provider: StartedOi
       },
     ],
   });
-  const strategy = new NdIdStrategy({ clientId: 'base-app', clientSecret: CLIENT_SECRET, issuer: provider.issuer, callbackURL: app.callbackURL, scope }, async (user) => keep(user));
+  const strategy = new NdIdStrategy(
+    { clientId: 'base-app', clientSecret: CLIENT_SECRET, issuer: provider.issuer, callbackURL: app.callbackURL, scope },
+    async (user) => keep(user),
+  );
   app.install(strategy);
   return { app, provider, strategy };
 }
@@ -115,12 +124,29 @@ describe('the base profile against oidc-provider (its own routes, issuer with a 
   it('IdClient signs a person in from the discovery document alone: code flow with PKCE, RS256, standard userinfo', async () => {
     app = await startApp();
     provider = await startOidcProvider({
-      clients: [{ client_id: 'base-app', client_secret: CLIENT_SECRET, redirect_uris: [app.callbackURL], token_endpoint_auth_method: 'client_secret_post' }],
+      clients: [
+        {
+          client_id: 'base-app',
+          client_secret: CLIENT_SECRET,
+          redirect_uris: [app.callbackURL],
+          token_endpoint_auth_method: 'client_secret_post',
+        },
+      ],
     });
-    const client = new IdClient({ clientId: 'base-app', clientSecret: CLIENT_SECRET, issuer: provider.issuer, redirectUri: app.callbackURL });
+    const client = new IdClient({
+      clientId: 'base-app',
+      clientSecret: CLIENT_SECRET,
+      issuer: provider.issuer,
+      redirectUri: app.callbackURL,
+    });
     await client.discover();
     const { codeVerifier, codeChallenge } = generatePkcePair();
-    const { url, nonce } = client.authorizationUrl({ codeChallenge, state: 'state-0123456789', scope: 'openid profile email', authorizationParams: { ui_locales: 'en' } });
+    const { url, nonce } = client.authorizationUrl({
+      codeChallenge,
+      state: 'state-0123456789',
+      scope: 'openid profile email',
+      authorizationParams: { ui_locales: 'en' },
+    });
     expect(new URL(url).origin + new URL(url).pathname).toBe(`${provider.issuer}/auth`);
     const callback = await signInAtProvider(url, provider);
     const query = Object.fromEntries(callback.searchParams);
@@ -130,7 +156,11 @@ describe('the base profile against oidc-provider (its own routes, issuer with a 
     expect(tokens.claims).toMatchObject({ iss: provider.issuer, sub: 'alice', aud: 'base-app' });
     expect(client.idTokenAlgorithms).toEqual(['RS256']);
     const info = await client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken });
-    expect(info).toEqual({ sub: 'alice', data: {}, claims: { sub: 'alice', name: 'Person alice', email: 'alice@example.test' } });
+    expect(info).toEqual({
+      sub: 'alice',
+      data: {},
+      claims: { sub: 'alice', name: 'Person alice', email: 'alice@example.test' },
+    });
     expect(provider.requests.get('/.well-known/openid-configuration')).toBe(1);
     client.close();
   });
@@ -144,7 +174,13 @@ describe('the base profile against oidc-provider (its own routes, issuer with a 
       expect(done.status, done.text).toBe(302);
       expect(done.location).toBe('/me');
       const me = JSON.parse((await browser.get('/me')).text) as { user: Record<string, unknown> };
-      expect(me.user).toEqual({ sub: 'alice', data: {}, idTokenIss: op.issuer, name: 'Person alice', email: 'alice@example.test' });
+      expect(me.user).toEqual({
+        sub: 'alice',
+        data: {},
+        idTokenIss: op.issuer,
+        name: 'Person alice',
+        email: 'alice@example.test',
+      });
     }
     expect(op.requests.get('/.well-known/openid-configuration')).toBe(1);
     expect(op.requests.get('/jwks')).toBe(1);
@@ -164,21 +200,37 @@ describe('the base profile against oidc-provider (its own routes, issuer with a 
 
   it.each([
     ['dropped', (u: URL) => u.searchParams.delete('iss'), 'authorization_response_iss_missing'],
-    ['changed', (u: URL) => u.searchParams.set('iss', 'http://127.0.0.1:1/oidc'), 'authorization_response_iss_mismatch'],
-  ])('a callback whose iss was %s is refused, though oidc-provider advertises it, and the code is never redeemed', async (_how, tamper, code) => {
-    const { app: rp, provider: op } = await baseSetup('openid profile');
-    const browser = rp.browser();
-    const callback = await toCallback(browser, op);
-    tamper(callback);
-    const res = await browser.get(callback.pathname + callback.search);
-    expect(JSON.parse(res.text)).toMatchObject({ code });
-    expect(op.requests.get('/token') ?? 0).toBe(0);
-  });
+    [
+      'changed',
+      (u: URL) => u.searchParams.set('iss', 'http://127.0.0.1:1/oidc'),
+      'authorization_response_iss_mismatch',
+    ],
+  ])(
+    'a callback whose iss was %s is refused, though oidc-provider advertises it, and the code is never redeemed',
+    async (_how, tamper, code) => {
+      const { app: rp, provider: op } = await baseSetup('openid profile');
+      const browser = rp.browser();
+      const callback = await toCallback(browser, op);
+      tamper(callback);
+      const res = await browser.get(callback.pathname + callback.search);
+      expect(JSON.parse(res.text)).toMatchObject({ code });
+      expect(op.requests.get('/token') ?? 0).toBe(0);
+    },
+  );
 
   it('a provider whose discovery document names another issuer is refused before the person leaves: a 500 naming the issuer option', async () => {
     app = await startApp();
-    provider = await startOidcProvider({ clients: [{ client_id: 'base-app', client_secret: CLIENT_SECRET, redirect_uris: [app.callbackURL] }] });
-    app.install(new NdIdStrategy({ clientId: 'base-app', clientSecret: CLIENT_SECRET, issuer: `${provider.issuer}/`, callbackURL: app.callbackURL }));
+    provider = await startOidcProvider({
+      clients: [{ client_id: 'base-app', client_secret: CLIENT_SECRET, redirect_uris: [app.callbackURL] }],
+    });
+    app.install(
+      new NdIdStrategy({
+        clientId: 'base-app',
+        clientSecret: CLIENT_SECRET,
+        issuer: `${provider.issuer}/`,
+        callbackURL: app.callbackURL,
+      }),
+    );
     const res = await app.browser().get('/auth/login');
     expect(res.status).toBe(500);
     expect(JSON.parse(res.text)).toEqual({ code: 'discovery_issuer_mismatch', diagnosis: 'discovery_other_issuer' });
@@ -229,31 +281,34 @@ describe('the FAPI 2.0 profile against oidc-provider (PAR, DPoP nonces, private_
     ['RS256', 'A256GCM', 'openid profile email'],
     ['PS256', 'A256GCM', 'openid profile email'],
     ['ES256', 'A256CBC-HS512', 'openid'],
-  ] as const)('signs a person in with %s ID tokens encrypted with ECDH-ES+A256KW and %s (scope %s)', async ([alg, enc, scope]) => {
-    const { rp, op } = await fapiSetup(alg, enc, scope);
-    const browser = rp.browser();
-    const login = await browser.get('/auth/login');
-    expect(login.status, login.text).toBe(302);
-    const authorize = new URL(login.location ?? '');
-    expect(authorize.origin + authorize.pathname).toBe(`${op.issuer}/auth`);
-    expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
-    const callback = await signInAtProvider(authorize.href, op);
-    const done = await browser.get(callback.pathname + callback.search);
-    expect(done.status, done.text).toBe(302);
-    const me = JSON.parse((await browser.get('/me')).text) as { user: Record<string, unknown> };
-    const withUserinfo = scope !== 'openid';
-    expect(me.user).toEqual({
-      sub: 'alice',
-      data: {},
-      idTokenIss: op.issuer,
-      name: withUserinfo ? 'Person alice' : null,
-      email: withUserinfo ? 'alice@example.test' : null,
-    });
-    // The push without a nonce is challenged (use_dpop_nonce), then sent once more with it.
-    expect(op.requests.get('/request')).toBe(2);
-    expect(op.requests.get('/me') ?? 0).toBe(withUserinfo ? 1 : 0);
-    expect(op.requests.get('/.well-known/openid-configuration')).toBe(1);
-  });
+  ] as const)(
+    'signs a person in with %s ID tokens encrypted with ECDH-ES+A256KW and %s (scope %s)',
+    async ([alg, enc, scope]) => {
+      const { rp, op } = await fapiSetup(alg, enc, scope);
+      const browser = rp.browser();
+      const login = await browser.get('/auth/login');
+      expect(login.status, login.text).toBe(302);
+      const authorize = new URL(login.location ?? '');
+      expect(authorize.origin + authorize.pathname).toBe(`${op.issuer}/auth`);
+      expect([...authorize.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+      const callback = await signInAtProvider(authorize.href, op);
+      const done = await browser.get(callback.pathname + callback.search);
+      expect(done.status, done.text).toBe(302);
+      const me = JSON.parse((await browser.get('/me')).text) as { user: Record<string, unknown> };
+      const withUserinfo = scope !== 'openid';
+      expect(me.user).toEqual({
+        sub: 'alice',
+        data: {},
+        idTokenIss: op.issuer,
+        name: withUserinfo ? 'Person alice' : null,
+        email: withUserinfo ? 'alice@example.test' : null,
+      });
+      // The push without a nonce is challenged (use_dpop_nonce), then sent once more with it.
+      expect(op.requests.get('/request')).toBe(2);
+      expect(op.requests.get('/me') ?? 0).toBe(withUserinfo ? 1 : 0);
+      expect(op.requests.get('/.well-known/openid-configuration')).toBe(1);
+    },
+  );
 
   it('a callback whose iss was dropped is refused (oidc-provider advertises it) before the code is redeemed', async () => {
     const { rp, op } = await fapiSetup('RS256', 'A256GCM', 'openid');

@@ -23,7 +23,11 @@ async function configure(provider: TestProvider): Promise<client.Configuration> 
     { execute: [client.allowInsecureRequests] },
   );
   const decryption = (await importJWK(fapi.encryptionKey, fapi.encryptionKey.alg)) as client.CryptoKey;
-  client.enableDecryptingResponses(config, ['A256GCM'], { key: decryption, alg: fapi.encryptionKey.alg!, kid: fapi.encryptionKey.kid! });
+  client.enableDecryptingResponses(config, ['A256GCM'], {
+    key: decryption,
+    alg: fapi.encryptionKey.alg!,
+    kid: fapi.encryptionKey.kid!,
+  });
   return config;
 }
 
@@ -50,7 +54,13 @@ async function login(provider: TestProvider, config: client.Configuration): Prom
   const res = await fetch(url, { redirect: 'manual' });
   expect(res.status).toBe(302);
   const callback = new URL(res.headers.get('location') ?? '');
-  const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true }, undefined, { DPoP });
+  const tokens = await client.authorizationCodeGrant(
+    config,
+    callback,
+    { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true },
+    undefined,
+    { DPoP },
+  );
   expect(tokens.token_type.toLowerCase()).toBe('dpop');
   const claims = tokens.claims()!;
   expect(claims.iss).toBe(provider.provider.issuer);
@@ -90,7 +100,11 @@ describe('openid-client 6 in the FAPI 2.0 profile against the provider', () => {
   });
 
   it('decrypts an RSA-OAEP-256 ID token too', async () => {
-    const rsa = await createTestProvider({ profile: 'fapi2', autoApprove: true, idTokenEncryptedResponseAlg: 'RSA-OAEP-256' });
+    const rsa = await createTestProvider({
+      profile: 'fapi2',
+      autoApprove: true,
+      idTokenEncryptedResponseAlg: 'RSA-OAEP-256',
+    });
     try {
       await login(rsa, await configure(rsa));
     } finally {

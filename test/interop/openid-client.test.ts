@@ -26,7 +26,9 @@ beforeAll(async () => {
 });
 afterAll(() => started.close());
 
-async function begin(extra: Record<string, string> = {}): Promise<{ callback: URL; verifier: string; state: string; nonce: string }> {
+async function begin(
+  extra: Record<string, string> = {},
+): Promise<{ callback: URL; verifier: string; state: string; nonce: string }> {
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const nonce = client.randomNonce();
@@ -68,7 +70,9 @@ describe('openid-client 6 against the provider', () => {
 
   it('gets login_required for prompt=none, as an authorization error it understands', async () => {
     const { callback, verifier, state } = await begin({ prompt: 'none' });
-    await expect(client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({
+    await expect(
+      client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state }),
+    ).rejects.toMatchObject({
       error: 'login_required',
     });
   });

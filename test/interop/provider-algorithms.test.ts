@@ -31,7 +31,10 @@ async function configure(test: TestProvider, signing: string, enc: string): Prom
     new URL(test.provider.issuer),
     test.client.clientId,
     { token_endpoint_auth_method: 'private_key_jwt', id_token_signed_response_alg: signing },
-    client.PrivateKeyJwt({ key: (await importJWK(fapi.signingKey, 'ES256')) as client.CryptoKey, kid: fapi.signingKey.kid! }),
+    client.PrivateKeyJwt({
+      key: (await importJWK(fapi.signingKey, 'ES256')) as client.CryptoKey,
+      kid: fapi.signingKey.kid!,
+    }),
     { execute: [client.allowInsecureRequests, client.enableNonRepudiationChecks] },
   );
   const key = (await importJWK(fapi.encryptionKey, fapi.encryptionKey.alg)) as client.CryptoKey;
@@ -40,18 +43,34 @@ async function configure(test: TestProvider, signing: string, enc: string): Prom
 }
 
 /** One FAPI login with openid-client: the token endpoint's response, its ID token checked. */
-async function login(test: TestProvider, config: client.Configuration): Promise<client.TokenEndpointResponse & client.TokenEndpointResponseHelpers> {
+async function login(
+  test: TestProvider,
+  config: client.Configuration,
+): Promise<client.TokenEndpointResponse & client.TokenEndpointResponseHelpers> {
   const DPoP = client.getDPoPHandle(config, await client.randomDPoPKeyPair('ES256'));
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const nonce = client.randomNonce();
   const url = await client.buildAuthorizationUrlWithPAR(
     config,
-    { redirect_uri: test.client.redirectUri, scope: 'openid profile.name', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, nonce },
+    {
+      redirect_uri: test.client.redirectUri,
+      scope: 'openid profile.name',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+    },
     { DPoP },
   );
   const callback = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
-  return client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true }, undefined, { DPoP });
+  return client.authorizationCodeGrant(
+    config,
+    callback,
+    { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true },
+    undefined,
+    { DPoP },
+  );
 }
 
 /** The signed ID token inside the encrypted one the provider sent, decrypted by jose with the client's key. */
@@ -62,12 +81,16 @@ async function innerJws(test: TestProvider, idToken: string): Promise<string> {
 }
 
 /** The raw token response of an openid-client login (the ID token as it came over the wire). */
-async function rawIdToken(test: TestProvider, config: client.Configuration): Promise<{ idToken: string; accessToken: string }> {
+async function rawIdToken(
+  test: TestProvider,
+  config: client.Configuration,
+): Promise<{ idToken: string; accessToken: string }> {
   let idToken = '';
   const original = config[client.customFetch];
   config[client.customFetch] = async (...args) => {
     const res = await (original ?? fetch)(...args);
-    if (String(args[0]).endsWith('/oauth/token') && res.status === 200) idToken = ((await res.clone().json()) as { id_token: string }).id_token;
+    if (String(args[0]).endsWith('/oauth/token') && res.status === 200)
+      idToken = ((await res.clone().json()) as { id_token: string }).id_token;
     return res;
   };
   const tokens = await login(test, config);
@@ -87,7 +110,11 @@ describe('ID tokens signed PS256, ES256 and EdDSA (FAPI 2.0 section 5.4.1)', () 
 
         const jwks = (await (await fetch(config.serverMetadata().jwks_uri!)).json()) as { keys: JWK[] };
         const published = jwks.keys.find((k) => k.kid === header.kid);
-        expect(published).toMatchObject({ alg, use: 'sig', kty: alg === 'PS256' ? 'RSA' : alg === 'ES256' ? 'EC' : 'OKP' });
+        expect(published).toMatchObject({
+          alg,
+          use: 'sig',
+          kty: alg === 'PS256' ? 'RSA' : alg === 'ES256' ? 'EC' : 'OKP',
+        });
         // Only one kind of key per algorithm, each naming its alg, beside the spec's RS256 key.
         expect(jwks.keys.map((k) => k.alg ?? 'RS256').sort()).toEqual([alg, 'RS256'].sort());
 
@@ -97,7 +124,9 @@ describe('ID tokens signed PS256, ES256 and EdDSA (FAPI 2.0 section 5.4.1)', () 
           audience: test.client.clientId,
         });
         // at_hash: the left half of the hash of the signature's algorithm (SHA-512 for Ed25519).
-        const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256').update(accessToken).digest();
+        const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256')
+          .update(accessToken)
+          .digest();
         expect(payload['at_hash']).toBe(digest.subarray(0, digest.length / 2).toString('base64url'));
         expect(config.serverMetadata().id_token_signing_alg_values_supported).toEqual([alg]);
       });
@@ -128,13 +157,20 @@ describe('ID tokens signed PS256, ES256 and EdDSA (FAPI 2.0 section 5.4.1)', () 
 async function oauth4webapiLogin(test: TestProvider, alg: Signing): Promise<{ claims: oauth.IDToken }> {
   const insecure = { [oauth.allowInsecureRequests]: true } as const;
   const issuer = new URL(test.provider.issuer);
-  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oidc' }));
+  const as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oidc' }),
+  );
   const fapi = test.client.fapi!;
   const rp: oauth.Client = { client_id: test.client.clientId, id_token_signed_response_alg: alg };
-  const auth = oauth.PrivateKeyJwt({ key: (await importJWK(fapi.signingKey, 'ES256')) as oauth.CryptoKey, kid: fapi.signingKey.kid! });
+  const auth = oauth.PrivateKeyJwt({
+    key: (await importJWK(fapi.signingKey, 'ES256')) as oauth.CryptoKey,
+    kid: fapi.signingKey.kid!,
+  });
   const DPoP = oauth.DPoP(rp, await oauth.generateKeyPair('ES256'));
   const decryptionKey = await importJWK(fapi.encryptionKey, fapi.encryptionKey.alg);
-  const decrypt: oauth.JweDecryptFunction = async (jwe) => new TextDecoder().decode((await compactDecrypt(jwe, decryptionKey)).plaintext);
+  const decrypt: oauth.JweDecryptFunction = async (jwe) =>
+    new TextDecoder().decode((await compactDecrypt(jwe, decryptionKey)).plaintext);
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
   const nonce = oauth.generateRandomNonce();
@@ -153,8 +189,15 @@ async function oauth4webapiLogin(test: TestProvider, alg: Signing): Promise<{ cl
   url.search = new URLSearchParams({ client_id: rp.client_id, request_uri }).toString();
   const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
   const code = oauth.validateAuthResponse(as, rp, back, state);
-  const response = await oauth.authorizationCodeGrantRequest(as, rp, auth, code, test.client.redirectUri, verifier, { ...insecure, DPoP });
-  const tokens = await oauth.processAuthorizationCodeResponse(as, rp, response, { expectedNonce: nonce, requireIdToken: true, [oauth.jweDecrypt]: decrypt });
+  const response = await oauth.authorizationCodeGrantRequest(as, rp, auth, code, test.client.redirectUri, verifier, {
+    ...insecure,
+    DPoP,
+  });
+  const tokens = await oauth.processAuthorizationCodeResponse(as, rp, response, {
+    expectedNonce: nonce,
+    requireIdToken: true,
+    [oauth.jweDecrypt]: decrypt,
+  });
   await oauth.validateApplicationLevelSignature(as, response, insecure);
   return { claims: oauth.getValidatedIdTokenClaims(tokens)! };
 }
@@ -171,12 +214,23 @@ describe('ID tokens encrypted with every key-management and content encryption a
   ] as const;
   for (const [alg, enc] of pairs) {
     it(`${alg} / ${enc}: openid-client 6 decrypts the ID token and verifies it`, async () => {
-      await withProvider({ idTokenEncryptedResponseAlg: alg, idTokenEncryptedResponseEnc: enc, idTokenSignedResponseAlg: 'ES256' }, async (test) => {
-        const config = await configure(test, 'ES256', enc);
-        expect(config.serverMetadata()).toMatchObject({ id_token_encryption_alg_values_supported: [alg], id_token_encryption_enc_values_supported: [enc] });
-        const { idToken } = await rawIdToken(test, config);
-        expect(decodeProtectedHeader(idToken)).toMatchObject({ alg, enc, cty: 'JWT', kid: test.client.fapi!.encryptionKey.kid });
-      });
+      await withProvider(
+        { idTokenEncryptedResponseAlg: alg, idTokenEncryptedResponseEnc: enc, idTokenSignedResponseAlg: 'ES256' },
+        async (test) => {
+          const config = await configure(test, 'ES256', enc);
+          expect(config.serverMetadata()).toMatchObject({
+            id_token_encryption_alg_values_supported: [alg],
+            id_token_encryption_enc_values_supported: [enc],
+          });
+          const { idToken } = await rawIdToken(test, config);
+          expect(decodeProtectedHeader(idToken)).toMatchObject({
+            alg,
+            enc,
+            cty: 'JWT',
+            kid: test.client.fapi!.encryptionKey.kid,
+          });
+        },
+      );
     });
   }
 });

@@ -47,7 +47,10 @@ describe("the provider as a national service's FAPI 2.0 login, with oauth4webapi
     await closing(started, async ({ provider, baseUrl }) => {
       expect(provider.issuer).toBe(`${baseUrl}/fapi`);
       const issuer = new URL(provider.issuer);
-      const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oidc' }));
+      const as = await oauth.processDiscoveryResponse(
+        issuer,
+        await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oidc' }),
+      );
       expect(as).toMatchObject({
         authorization_endpoint: `${baseUrl}/fapi/oauth/authorize`,
         pushed_authorization_request_endpoint: `${baseUrl}/fapi/oauth/par`,
@@ -66,12 +69,20 @@ describe("the provider as a national service's FAPI 2.0 login, with oauth4webapi
       expect((await fetch(`${baseUrl}/fapi/oauth/userinfo`)).status).toBe(404);
 
       const rp: oauth.Client = { client_id: 'login-app', id_token_signed_response_alg: 'ES256' };
-      const auth = oauth.PrivateKeyJwt({ key: (await importJWK(keys.signingKey, 'ES256')) as oauth.CryptoKey, kid: keys.signingKey.kid! });
+      const auth = oauth.PrivateKeyJwt({
+        key: (await importJWK(keys.signingKey, 'ES256')) as oauth.CryptoKey,
+        kid: keys.signingKey.kid!,
+      });
       const DPoP = oauth.DPoP(rp, await oauth.generateKeyPair('ES256'));
       const decryptionKey = await importJWK(keys.encryptionKey, keys.encryptionKey.alg);
       const decrypt: oauth.JweDecryptFunction = async (jwe) =>
         new TextDecoder().decode(
-          (await compactDecrypt(jwe, decryptionKey, { keyManagementAlgorithms: ['ECDH-ES+A256KW'], contentEncryptionAlgorithms: ['A256CBC-HS512'] })).plaintext,
+          (
+            await compactDecrypt(jwe, decryptionKey, {
+              keyManagementAlgorithms: ['ECDH-ES+A256KW'],
+              contentEncryptionAlgorithms: ['A256CBC-HS512'],
+            })
+          ).plaintext,
         );
       const verifier = oauth.generateRandomCodeVerifier();
       const state = oauth.generateRandomState();
@@ -87,7 +98,13 @@ describe("the provider as a national service's FAPI 2.0 login, with oauth4webapi
         authentication_context_type: 'APP_AUTHENTICATION_DEFAULT',
         authentication_context_message: 'Sign in to the test app',
       };
-      const refused = await oauth.pushedAuthorizationRequest(as, rp, auth, { ...params, scope: 'openid profile.name' }, { ...insecure, DPoP });
+      const refused = await oauth.pushedAuthorizationRequest(
+        as,
+        rp,
+        auth,
+        { ...params, scope: 'openid profile.name' },
+        { ...insecure, DPoP },
+      );
       expect(refused.status).toBe(400);
       expect(await refused.json()).toMatchObject({ error: 'invalid_scope' });
 
@@ -98,11 +115,22 @@ describe("the provider as a national service's FAPI 2.0 login, with oauth4webapi
       const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
       expect([...back.searchParams.keys()].sort()).toEqual(['code', 'state']);
       const code = oauth.validateAuthResponse(as, rp, back, state);
-      const response = await oauth.authorizationCodeGrantRequest(as, rp, auth, code, REDIRECT, verifier, { ...insecure, DPoP });
-      const tokens = await oauth.processAuthorizationCodeResponse(as, rp, response, { expectedNonce: nonce, requireIdToken: true, [oauth.jweDecrypt]: decrypt });
+      const response = await oauth.authorizationCodeGrantRequest(as, rp, auth, code, REDIRECT, verifier, {
+        ...insecure,
+        DPoP,
+      });
+      const tokens = await oauth.processAuthorizationCodeResponse(as, rp, response, {
+        expectedNonce: nonce,
+        requireIdToken: true,
+        [oauth.jweDecrypt]: decrypt,
+      });
       await oauth.validateApplicationLevelSignature(as, response, insecure);
       const claims = oauth.getValidatedIdTokenClaims(tokens)!;
-      expect(claims).toMatchObject({ iss: provider.issuer, aud: 'login-app', sub: provider.subjectFor('login-app', provider.personas[0]!.id) });
+      expect(claims).toMatchObject({
+        iss: provider.issuer,
+        aud: 'login-app',
+        sub: provider.subjectFor('login-app', provider.personas[0]!.id),
+      });
     });
   });
 
@@ -123,7 +151,9 @@ describe("the provider as a national service's FAPI 2.0 login, with oauth4webapi
           authentication_context_type: type,
           authentication_context_message: 'Sign in to pay',
         }).toString();
-      const bad = await fetch(`${baseUrl}/v2/oauth/authorize?${query('app authentication <b>')}`, { redirect: 'manual' });
+      const bad = await fetch(`${baseUrl}/v2/oauth/authorize?${query('app authentication <b>')}`, {
+        redirect: 'manual',
+      });
       expect(bad.status).toBe(400);
       expect(await bad.text()).toMatch(/authentication_context_type must be a name of capitals/);
       const good = await fetch(`${baseUrl}/v2/oauth/authorize?${query('APP_PAYMENT_DEFAULT')}`, { redirect: 'manual' });
@@ -134,12 +164,24 @@ describe("the provider as a national service's FAPI 2.0 login, with oauth4webapi
 
 describe('openid-client 6 against the provider at another issuer path, without iss', () => {
   it('discovers every endpoint under /idp and signs in, the ID token verified, no iss sent or advertised', async () => {
-    const started = await startProvider(providerOptions({ autoApprove: true, issuerPath: '/idp', authorizationResponseIss: false }));
+    const started = await startProvider(
+      providerOptions({ autoApprove: true, issuerPath: '/idp', authorizationResponseIss: false }),
+    );
     await closing(started, async ({ provider, baseUrl }) => {
-      const config = await client.discovery(new URL(`${baseUrl}/idp`), TEST_CLIENT.clientId, TEST_CLIENT.clientSecret, client.ClientSecretPost(TEST_CLIENT.clientSecret), {
-        execute: [client.allowInsecureRequests, client.enableNonRepudiationChecks],
+      const config = await client.discovery(
+        new URL(`${baseUrl}/idp`),
+        TEST_CLIENT.clientId,
+        TEST_CLIENT.clientSecret,
+        client.ClientSecretPost(TEST_CLIENT.clientSecret),
+        {
+          execute: [client.allowInsecureRequests, client.enableNonRepudiationChecks],
+        },
+      );
+      expect(config.serverMetadata()).toMatchObject({
+        issuer: `${baseUrl}/idp`,
+        userinfo_endpoint: `${baseUrl}/idp/oauth/userinfo`,
+        token_endpoint: `${baseUrl}/idp/oauth/token`,
       });
-      expect(config.serverMetadata()).toMatchObject({ issuer: `${baseUrl}/idp`, userinfo_endpoint: `${baseUrl}/idp/oauth/userinfo`, token_endpoint: `${baseUrl}/idp/oauth/token` });
       expect(config.serverMetadata().authorization_response_iss_parameter_supported).toBeUndefined();
       const verifier = client.randomPKCECodeVerifier();
       const state = client.randomState();
@@ -154,17 +196,36 @@ describe('openid-client 6 against the provider at another issuer path, without i
       });
       const callback = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
       expect(callback.searchParams.has('iss')).toBe(false);
-      const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      const tokens = await client.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+        expectedNonce: nonce,
+        idTokenExpected: true,
+      });
       expect(tokens.claims()?.iss).toBe(provider.issuer);
       const userinfo = await client.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
       expect(Object.keys(userinfo).sort()).toEqual(['data', 'key', 'sub']);
 
       // An error response carries no iss either, and openid-client still reads it as the error.
       const denied = new URL(
-        (await fetch(client.buildAuthorizationUrl(config, { redirect_uri: TEST_CLIENT.redirectUri, scope: 'openid', state, prompt: 'none', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }), { redirect: 'manual' })).headers.get('location') ?? '',
+        (
+          await fetch(
+            client.buildAuthorizationUrl(config, {
+              redirect_uri: TEST_CLIENT.redirectUri,
+              scope: 'openid',
+              state,
+              prompt: 'none',
+              code_challenge: 'x'.repeat(43),
+              code_challenge_method: 'S256',
+            }),
+            { redirect: 'manual' },
+          )
+        ).headers.get('location') ?? '',
       );
       expect([...denied.searchParams.keys()].sort()).toEqual(['error', 'state']);
-      await expect(client.authorizationCodeGrant(config, denied, { pkceCodeVerifier: verifier, expectedState: state })).rejects.toMatchObject({ error: 'login_required' });
+      await expect(
+        client.authorizationCodeGrant(config, denied, { pkceCodeVerifier: verifier, expectedState: state }),
+      ).rejects.toMatchObject({ error: 'login_required' });
     });
   });
 });
@@ -176,7 +237,10 @@ describe('a client served no userinfo beside one that is', () => {
     const { publicKey: _unused, ...keyless } = second!;
     const started = await startProvider({ ...options, clients: [first!, { ...keyless, userinfo: false }] });
     await closing(started, async ({ baseUrl }) => {
-      const doc = (await (await fetch(`${baseUrl}/v2/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      const doc = (await (await fetch(`${baseUrl}/v2/.well-known/openid-configuration`)).json()) as Record<
+        string,
+        unknown
+      >;
       // One document serves both clients: the endpoint is advertised, since the first is served it.
       expect(doc['userinfo_endpoint']).toBe(`${baseUrl}/v2/oauth/userinfo`);
       const tokenOf = async (c: typeof TEST_CLIENT, scope: string): Promise<Response> => {
@@ -197,28 +261,46 @@ describe('a client served no userinfo beside one that is', () => {
         return fetch(`${baseUrl}/v2/oauth/token`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ grant_type: 'authorization_code', client_id: c.clientId, client_secret: c.clientSecret, code, code_verifier: verifier, redirect_uri: c.redirectUri }),
+          body: JSON.stringify({
+            grant_type: 'authorization_code',
+            client_id: c.clientId,
+            client_secret: c.clientSecret,
+            code,
+            code_verifier: verifier,
+            redirect_uri: c.redirectUri,
+          }),
         });
       };
       const scoped = await tokenOf(OTHER_CLIENT, 'openid profile.name');
       expect(scoped.status).toBe(400);
       expect(await scoped.text()).toMatch(/served no userinfo, so &quot;openid&quot; is the only scope/);
 
-      const { access_token: refusedToken } = (await (await tokenOf(OTHER_CLIENT, 'openid')).json()) as { access_token: string };
-      const refused = await fetch(`${baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${refusedToken}` } });
+      const { access_token: refusedToken } = (await (await tokenOf(OTHER_CLIENT, 'openid')).json()) as {
+        access_token: string;
+      };
+      const refused = await fetch(`${baseUrl}/v2/oauth/userinfo`, {
+        headers: { authorization: `Bearer ${refusedToken}` },
+      });
       expect(refused.status).toBe(403);
       expect(refused.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope"');
       expect(await refused.json()).toMatchObject({ error: 'insufficient_scope' });
 
-      const { access_token: servedToken } = (await (await tokenOf(TEST_CLIENT, 'openid profile.name')).json()) as { access_token: string };
-      expect((await fetch(`${baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${servedToken}` } })).status).toBe(200);
+      const { access_token: servedToken } = (await (await tokenOf(TEST_CLIENT, 'openid profile.name')).json()) as {
+        access_token: string;
+      };
+      expect(
+        (await fetch(`${baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${servedToken}` } })).status,
+      ).toBe(200);
     });
   });
 
   it('a provider with userinfo: false serves none and advertises none', async () => {
     const started = await startProvider(providerOptions({ userinfo: false }));
     await closing(started, async ({ baseUrl }) => {
-      const doc = (await (await fetch(`${baseUrl}/v2/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      const doc = (await (await fetch(`${baseUrl}/v2/.well-known/openid-configuration`)).json()) as Record<
+        string,
+        unknown
+      >;
       expect(doc['userinfo_endpoint']).toBeUndefined();
       expect(doc['scopes_supported']).toEqual(['openid']);
       expect(Object.keys(doc).filter((k) => k.startsWith('nd_id_userinfo'))).toEqual([]);
@@ -239,7 +321,9 @@ describe('the variant options are checked at start-up', () => {
       );
     expect(await mistakes({ issuerPath: 'idp' })).toMatch(/issuerPath must be a path such as "\/idp"/);
     expect(await mistakes({ issuerPath: '/a/../b' })).toMatch(/issuerPath must be a path/);
-    expect(await mistakes({ authorizationResponseIss: 'no' })).toMatch(/authorizationResponseIss must be true .* or false/);
+    expect(await mistakes({ authorizationResponseIss: 'no' })).toMatch(
+      /authorizationResponseIss must be true .* or false/,
+    );
     expect(await mistakes({ userinfo: 0 })).toMatch(/userinfo must be true \(the default\) or false/);
     const [first] = providerOptions().clients;
     const { publicKey: _unused, ...keyless } = first!;

@@ -84,7 +84,12 @@ describe('the docs in the packed tarball', () => {
 
   it('have every relative link of the README and the guides resolve inside the tarball, anchors included', () => {
     const pkg = join(unpacked, 'package');
-    const files = ['README.md', ...readdirSync(join(pkg, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const files = [
+      'README.md',
+      ...readdirSync(join(pkg, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     const broken: string[] = [];
     let checked = 0;
     for (const file of files) {
@@ -93,13 +98,19 @@ describe('the docs in the packed tarball', () => {
         if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto: ...
         checked += 1;
         const [path = '', anchor] = target.split('#');
-        const resolved = path === '' ? file : posix.normalize(posix.join(posix.dirname(file), decodeURIComponent(path)));
+        const resolved =
+          path === '' ? file : posix.normalize(posix.join(posix.dirname(file), decodeURIComponent(path)));
         const onDisk = join(pkg, resolved);
         if (resolved.startsWith('..') || !existsSync(onDisk)) {
           broken.push(`${file}: ${target} (no ${resolved} in the tarball)`);
           continue;
         }
-        if (anchor !== undefined && anchor !== '' && resolved.endsWith('.md') && !anchors(readFileSync(onDisk, 'utf8')).has(anchor)) {
+        if (
+          anchor !== undefined &&
+          anchor !== '' &&
+          resolved.endsWith('.md') &&
+          !anchors(readFileSync(onDisk, 'utf8')).has(anchor)
+        ) {
           broken.push(`${file}: ${target} (no heading #${anchor} in ${resolved})`);
         }
       }
@@ -120,7 +131,8 @@ describe('the docs in the packed tarball', () => {
   });
 
   it('the link checker finds a broken link and a missing anchor', () => {
-    const markdown = '# Title\n\nSee [a](missing.md), [b](#nowhere), [c](#title) and `[d](ignored.md)`.\n\n```md\n[e](also-ignored.md)\n```\n';
+    const markdown =
+      '# Title\n\nSee [a](missing.md), [b](#nowhere), [c](#title) and `[d](ignored.md)`.\n\n```md\n[e](also-ignored.md)\n```\n';
     expect(links(markdown)).toEqual(['missing.md', '#nowhere', '#title']);
     expect([...anchors(markdown)]).toEqual(['title']);
     expect(slug('Several instances: the replay store')).toBe('several-instances-the-replay-store');

@@ -13,7 +13,10 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { packedTarball } from '../helpers/pack.js';
 
 const root = join(__dirname, '..', '..');
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string; peerDependenciesMeta?: Record<string, { optional?: boolean }> };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  license: string;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+};
 let tarball = '';
 
 beforeAll(() => {
@@ -36,13 +39,27 @@ describe('the packed tarball', () => {
   it('has no @arethetypeswrong problem under node10, node16 (CJS and ESM) and bundler', async () => {
     const cli = join(root, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js');
     expect(existsSync(cli)).toBe(true);
-    const result = await promisify(execFile)(process.execPath, [cli, tarball, '--format', 'json'], { timeout: 120_000 }).then(
+    const result = await promisify(execFile)(process.execPath, [cli, tarball, '--format', 'json'], {
+      timeout: 120_000,
+    }).then(
       ({ stdout }) => stdout,
       (err: { stdout?: string }) => err.stdout ?? String(err),
     );
-    const report = JSON.parse(result) as { analysis: { problems: unknown[]; entrypoints: Record<string, { resolutions: Record<string, { resolution?: { fileName: string } }> }> } };
+    const report = JSON.parse(result) as {
+      analysis: {
+        problems: unknown[];
+        entrypoints: Record<string, { resolutions: Record<string, { resolution?: { fileName: string } }> }>;
+      };
+    };
     expect(report.analysis.problems).toEqual([]);
-    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(['.', './client', './fetch', './nest', './package.json', './provider']);
+    expect(Object.keys(report.analysis.entrypoints).sort()).toEqual([
+      '.',
+      './client',
+      './fetch',
+      './nest',
+      './package.json',
+      './provider',
+    ]);
     const provider = report.analysis.entrypoints['./provider']!.resolutions;
     expect(provider.node10?.resolution?.fileName).toMatch(/cjs\/provider\/index\.d\.ts$/);
     expect(provider['node16-esm']?.resolution?.fileName).toMatch(/esm\/provider\/index\.d\.ts$/);
@@ -71,9 +88,13 @@ describe('the packed tarball', () => {
   });
 
   it('declares sideEffects: false, and its ES module build is ES modules (no CommonJS wrapper)', async () => {
-    const packed = JSON.parse((await promisify(execFile)('tar', ['-xOzf', tarball, 'package/package.json'])).stdout) as { sideEffects?: unknown };
+    const packed = JSON.parse(
+      (await promisify(execFile)('tar', ['-xOzf', tarball, 'package/package.json'])).stdout,
+    ) as { sideEffects?: unknown };
     expect(packed.sideEffects).toBe(false);
-    const esm = JSON.parse((await promisify(execFile)('tar', ['-xOzf', tarball, 'package/dist/esm/package.json'])).stdout) as { type?: unknown };
+    const esm = JSON.parse(
+      (await promisify(execFile)('tar', ['-xOzf', tarball, 'package/dist/esm/package.json'])).stdout,
+    ) as { type?: unknown };
     expect(esm.type).toBe('module');
     const index = (await promisify(execFile)('tar', ['-xOzf', tarball, 'package/dist/esm/index.js'])).stdout;
     expect(index).not.toMatch(/dist\/cjs|require\(/);

@@ -6,7 +6,16 @@
 import session from 'express-session';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { approve, CLIENT_SECRET, expectSafePage, followCallback, startLogin, startRp, type Rp, type RpOptions } from './harness.js';
+import {
+  approve,
+  CLIENT_SECRET,
+  expectSafePage,
+  followCallback,
+  startLogin,
+  startRp,
+  type Rp,
+  type RpOptions,
+} from './harness.js';
 
 interface Captured {
   level: string;
@@ -14,7 +23,10 @@ interface Captured {
   message: string;
 }
 
-function capturingLogger(): { logger: Record<'debug' | 'info' | 'warn' | 'error', (o: unknown, m: unknown) => void>; lines: Captured[] } {
+function capturingLogger(): {
+  logger: Record<'debug' | 'info' | 'warn' | 'error', (o: unknown, m: unknown) => void>;
+  lines: Captured[];
+} {
   const lines: Captured[] = [];
   const at = (level: string) => (event: unknown, message: unknown) => {
     lines.push({ level, event: event as Record<string, unknown>, message: String(message) });
@@ -41,7 +53,11 @@ function diagnosed(lines: Captured[]): Captured {
 }
 
 /** The page shows the same reference as the log line, and the developer box with the diagnosis code. */
-function expectExplained(res: { status: number; text: string; headers: Record<string, string> }, line: Captured, code: string): void {
+function expectExplained(
+  res: { status: number; text: string; headers: Record<string, string> },
+  line: Captured,
+  code: string,
+): void {
   expect(line.event.diagnosis).toBe(code);
   expect(typeof line.event.reference).toBe('string');
   expect(res.text).toContain(`<code>${String(line.event.reference)}</code>`);
@@ -241,7 +257,11 @@ describe('server-side failures are logged at error with the reference on the pag
     const res = await followCallback(browser, await approve(await startLogin(browser)));
     expectSafePage(res, 500);
     const line = lines.find((l) => l.level === 'error');
-    expect(line?.event).toMatchObject({ event: 'login_error', code: 'token_request_failed', oauthError: 'invalid_client' });
+    expect(line?.event).toMatchObject({
+      event: 'login_error',
+      code: 'token_request_failed',
+      oauthError: 'invalid_client',
+    });
     expect(res.text).toContain(`<code>${String(line?.event.reference)}</code>`);
     // Outside production the developer box names the option to check, and so does the log.
     expect(res.text).toContain('For the developer');
@@ -277,7 +297,9 @@ describe('server-side failures are logged at error with the reference on the pag
         const browser = rp.browser();
         expect((await followCallback(browser, await approve(await startLogin(browser)))).status).toBe(500);
       }
-      const lines = printed.mock.calls.map((c) => c.map(String).join(' ')).filter((l) => l.startsWith('passport-nd-id'));
+      const lines = printed.mock.calls
+        .map((c) => c.map(String).join(' '))
+        .filter((l) => l.startsWith('passport-nd-id'));
       // One line per cause: the client's failed call (warn) and the login's error.
       expect(lines).toHaveLength(2);
       expect(lines.find((l) => l.includes('provider_call_failed'))).toContain('"oauthError":"invalid_client"');
@@ -316,7 +338,9 @@ describe('options that cannot work together fail at construction', () => {
   it('renderFailure with failureRedirect or errorPage is a TypeError naming both', async () => {
     const { ndIdRouter } = await import('../../src/passport/router.js');
     const render = (): void => undefined;
-    expect(() => ndIdRouter({ renderFailure: render, failureRedirect: '/x' })).toThrow(/renderFailure and failureRedirect/);
+    expect(() => ndIdRouter({ renderFailure: render, failureRedirect: '/x' })).toThrow(
+      /renderFailure and failureRedirect/,
+    );
     expect(() => ndIdRouter({ renderFailure: render, errorPage: false })).toThrow(/renderFailure and errorPage/);
   });
 
@@ -327,7 +351,13 @@ describe('options that cannot work together fail at construction', () => {
     const { ndIdRouter } = await import('../../src/passport/router.js');
     const { testKeyPair } = await import('../helpers/keys.js');
     const authenticator = new passport.Passport();
-    const common = { clientId: 'c', clientSecret: 's', privateKey: testKeyPair('rp').privateKeyPem, hostname: 'http://127.0.0.1:9', sessionKey: 'shared' };
+    const common = {
+      clientId: 'c',
+      clientSecret: 's',
+      privateKey: testKeyPair('rp').privateKeyPem,
+      hostname: 'http://127.0.0.1:9',
+      sessionKey: 'shared',
+    };
     authenticator.use('nd-id', new NdIdStrategy({ ...common, callbackURL: 'http://127.0.0.1:3000/a/callback' }));
     authenticator.use('nd-id-b', new NdIdStrategy({ ...common, callbackURL: 'http://127.0.0.1:3000/b/callback' }));
     const app = express();
@@ -338,7 +368,9 @@ describe('options that cannot work together fail at construction', () => {
     const refused = await request(app).get('/b/login');
     expect(refused.status).toBe(500);
     expect(refused.text).toContain('session_key_shared');
-    expect(refused.text).toMatch(/&quot;nd-id&quot; and &quot;nd-id-b&quot; share sessionKey &quot;shared&quot;|"nd-id" and "nd-id-b" share sessionKey "shared"/);
+    expect(refused.text).toMatch(
+      /&quot;nd-id&quot; and &quot;nd-id-b&quot; share sessionKey &quot;shared&quot;|"nd-id" and "nd-id-b" share sessionKey "shared"/,
+    );
   });
 
   it('renderFailure receives what to show and brands the page', async () => {
@@ -347,7 +379,10 @@ describe('options that cannot work together fail at construction', () => {
       router: {
         renderFailure: (failure, _req, res) => {
           seen.push({ ...failure });
-          res.status(failure.status).type('html').send(`<main><h1>Acme: ${failure.title}</h1><p>ref ${failure.reference ?? ''}</p></main>`);
+          res
+            .status(failure.status)
+            .type('html')
+            .send(`<main><h1>Acme: ${failure.title}</h1><p>ref ${failure.reference ?? ''}</p></main>`);
         },
       },
     });
@@ -364,15 +399,21 @@ describe('a service echoing a secret as its OAuth error code', () => {
     const echoed = 'token-like-secret-0123456789';
     const { createServer } = await import('node:http');
     const stub = createServer((_req, res) => {
-      res.writeHead(401, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: echoed, error_description: echoed }));
+      res
+        .writeHead(401, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ error: echoed, error_description: echoed }));
     });
     await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
     try {
-      const { rp, lines } = await rpWithLog({ hostname: `http://127.0.0.1:${(stub.address() as { port: number }).port}` });
+      const { rp, lines } = await rpWithLog({
+        hostname: `http://127.0.0.1:${(stub.address() as { port: number }).port}`,
+      });
       const browser = rp.browser();
       const authorize = await startLogin(browser);
       const iss = encodeURIComponent(`${authorize.origin}/v2`);
-      const res = await browser.get(`/auth/callback?code=some-code&state=${authorize.searchParams.get('state')}&iss=${iss}`);
+      const res = await browser.get(
+        `/auth/callback?code=some-code&state=${authorize.searchParams.get('state')}&iss=${iss}`,
+      );
       expect(res.status).toBe(401);
       expect(lines.length).toBeGreaterThan(0);
       expect(JSON.stringify(lines)).not.toContain(echoed);

@@ -14,7 +14,10 @@ import { startProvider, DEFAULT_PERSONAS, type StartedProvider } from '../../src
 import {
   NdIdStrategy,
   type NdIdStrategyBaseOptions,
-  type NdIdStrategyOptions, type NdIdVerify, type NdIdVerifyWithRequest } from '../../src/passport/strategy.js';
+  type NdIdStrategyOptions,
+  type NdIdVerify,
+  type NdIdVerifyWithRequest,
+} from '../../src/passport/strategy.js';
 import { ndIdRouter, type NdIdRouterOptions } from '../../src/passport/router.js';
 import type { Clock } from '../../src/clock.js';
 import { testKeyPair } from '../helpers/keys.js';
@@ -96,7 +99,8 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
       }),
     );
   }
-  if (options.session !== false && options.passportSession !== false) app.use((options.sessionPassport ?? authenticator).session());
+  if (options.session !== false && options.passportSession !== false)
+    app.use((options.sessionPassport ?? authenticator).session());
 
   let callbackPath: string;
   if (options.designCard) {
@@ -123,7 +127,9 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
   const callbackURL = `${baseUrl}${callbackPath}`;
 
   const provider = await startProvider({
-    clients: [{ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [callbackURL], publicKey: keys.publicKeyPem }],
+    clients: [
+      { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: [callbackURL], publicKey: keys.publicKeyPem },
+    ],
     autoApprove: true,
   });
   let tokenCalls = 0;
@@ -192,7 +198,10 @@ export async function currentUser(browser: Agent): Promise<Record<string, unknow
 }
 
 /** Asserts the response is one of our HTML pages with no stack trace, secret or personal data. */
-export function expectSafePage(res: { status: number; text: string; headers: Record<string, string> }, status: number): void {
+export function expectSafePage(
+  res: { status: number; text: string; headers: Record<string, string> },
+  status: number,
+): void {
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/^text\/html/);
   expect(res.text).not.toMatch(/\bat .+:\d+:\d+/); // stack frame

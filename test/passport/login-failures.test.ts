@@ -136,7 +136,7 @@ describe('when the service or the app is not set up to answer', () => {
     expect(res.text).toContain('Try again');
   });
 
-  it('with errorPage: false, the service being down reaches the app\'s own error handler as an IdError', async () => {
+  it("with errorPage: false, the service being down reaches the app's own error handler as an IdError", async () => {
     const seen: string[] = [];
     rp = await startRp({
       hostname: `http://127.0.0.1:${await closedPort()}`,
@@ -168,7 +168,7 @@ describe('when the service or the app is not set up to answer', () => {
     expect(await currentUser(browser)).toBeNull();
   });
 
-  it('with failureRedirect and errorPage: false, a wrong client secret reaches the app\'s error handler, not failureRedirect', async () => {
+  it("with failureRedirect and errorPage: false, a wrong client secret reaches the app's error handler, not failureRedirect", async () => {
     const seen: unknown[] = [];
     rp = await startRp({
       clientSecret: 'wrong-secret-never-shown-41c2',
@@ -223,7 +223,10 @@ describe('when the service or the app is not set up to answer', () => {
     expect(res.status).toBe(503);
     expect(seen).toHaveLength(1);
     expect(seen[0]).toBeInstanceOf(IdError);
-    expect(seen[0]).toMatchObject({ code: 'session_store_unavailable', cause: { message: 'The session store is down.' } });
+    expect(seen[0]).toMatchObject({
+      code: 'session_store_unavailable',
+      cause: { message: 'The session store is down.' },
+    });
   });
 
   it('without express-session, /login shows a 500 page telling the developer to mount express-session', async () => {
@@ -256,7 +259,11 @@ describe('verify callbacks through the router', () => {
 
   it('an async verify can map the person to an app user, and sees the ID token claims', async () => {
     rp = await startRp({
-      verify: async (user: NdIdUser) => ({ id: `user:${user.sub}`, name: user.data['profile.name'], aud: user.claims.aud }),
+      verify: async (user: NdIdUser) => ({
+        id: `user:${user.sub}`,
+        name: user.data['profile.name'],
+        aud: user.claims.aud,
+      }),
     });
     const browser = rp.browser();
     await followCallback(browser, await approve(await startLogin(browser)));
@@ -278,7 +285,8 @@ describe('verify callbacks through the router', () => {
 
   it('verify refusing a user shows its message on a 401 page and signs nobody in', async () => {
     rp = await startRp({
-      verify: (_user: NdIdUser, done: NdIdVerifyDone) => done(null, false, { message: 'This service is for staff only.' }),
+      verify: (_user: NdIdUser, done: NdIdVerifyDone) =>
+        done(null, false, { message: 'This service is for staff only.' }),
     });
     const browser = rp.browser();
     const res = await followCallback(browser, await approve(await startLogin(browser)));

@@ -50,7 +50,7 @@ describe('signing in through the router', () => {
     expect(res.headers.location).toBe('/account?tab=2');
   });
 
-  it('saves the session with its sign-in record before the redirect, one write beside Passport\'s and express-session\'s', async () => {
+  it("saves the session with its sign-in record before the redirect, one write beside Passport's and express-session's", async () => {
     class CountingStore extends MemoryStore {
       writes = 0;
       override set(sid: string, session: SessionData, cb?: (err?: unknown) => void): void {
@@ -101,10 +101,17 @@ describe('signing in through the router', () => {
     const callback = await approve(new URL(login.headers.get('location')!));
     store.slow = true;
     // Only the headers are awaited: a browser follows a redirect as soon as it has them.
-    const answer = await fetch(`${rp.baseUrl}${callback.pathname}${callback.search}`, { redirect: 'manual', headers: { cookie } });
+    const answer = await fetch(`${rp.baseUrl}${callback.pathname}${callback.search}`, {
+      redirect: 'manual',
+      headers: { cookie },
+    });
     expect(answer.status).toBe(302);
-    const sid = decodeURIComponent(answer.headers.getSetCookie()[0]!.split(';')[0]!.split('=')[1]!).slice(2).split('.')[0]!;
-    const saved = await new Promise<SessionData | null | undefined>((resolve) => store.get(sid, (_err, session) => resolve(session)));
+    const sid = decodeURIComponent(answer.headers.getSetCookie()[0]!.split(';')[0]!.split('=')[1]!)
+      .slice(2)
+      .split('.')[0]!;
+    const saved = await new Promise<SessionData | null | undefined>((resolve) =>
+      store.get(sid, (_err, session) => resolve(session)),
+    );
     expect(saved).toHaveProperty(['nd-id.signin', 'sub']);
     await answer.arrayBuffer();
   });
@@ -178,7 +185,10 @@ describe('signing in through the router', () => {
     });
     const browser = rp.browser();
     await followCallback(browser, await approve(await startLogin(browser)));
-    expect(await currentUser(browser)).toMatchObject({ role: 'member', data: { 'profile.name': PERSONA['profile.name'] } });
+    expect(await currentUser(browser)).toMatchObject({
+      role: 'member',
+      data: { 'profile.name': PERSONA['profile.name'] },
+    });
   });
 
   it('lets afterCallback refuse the user: a 401 page, and nobody is signed in', async () => {

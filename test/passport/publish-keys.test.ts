@@ -24,7 +24,13 @@ const fapi = {
   ...common,
   profile: 'fapi2' as const,
   clientAssertionKey: assertion.privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-  retiredPublicKeys: [{ publicKey: retired.publicKey.export({ format: 'pem', type: 'spki' }).toString(), use: 'sig' as const, until: '2999-01-01' }],
+  retiredPublicKeys: [
+    {
+      publicKey: retired.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+      use: 'sig' as const,
+      until: '2999-01-01',
+    },
+  ],
 };
 
 let close: (() => void) | undefined;
@@ -42,7 +48,8 @@ async function serve(app: express.Express): Promise<string> {
 
 function expectPublicJwks(body: { keys: Record<string, unknown>[] }): void {
   expect(body.keys.map((k) => k.use)).toEqual(['sig', 'enc', 'sig']);
-  for (const key of body.keys) for (const member of PRIVATE_MEMBERS) expect(key, `${String(key.kid)}.${member}`).not.toHaveProperty(member);
+  for (const key of body.keys)
+    for (const member of PRIVATE_MEMBERS) expect(key, `${String(key.kid)}.${member}`).not.toHaveProperty(member);
   expect(JSON.stringify(body)).not.toContain(String(assertion.privateKey.export({ format: 'jwk' }).d));
 }
 
@@ -64,7 +71,9 @@ describe('GET /auth/jwks.json from ndIdRouter({ publishKeys })', () => {
     const authenticator = new passport.Passport();
     const base = new NdIdStrategy({ ...common, clientSecret: 's', callbackURL: 'http://127.0.0.1:3000/auth/callback' });
     authenticator.use(base);
-    expect(() => ndIdRouter({ passport: authenticator, publishKeys: base })).toThrow(/base profile, which has no keys to publish/);
+    expect(() => ndIdRouter({ passport: authenticator, publishKeys: base })).toThrow(
+      /base profile, which has no keys to publish/,
+    );
     const app = express();
     app.use('/auth', ndIdRouter({ passport: authenticator }));
     expect((await fetch(`${await serve(app)}/auth/jwks.json`)).status).toBe(404);
@@ -74,16 +83,25 @@ describe('GET /auth/jwks.json from ndIdRouter({ publishKeys })', () => {
 describe('FetchLogin.jwks()', () => {
   const session = createCookieSession({ secret: 'x'.repeat(40) });
   it('answers the public key set for a fapi2 client and 404 for a base one', async () => {
-    const login = createFetchLogin({ client: new IdClient({ ...fapi, redirectUri: 'http://127.0.0.1:3000/cb' }), session });
+    const login = createFetchLogin({
+      client: new IdClient({ ...fapi, redirectUri: 'http://127.0.0.1:3000/cb' }),
+      session,
+    });
     const app = express();
     app.get('/auth/jwks.json', async (_req, res) => {
       const answer = login.jwks();
-      res.status(answer.status).set('Content-Type', answer.headers.get('content-type') ?? '').send(await answer.text());
+      res
+        .status(answer.status)
+        .set('Content-Type', answer.headers.get('content-type') ?? '')
+        .send(await answer.text());
     });
     const res = await fetch(`${await serve(app)}/auth/jwks.json`);
     expect(res.headers.get('content-type')).toMatch(/^application\/jwk-set\+json/);
     expectPublicJwks((await res.json()) as { keys: Record<string, unknown>[] });
-    const baseLogin = createFetchLogin({ client: new IdClient({ ...common, clientSecret: 's', redirectUri: 'http://127.0.0.1:3000/cb' }), session });
+    const baseLogin = createFetchLogin({
+      client: new IdClient({ ...common, clientSecret: 's', redirectUri: 'http://127.0.0.1:3000/cb' }),
+      session,
+    });
     expect(baseLogin.jwks().status).toBe(404);
   });
 });

@@ -38,11 +38,15 @@ async function startTwoStrategyApp(sessionKey?: string): Promise<TwoStrategyApp>
   app.use(authenticator.initialize());
   for (const name of ['a', 'b', 'a2']) {
     app.get(`/${name}/callback`, (req, res, next) => {
-      authenticator.authenticate(name, { session: false }, (err: unknown, user: unknown, info: unknown, status: unknown) => {
-        if (err) return next(err);
-        if (user) return res.json({ signedIn: true });
-        res.status(typeof status === 'number' ? status : 401).json(info);
-      })(req, res, next);
+      authenticator.authenticate(
+        name,
+        { session: false },
+        (err: unknown, user: unknown, info: unknown, status: unknown) => {
+          if (err) return next(err);
+          if (user) return res.json({ signedIn: true });
+          res.status(typeof status === 'number' ? status : 401).json(info);
+        },
+      )(req, res, next);
     });
   }
   const server: Server = createServer(app);
@@ -50,8 +54,18 @@ async function startTwoStrategyApp(sessionKey?: string): Promise<TwoStrategyApp>
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const provider = await startProvider({
     clients: [
-      { clientId: 'client-a', clientSecret: SECRET_A, redirectUris: [`${baseUrl}/a/callback`, `${baseUrl}/a2/callback`], publicKey: keys.publicKeyPem },
-      { clientId: 'client-b', clientSecret: SECRET_B, redirectUris: [`${baseUrl}/b/callback`], publicKey: keys.publicKeyPem },
+      {
+        clientId: 'client-a',
+        clientSecret: SECRET_A,
+        redirectUris: [`${baseUrl}/a/callback`, `${baseUrl}/a2/callback`],
+        publicKey: keys.publicKeyPem,
+      },
+      {
+        clientId: 'client-b',
+        clientSecret: SECRET_B,
+        redirectUris: [`${baseUrl}/b/callback`],
+        publicKey: keys.publicKeyPem,
+      },
     ],
     autoApprove: true,
   });
@@ -59,10 +73,28 @@ async function startTwoStrategyApp(sessionKey?: string): Promise<TwoStrategyApp>
   provider.server.on('request', (req) => {
     if (req.url?.startsWith('/v2/oauth/token')) tokenCalls++;
   });
-  const common = { privateKey: keys.privateKeyPem, hostname: provider.baseUrl, ...(sessionKey === undefined ? {} : { sessionKey }) };
-  authenticator.use('a', new NdIdStrategy({ ...common, clientId: 'client-a', clientSecret: SECRET_A, callbackURL: `${baseUrl}/a/callback` }));
-  authenticator.use('b', new NdIdStrategy({ ...common, clientId: 'client-b', clientSecret: SECRET_B, callbackURL: `${baseUrl}/b/callback` }));
-  authenticator.use('a2', new NdIdStrategy({ ...common, clientId: 'client-a', clientSecret: SECRET_A, callbackURL: `${baseUrl}/a2/callback` }));
+  const common = {
+    privateKey: keys.privateKeyPem,
+    hostname: provider.baseUrl,
+    ...(sessionKey === undefined ? {} : { sessionKey }),
+  };
+  authenticator.use(
+    'a',
+    new NdIdStrategy({ ...common, clientId: 'client-a', clientSecret: SECRET_A, callbackURL: `${baseUrl}/a/callback` }),
+  );
+  authenticator.use(
+    'b',
+    new NdIdStrategy({ ...common, clientId: 'client-b', clientSecret: SECRET_B, callbackURL: `${baseUrl}/b/callback` }),
+  );
+  authenticator.use(
+    'a2',
+    new NdIdStrategy({
+      ...common,
+      clientId: 'client-a',
+      clientSecret: SECRET_A,
+      callbackURL: `${baseUrl}/a2/callback`,
+    }),
+  );
   return {
     baseUrl,
     provider,
@@ -92,7 +124,7 @@ describe('mix-up: a login completes only on the registration and callback URL it
     return browser.get(`/${to}/callback${callback.search}`);
   }
 
-  it('refuses a state issued by strategy B on strategy A\'s callback (separate default slots), with no token call', async () => {
+  it("refuses a state issued by strategy B on strategy A's callback (separate default slots), with no token call", async () => {
     rp = await startTwoStrategyApp();
     const res = await replayOn('b', 'a');
     expect(res.status).toBe(403);

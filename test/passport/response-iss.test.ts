@@ -34,7 +34,9 @@ function withIss(callback: URL, edit: (params: URLSearchParams) => void): string
 describe('the authorization response iss (RFC 9207), advertised by the provider', () => {
   it('is sent by the provider, and the untouched callback signs in', async () => {
     rp = await rpShowingCodes();
-    const discovery = (await (await fetch(`${rp.provider.baseUrl}/v2/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    const discovery = (await (
+      await fetch(`${rp.provider.baseUrl}/v2/.well-known/openid-configuration`)
+    ).json()) as Record<string, unknown>;
     expect(discovery.authorization_response_iss_parameter_supported).toBe(true);
     const browser = rp.browser();
     const callback = await approve(await startLogin(browser));
@@ -78,19 +80,25 @@ describe('the authorization response iss (RFC 9207), advertised by the provider'
     const browser = rp.browser();
     const authorize = await startLogin(browser);
     const state = authorize.searchParams.get('state') ?? '';
-    const forged = await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${encodeURIComponent('https://other-idp.example/v2')}`);
+    const forged = await browser.get(
+      `/auth/callback?error=access_denied&state=${state}&iss=${encodeURIComponent('https://other-idp.example/v2')}`,
+    );
     expect((forged.body as { code: string }).code).toBe('authorization_response_iss_mismatch');
 
     const second = await startLogin(browser);
     const iss = encodeURIComponent(`${rp.provider.baseUrl}/v2`);
-    const real = await browser.get(`/auth/callback?error=access_denied&state=${second.searchParams.get('state') ?? ''}&iss=${iss}`);
+    const real = await browser.get(
+      `/auth/callback?error=access_denied&state=${second.searchParams.get('state') ?? ''}&iss=${iss}`,
+    );
     expect(real.status).toBe(401);
     expect((real.body as { code: string }).code).toBe('access_denied');
   });
 
   it('the state is checked before the iss: an unknown state with a bad iss is still a state_mismatch', async () => {
     rp = await rpShowingCodes();
-    const res = await rp.browser().get('/auth/callback?code=c&state=never-issued-00000000000000&iss=https%3A%2F%2Fother.example');
+    const res = await rp
+      .browser()
+      .get('/auth/callback?code=c&state=never-issued-00000000000000&iss=https%3A%2F%2Fother.example');
     expect(res.status).toBe(403);
     expect((res.body as { code: string }).code).toBe('state_mismatch');
   });

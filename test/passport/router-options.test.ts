@@ -62,7 +62,11 @@ describe('crossSiteRefusal (logout CSRF check)', () => {
 
   it.each([
     ['Sec-Fetch-Site: cross-site', 'app.example', { 'Sec-Fetch-Site': 'cross-site' }],
-    ['Sec-Fetch-Site: cross-site even with a matching Origin', 'app.example', { 'Sec-Fetch-Site': 'cross-site', Origin: 'https://app.example' }],
+    [
+      'Sec-Fetch-Site: cross-site even with a matching Origin',
+      'app.example',
+      { 'Sec-Fetch-Site': 'cross-site', Origin: 'https://app.example' },
+    ],
     ['another Origin', 'app.example', { Origin: 'https://evil.example' }],
     ['an Origin on another port', '127.0.0.1:4000', { Origin: 'http://127.0.0.1:4001' }],
     ['Sec-Fetch-Site: same-site (a sibling subdomain)', 'app.example', { 'Sec-Fetch-Site': 'same-site' }],

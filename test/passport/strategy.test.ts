@@ -29,7 +29,13 @@ class FakeClient implements NdIdClientLike {
   lastCallback?: CallbackParams;
   callbackError?: unknown;
   userinfoError?: unknown;
-  authorizationUrl(params: { state?: string; nonce?: string | null; codeChallenge: string; redirectUri?: string; scope?: string | string[] }) {
+  authorizationUrl(params: {
+    state?: string;
+    nonce?: string | null;
+    codeChallenge: string;
+    redirectUri?: string;
+    scope?: string | string[];
+  }) {
     this.calls.push('authorizationUrl');
     const scope = Array.isArray(params.scope) ? params.scope.join(' ') : (params.scope ?? '');
     const url = `https://id.test/v2/oauth/authorize?state=${params.state ?? ''}&scope=${encodeURIComponent(scope)}&redirect_uri=${encodeURIComponent(params.redirectUri ?? '')}`;
@@ -89,7 +95,13 @@ async function callbackFailingWith(err: IdError): Promise<Outcome> {
 
 describe('NdIdStrategy options', () => {
   const key = testKeyPair('rp');
-  const fields = { clientId: 'client', clientSecret: 'secret', privateKey: key.privateKeyPem, callbackURL: CALLBACK, hostname: 'https://id.example' };
+  const fields = {
+    clientId: 'client',
+    clientSecret: 'secret',
+    privateKey: key.privateKeyPem,
+    callbackURL: CALLBACK,
+    hostname: 'https://id.example',
+  };
 
   it('is named "nd-id" and builds its own client from the registration fields', () => {
     const s = new NdIdStrategy(fields);
@@ -127,7 +139,9 @@ describe('NdIdStrategy options', () => {
     ['client', { ...fields, client: new FakeClient() }],
   ])('throws a TypeError naming %s when it is wrong', (option, options) => {
     expect(() => new NdIdStrategy(options as unknown as NdIdStrategyOptions)).toThrow(TypeError);
-    expect(() => new NdIdStrategy(options as unknown as NdIdStrategyOptions)).toThrow(new RegExp(`NdIdStrategy: ${option} `));
+    expect(() => new NdIdStrategy(options as unknown as NdIdStrategyOptions)).toThrow(
+      new RegExp(`NdIdStrategy: ${option} `),
+    );
   });
 
   it('tells the developer that loginTtl is in milliseconds', () => {
@@ -150,7 +164,9 @@ describe('NdIdStrategy options', () => {
 });
 
 /** The pending logins the strategy stored in `session` (a list of entries), by state. */
-function pendingIn(session: Record<string, unknown>): Record<string, { codeVerifier: string; nonce: string; returnTo?: string }> {
+function pendingIn(
+  session: Record<string, unknown>,
+): Record<string, { codeVerifier: string; nonce: string; returnTo?: string }> {
   const stored = session['nd-id'] as Array<{ state: string; codeVerifier: string; nonce: string; returnTo?: string }>;
   return Object.fromEntries(stored.map((entry) => [entry.state, entry]));
 }
@@ -309,36 +325,48 @@ describe('NdIdStrategy completing a login', () => {
   });
 
   it('fails (not errors) when the service refuses the code, e.g. a reused code', async () => {
-    expect(await callbackFailingWith(new IdError('token_request_failed', 'The token endpoint refused the request (invalid_grant).', { status: 400 }))).toMatchObject({
+    expect(
+      await callbackFailingWith(
+        new IdError('token_request_failed', 'The token endpoint refused the request (invalid_grant).', { status: 400 }),
+      ),
+    ).toMatchObject({
       kind: 'fail',
       challenge: { code: 'token_request_failed' },
     });
   });
 
   it('fails (not errors) when the service says the code is expired, reused or fails PKCE (invalid_grant)', async () => {
-    expect(await callbackFailingWith(new IdError('token_request_failed', 'The token endpoint refused the request (invalid_grant).', {
-      status: 400,
-      cause: { error: 'invalid_grant' },
-    }))).toMatchObject({
+    expect(
+      await callbackFailingWith(
+        new IdError('token_request_failed', 'The token endpoint refused the request (invalid_grant).', {
+          status: 400,
+          cause: { error: 'invalid_grant' },
+        }),
+      ),
+    ).toMatchObject({
       kind: 'fail',
       challenge: { code: 'token_request_failed' },
     });
   });
 
   it.each(['invalid_client', 'unauthorized_client'])(
-    'reports the service refusing the app\'s own credentials (%s) as an error, not a failed sign-in',
+    "reports the service refusing the app's own credentials (%s) as an error, not a failed sign-in",
     async (oauthError) => {
-      const out = await callbackFailingWith(new IdError('token_request_failed', `The token endpoint refused the request (${oauthError}).`, {
-        status: oauthError === 'invalid_client' ? 401 : 400,
-        cause: { error: oauthError },
-      }));
+      const out = await callbackFailingWith(
+        new IdError('token_request_failed', `The token endpoint refused the request (${oauthError}).`, {
+          status: oauthError === 'invalid_client' ? 401 : 400,
+          cause: { error: oauthError },
+        }),
+      );
       expect(out.kind).toBe('error');
       expect(((out as Extract<Outcome, { kind: 'error' }>).err as IdError).code).toBe('token_request_failed');
     },
   );
 
   it('reports an unusable key set from the service (jwks_invalid) as an error, not a failed sign-in', async () => {
-    const out = await callbackFailingWith(new IdError('jwks_invalid', 'The JWKS endpoint answered without a "keys" array.'));
+    const out = await callbackFailingWith(
+      new IdError('jwks_invalid', 'The JWKS endpoint answered without a "keys" array.'),
+    );
     expect(out.kind).toBe('error');
     expect(((out as Extract<Outcome, { kind: 'error' }>).err as IdError).code).toBe('jwks_invalid');
   });
@@ -372,7 +400,12 @@ describe('NdIdStrategy verify callback', () => {
       done(null, { id: 7 });
     });
     expect(await complete(s)).toMatchObject({ kind: 'success', user: { id: 7 } });
-    expect(seen).toEqual({ sub: 'sub-1', data: { 'profile.name': 'Tan Ah Kow' }, claims: CLAIMS, signedInAt: expect.any(Number) });
+    expect(seen).toEqual({
+      sub: 'sub-1',
+      data: { 'profile.name': 'Tan Ah Kow' },
+      claims: CLAIMS,
+      signedInAt: expect.any(Number),
+    });
   });
 
   it('an async verify returning the user is supported', async () => {
@@ -382,10 +415,13 @@ describe('NdIdStrategy verify callback', () => {
 
   it('(req, user, done) receives the request when passReqToCallback is true', async () => {
     let seenReq: Request | undefined;
-    const s = new NdIdStrategy({ client: new FakeClient(), callbackURL: CALLBACK, passReqToCallback: true }, (req, user, done) => {
-      seenReq = req;
-      done(null, { sub: user.sub });
-    });
+    const s = new NdIdStrategy(
+      { client: new FakeClient(), callbackURL: CALLBACK, passReqToCallback: true },
+      (req, user, done) => {
+        seenReq = req;
+        done(null, { sub: user.sub });
+      },
+    );
     const session: Record<string, unknown> = {};
     const state = await start(s, session);
     const req = fakeReq({ code: 'c', state }, session);
@@ -402,7 +438,9 @@ describe('NdIdStrategy verify callback', () => {
   });
 
   it('done(null, false, { message }) refuses with user_refused and the given message', async () => {
-    const s = strategyWith(new FakeClient(), {}, (_user: NdIdUser, done) => done(null, false, { message: 'Not on the staff list.' }));
+    const s = strategyWith(new FakeClient(), {}, (_user: NdIdUser, done) =>
+      done(null, false, { message: 'Not on the staff list.' }),
+    );
     expect(await complete(s)).toMatchObject({
       kind: 'fail',
       challenge: { code: 'user_refused', message: 'Not on the staff list.' },
@@ -457,7 +495,8 @@ describe('NdIdStrategy verify callback', () => {
     };
     const noop: NdIdVerifyDone = () => {};
     // A default parameter makes `length` 1, as if done were not taken.
-    const verify = (user: NdIdUser, done: NdIdVerifyDone = noop) => db.get(user.sub, (err, row) => done(err, row ?? false));
+    const verify = (user: NdIdUser, done: NdIdVerifyDone = noop) =>
+      db.get(user.sub, (err, row) => done(err, row ?? false));
     expect(verify.length).toBe(1);
     const s = strategyWith(new FakeClient(), {}, verify as unknown as NdIdVerify);
     expect(await complete(s)).toMatchObject({ kind: 'fail', challenge: { code: 'user_refused' } });

@@ -41,8 +41,12 @@ afterAll(() => {
 
 describe('the root entry without passport or express installed', () => {
   it('is really without them', () => {
-    expect(() => run('probe.cjs', "require.resolve('passport'); console.log('found')")).toThrow(/Cannot find module 'passport'/);
-    expect(() => run('probe2.cjs', "require.resolve('express'); console.log('found')")).toThrow(/Cannot find module 'express'/);
+    expect(() => run('probe.cjs', "require.resolve('passport'); console.log('found')")).toThrow(
+      /Cannot find module 'passport'/,
+    );
+    expect(() => run('probe2.cjs', "require.resolve('express'); console.log('found')")).toThrow(
+      /Cannot find module 'express'/,
+    );
   });
 
   it('loads with require() and builds an IdClient, a login flow and fetch handlers', () => {
@@ -59,7 +63,10 @@ describe('the root entry without passport or express installed', () => {
   });
 
   it('loads with import() too', () => {
-    const out = run('app.mjs', `const m = await import('passport-nd-id'); console.log(typeof m.IdClient, typeof m.createFetchLogin);`);
+    const out = run(
+      'app.mjs',
+      `const m = await import('passport-nd-id'); console.log(typeof m.IdClient, typeof m.createFetchLogin);`,
+    );
     expect(out).toBe('function function');
   });
 
@@ -69,6 +76,8 @@ describe('the root entry without passport or express installed', () => {
       `const { ndIdRouter } = require('passport-nd-id');
        try { ndIdRouter(); console.log('no error'); } catch (err) { console.log(err.constructor.name + ': ' + err.message); }`,
     );
-    expect(out).toMatch(/^TypeError: ndIdRouter: the passport package is not installed\. Install it \(npm install passport/);
+    expect(out).toMatch(
+      /^TypeError: ndIdRouter: the passport package is not installed\. Install it \(npm install passport/,
+    );
   });
 });

@@ -13,7 +13,12 @@ const clients = join(dir, 'clients.json');
 writeFileSync(
   clients,
   JSON.stringify([
-    { clientId: 'demo', clientSecret: 'demo-secret-value', redirectUris: ['http://localhost:3000/callback'], publicKey: testKeyPair('rp').publicKeyPem },
+    {
+      clientId: 'demo',
+      clientSecret: 'demo-secret-value',
+      redirectUris: ['http://localhost:3000/callback'],
+      publicKey: testKeyPair('rp').publicKeyPem,
+    },
   ]),
 );
 
@@ -34,7 +39,11 @@ async function loginWithoutState(baseUrl: string): Promise<void> {
 
 async function run(argv: string[]) {
   const out: string[] = [];
-  const io: CliIo = { stdout: (t) => out.push(t), stderr: () => undefined, env: { ND_ID_SUBJECT_SECRET: 'cli-subject-secret-0123' } };
+  const io: CliIo = {
+    stdout: (t) => out.push(t),
+    stderr: () => undefined,
+    env: { ND_ID_SUBJECT_SECRET: 'cli-subject-secret-0123' },
+  };
   const outcome = await runCli(['--clients', clients, '--port', '0', '--auto-approve', ...argv], io);
   if (!('started' in outcome)) throw new Error('did not start');
   return { outcome, out };
@@ -44,7 +53,9 @@ describe('nd-id-provider audit flags', () => {
   it('prints the audit table at exit; --audit-strict makes the exit status 1 on findings', async () => {
     const strict = await run(['--audit-strict', '--audit-endpoint']);
     await loginWithoutState(strict.outcome.started.baseUrl);
-    const served = (await (await fetch(`${strict.outcome.started.baseUrl}/_provider/audit`)).json()) as { findings: { code: string }[] };
+    const served = (await (await fetch(`${strict.outcome.started.baseUrl}/_provider/audit`)).json()) as {
+      findings: { code: string }[];
+    };
     expect(served.findings.map((f) => f.code)).toEqual(['state_missing']);
     expect(await strict.outcome.stop()).toBe(1);
     expect(strict.out.join('')).toMatch(/Audit: 1 finding\n.*\ndemo\s+state_missing\s+1\s/);
@@ -63,7 +74,10 @@ describe('nd-id-provider audit flags', () => {
   });
 
   it('as an executable, exits with status 1 on SIGTERM after a finding with --audit-strict', async () => {
-    const { child, baseUrl } = await startProviderProcess(['--clients', clients, '--port', '0', '--auto-approve', '--audit-strict'], 'cli-subject-secret-0123');
+    const { child, baseUrl } = await startProviderProcess(
+      ['--clients', clients, '--port', '0', '--auto-approve', '--audit-strict'],
+      'cli-subject-secret-0123',
+    );
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     await loginWithoutState(baseUrl);

@@ -49,7 +49,9 @@ describe('provider.audit()', () => {
       const res = await postToken(baseUrl, tokenBody(code, verifier));
       expect(res.status).toBe(200);
       const { access_token } = (await res.json()) as { access_token: string };
-      expect((await fetch(`${baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${access_token}` } })).status).toBe(200);
+      expect(
+        (await fetch(`${baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${access_token}` } })).status,
+      ).toBe(200);
     }
     expect(provider.audit()).toEqual([]);
   });
@@ -60,7 +62,11 @@ describe('provider.audit()', () => {
     const same = fresh();
     await authorizeCode(baseUrl, challenge, same);
     await authorizeCode(baseUrl, challenge, same);
-    expect(codes(provider.audit(TEST_CLIENT.clientId))).toEqual({ pkce_challenge_reused: 1, state_reused: 1, nonce_reused: 1 });
+    expect(codes(provider.audit(TEST_CLIENT.clientId))).toEqual({
+      pkce_challenge_reused: 1,
+      state_reused: 1,
+      nonce_reused: 1,
+    });
   });
 
   it('reports a missing state and nonce, and a weak state (short, or outside the unreserved set)', async () => {
@@ -91,15 +97,28 @@ describe('provider.audit()', () => {
 
   it('attributes a wrong secret and an unregistered redirect_uri to a registered client only', async () => {
     const { provider, baseUrl } = await start();
-    const wrong = await postToken(baseUrl, tokenBody('some-code', pkce().verifier, { client_secret: 'not-the-secret-0123456789' }));
+    const wrong = await postToken(
+      baseUrl,
+      tokenBody('some-code', pkce().verifier, { client_secret: 'not-the-secret-0123456789' }),
+    );
     expect(wrong.status).toBe(401);
-    const stranger = await postToken(baseUrl, tokenBody('some-code', pkce().verifier, { client_id: 'nobody', client_secret: 'x' }));
+    const stranger = await postToken(
+      baseUrl,
+      tokenBody('some-code', pkce().verifier, { client_id: 'nobody', client_secret: 'x' }),
+    );
     expect(stranger.status).toBe(401);
-    const bad = await fetch(`${baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { ...fresh(), redirect_uri: 'http://127.0.0.1:9999/elsewhere' })}`);
+    const bad = await fetch(
+      `${baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { ...fresh(), redirect_uri: 'http://127.0.0.1:9999/elsewhere' })}`,
+    );
     expect(bad.status).toBe(400);
-    const unknown = await fetch(`${baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { client_id: 'nobody', redirect_uri: 'http://127.0.0.1/x' })}`);
+    const unknown = await fetch(
+      `${baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { client_id: 'nobody', redirect_uri: 'http://127.0.0.1/x' })}`,
+    );
     expect(unknown.status).toBe(400);
-    expect(codes(provider.audit(TEST_CLIENT.clientId))).toEqual({ client_secret_wrong: 1, redirect_uri_not_registered: 1 });
+    expect(codes(provider.audit(TEST_CLIENT.clientId))).toEqual({
+      client_secret_wrong: 1,
+      redirect_uri_not_registered: 1,
+    });
     expect(provider.audit('nobody')).toEqual([]);
     expect(provider.audit(OTHER_CLIENT.clientId)).toEqual([]);
     expect(provider.audit().every((f) => f.clientId === TEST_CLIENT.clientId)).toBe(true);
@@ -116,7 +135,15 @@ describe('provider.audit()', () => {
     await postToken(baseUrl, tokenBody(code, verifier));
     const text = JSON.stringify(provider.audit()) + formatAuditTable(provider.audit());
     expect(provider.audit().length).toBeGreaterThanOrEqual(5);
-    for (const secret of [sent.state, sent.nonce, challenge, verifier, code, 'WRONG-secret-value-123', TEST_CLIENT.clientSecret]) {
+    for (const secret of [
+      sent.state,
+      sent.nonce,
+      challenge,
+      verifier,
+      code,
+      'WRONG-secret-value-123',
+      TEST_CLIENT.clientSecret,
+    ]) {
       expect(text).not.toContain(secret);
     }
   });
@@ -132,7 +159,8 @@ describe('ID-token faults feed the audit', () => {
         const res = await postToken(baseUrl, tokenBody(await authorizeCode(baseUrl, challenge, fresh()), verifier));
         return ((await res.json()) as { access_token: string }).access_token;
       };
-      const userinfo = (token: string) => fetch(`${baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${token}` } });
+      const userinfo = (token: string) =>
+        fetch(`${baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${token}` } });
       expect((await userinfo(await redeem())).status).toBe(200);
       expect(codes(provider.audit())).toEqual({});
       provider.faults.inject({ kind }, { endpoint: 'token', times: 1 });
@@ -155,13 +183,19 @@ describe('GET /_provider/audit', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const body = (await res.json()) as { findings: AuditFinding[] };
-    expect(body.findings.map((f) => [f.clientId, f.code, f.count])).toEqual([[TEST_CLIENT.clientId, 'state_missing', 1]]);
-    const other = (await (await fetch(`${baseUrl}/_provider/audit?client_id=${OTHER_CLIENT.clientId}`)).json()) as { findings: unknown[] };
+    expect(body.findings.map((f) => [f.clientId, f.code, f.count])).toEqual([
+      [TEST_CLIENT.clientId, 'state_missing', 1],
+    ]);
+    const other = (await (await fetch(`${baseUrl}/_provider/audit?client_id=${OTHER_CLIENT.clientId}`)).json()) as {
+      findings: unknown[];
+    };
     expect(other.findings).toEqual([]);
   });
 
   it('refuses a non-boolean auditEndpoint with a TypeError naming it', () => {
-    return expect(startTestProvider({ auditEndpoint: 'yes' as unknown as boolean })).rejects.toThrow(/auditEndpoint must be true or false/);
+    return expect(startTestProvider({ auditEndpoint: 'yes' as unknown as boolean })).rejects.toThrow(
+      /auditEndpoint must be true or false/,
+    );
   });
 });
 
@@ -172,7 +206,10 @@ describe('Audit (unit)', () => {
   });
 
   it('flags id_token_not_checked when userinfo is called with the access token of a broken ID token', () => {
-    const audit = new Audit(() => 0, (id) => id === 'c');
+    const audit = new Audit(
+      () => 0,
+      (id) => id === 'c',
+    );
     audit.markBrokenIdToken('token-broken');
     audit.userinfo('c', 'token-fine');
     expect(audit.findings()).toEqual([]);
@@ -181,7 +218,11 @@ describe('Audit (unit)', () => {
   });
 
   it('stays bounded: past the cap per client the oldest hashes are forgotten', () => {
-    const audit = new Audit(() => 0, () => true, 10);
+    const audit = new Audit(
+      () => 0,
+      () => true,
+      10,
+    );
     for (let i = 0; i < 11; i++) audit.authorize('c', request(`${GOOD_STATE}-${i}`, i));
     audit.authorize('c', request(`${GOOD_STATE}-0`, 100)); // forgotten: not a reuse any more
     expect(audit.findings()).toEqual([]);
@@ -190,7 +231,10 @@ describe('Audit (unit)', () => {
   });
 
   it('prints a table with one line per finding', () => {
-    const audit = new Audit(() => Date.UTC(2026, 0, 1), () => true);
+    const audit = new Audit(
+      () => Date.UTC(2026, 0, 1),
+      () => true,
+    );
     expect(formatAuditTable(audit.findings())).toBe('Audit: no findings.\n');
     audit.flag('c', 'client_secret_wrong');
     audit.flag('c', 'client_secret_wrong');

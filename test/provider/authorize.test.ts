@@ -49,8 +49,18 @@ describe('authorize: request problems show an HTML error page with status 400 an
     ['client_id is missing', { client_id: null }, 'invalid_request', /client_id/],
     ['client_id is not registered', { client_id: 'stranger' }, 'invalid_client', /not registered/],
     ['redirect_uri is missing', { redirect_uri: null }, 'invalid_request', /redirect_uri/],
-    ['redirect_uri is not registered exactly', { redirect_uri: `${TEST_CLIENT.redirectUri}/` }, 'redirect_uri_mismatch', /exactly/],
-    ['redirect_uri differs only in case', { redirect_uri: TEST_CLIENT.redirectUri.replace('callback', 'Callback') }, 'redirect_uri_mismatch', /redirect_uri/],
+    [
+      'redirect_uri is not registered exactly',
+      { redirect_uri: `${TEST_CLIENT.redirectUri}/` },
+      'redirect_uri_mismatch',
+      /exactly/,
+    ],
+    [
+      'redirect_uri differs only in case',
+      { redirect_uri: TEST_CLIENT.redirectUri.replace('callback', 'Callback') },
+      'redirect_uri_mismatch',
+      /redirect_uri/,
+    ],
     ['response_type is not code', { response_type: 'token' }, 'unsupported_response_type', /code/],
     ['response_type is missing', { response_type: null }, 'unsupported_response_type', /code/],
     ['scope lacks openid', { scope: 'profile.name' }, 'invalid_scope', /openid/],
@@ -61,7 +71,12 @@ describe('authorize: request problems show an HTML error page with status 400 an
     ['code_challenge is missing', { code_challenge: null }, 'invalid_request', /code_challenge/],
     ['code_challenge is too short', { code_challenge: 'a'.repeat(42) }, 'invalid_request', /43 to 128/],
     ['code_challenge is too long', { code_challenge: 'a'.repeat(129) }, 'invalid_request', /43 to 128/],
-    ['code_challenge has a character outside the set', { code_challenge: `${'a'.repeat(42)}+` }, 'invalid_request', /43 to 128/],
+    [
+      'code_challenge has a character outside the set',
+      { code_challenge: `${'a'.repeat(42)}+` },
+      'invalid_request',
+      /43 to 128/,
+    ],
     ['state is longer than 1024 characters', { state: 's'.repeat(1025) }, 'invalid_request', /state/],
     ['nonce is longer than 512 characters', { nonce: 'n'.repeat(513) }, 'invalid_request', /nonce/],
     ['state has control characters', { state: 'a\u0000b' }, 'invalid_request', /state/],
@@ -81,14 +96,22 @@ describe('authorize: request problems show an HTML error page with status 400 an
   });
 
   it('checks the client and redirect URI before anything else', async () => {
-    const page = await errorPage(await authorize({ client_id: 'stranger', response_type: 'token', code_challenge_method: 'plain' }));
+    const page = await errorPage(
+      await authorize({ client_id: 'stranger', response_type: 'token', code_challenge_method: 'plain' }),
+    );
     expect(page.code).toBe('invalid_client');
   });
 
   it('checks response_type before scope, scope before the PKCE method, and the method before the challenge', async () => {
-    expect((await errorPage(await authorize({ response_type: 'token', scope: 'x' }))).code).toBe('unsupported_response_type');
-    expect((await errorPage(await authorize({ scope: 'x', code_challenge_method: 'plain' }))).code).toBe('invalid_scope');
-    expect((await errorPage(await authorize({ code_challenge_method: 'plain', code_challenge: 'x' }))).message).toMatch(/S256/);
+    expect((await errorPage(await authorize({ response_type: 'token', scope: 'x' }))).code).toBe(
+      'unsupported_response_type',
+    );
+    expect((await errorPage(await authorize({ scope: 'x', code_challenge_method: 'plain' }))).code).toBe(
+      'invalid_scope',
+    );
+    expect((await errorPage(await authorize({ code_challenge_method: 'plain', code_challenge: 'x' }))).message).toMatch(
+      /S256/,
+    );
   });
 
   it('escapes what it echoes', async () => {
@@ -99,7 +122,7 @@ describe('authorize: request problems show an HTML error page with status 400 an
 });
 
 describe('authorize: success shows the QR page', () => {
-  it('shows a scannable QR image of the mobile-app URL, a can\'t-scan link to it, and the client name', async () => {
+  it("shows a scannable QR image of the mobile-app URL, a can't-scan link to it, and the client name", async () => {
     const res = await authorize();
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
@@ -134,7 +157,9 @@ describe('authorize: oversized requests and unknown parameters', () => {
   }
 
   it('shows invalid_request "too large" when the query string is longer than the limit', async () => {
-    const res = await fetch(`${base}/v2/oauth/authorize?${paddedQuery(MAX_AUTHORIZE_QUERY_LENGTH + 1)}`, { redirect: 'manual' });
+    const res = await fetch(`${base}/v2/oauth/authorize?${paddedQuery(MAX_AUTHORIZE_QUERY_LENGTH + 1)}`, {
+      redirect: 'manual',
+    });
     const page = await errorPage(res);
     expect(page.code).toBe('invalid_request');
     expect(page.message).toMatch(/too large/);
@@ -142,20 +167,25 @@ describe('authorize: oversized requests and unknown parameters', () => {
   });
 
   it('refuses an oversized query before looking at the client', async () => {
-    const res = await fetch(`${base}/v2/oauth/authorize?${paddedQuery(MAX_AUTHORIZE_QUERY_LENGTH + 1, { client_id: 'stranger' })}`, {
-      redirect: 'manual',
-    });
+    const res = await fetch(
+      `${base}/v2/oauth/authorize?${paddedQuery(MAX_AUTHORIZE_QUERY_LENGTH + 1, { client_id: 'stranger' })}`,
+      {
+        redirect: 'manual',
+      },
+    );
     const page = await errorPage(res);
     expect(page.code).toBe('invalid_request');
     expect(page.message).toMatch(/too large/);
   });
 
   it('still shows the QR page for a query string of exactly the limit', async () => {
-    const res = await fetch(`${base}/v2/oauth/authorize?${paddedQuery(MAX_AUTHORIZE_QUERY_LENGTH)}`, { redirect: 'manual' });
+    const res = await fetch(`${base}/v2/oauth/authorize?${paddedQuery(MAX_AUTHORIZE_QUERY_LENGTH)}`, {
+      redirect: 'manual',
+    });
     expect(res.status).toBe(200);
   });
 
-  it('the start-again link is the page\'s own URL: nothing of the query is kept or echoed', async () => {
+  it("the start-again link is the page's own URL: nothing of the query is kept or echoed", async () => {
     const html = await (await authorize({}, `&x=${'junk'.repeat(500)}`)).text();
     expect(/<a id="start-again" href="([^"]*)">/.exec(html)?.[1]).toBe('');
     expect(html).not.toContain('junkjunk');
@@ -183,7 +213,14 @@ describe('authorize: oversized requests and unknown parameters', () => {
         clientJwks: new ClientJwks(config.clock),
         dpopNonces: undefined,
       };
-      app.use(createHandler({ ctx, router: new Router(authorizeRoutes(ctx)), faults: new FaultController(ctx), controlToken: undefined }));
+      app.use(
+        createHandler({
+          ctx,
+          router: new Router(authorizeRoutes(ctx)),
+          faults: new FaultController(ctx),
+          controlToken: undefined,
+        }),
+      );
 
       const junk = 'unknown-parameter-value-'.repeat(100);
       const res = await fetch(`${own}/v2/oauth/authorize?${authorizeQuery(challenge)}&x=${junk}`);
@@ -203,7 +240,9 @@ describe('authorize: auto-approval', () => {
   it('redirects at once to the redirect URI with a code and the state', async () => {
     const auto = await startProvider(providerOptions({ autoApprove: 'ben' }));
     try {
-      const res = await fetch(`${auto.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`, { redirect: 'manual' });
+      const res = await fetch(`${auto.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`, {
+        redirect: 'manual',
+      });
       expect(res.status).toBe(302);
       const location = new URL(res.headers.get('location') ?? '');
       expect(`${location.origin}${location.pathname}`).toBe(TEST_CLIENT.redirectUri);
@@ -218,9 +257,12 @@ describe('authorize: auto-approval', () => {
   it('still refuses a bad request with the error page', async () => {
     const auto = await startProvider(providerOptions({ autoApprove: true }));
     try {
-      const res = await fetch(`${auto.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, { code_challenge_method: 'plain' })}`, {
-        redirect: 'manual',
-      });
+      const res = await fetch(
+        `${auto.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, { code_challenge_method: 'plain' })}`,
+        {
+          redirect: 'manual',
+        },
+      );
       expect((await errorPage(res)).code).toBe('invalid_request');
     } finally {
       await auto.close();
@@ -233,11 +275,16 @@ describe('authorize: every authorization response carries the RFC 9207 iss param
     const denied = await startProvider(providerOptions({ autoApprove: true }));
     try {
       denied.provider.approveNext({ deny: true });
-      const no = await fetch(`${denied.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`, { redirect: 'manual' });
+      const no = await fetch(`${denied.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`, {
+        redirect: 'manual',
+      });
       const noUrl = new URL(no.headers.get('location') ?? '');
       expect(noUrl.searchParams.get('error')).toBe('access_denied');
       expect(noUrl.searchParams.get('iss')).toBe(denied.provider.issuer);
-      const none = await fetch(`${denied.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, { prompt: 'none' })}`, { redirect: 'manual' });
+      const none = await fetch(
+        `${denied.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge, { prompt: 'none' })}`,
+        { redirect: 'manual' },
+      );
       const noneUrl = new URL(none.headers.get('location') ?? '');
       expect(noneUrl.searchParams.get('error')).toBe('login_required');
       expect(noneUrl.searchParams.get('iss')).toBe(denied.provider.issuer);
@@ -266,7 +313,9 @@ describe('authorize: server failure', () => {
     );
     try {
       broken = true;
-      const res = await fetch(`${failing.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`, { redirect: 'manual' });
+      const res = await fetch(`${failing.baseUrl}/v2/oauth/authorize?${authorizeQuery(challenge)}`, {
+        redirect: 'manual',
+      });
       const page = await errorPage(res, 500);
       expect(page.code).toBe('server_error');
       expect(page.html).not.toMatch(/exploded|secret\/path|at .*\.ts/);

@@ -17,14 +17,26 @@ interface Reply {
 }
 
 /** One HTTP request from `from` (a local loopback address). */
-function call(url: string, options: { method?: string; body?: string; headers?: Record<string, string>; from?: string } = {}): Promise<Reply> {
+function call(
+  url: string,
+  options: { method?: string; body?: string; headers?: Record<string, string>; from?: string } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: options.method ?? 'GET', headers: options.headers, localAddress: options.from ?? '127.0.0.1', timeout: 5000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      url,
+      {
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        localAddress: options.from ?? '127.0.0.1',
+        timeout: 5000,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', reject);
     req.end(options.body);
@@ -69,10 +81,14 @@ async function interactiveSignIn(base: string, from: string): Promise<number> {
 
 /** Token then userinfo; the userinfo status. */
 async function redeem(base: string, code: string, verifier: string, from: string): Promise<number> {
-  const token = await call(`${base}/v2/oauth/token`, { ...form(tokenBody(code, verifier) as Record<string, string>), from });
+  const token = await call(`${base}/v2/oauth/token`, {
+    ...form(tokenBody(code, verifier) as Record<string, string>),
+    from,
+  });
   expect(token.status).toBe(200);
   const { access_token } = JSON.parse(token.body) as { access_token: string };
-  return (await call(`${base}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${access_token}` }, from })).status;
+  return (await call(`${base}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${access_token}` }, from }))
+    .status;
 }
 
 /** An auto-approved sign-in from `from`. */
@@ -98,7 +114,10 @@ describe('number matching', () => {
     expect(new Set(choices).size).toBe(MATCH_CHOICES);
     expect(choices).toContain(match);
 
-    const wrong = await call(mobile, form({ decision: 'approve', match: choices.find((c) => c !== match)!, persona: 'ada' }));
+    const wrong = await call(
+      mobile,
+      form({ decision: 'approve', match: choices.find((c) => c !== match)!, persona: 'ada' }),
+    );
     expect(wrong.status).toBe(403);
     expect(wrong.body).toContain('data-error-code="number_mismatch"');
     expect(JSON.parse((await call(`${base}${statusPath}`)).body)).toEqual({ status: 'mismatch' });
@@ -157,7 +176,9 @@ describe('control token', () => {
   });
 
   it('refuses a control token shorter than 16 characters at start-up', async () => {
-    await expect(startProvider(providerOptions({ controlToken: 'short', baseUrl: 'http://127.0.0.1:1' }))).rejects.toThrow(/controlToken must be a string of 16 to 512/);
+    await expect(
+      startProvider(providerOptions({ controlToken: 'short', baseUrl: 'http://127.0.0.1:1' })),
+    ).rejects.toThrow(/controlToken must be a string of 16 to 512/);
   });
 });
 
@@ -185,7 +206,7 @@ describe('bounded maps: a flood from one address never locks out a person at ano
     expect(await autoSignIn(base, '127.0.0.2')).toBe(200);
   });
 
-  it('audit: careless requests in a client\'s name are counted, not stored, and a person still signs in', async () => {
+  it("audit: careless requests in a client's name are counted, not stored, and a person still signs in", async () => {
     const base = await start({ auditEndpoint: true });
     const { challenge } = pkce();
     for (let i = 0; i < 200; i++) {

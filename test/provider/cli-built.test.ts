@@ -68,10 +68,21 @@ function stderrShows(run: Run, pattern: RegExp): Promise<string> {
 
 const dir = mkdtempSync(join(tmpdir(), 'nd-id-cli-built-'));
 const clients = join(dir, 'clients.json');
-const CLIENT = { clientId: 'demo', clientSecret: 'demo-secret-value-0123', redirectUri: 'http://localhost:3000/callback' };
+const CLIENT = {
+  clientId: 'demo',
+  clientSecret: 'demo-secret-value-0123',
+  redirectUri: 'http://localhost:3000/callback',
+};
 writeFileSync(
   clients,
-  JSON.stringify([{ clientId: CLIENT.clientId, clientSecret: CLIENT.clientSecret, redirectUris: [CLIENT.redirectUri], publicKey: testKeyPair('rp').publicKeyPem }]),
+  JSON.stringify([
+    {
+      clientId: CLIENT.clientId,
+      clientSecret: CLIENT.clientSecret,
+      redirectUris: [CLIENT.redirectUri],
+      publicKey: testKeyPair('rp').publicKeyPem,
+    },
+  ]),
 );
 
 function idClient(baseUrl: string): IdClient {
@@ -109,8 +120,17 @@ describe('nd-id-provider (built): version, help, init', () => {
   it('prints help with examples, init and the ways to end a run', async () => {
     const run = runBuilt(['--help']);
     expect(await run.exit).toBe(0);
-    expect(run.out()).toMatch(/\nExamples:\n {2}nd-id-provider init --redirect-uri http:\/\/localhost:3000\/auth\/callback\n/);
-    for (const flag of ['--strict-client-auth', '--exit-after', '--version', 'POST\n/_provider/conformance/finish', 'SIGTERM']) expect(run.out()).toContain(flag);
+    expect(run.out()).toMatch(
+      /\nExamples:\n {2}nd-id-provider init --redirect-uri http:\/\/localhost:3000\/auth\/callback\n/,
+    );
+    for (const flag of [
+      '--strict-client-auth',
+      '--exit-after',
+      '--version',
+      'POST\n/_provider/conformance/finish',
+      'SIGTERM',
+    ])
+      expect(run.out()).toContain(flag);
   });
 
   it('init writes a key pair and a clients.json the provider starts with, and refuses to overwrite them without --force', async () => {
@@ -122,8 +142,14 @@ describe('nd-id-provider (built): version, help, init', () => {
     expect(createPrivateKey(privatePem).asymmetricKeyDetails?.modulusLength).toBe(2048);
     expect(createPublicKey(privatePem).export({ format: 'pem', type: 'spki' })).toBe(publicPem);
     expect(statSync(join(target, 'rp-private-key.pem')).mode & 0o077).toBe(0);
-    const written = JSON.parse(readFileSync(join(target, 'clients.json'), 'utf8')) as { clients: Array<Record<string, unknown>> };
-    expect(written.clients[0]).toMatchObject({ clientId: 'my-app', redirectUris: ['http://localhost:3000/auth/callback'], publicKeyFile: 'rp-public-key.pem' });
+    const written = JSON.parse(readFileSync(join(target, 'clients.json'), 'utf8')) as {
+      clients: Array<Record<string, unknown>>;
+    };
+    expect(written.clients[0]).toMatchObject({
+      clientId: 'my-app',
+      redirectUris: ['http://localhost:3000/auth/callback'],
+      publicKeyFile: 'rp-public-key.pem',
+    });
     const secret = String(written.clients[0]!.clientSecret);
     expect(secret.length).toBeGreaterThanOrEqual(43);
     expect(first.out()).not.toContain(secret);
@@ -134,7 +160,14 @@ describe('nd-id-provider (built): version, help, init', () => {
     expect(again.err()).toMatch(/clients\.json exists; keep it, or pass --force/);
     expect(readFileSync(join(target, 'rp-private-key.pem'), 'utf8')).toBe(privatePem);
 
-    const forced = runBuilt(['init', '--redirect-uri', 'http://localhost:3000/auth/callback', '--dir', target, '--force']);
+    const forced = runBuilt([
+      'init',
+      '--redirect-uri',
+      'http://localhost:3000/auth/callback',
+      '--dir',
+      target,
+      '--force',
+    ]);
     expect(await forced.exit).toBe(0);
     expect(readFileSync(join(target, 'rp-private-key.pem'), 'utf8')).not.toBe(privatePem);
 
@@ -177,7 +210,14 @@ describe('nd-id-provider (built): what it logs as it happens', () => {
     const token = await fetch(`${baseUrl}/v2/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_id: 'demo', client_secret: 'not-the-secret', grant_type: 'authorization_code', code: 'abc', code_verifier: 'v'.repeat(43), redirect_uri: CLIENT.redirectUri }),
+      body: JSON.stringify({
+        client_id: 'demo',
+        client_secret: 'not-the-secret',
+        grant_type: 'authorization_code',
+        code: 'abc',
+        code_verifier: 'v'.repeat(43),
+        redirect_uri: CLIENT.redirectUri,
+      }),
     });
     expect(token.status).toBe(401);
     const all = await stderrShows(run, /audit: finding client_secret_wrong/);
@@ -198,7 +238,13 @@ describe('nd-id-provider (built): ending a run and getting the verdict', () => {
     await goodLogin(baseUrl); // baseline
     const res = await fetch(`${baseUrl}/_provider/conformance/finish`, { method: 'POST' });
     expect(res.status).toBe(200);
-    const verdict = (await res.json()) as { passed: boolean; exitCode: number; conformance: { summary: Record<string, number>; running: boolean; cases: { id: string; status: string }[] }; findings: unknown[]; text: string };
+    const verdict = (await res.json()) as {
+      passed: boolean;
+      exitCode: number;
+      conformance: { summary: Record<string, number>; running: boolean; cases: { id: string; status: string }[] };
+      findings: unknown[];
+      text: string;
+    };
     expect(verdict).toMatchObject({ passed: true, exitCode: 0, findings: [] });
     expect(verdict.conformance.running).toBe(false);
     expect(verdict.conformance.cases[0]).toMatchObject({ id: 'baseline', status: 'pass' });
@@ -212,7 +258,10 @@ describe('nd-id-provider (built): ending a run and getting the verdict', () => {
     const run = runBuilt(['--clients', clients, '--port', '0', '--auto-approve', '--conformance']);
     const baseUrl = await ready(run);
     await loginWithoutUserinfo(baseUrl); // baseline redeemed, the app never signed the person in
-    const verdict = (await (await fetch(`${baseUrl}/_provider/conformance/finish`, { method: 'POST' })).json()) as { passed: boolean; exitCode: number };
+    const verdict = (await (await fetch(`${baseUrl}/_provider/conformance/finish`, { method: 'POST' })).json()) as {
+      passed: boolean;
+      exitCode: number;
+    };
     expect(verdict).toMatchObject({ passed: false, exitCode: 1 });
     expect(await run.exit).toBe(1);
     expect(run.out()).toMatch(/Verdict: FAILED\n$/);
@@ -248,9 +297,20 @@ describe('nd-id-provider (built): ending a run and getting the verdict', () => {
   });
 
   it('--exit-after plan ends the run once the last case of the plan is decided', async () => {
-    const run = runBuilt(['--clients', clients, '--port', '0', '--auto-approve', '--conformance', '--exit-after', 'plan']);
+    const run = runBuilt([
+      '--clients',
+      clients,
+      '--port',
+      '0',
+      '--auto-approve',
+      '--conformance',
+      '--exit-after',
+      'plan',
+    ]);
     const baseUrl = await ready(run);
-    const cases = ((await (await fetch(`${baseUrl}/_provider/conformance`)).json()) as { cases: { level: string; id: string }[] }).cases;
+    const cases = (
+      (await (await fetch(`${baseUrl}/_provider/conformance`)).json()) as { cases: { level: string; id: string }[] }
+    ).cases;
     for (const c of cases) {
       try {
         await goodLogin(baseUrl);

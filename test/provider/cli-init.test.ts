@@ -3,7 +3,17 @@
  * (mode 0600 whatever the old file's mode) and renamed into place, so a symlink planted where a
  * file goes is replaced, and the file it points to never receives a key.
  */
-import { chmodSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, readdirSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  readdirSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,11 +33,14 @@ function folder(): string {
 
 async function init(dir: string, ...extra: string[]): Promise<void> {
   const errors: string[] = [];
-  const outcome = await runCli(['init', '--redirect-uri', 'http://127.0.0.1:3000/auth/callback', '--dir', dir, '--force', ...extra], {
-    stdout: () => undefined,
-    stderr: (text) => errors.push(text),
-    env: {},
-  });
+  const outcome = await runCli(
+    ['init', '--redirect-uri', 'http://127.0.0.1:3000/auth/callback', '--dir', dir, '--force', ...extra],
+    {
+      stdout: () => undefined,
+      stderr: (text) => errors.push(text),
+      env: {},
+    },
+  );
   expect(errors.join('')).toBe('');
   expect(outcome).toMatchObject({ exitCode: 0 });
 }

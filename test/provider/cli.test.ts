@@ -53,7 +53,13 @@ describe('nd-id-provider command', () => {
   });
 
   it('auto-approves as the named persona with --auto-approve PERSONA', async () => {
-    const { outcome } = await run(['--clients', clientsFile({ clients: [goodClient] }), '--port=0', '--auto-approve', 'dewi']);
+    const { outcome } = await run([
+      '--clients',
+      clientsFile({ clients: [goodClient] }),
+      '--port=0',
+      '--auto-approve',
+      'dewi',
+    ]);
     if (!('started' in outcome)) throw new Error('did not start');
     const q = new URLSearchParams({
       response_type: 'code',
@@ -77,16 +83,31 @@ describe('nd-id-provider command', () => {
   it('prints help and exits', async () => {
     const { outcome, out } = await run(['--help']);
     expect(outcome).toEqual({ exitCode: 0 });
-    for (const flag of ['--port', '--host', '--clients', '--auto-approve', '--list-personas', '--help']) expect(out).toContain(flag);
+    for (const flag of ['--port', '--host', '--clients', '--auto-approve', '--list-personas', '--help'])
+      expect(out).toContain(flag);
   });
 
   it('--strict-client-auth advertises and takes only the JSON body, refusing a form body with the audit finding', async () => {
-    const { outcome } = await run(['--clients', clientsFile([goodClient]), '--port', '0', '--strict-client-auth', '--audit-endpoint']);
+    const { outcome } = await run([
+      '--clients',
+      clientsFile([goodClient]),
+      '--port',
+      '0',
+      '--strict-client-auth',
+      '--audit-endpoint',
+    ]);
     if (!('started' in outcome)) throw new Error('did not start');
     const base = outcome.started.baseUrl;
     const doc = (await (await fetch(`${base}/v2/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
     expect(doc.token_endpoint_auth_methods_supported).toEqual(['client_secret_post']);
-    const form = new URLSearchParams({ client_id: 'demo', client_secret: goodClient.clientSecret, grant_type: 'authorization_code', code: 'x', code_verifier: 'v'.repeat(43), redirect_uri: goodClient.redirectUris[0]! });
+    const form = new URLSearchParams({
+      client_id: 'demo',
+      client_secret: goodClient.clientSecret,
+      grant_type: 'authorization_code',
+      code: 'x',
+      code_verifier: 'v'.repeat(43),
+      redirect_uri: goodClient.redirectUris[0]!,
+    });
     const res = await fetch(`${base}/v2/oauth/token`, { method: 'POST', body: form });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
@@ -106,7 +127,15 @@ describe('nd-id-provider command', () => {
       { ...goodClient, clientSecret: 'hunter2-very-secret', publicKeyFile: undefined, publicKey: 'ssh-rsa AAAA' },
       { ...goodClient, publicKeyFile: 'missing.pem' },
     ]);
-    const { outcome, err } = await run(['--clients', file, '--port', 'eighty', '--auto-approve', 'nobody', '--verbose']);
+    const { outcome, err } = await run([
+      '--clients',
+      file,
+      '--port',
+      'eighty',
+      '--auto-approve',
+      'nobody',
+      '--verbose',
+    ]);
     expect(outcome).toEqual({ exitCode: 2 });
     const lines = err.split('\n').filter((l) => l.startsWith('  - '));
     expect(err).toMatch(/cannot start, 9 mistakes/);
@@ -114,7 +143,9 @@ describe('nd-id-provider command', () => {
     expect(err).toMatch(/--port must be a whole number/);
     expect(err).toMatch(/unknown argument "--verbose"/);
     expect(err).toMatch(/clients\[2\]\.publicKeyFile "missing\.pem" cannot be read/);
-    expect(err).toMatch(/clients\[0\]\.redirectUris\[0\] "http:\/\/rp\.example\/callback" uses http on a non-loopback host/);
+    expect(err).toMatch(
+      /clients\[0\]\.redirectUris\[0\] "http:\/\/rp\.example\/callback" uses http on a non-loopback host/,
+    );
     expect(err).toMatch(/clients\[1\]\.clientId "demo" is a duplicate/);
     expect(err).toMatch(/clients\[2\]\.clientId "demo" is a duplicate/);
     expect(err).toMatch(/clients\[1\]\.publicKey must be a PEM RSA public key/);

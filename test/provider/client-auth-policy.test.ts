@@ -5,7 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedProvider } from '../../src/provider/index.js';
-import { authorizeCode, pkce, postToken, startTestProvider, TEST_CLIENT, tokenBody } from '../helpers/provider-fixtures.js';
+import {
+  authorizeCode,
+  pkce,
+  postToken,
+  startTestProvider,
+  TEST_CLIENT,
+  tokenBody,
+} from '../helpers/provider-fixtures.js';
 
 let lax: StartedProvider;
 let strict: StartedProvider;
@@ -41,7 +48,10 @@ describe('discovery: client authentication', () => {
   it('advertises Basic and the body, and both body encodings, when both are accepted', async () => {
     const doc = await discovery(lax.baseUrl);
     expect(doc.token_endpoint_auth_methods_supported).toEqual(['client_secret_post', 'client_secret_basic']);
-    expect(doc.nd_id_token_endpoint_content_types_supported).toEqual(['application/json', 'application/x-www-form-urlencoded']);
+    expect(doc.nd_id_token_endpoint_content_types_supported).toEqual([
+      'application/json',
+      'application/x-www-form-urlencoded',
+    ]);
   });
 
   it('advertises only the JSON body with strictClientAuth', async () => {
@@ -59,15 +69,21 @@ describe('token endpoint with strictClientAuth', () => {
 
   it('refuses HTTP Basic with invalid_client and a sentence naming the JSON body, and the audit records it', async () => {
     const { code, verifier } = await freshCode(strict.baseUrl);
-    const res = await postToken(strict.baseUrl, tokenBody(code, verifier, { client_id: undefined, client_secret: undefined }), {
-      authorization: basic(TEST_CLIENT.clientId, TEST_CLIENT.clientSecret),
-    });
+    const res = await postToken(
+      strict.baseUrl,
+      tokenBody(code, verifier, { client_id: undefined, client_secret: undefined }),
+      {
+        authorization: basic(TEST_CLIENT.clientId, TEST_CLIENT.clientSecret),
+      },
+    );
     expect(res.headers.get('www-authenticate')).toMatch(/^Basic /);
     const refused = await oauthError(res);
     expect(refused).toMatchObject({ status: 401, error: 'invalid_client' });
     expect(refused.description).toMatch(/HTTP Basic.*strictClientAuth.*application\/json/);
     expect(refused.description).not.toContain(TEST_CLIENT.clientSecret);
-    const audit = (await (await fetch(`${strict.baseUrl}/_provider/audit?client_id=${TEST_CLIENT.clientId}`)).json()) as {
+    const audit = (await (
+      await fetch(`${strict.baseUrl}/_provider/audit?client_id=${TEST_CLIENT.clientId}`)
+    ).json()) as {
       findings: { code: string; count: number }[];
     };
     expect(audit.findings.find((f) => f.code === 'client_auth_outside_spec')?.count).toBeGreaterThanOrEqual(1);
@@ -89,9 +105,13 @@ describe('token endpoint with strictClientAuth', () => {
     const form = new URLSearchParams(tokenBody(a.code, a.verifier) as Record<string, string>);
     expect((await fetch(`${lax.baseUrl}/v2/oauth/token`, { method: 'POST', body: form })).status).toBe(200);
     const b = await freshCode(lax.baseUrl);
-    const res = await postToken(lax.baseUrl, tokenBody(b.code, b.verifier, { client_id: undefined, client_secret: undefined }), {
-      authorization: basic(TEST_CLIENT.clientId, TEST_CLIENT.clientSecret),
-    });
+    const res = await postToken(
+      lax.baseUrl,
+      tokenBody(b.code, b.verifier, { client_id: undefined, client_secret: undefined }),
+      {
+        authorization: basic(TEST_CLIENT.clientId, TEST_CLIENT.clientSecret),
+      },
+    );
     expect(res.status).toBe(200);
     expect(lax.provider.audit().map((f) => f.code)).not.toContain('client_auth_outside_spec');
   });
@@ -108,12 +128,17 @@ describe('discovery: userinfo encryption', () => {
       nd_id_userinfo_data_encryption_enc_values_supported: ['A128GCM'],
     });
     const { code, verifier } = await freshCode(lax.baseUrl);
-    const { access_token } = (await (await postToken(lax.baseUrl, tokenBody(code, verifier))).json()) as { access_token: string };
-    const info = (await (await fetch(`${lax.baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${access_token}` } })).json()) as {
+    const { access_token } = (await (await postToken(lax.baseUrl, tokenBody(code, verifier))).json()) as {
+      access_token: string;
+    };
+    const info = (await (
+      await fetch(`${lax.baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${access_token}` } })
+    ).json()) as {
       key: string;
       data: Record<string, string>;
     };
-    const header = (jwe: string): { alg?: string; enc?: string } => JSON.parse(Buffer.from(jwe.split('.')[0]!, 'base64url').toString()) as { alg?: string; enc?: string };
+    const header = (jwe: string): { alg?: string; enc?: string } =>
+      JSON.parse(Buffer.from(jwe.split('.')[0]!, 'base64url').toString()) as { alg?: string; enc?: string };
     expect(header(info.key)).toMatchObject({
       alg: (doc.nd_id_userinfo_key_encryption_alg_values_supported as string[])[0],
       enc: (doc.nd_id_userinfo_key_encryption_enc_values_supported as string[])[0],

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createProvider, DEFAULT_PERSONAS, isValidNric, nricCheckLetter, type ProviderOptions } from '../../src/provider/index.js';
+import {
+  createProvider,
+  DEFAULT_PERSONAS,
+  isValidNric,
+  nricCheckLetter,
+  type ProviderOptions,
+} from '../../src/provider/index.js';
 import { testKeyPair } from '../helpers/keys.js';
 
 const publicKey = testKeyPair('rp').publicKeyPem;
@@ -34,7 +40,9 @@ describe('configuration is refused at start with one clear message per mistake',
     });
     expect(message).toMatch(/has 9 mistakes/);
     expect(message).toMatch(/baseUrl .* must be an origin only/);
-    expect(message).toMatch(/clients\[0\]\.redirectUris\[0\] "http:\/\/rp\.example\/cb" uses http on a non-loopback host/);
+    expect(message).toMatch(
+      /clients\[0\]\.redirectUris\[0\] "http:\/\/rp\.example\/cb" uses http on a non-loopback host/,
+    );
     expect(message).toMatch(/clients\[1\]\.clientId "a" is a duplicate/);
     expect(message).toMatch(/clients\[1\]\.publicKey must be a PEM RSA public key .* got a "CERTIFICATE" PEM block/);
     expect(message).toMatch(/clients\[2\] has an unknown option "colour"/);
@@ -54,7 +62,9 @@ describe('configuration is refused at start with one clear message per mistake',
   });
 
   it('refuses an RSA key under 2048 bits, a subjectSecret under 16 characters and an unreadable signing key file', () => {
-    const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
+    const small = generateKeyPairSync('rsa', { modulusLength: 1024 })
+      .publicKey.export({ format: 'pem', type: 'spki' })
+      .toString();
     const message = mistakesOf({
       baseUrl: 'http://127.0.0.1:1',
       clients: [{ ...client, publicKey: small }],
@@ -109,7 +119,9 @@ describe('default personas', () => {
       expect(isValidNric(p['profile.nric_number'])).toBe(true);
       expect(p['profile.passport_expiry_date']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     }
-    expect(new Set(DEFAULT_PERSONAS.map((p) => p['profile.nric_number'][0]))).toEqual(new Set(['S', 'T', 'F', 'G', 'M']));
+    expect(new Set(DEFAULT_PERSONAS.map((p) => p['profile.nric_number'][0]))).toEqual(
+      new Set(['S', 'T', 'F', 'G', 'M']),
+    );
   });
 
   it('compute check letters as the published examples do', () => {

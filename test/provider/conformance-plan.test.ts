@@ -7,12 +7,24 @@ import { SgidClient, generatePkcePair as sgidPkce } from '@opengovsg/sgid-client
 import express from 'express';
 import session from 'express-session';
 import { decodeJwt } from 'jose';
-import { constants, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createPublicKey,
+  generateKeyPairSync,
+  privateDecrypt,
+  publicEncrypt,
+  type KeyObject,
+} from 'node:crypto';
 import passport from 'passport';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generatePkcePair, generateState, IdClient } from '../../src/index.js';
-import { CONFORMANCE_CASES, createTestProvider, type ConformanceResults, type TestProvider } from '../../src/provider/index.js';
+import {
+  CONFORMANCE_CASES,
+  createTestProvider,
+  type ConformanceResults,
+  type TestProvider,
+} from '../../src/provider/index.js';
 import { validateIdToken } from '../../src/client/id-token.js';
 import { IdError } from '../../src/errors.js';
 import { formatConformanceTable } from '../../src/provider/testing/conformance.js';
@@ -82,7 +94,8 @@ function nodeRefusesPkcs1Decryption(): boolean {
   }
 }
 
-const statuses = (r: ConformanceResults): Record<string, string> => Object.fromEntries(r.cases.map((c) => [c.id, c.status]));
+const statuses = (r: ConformanceResults): Record<string, string> =>
+  Object.fromEntries(r.cases.map((c) => [c.id, c.status]));
 
 describe('conformance plan', () => {
   it('our IdClient passes every case', async () => {
@@ -90,8 +103,14 @@ describe('conformance plan', () => {
     const errors: string[] = [];
     const results = await runPlan(kit, idClientAttempt(kit, errors));
     // The userinfo cases are refused for their own reasons, too.
-    expect(errors.slice(-3)).toEqual(['userinfo_sub_mismatch', 'userinfo_data_decrypt_failed', 'userinfo_alg_not_allowed']);
-    expect(results.cases.filter((c) => c.status !== 'pass').map((c) => `${c.id}: ${c.status} (${c.reason})`)).toEqual([]);
+    expect(errors.slice(-3)).toEqual([
+      'userinfo_sub_mismatch',
+      'userinfo_data_decrypt_failed',
+      'userinfo_alg_not_allowed',
+    ]);
+    expect(results.cases.filter((c) => c.status !== 'pass').map((c) => `${c.id}: ${c.status} (${c.reason})`)).toEqual(
+      [],
+    );
     expect(results.summary).toEqual({ pass: results.cases.length, fail: 0, inconclusive: 0, not_run: 0 });
     expect(kit.provider.audit()).toEqual([]);
     const table = formatConformanceTable(results);
@@ -104,9 +123,12 @@ describe('conformance plan', () => {
   it('each hostile ID token is broken the way its case says, and the ID-token check refuses it with the matching code', async () => {
     kit = await createTestProvider({ autoApprove: true });
     const k = kit;
-    const seen: Record<string, { header: Record<string, unknown>; claims: Record<string, unknown>; error: string }> = {};
+    const seen: Record<string, { header: Record<string, unknown>; claims: Record<string, unknown>; error: string }> =
+      {};
     const keyFor = async (kid: string | undefined): Promise<KeyObject> => {
-      const { keys } = (await (await fetch(`${k.baseUrl}/v2/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string; kty: string; n: string; e: string }> };
+      const { keys } = (await (await fetch(`${k.baseUrl}/v2/.well-known/jwks.json`)).json()) as {
+        keys: Array<{ kid: string; kty: string; n: string; e: string }>;
+      };
       const jwk = keys.find((key) => key.kid === kid);
       if (!jwk) throw new IdError('id_token_key_not_found', 'no such kid');
       return createPublicKey({ key: jwk, format: 'jwk' });
@@ -125,22 +147,45 @@ describe('conformance plan', () => {
         code_challenge: codeChallenge,
         code_challenge_method: 'S256',
       });
-      const code = codeFrom((await fetch(`${k.baseUrl}/v2/oauth/authorize?${q.toString()}`, { redirect: 'manual' })).headers.get('location'));
+      const code = codeFrom(
+        (await fetch(`${k.baseUrl}/v2/oauth/authorize?${q.toString()}`, { redirect: 'manual' })).headers.get(
+          'location',
+        ),
+      );
       const tokens = (await (
         await fetch(`${k.baseUrl}/v2/oauth/token`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ client_id: k.client.clientId, client_secret: k.client.clientSecret, grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: k.client.redirectUri }),
+          body: JSON.stringify({
+            client_id: k.client.clientId,
+            client_secret: k.client.clientSecret,
+            grant_type: 'authorization_code',
+            code,
+            code_verifier: codeVerifier,
+            redirect_uri: k.client.redirectUri,
+          }),
         })
       ).json()) as { access_token: string; id_token: string };
       let error = '';
       try {
-        await validateIdToken(tokens.id_token, { issuer: k.provider.issuer, clientId: k.client.clientId, nonce, accessToken: tokens.access_token, clockTolerance: 60, clock: Date.now, keyFor });
+        await validateIdToken(tokens.id_token, {
+          issuer: k.provider.issuer,
+          clientId: k.client.clientId,
+          nonce,
+          accessToken: tokens.access_token,
+          clockTolerance: 60,
+          clock: Date.now,
+          keyFor,
+        });
       } catch (err) {
         error = err instanceof IdError ? err.code : String(err);
       }
       const [h = '', p = ''] = tokens.id_token.split('.');
-      seen[c.id] = { header: JSON.parse(Buffer.from(h, 'base64url').toString()) as Record<string, unknown>, claims: decodeJwt(`e30.${p}.`) as Record<string, unknown>, error };
+      seen[c.id] = {
+        header: JSON.parse(Buffer.from(h, 'base64url').toString()) as Record<string, unknown>,
+        claims: decodeJwt(`e30.${p}.`) as Record<string, unknown>,
+        error,
+      };
     }
     k.provider.conformance.finish();
     const base = seen['baseline']!;
@@ -151,7 +196,10 @@ describe('conformance plan', () => {
     expect(seen['wrong_aud']!.claims.aud).toBe('another-relying-party');
     expect(seen['multiple_aud_without_azp']!.claims.aud).toEqual([k.client.clientId, 'another-relying-party']);
     expect(seen['multiple_aud_without_azp']!.claims).not.toHaveProperty('azp');
-    expect(seen['aud_other_client_with_azp']!.claims).toMatchObject({ aud: 'another-relying-party', azp: k.client.clientId });
+    expect(seen['aud_other_client_with_azp']!.claims).toMatchObject({
+      aud: 'another-relying-party',
+      azp: k.client.clientId,
+    });
     expect(Number(seen['expired']!.claims.exp)).toBeLessThan(Date.now() / 1000 - 3000);
     expect(Number(seen['iat_in_future']!.claims.iat)).toBeGreaterThan(Date.now() / 1000 + 3000);
     for (const claim of ['sub', 'iat', 'exp']) expect(seen[`missing_${claim}`]!.claims).not.toHaveProperty(claim);
@@ -194,11 +242,15 @@ describe('conformance plan', () => {
     app.use(session({ secret: 'conformance-test', resave: false, saveUninitialized: false }));
     app.use(authenticator.session());
     app.use('/auth', ndIdRouter({ passport: authenticator, successRedirect: '/me' }));
-    app.get('/me', (req, res) => res.json({ name: (req.user as { data?: Record<string, string> } | undefined)?.data?.['profile.name'] ?? null }));
+    app.get('/me', (req, res) =>
+      res.json({ name: (req.user as { data?: Record<string, string> } | undefined)?.data?.['profile.name'] ?? null }),
+    );
     const attempt: Attempt = async () => {
       const browser = request.agent(app);
       const login = await browser.get('/auth/login');
-      const back = new URL((await fetch(login.headers.location as string, { redirect: 'manual' })).headers.get('location') ?? '');
+      const back = new URL(
+        (await fetch(login.headers.location as string, { redirect: 'manual' })).headers.get('location') ?? '',
+      );
       await browser.get(back.pathname + back.search);
       return ((await browser.get('/me')).body as { name: string | null }).name !== null;
     };
@@ -222,16 +274,29 @@ describe('conformance plan', () => {
         code_challenge: codeChallenge,
         code_challenge_method: 'S256',
       });
-      const code = codeFrom((await fetch(`${k.baseUrl}/v2/oauth/authorize?${q.toString()}`, { redirect: 'manual' })).headers.get('location'));
+      const code = codeFrom(
+        (await fetch(`${k.baseUrl}/v2/oauth/authorize?${q.toString()}`, { redirect: 'manual' })).headers.get(
+          'location',
+        ),
+      );
       const token = (await (
         await fetch(`${k.baseUrl}/v2/oauth/token`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ client_id: k.client.clientId, client_secret: k.client.clientSecret, grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: k.client.redirectUri }),
+          body: JSON.stringify({
+            client_id: k.client.clientId,
+            client_secret: k.client.clientSecret,
+            grant_type: 'authorization_code',
+            code,
+            code_verifier: codeVerifier,
+            redirect_uri: k.client.redirectUri,
+          }),
         })
       ).json()) as { access_token: string; id_token: string };
       decodeJwt(token.id_token); // read, never verified
-      const info = await fetch(`${k.baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${token.access_token}` } });
+      const info = await fetch(`${k.baseUrl}/v2/oauth/userinfo`, {
+        headers: { authorization: `Bearer ${token.access_token}` },
+      });
       return info.status === 200;
     };
     const results = await runPlan(kit, careless);
@@ -325,7 +390,11 @@ describe('conformance plan: state and azp cases', () => {
     const app = new IdClient({ ...k.client, hostname: k.baseUrl });
     return async () => {
       const { codeVerifier, codeChallenge } = generatePkcePair();
-      const { url, nonce } = app.authorizationUrl({ state: generateState(), codeChallenge, scope: 'openid profile.name' });
+      const { url, nonce } = app.authorizationUrl({
+        state: generateState(),
+        codeChallenge,
+        scope: 'openid profile.name',
+      });
       const code = codeFrom((await fetch(url, { redirect: 'manual' })).headers.get('location'));
       try {
         const { sub, accessToken } = await app.callback({ code, codeVerifier, nonce });
@@ -352,7 +421,12 @@ describe('conformance plan: state and azp cases', () => {
     const stateBack = async (): Promise<{ sent: string; back: string | null }> => {
       const sent = generateState();
       const { url } = app.authorizationUrl({ state: sent, codeChallenge: generatePkcePair().codeChallenge });
-      return { sent, back: new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('state') };
+      return {
+        sent,
+        back: new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get(
+          'state',
+        ),
+      };
     };
     const outside = await stateBack();
     expect(outside.back).toBe(outside.sent);

@@ -33,10 +33,15 @@ function authorize(base: string, overrides: Record<string, string | null>): Prom
   return fetch(`${base}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, overrides)}`, { redirect: 'manual' });
 }
 
-async function tokens(overrides: Record<string, string | null> = {}): Promise<{ access_token: string; id_token: string }> {
+async function tokens(
+  overrides: Record<string, string | null> = {},
+): Promise<{ access_token: string; id_token: string }> {
   const { verifier, challenge } = pkce();
   const code = await authorizeCode(auto.baseUrl, challenge, overrides);
-  return (await (await postToken(auto.baseUrl, tokenBody(code, verifier))).json()) as { access_token: string; id_token: string };
+  return (await (await postToken(auto.baseUrl, tokenBody(code, verifier))).json()) as {
+    access_token: string;
+    id_token: string;
+  };
 }
 
 describe('prompt', () => {
@@ -46,7 +51,11 @@ describe('prompt', () => {
       expect(res.status).toBe(302);
       const back = new URL(res.headers.get('location') ?? '');
       expect(`${back.origin}${back.pathname}`).toBe(TEST_CLIENT.redirectUri);
-      expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'login_required', state: 'state-123', iss: p.provider.issuer });
+      expect(Object.fromEntries(back.searchParams)).toEqual({
+        error: 'login_required',
+        state: 'state-123',
+        iss: p.provider.issuer,
+      });
       expect(await res.text()).not.toContain('data-qr-payload');
     }
   });
@@ -125,14 +134,20 @@ describe('scopes', () => {
 describe('userinfo by POST (OIDC Core 5.3.1, RFC 6750 2.2)', () => {
   it('answers POST with the token in the Authorization header', async () => {
     const { access_token } = await tokens();
-    const res = await fetch(`${auto.baseUrl}/v2/oauth/userinfo`, { method: 'POST', headers: { authorization: `Bearer ${access_token}` } });
+    const res = await fetch(`${auto.baseUrl}/v2/oauth/userinfo`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${access_token}` },
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { sub: string }).sub).toMatch(/.+/);
   });
 
   it('answers POST with the token as the form body parameter access_token', async () => {
     const { access_token } = await tokens();
-    const res = await fetch(`${auto.baseUrl}/v2/oauth/userinfo`, { method: 'POST', body: new URLSearchParams({ access_token }) });
+    const res = await fetch(`${auto.baseUrl}/v2/oauth/userinfo`, {
+      method: 'POST',
+      body: new URLSearchParams({ access_token }),
+    });
     expect(res.status).toBe(200);
     expect(Object.keys((await res.json()) as object).sort()).toEqual(['data', 'key', 'sub']);
   });
@@ -149,7 +164,10 @@ describe('userinfo by POST (OIDC Core 5.3.1, RFC 6750 2.2)', () => {
   });
 
   it('a bad token in the form body keeps error="invalid_token"', async () => {
-    const res = await fetch(`${auto.baseUrl}/v2/oauth/userinfo`, { method: 'POST', body: new URLSearchParams({ access_token: 'nope' }) });
+    const res = await fetch(`${auto.baseUrl}/v2/oauth/userinfo`, {
+      method: 'POST',
+      body: new URLSearchParams({ access_token: 'nope' }),
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
   });

@@ -42,7 +42,8 @@ function circles(): string[][] {
     state.set(file, 'open');
     stack.push(file);
     for (const next of graph.get(file) ?? []) {
-      if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next].map((f) => relative(ROOT, f)));
+      if (state.get(next) === 'open')
+        found.push([...stack.slice(stack.indexOf(next)), next].map((f) => relative(ROOT, f)));
       else if (!state.has(next)) visit(next);
     }
     stack.pop();
@@ -66,14 +67,19 @@ describe('src/provider import graph', () => {
   it('imports neither Express nor the relying-party layers (flow, passport, adapters, client)', () => {
     const offending = files.flatMap((file) =>
       importsOf(file)
-        .filter((spec) => spec === 'express' || spec.startsWith('express/') || /\/(flow|passport|adapters|client)\//.test(spec))
+        .filter(
+          (spec) =>
+            spec === 'express' || spec.startsWith('express/') || /\/(flow|passport|adapters|client)\//.test(spec),
+        )
         .map((spec) => `${relative(ROOT, file)} -> ${spec}`),
     );
     expect(offending).toEqual([]);
   });
 
   it('has no file past 500 lines', () => {
-    const long = files.filter((file) => readFileSync(file, 'utf8').split("\n").length > 500).map((f) => relative(ROOT, f));
+    const long = files
+      .filter((file) => readFileSync(file, 'utf8').split('\n').length > 500)
+      .map((f) => relative(ROOT, f));
     expect(long).toEqual([]);
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { startProvider } from '../../src/provider/index.js';
-import { authorizeCode, authorizeQuery, pkce, postToken, providerOptions, TEST_CLIENT, tokenBody } from '../helpers/provider-fixtures.js';
+import {
+  authorizeCode,
+  authorizeQuery,
+  pkce,
+  postToken,
+  providerOptions,
+  TEST_CLIENT,
+  tokenBody,
+} from '../helpers/provider-fixtures.js';
 
 describe('logging', () => {
   it('is off by default', async () => {
@@ -27,14 +35,21 @@ describe('logging', () => {
     try {
       const { verifier, challenge } = pkce();
       const code = await authorizeCode(started.baseUrl, challenge);
-      const tokens = (await (await postToken(started.baseUrl, tokenBody(code, verifier))).json()) as Record<string, string>;
-      await fetch(`${started.baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      const tokens = (await (await postToken(started.baseUrl, tokenBody(code, verifier))).json()) as Record<
+        string,
+        string
+      >;
+      await fetch(`${started.baseUrl}/v2/oauth/userinfo`, {
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+      });
       await postToken(started.baseUrl, tokenBody(code, verifier));
       await postToken(started.baseUrl, tokenBody(code, verifier, { client_secret: 'wrong-secret' }));
 
       const log = lines.join('\n');
       expect(lines.length).toBeGreaterThanOrEqual(5);
-      expect(log).toMatch(/refused: invalid_grant \(400\) for client test-client: The authorization code was already used/);
+      expect(log).toMatch(
+        /refused: invalid_grant \(400\) for client test-client: The authorization code was already used/,
+      );
       expect(log).toMatch(/refused: invalid_client \(401\) for client test-client/);
       const persona = started.provider.personas[0]!;
       for (const secret of [

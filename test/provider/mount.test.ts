@@ -26,7 +26,9 @@ afterEach(async () => {
 });
 
 function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 /** A server whose request listener is set once the provider (which needs the origin) exists. */
@@ -39,7 +41,11 @@ async function nodeServer(): Promise<{ origin: string; serve(handler: Provider['
 }
 
 function providerAt(origin: string, basePath?: string): Provider {
-  const provider = createProvider({ ...providerOptions(), baseUrl: origin, ...(basePath === undefined ? {} : { basePath }) });
+  const provider = createProvider({
+    ...providerOptions(),
+    baseUrl: origin,
+    ...(basePath === undefined ? {} : { basePath }),
+  });
   closers.push(async () => provider.close());
   return provider;
 }
@@ -48,7 +54,9 @@ const timeout = (): AbortSignal => AbortSignal.timeout(5000);
 
 /** The interactive sign-in against the provider at `issuerBase` (origin + prefix). */
 async function signInThrough(origin: string, prefix: string): Promise<{ sub: string; name: string }> {
-  const discovery = (await (await fetch(`${origin}${prefix}/v2/.well-known/openid-configuration`, { signal: timeout() })).json()) as Record<string, string>;
+  const discovery = (await (
+    await fetch(`${origin}${prefix}/v2/.well-known/openid-configuration`, { signal: timeout() })
+  ).json()) as Record<string, string>;
   expect(discovery['issuer']).toBe(`${origin}${prefix}/v2`);
   const { verifier, challenge } = pkce();
   const query = new URLSearchParams({
@@ -79,14 +87,19 @@ async function signInThrough(origin: string, prefix: string): Promise<{ sub: str
   const phoneHtml = await phone.text();
   const action = /<form method="post" action="([^"]+)"/.exec(phoneHtml)?.[1] ?? '';
   expect(action.startsWith(`${prefix}/mobile-app/`)).toBe(true);
-  expect(((await (await fetch(`${origin}${statusPath}`, { signal: timeout() })).json()) as { status: string }).status).toBe('pending');
+  expect(
+    ((await (await fetch(`${origin}${statusPath}`, { signal: timeout() })).json()) as { status: string }).status,
+  ).toBe('pending');
   const approved = await fetch(`${origin}${action}`, {
     method: 'POST',
     body: new URLSearchParams({ decision: 'approve', match: matchCode, persona: 'ada' }),
     signal: timeout(),
   });
   expect(await approved.text()).toContain('data-outcome="approved"');
-  const status = (await (await fetch(`${origin}${statusPath}`, { signal: timeout() })).json()) as { status: string; redirectTo: string };
+  const status = (await (await fetch(`${origin}${statusPath}`, { signal: timeout() })).json()) as {
+    status: string;
+    redirectTo: string;
+  };
   expect(status.status).toBe('approved');
   const code = new URL(status.redirectTo).searchParams.get('code') ?? '';
 
@@ -112,12 +125,20 @@ async function signInThrough(origin: string, prefix: string): Promise<{ sub: str
   expect(payload['nonce']).toBe('nonce-1');
 
   const info = (await (
-    await fetch(discovery['userinfo_endpoint']!, { headers: { Authorization: `Bearer ${tokens.access_token}` }, signal: timeout() })
+    await fetch(discovery['userinfo_endpoint']!, {
+      headers: { Authorization: `Bearer ${tokens.access_token}` },
+      signal: timeout(),
+    })
   ).json()) as { sub: string; key: string; data: Record<string, string> };
   expect(info.sub).toBe(payload.sub);
   const rpKey = createPrivateKey(testKeyPair('rp').privateKeyPem);
-  const blockKey = JSON.parse(new TextDecoder().decode((await compactDecrypt(info.key, rpKey)).plaintext)) as Record<string, unknown>;
-  const name = new TextDecoder().decode((await compactDecrypt(info.data['profile.name'] ?? '', await importJWK(blockKey, 'A128GCM'))).plaintext);
+  const blockKey = JSON.parse(new TextDecoder().decode((await compactDecrypt(info.key, rpKey)).plaintext)) as Record<
+    string,
+    unknown
+  >;
+  const name = new TextDecoder().decode(
+    (await compactDecrypt(info.data['profile.name'] ?? '', await importJWK(blockKey, 'A128GCM'))).plaintext,
+  );
   return { sub: info.sub, name };
 }
 
@@ -140,8 +161,13 @@ describe('provider.handler mounted by node:http, Express 4, Express 5 and Fastif
       provider.approveNext({ persona: 'ben' });
       const { verifier, challenge } = pkce();
       const start = client.authorizationUrl({ state: 's', codeChallenge: challenge });
-      const location = (await fetch(start.url, { redirect: 'manual', signal: timeout() })).headers.get('location') ?? '';
-      const tokens = await client.callback({ code: new URL(location).searchParams.get('code') ?? '', codeVerifier: verifier, nonce: start.nonce });
+      const location =
+        (await fetch(start.url, { redirect: 'manual', signal: timeout() })).headers.get('location') ?? '';
+      const tokens = await client.callback({
+        code: new URL(location).searchParams.get('code') ?? '',
+        codeVerifier: verifier,
+        nonce: start.nonce,
+      });
       expect(tokens.sub).toBe(provider.subjectFor(TEST_CLIENT.clientId, 'ben'));
       const info = await client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken });
       expect(info.sub).toBe(tokens.sub);

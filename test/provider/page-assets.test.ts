@@ -26,8 +26,12 @@ describe.each([
     expect(csp).toMatch(/script-src 'self'/);
     const html = await page.text();
     expect(html).not.toMatch(/<style>|<script>|<script nonce/);
-    const css = new RegExp(`<link rel="stylesheet" href="(${basePath}/_provider/static/page\\.[\\w-]{16}\\.css)">`).exec(html)?.[1];
-    const js = new RegExp(`<script src="(${basePath}/_provider/static/qr\\.[\\w-]{16}\\.js)"></script>`).exec(html)?.[1];
+    const css = new RegExp(
+      `<link rel="stylesheet" href="(${basePath}/_provider/static/page\\.[\\w-]{16}\\.css)">`,
+    ).exec(html)?.[1];
+    const js = new RegExp(`<script src="(${basePath}/_provider/static/qr\\.[\\w-]{16}\\.js)"></script>`).exec(
+      html,
+    )?.[1];
     for (const [path, type, sample] of [
       [css, 'text/css; charset=utf-8', '.qr {'],
       [js, 'text/javascript; charset=utf-8', 'qr-config'],
@@ -49,6 +53,8 @@ describe.each([
     expect(page.status).toBe(400);
     const style = /<style>([^<]*)<\/style>/.exec(await page.text())?.[1] ?? '';
     expect(style).toContain('.error-code');
-    expect(page.headers.get('content-security-policy')).toContain(`'sha256-${createHash('sha256').update(style).digest('base64')}'`);
+    expect(page.headers.get('content-security-policy')).toContain(
+      `'sha256-${createHash('sha256').update(style).digest('base64')}'`,
+    );
   });
 });

@@ -12,10 +12,17 @@ import {
 
 async function subOf(baseUrl: string, client: typeof TEST_CLIENT): Promise<string> {
   const { verifier, challenge } = pkce();
-  const code = await authorizeCode(baseUrl, challenge, { client_id: client.clientId, redirect_uri: client.redirectUri });
+  const code = await authorizeCode(baseUrl, challenge, {
+    client_id: client.clientId,
+    redirect_uri: client.redirectUri,
+  });
   const res = await postToken(
     baseUrl,
-    tokenBody(code, verifier, { client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: client.redirectUri }),
+    tokenBody(code, verifier, {
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      redirect_uri: client.redirectUri,
+    }),
   );
   const { id_token } = (await res.json()) as { id_token: string };
   return (JSON.parse(Buffer.from(id_token.split('.')[1]!, 'base64url').toString()) as { sub: string }).sub;
@@ -41,10 +48,14 @@ describe('pairwise sub', () => {
 
   it('changes with another subjectSecret, and differs between people', async () => {
     const one = await startProvider(providerOptions({ autoApprove: 'dewi', subjectSecret: 'first-secret-0123456789' }));
-    const two = await startProvider(providerOptions({ autoApprove: 'dewi', subjectSecret: 'second-secret-0123456789' }));
+    const two = await startProvider(
+      providerOptions({ autoApprove: 'dewi', subjectSecret: 'second-secret-0123456789' }),
+    );
     try {
       expect(await subOf(one.baseUrl, TEST_CLIENT)).not.toBe(await subOf(two.baseUrl, TEST_CLIENT));
-      expect(one.provider.subjectFor(TEST_CLIENT.clientId, 'ada')).not.toBe(one.provider.subjectFor(TEST_CLIENT.clientId, 'ben'));
+      expect(one.provider.subjectFor(TEST_CLIENT.clientId, 'ada')).not.toBe(
+        one.provider.subjectFor(TEST_CLIENT.clientId, 'ben'),
+      );
     } finally {
       await Promise.all([one.close(), two.close()]);
     }

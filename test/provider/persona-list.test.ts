@@ -8,7 +8,12 @@ function manyPersonas(n: number): Persona[] {
   const out: Persona[] = [...DEFAULT_PERSONAS];
   for (let i = 1; out.length < n; i++) {
     const digits = String(2_000_000 + i);
-    out.push({ id: `p${i}`, 'profile.name': `Person ${i}`, 'profile.nric_number': `S${digits}${nricCheckLetter('S', digits)}`, 'profile.passport_expiry_date': '2031-01-01' });
+    out.push({
+      id: `p${i}`,
+      'profile.name': `Person ${i}`,
+      'profile.nric_number': `S${digits}${nricCheckLetter('S', digits)}`,
+      'profile.passport_expiry_date': '2031-01-01',
+    });
   }
   return out;
 }
@@ -16,7 +21,10 @@ function manyPersonas(n: number): Persona[] {
 /** A new QR login's phone link and the number its page shows. */
 async function phoneLink(started: StartedProvider): Promise<{ url: string; match: string }> {
   const html = await (await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge)}`)).text();
-  return { url: /data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '', match: /data-match-code="(\d\d)"/.exec(html)?.[1] ?? '' };
+  return {
+    url: /data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '',
+    match: /data-match-code="(\d\d)"/.exec(html)?.[1] ?? '',
+  };
 }
 
 function options(html: string): string[] {
@@ -41,10 +49,25 @@ describe('the phone page with many personas', () => {
   it('a search lists the personas whose name or id holds it, ignoring case, and approval takes one of them', async () => {
     const { url, match } = await phoneLink(started);
     const html = await (await fetch(`${url}?q=${encodeURIComponent('PERSON 12')}`)).text();
-    expect(options(html)).toEqual(['p12', 'p120', 'p121', 'p122', 'p123', 'p124', 'p125', 'p126', 'p127', 'p128', 'p129']);
+    expect(options(html)).toEqual([
+      'p12',
+      'p120',
+      'p121',
+      'p122',
+      'p123',
+      'p124',
+      'p125',
+      'p126',
+      'p127',
+      'p128',
+      'p129',
+    ]);
     expect(html).toContain('value="PERSON 12"');
     expect(html).toContain('Listing all 11.');
-    const approve = await fetch(url, { method: 'POST', body: new URLSearchParams({ decision: 'approve', match, persona: 'p125' }) });
+    const approve = await fetch(url, {
+      method: 'POST',
+      body: new URLSearchParams({ decision: 'approve', match, persona: 'p125' }),
+    });
     expect(approve.status).toBe(200);
   });
 

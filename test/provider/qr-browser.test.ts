@@ -23,7 +23,11 @@ beforeAll(async () => {
   const options = providerOptions({ clock: clock.now, pollIntervalMs: 100 });
   options.clients[0] = { ...options.clients[0]!, redirectUris: [redirectUri] };
   started = await startProvider(options);
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
 });
 
 afterAll(async () => {
@@ -74,7 +78,11 @@ describe('the QR page in a real browser', () => {
     await phone.goto(payload);
     await phone.getByRole('button', { name: 'Deny' }).click();
     await desktop.waitForURL((url) => url.toString().startsWith(redirectUri));
-    expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({ error: 'access_denied', state: 'state-123', iss: started.provider.issuer });
+    expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({
+      error: 'access_denied',
+      state: 'state-123',
+      iss: started.provider.issuer,
+    });
   });
 
   it('a wrong number picked on the phone ends the sign-in, and the QR page says so and offers to start again', async () => {
@@ -83,7 +91,9 @@ describe('the QR page in a real browser', () => {
     const code = (await desktop.locator('#match-code').textContent()) ?? '';
     const phone = await newPage();
     await phone.goto(payload);
-    const choices = (await phone.evaluate("[...document.querySelectorAll('input[name=match]')].map((e) => e.value)")) as string[];
+    const choices = (await phone.evaluate(
+      "[...document.querySelectorAll('input[name=match]')].map((e) => e.value)",
+    )) as string[];
     expect(choices).toHaveLength(MATCH_CHOICES);
     expect(choices).toContain(code);
     await phone.getByRole('radio', { name: choices.find((c) => c !== code)! }).check();
@@ -100,14 +110,20 @@ describe('the QR page in a real browser', () => {
     await openQrPage(desktop);
     await desktop.getByRole('link', { name: 'Cancel' }).click();
     await desktop.waitForURL((url) => url.toString().startsWith(redirectUri));
-    expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({ error: 'access_denied', state: 'state-123', iss: started.provider.issuer });
+    expect(Object.fromEntries(new URL(desktop.url()).searchParams)).toEqual({
+      error: 'access_denied',
+      state: 'state-123',
+      iss: started.provider.issuer,
+    });
   });
 
   it('on a phone-sized screen the phone page fills it and the app link is the primary button; on a desktop the phone frame is drawn', async () => {
     const small = await newPage({ width: 390, height: 844 });
     const payload = await openQrPage(small);
     expect(await small.evaluate("getComputedStyle(document.getElementById('cant-scan')).display")).toBe('block');
-    expect(await small.evaluate("getComputedStyle(document.getElementById('cant-scan')).backgroundColor")).toBe('rgb(26, 95, 208)');
+    expect(await small.evaluate("getComputedStyle(document.getElementById('cant-scan')).backgroundColor")).toBe(
+      'rgb(26, 95, 208)',
+    );
     await small.goto(payload);
     const box = await small.locator('main').boundingBox();
     expect(box?.width).toBe(390);

@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import { startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { authorizeQuery, manualClock, pkce, providerOptions, startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
+import {
+  authorizeQuery,
+  manualClock,
+  pkce,
+  providerOptions,
+  startTestProvider,
+  TEST_CLIENT,
+} from '../helpers/provider-fixtures.js';
 
 /** What a QR page exposes to a browser. */
 interface QrPage {
@@ -22,7 +29,9 @@ async function openQrPage(url: string): Promise<QrPage> {
   const html = await res.text();
   const payload = /data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '';
   matchCodes.set(payload, /data-match-code="(\d\d)"/.exec(html)?.[1] ?? '');
-  const config = JSON.parse(/<script type="application\/json" id="qr-config">([^<]*)<\/script>/.exec(html)?.[1] ?? '{}') as {
+  const config = JSON.parse(
+    /<script type="application\/json" id="qr-config">([^<]*)<\/script>/.exec(html)?.[1] ?? '{}',
+  ) as {
     statusUrl: string;
   };
   return { payload, statusUrl: new URL(config.statusUrl, url).toString(), html };
@@ -36,7 +45,10 @@ async function status(page: QrPage): Promise<{ status: string; redirectTo?: stri
 
 /** Answer on the phone; an approval picks the QR page's number unless `match` is given. */
 function answer(payload: string, fields: Record<string, string>): Promise<Response> {
-  const body = fields['decision'] === 'approve' && fields['match'] === undefined ? { ...fields, match: matchCodes.get(payload) ?? '' } : fields;
+  const body =
+    fields['decision'] === 'approve' && fields['match'] === undefined
+      ? { ...fields, match: matchCodes.get(payload) ?? '' }
+      : fields;
   return fetch(payload, { method: 'POST', body: new URLSearchParams(body), redirect: 'manual' });
 }
 
@@ -65,7 +77,8 @@ describe('the QR page and the simulated mobile app', () => {
     expect(html).not.toContain('Identity number');
     expect(html).toMatch(/<form method="post"/);
     expect(html).toContain('<select id="persona" name="persona">');
-    for (const p of started.provider.personas) expect(html).toContain(`<option value="${p.id}">${p['profile.name']}</option>`);
+    for (const p of started.provider.personas)
+      expect(html).toContain(`<option value="${p.id}">${p['profile.name']}</option>`);
     expect(html).toContain('<button type="submit" name="decision" value="approve">Approve</button>');
     expect(html).toContain('<button type="submit" name="decision" value="deny" formnovalidate>Deny</button>');
   });
@@ -100,7 +113,11 @@ describe('the QR page and the simulated mobile app', () => {
     const s = await status(page);
     expect(s.status).toBe('denied');
     const back = new URL(s.redirectTo ?? '');
-    expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', state: 'state-123', iss: started.provider.issuer });
+    expect(Object.fromEntries(back.searchParams)).toEqual({
+      error: 'access_denied',
+      state: 'state-123',
+      iss: started.provider.issuer,
+    });
   });
 
   it('refuses an approval without a known persona or without a decision', async () => {
@@ -148,7 +165,10 @@ describe('the QR page and the simulated mobile app', () => {
 
   it('without scripts, the continue link redirects once the person has answered', async () => {
     const page = await openQrPage(authorizeUrl());
-    const continueUrl = new URL(/<noscript><p><a href="([^"]+)">/.exec(page.html)?.[1] ?? '', started.baseUrl).toString();
+    const continueUrl = new URL(
+      /<noscript><p><a href="([^"]+)">/.exec(page.html)?.[1] ?? '',
+      started.baseUrl,
+    ).toString();
     expect((await fetch(continueUrl, { redirect: 'manual' })).status).toBe(200);
     await answer(page.payload, { persona: 'ada', decision: 'approve' });
     const res = await fetch(continueUrl, { redirect: 'manual' });
@@ -194,7 +214,7 @@ describe('full sign-in with our IdClient', () => {
     });
   }
 
-  it('auto-approval: redirect, callback and userinfo give the persona\'s attributes', async () => {
+  it("auto-approval: redirect, callback and userinfo give the persona's attributes", async () => {
     const started = await startProvider(optionsFor({ autoApprove: 'eko' }));
     try {
       const client = clientFor(started.baseUrl);
@@ -208,7 +228,11 @@ describe('full sign-in with our IdClient', () => {
       expect(res.status).toBe(302);
       const back = new URL(res.headers.get('location') ?? '');
       expect(back.searchParams.get('state')).toBe('auto-state');
-      const result = await client.callback({ code: back.searchParams.get('code') ?? '', nonce, codeVerifier: verifier });
+      const result = await client.callback({
+        code: back.searchParams.get('code') ?? '',
+        nonce,
+        codeVerifier: verifier,
+      });
       expect(result.claims.nonce).toBe(nonce);
       const info = await client.userinfo({ sub: result.sub, accessToken: result.accessToken });
       const eko = started.provider.personas.find((p) => p.id === 'eko')!;
@@ -244,7 +268,11 @@ describe('full sign-in with our IdClient', () => {
       const received = callbacks.at(-1)!;
       expect(received.searchParams.get('state')).toBe('qr-state');
 
-      const result = await client.callback({ code: received.searchParams.get('code') ?? '', nonce, codeVerifier: verifier });
+      const result = await client.callback({
+        code: received.searchParams.get('code') ?? '',
+        nonce,
+        codeVerifier: verifier,
+      });
       expect(result.sub).toBe(started.provider.subjectFor(TEST_CLIENT.clientId, 'farah'));
       const info = await client.userinfo({ sub: result.sub, accessToken: result.accessToken });
       const farah = started.provider.personas.find((p) => p.id === 'farah')!;
@@ -271,7 +299,9 @@ describe('the conformance plan through the QR page', () => {
       const stateCase = plan.cases.findIndex((c) => c.id === 'state_modified');
       for (let i = 0; i < stateCase; i += 1) {
         started.provider.approveNext();
-        await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge)}`, { redirect: 'manual' });
+        await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge)}`, {
+          redirect: 'manual',
+        });
       }
       const page = await openQrPage(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge)}`);
       expect(plan.current()).toBe('state_modified');
@@ -290,7 +320,10 @@ describe('what the QR page shows of the client and the request', () => {
   it('escapes the client name, and writes nothing of a state of markup characters into the page', async () => {
     const base = providerOptions();
     const name = 'Tom & "Jerry" <b>\'s</b>';
-    const started = await startProvider({ ...base, clients: base.clients.map((c, i) => (i === 0 ? { ...c, name } : c)) });
+    const started = await startProvider({
+      ...base,
+      clients: base.clients.map((c, i) => (i === 0 ? { ...c, name } : c)),
+    });
     try {
       const state = `a"b<c>d&e'f`;
       const url = `${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { state })}`;

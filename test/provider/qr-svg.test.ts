@@ -91,10 +91,17 @@ describe("the provider's QR code at its longest", () => {
   });
 
   it('with the longest host name, port and basePath, the QR image still decodes to the phone link', async () => {
-    const provider = createProvider({ ...providerOptions(), baseUrl: `https://${LONGEST_HOST}:65535`, basePath: LONGEST_BASE_PATH });
+    const provider = createProvider({
+      ...providerOptions(),
+      baseUrl: `https://${LONGEST_HOST}:65535`,
+      basePath: LONGEST_BASE_PATH,
+    });
     const server = createServer(provider.handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    closers.push(() => new Promise((resolve) => server.close(resolve)), () => provider.close());
+    closers.push(
+      () => new Promise((resolve) => server.close(resolve)),
+      () => provider.close(),
+    );
     const local = `http://127.0.0.1:${(server.address() as AddressInfo).port}${LONGEST_BASE_PATH}`;
     const html = await (await fetch(`${local}/v2/oauth/authorize?${authorizeQuery(pkce().challenge)}`)).text();
     const payload = /data-qr-payload="([^"]+)"/.exec(html)?.[1] ?? '';

@@ -16,7 +16,10 @@ beforeAll(async () => {
 afterAll(() => started.close());
 
 async function authorizePage(redirectUri: string): Promise<{ status: number; html: string }> {
-  const res = await fetch(`${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { redirect_uri: redirectUri })}`, { redirect: 'manual' });
+  const res = await fetch(
+    `${started.baseUrl}/v2/oauth/authorize?${authorizeQuery(pkce().challenge, { redirect_uri: redirectUri })}`,
+    { redirect: 'manual' },
+  );
   return { status: res.status, html: await res.text() };
 }
 
@@ -29,8 +32,12 @@ describe('unregistered redirect_uri', () => {
     expect(html).toContain('data-error-code="redirect_uri_mismatch"');
     expect(html).toContain(`Sent: ${sent}.`);
     expect(html).toContain(`Registered: ${TEST_CLIENT.redirectUri}.`);
-    expect(html).toMatch(/Likely cause: the host differs: localhost was sent, 127\.0\.0\.1 is registered \(they are different origins/);
-    expect(lines.join('\n')).toContain(`authorize: refused: redirect_uri_mismatch for client ${TEST_CLIENT.clientId}: The redirect_uri is not registered for this client (it must match exactly). Sent: ${sent}. Registered: ${TEST_CLIENT.redirectUri}.`);
+    expect(html).toMatch(
+      /Likely cause: the host differs: localhost was sent, 127\.0\.0\.1 is registered \(they are different origins/,
+    );
+    expect(lines.join('\n')).toContain(
+      `authorize: refused: redirect_uri_mismatch for client ${TEST_CLIENT.clientId}: The redirect_uri is not registered for this client (it must match exactly). Sent: ${sent}. Registered: ${TEST_CLIENT.redirectUri}.`,
+    );
     // Never redirected to the unregistered URI.
     expect(html).not.toContain('http-equiv="refresh"');
   });
@@ -44,11 +51,20 @@ describe('unregistered redirect_uri', () => {
   });
 
   it('names a trailing-slash, port or scheme slip, and cuts long URIs and long lists', () => {
-    expect(describeRedirectUriMismatch('http://127.0.0.1:3000/cb/', ['http://127.0.0.1:3000/cb'])).toMatch(/Likely cause: only a trailing slash differs/);
-    expect(describeRedirectUriMismatch('http://127.0.0.1:3001/cb', ['http://127.0.0.1:3000/cb'])).toMatch(/Likely cause: the port differs: 3001 was sent, 3000 is registered/);
-    expect(describeRedirectUriMismatch('http://app.example/cb', ['https://app.example/cb'])).toMatch(/Likely cause: the scheme differs: http was sent, https is registered/);
+    expect(describeRedirectUriMismatch('http://127.0.0.1:3000/cb/', ['http://127.0.0.1:3000/cb'])).toMatch(
+      /Likely cause: only a trailing slash differs/,
+    );
+    expect(describeRedirectUriMismatch('http://127.0.0.1:3001/cb', ['http://127.0.0.1:3000/cb'])).toMatch(
+      /Likely cause: the port differs: 3001 was sent, 3000 is registered/,
+    );
+    expect(describeRedirectUriMismatch('http://app.example/cb', ['https://app.example/cb'])).toMatch(
+      /Likely cause: the scheme differs: http was sent, https is registered/,
+    );
     expect(describeRedirectUriMismatch('https://a.example/x', ['https://b.example/y'])).not.toMatch(/Likely cause/);
-    const long = describeRedirectUriMismatch(`https://a.example/${'x'.repeat(3000)}`, Array.from({ length: 8 }, (_, i) => `https://a.example/${i}`));
+    const long = describeRedirectUriMismatch(
+      `https://a.example/${'x'.repeat(3000)}`,
+      Array.from({ length: 8 }, (_, i) => `https://a.example/${i}`),
+    );
     expect(long.length).toBeLessThan(600);
     expect(long).toMatch(/…\. Registered: .*, and 3 more\./);
   });

@@ -161,7 +161,11 @@ describe('pending QR logins per source address', () => {
       const res = await fetch(new URL(cancel, one.baseUrl), { redirect: 'manual' });
       expect(res.status).toBe(303);
       const back = new URL(res.headers.get('location') ?? '');
-      expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'access_denied', state: 'state-123', iss: one.provider.issuer });
+      expect(Object.fromEntries(back.searchParams)).toEqual({
+        error: 'access_denied',
+        state: 'state-123',
+        iss: one.provider.issuer,
+      });
       expect((await fetch(page.payload)).status).toBe(410);
       expect((await openQr(one)).status).toBe(200);
     } finally {

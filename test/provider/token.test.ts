@@ -61,15 +61,22 @@ describe('token endpoint: success', () => {
 
   it('signs the ID token RS256 with a published kid and the claims iss, pairwise sub, aud, nonce, exp, iat, auth_time, at_hash', async () => {
     const { code, verifier } = await freshCode();
-    const body = (await (await postToken(base, tokenBody(code, verifier))).json()) as { id_token: string; access_token: string };
+    const body = (await (await postToken(base, tokenBody(code, verifier))).json()) as {
+      id_token: string;
+      access_token: string;
+    };
     const header = decodeProtectedHeader(body.id_token);
     expect(header.alg).toBe('RS256');
     const jwks = (await (await fetch(`${base}/v2/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] };
     expect(jwks.keys.map((k) => k.kid)).toContain(header.kid);
-    const { payload } = await jwtVerify(body.id_token, createRemoteJWKSet(new URL(`${base}/v2/.well-known/jwks.json`)), {
-      algorithms: ['RS256'],
-      currentDate: new Date(clock.now()),
-    });
+    const { payload } = await jwtVerify(
+      body.id_token,
+      createRemoteJWKSet(new URL(`${base}/v2/.well-known/jwks.json`)),
+      {
+        algorithms: ['RS256'],
+        currentDate: new Date(clock.now()),
+      },
+    );
     const iat = Math.floor(clock.now() / 1000);
     expect(payload).toEqual({
       iss: `${base}/v2`,
@@ -86,7 +93,10 @@ describe('token endpoint: success', () => {
   it('leaves nonce out of the ID token when the authorization request had none', async () => {
     const { code, verifier } = await freshCode({ nonce: null });
     const body = (await (await postToken(base, tokenBody(code, verifier))).json()) as { id_token: string };
-    const payload = JSON.parse(Buffer.from(body.id_token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    const payload = JSON.parse(Buffer.from(body.id_token.split('.')[1]!, 'base64url').toString()) as Record<
+      string,
+      unknown
+    >;
     expect('nonce' in payload).toBe(false);
   });
 
@@ -112,26 +122,42 @@ describe('token endpoint: invalid request (400 invalid_request)', () => {
   for (const field of ['client_id', 'client_secret', 'code', 'redirect_uri', 'code_verifier', 'grant_type']) {
     it(`says invalid_request when ${field} is missing`, async () => {
       const { code, verifier } = await freshCode();
-      const body = await expectOAuthError(await postToken(base, tokenBody(code, verifier, { [field]: undefined })), 400, 'invalid_request');
+      const body = await expectOAuthError(
+        await postToken(base, tokenBody(code, verifier, { [field]: undefined })),
+        400,
+        'invalid_request',
+      );
       expect(body.error_description).toContain(field);
     });
   }
 
   it('says invalid_request when a field is not a string', async () => {
     const { code, verifier } = await freshCode();
-    await expectOAuthError(await postToken(base, tokenBody(code, verifier, { code: { $ne: 1 } })), 400, 'invalid_request');
+    await expectOAuthError(
+      await postToken(base, tokenBody(code, verifier, { code: { $ne: 1 } })),
+      400,
+      'invalid_request',
+    );
   });
 
   it('says invalid_request when a form parameter is sent twice', async () => {
     const { code, verifier } = await freshCode();
     const form = new URLSearchParams(tokenBody(code, verifier) as Record<string, string>);
     form.append('code', 'another');
-    await expectOAuthError(await fetch(`${base}/v2/oauth/token`, { method: 'POST', body: form }), 400, 'invalid_request');
+    await expectOAuthError(
+      await fetch(`${base}/v2/oauth/token`, { method: 'POST', body: form }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('says invalid_request for a body that is not JSON or a form', async () => {
     await expectOAuthError(
-      await fetch(`${base}/v2/oauth/token`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'code=x' }),
+      await fetch(`${base}/v2/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'code=x',
+      }),
       400,
       'invalid_request',
     );
@@ -139,7 +165,11 @@ describe('token endpoint: invalid request (400 invalid_request)', () => {
 
   it('says invalid_request for malformed JSON', async () => {
     await expectOAuthError(
-      await fetch(`${base}/v2/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"code":' }),
+      await fetch(`${base}/v2/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"code":',
+      }),
       400,
       'invalid_request',
     );
@@ -157,7 +187,9 @@ describe('token endpoint: invalid request (400 invalid_request)', () => {
   it('says invalid_request when both HTTP Basic and client_secret in the body are used', async () => {
     const { code, verifier } = await freshCode();
     await expectOAuthError(
-      await postToken(base, tokenBody(code, verifier), { authorization: basic(TEST_CLIENT.clientId, TEST_CLIENT.clientSecret) }),
+      await postToken(base, tokenBody(code, verifier), {
+        authorization: basic(TEST_CLIENT.clientId, TEST_CLIENT.clientSecret),
+      }),
       400,
       'invalid_request',
     );
@@ -183,7 +215,11 @@ describe('token endpoint: invalid client credentials (401 invalid_client)', () =
 
   it('refuses an unknown client id', async () => {
     const { code, verifier } = await freshCode();
-    await expectOAuthError(await postToken(base, tokenBody(code, verifier, { client_id: 'nobody' })), 401, 'invalid_client');
+    await expectOAuthError(
+      await postToken(base, tokenBody(code, verifier, { client_id: 'nobody' })),
+      401,
+      'invalid_client',
+    );
   });
 
   it('asks for Basic credentials again when wrong ones came by HTTP Basic', async () => {
@@ -205,10 +241,14 @@ describe('token endpoint: the code (400 invalid_grant)', () => {
   it('refuses a second use of a code and revokes the access token issued from it', async () => {
     const { code, verifier } = await freshCode();
     const first = (await (await postToken(base, tokenBody(code, verifier))).json()) as { access_token: string };
-    const before = await fetch(`${base}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${first.access_token}` } });
+    const before = await fetch(`${base}/v2/oauth/userinfo`, {
+      headers: { authorization: `Bearer ${first.access_token}` },
+    });
     expect(before.status).toBe(200);
     await expectOAuthError(await postToken(base, tokenBody(code, verifier)), 400, 'invalid_grant');
-    const after = await fetch(`${base}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${first.access_token}` } });
+    const after = await fetch(`${base}/v2/oauth/userinfo`, {
+      headers: { authorization: `Bearer ${first.access_token}` },
+    });
     expect(after.status).toBe(401);
   });
 
@@ -221,7 +261,14 @@ describe('token endpoint: the code (400 invalid_grant)', () => {
   it('refuses a code issued to another client, and that client can still redeem it', async () => {
     const { code, verifier } = await freshCode();
     await expectOAuthError(
-      await postToken(base, tokenBody(code, verifier, { client_id: OTHER_CLIENT.clientId, client_secret: OTHER_CLIENT.clientSecret, redirect_uri: OTHER_CLIENT.redirectUri })),
+      await postToken(
+        base,
+        tokenBody(code, verifier, {
+          client_id: OTHER_CLIENT.clientId,
+          client_secret: OTHER_CLIENT.clientSecret,
+          redirect_uri: OTHER_CLIENT.redirectUri,
+        }),
+      ),
       400,
       'invalid_grant',
     );
@@ -246,7 +293,7 @@ describe('token endpoint: the code (400 invalid_grant)', () => {
   });
 });
 
-describe('token and userinfo behind the app\'s own body parsers', () => {
+describe("token and userinfo behind the app's own body parsers", () => {
   it('answers a JSON and a form token request, and a form userinfo request, whose bodies an express.json()/express.urlencoded() ahead of it already read', async () => {
     const app = express();
     app.use(express.json());
@@ -261,7 +308,11 @@ describe('token and userinfo behind the app\'s own body parsers', () => {
         const { verifier, challenge } = pkce();
         const body = tokenBody(await authorizeCode(origin, challenge), verifier) as Record<string, string>;
         const res = asForm
-          ? await fetch(`${origin}/v2/oauth/token`, { method: 'POST', body: new URLSearchParams(body), signal: AbortSignal.timeout(5000) })
+          ? await fetch(`${origin}/v2/oauth/token`, {
+              method: 'POST',
+              body: new URLSearchParams(body),
+              signal: AbortSignal.timeout(5000),
+            })
           : await postToken(origin, body);
         expect(res.status).toBe(200);
         return ((await res.json()) as { access_token: string }).access_token;

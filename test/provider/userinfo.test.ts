@@ -83,7 +83,9 @@ describe('userinfo: the encrypted response', () => {
     expect(body.sub).toBe(started.provider.subjectFor('test-client', 'chandra'));
 
     expect(decodeProtectedHeader(body.key)).toEqual({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid: expect.any(String) });
-    const jwk = JSON.parse(new TextDecoder().decode((await compactDecrypt(body.key, privateKey())).plaintext)) as Record<string, string>;
+    const jwk = JSON.parse(
+      new TextDecoder().decode((await compactDecrypt(body.key, privateKey())).plaintext),
+    ) as Record<string, string>;
     expect(jwk).toEqual({ kty: 'oct', k: expect.any(String), alg: 'A128GCM' });
     const blockKey = Buffer.from(jwk.k!, 'base64url');
     expect(blockKey.length).toBe(16);
@@ -106,13 +108,17 @@ describe('userinfo: the encrypted response', () => {
     const keys = new Set<string>();
     for (let i = 0; i < 3; i += 1) {
       const body = (await (await userinfo({ authorization: `Bearer ${token}` })).json()) as { key: string };
-      keys.add(JSON.parse(new TextDecoder().decode((await compactDecrypt(body.key, privateKey())).plaintext)).k as string);
+      keys.add(
+        JSON.parse(new TextDecoder().decode((await compactDecrypt(body.key, privateKey())).plaintext)).k as string,
+      );
     }
     expect(keys.size).toBe(3);
   });
 
   it('returns only the granted scopes that carry data', async () => {
-    const one = (await (await userinfo({ authorization: `Bearer ${await accessToken('openid profile.nric_number')}` })).json()) as {
+    const one = (await (
+      await userinfo({ authorization: `Bearer ${await accessToken('openid profile.nric_number')}` })
+    ).json()) as {
       data: Record<string, string>;
     };
     expect(Object.keys(one.data)).toEqual(['profile.nric_number']);
@@ -138,9 +144,13 @@ describe('userinfo: server failure', () => {
     try {
       const { verifier, challenge } = pkce();
       const code = await authorizeCode(failing.baseUrl, challenge);
-      const { access_token } = (await (await postToken(failing.baseUrl, tokenBody(code, verifier))).json()) as { access_token: string };
+      const { access_token } = (await (await postToken(failing.baseUrl, tokenBody(code, verifier))).json()) as {
+        access_token: string;
+      };
       broken = true;
-      const res = await fetch(`${failing.baseUrl}/v2/oauth/userinfo`, { headers: { authorization: `Bearer ${access_token}` } });
+      const res = await fetch(`${failing.baseUrl}/v2/oauth/userinfo`, {
+        headers: { authorization: `Bearer ${access_token}` },
+      });
       expect(res.status).toBe(500);
       const text = await res.text();
       expect(JSON.parse(text)).toEqual({ error: 'server_error', error_description: expect.any(String) });

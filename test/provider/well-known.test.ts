@@ -1,7 +1,14 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedProvider } from '../../src/provider/index.js';
-import { authorizeCode, manualClock, pkce, postToken, startTestProvider, tokenBody } from '../helpers/provider-fixtures.js';
+import {
+  authorizeCode,
+  manualClock,
+  pkce,
+  postToken,
+  startTestProvider,
+  tokenBody,
+} from '../helpers/provider-fixtures.js';
 
 const clock = manualClock();
 let started: StartedProvider;

@@ -14,13 +14,15 @@ const ROOT = resolve(__dirname, '../..');
 let dir: string;
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, 'dist/cjs/provider/index.js'))) throw new Error('run `npm run build` first: this test loads the built package');
+  if (!existsSync(join(ROOT, 'dist/cjs/provider/index.js')))
+    throw new Error('run `npm run build` first: this test loads the built package');
   dir = mkdtempSync(join(tmpdir(), 'nd-id-no-express-'));
   const pkg = join(dir, 'node_modules/passport-nd-id');
   mkdirSync(pkg, { recursive: true });
   cpSync(join(ROOT, 'dist'), join(pkg, 'dist'), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(pkg, 'package.json'));
-  for (const dep of ['jose', 'debug', 'ms', 'passport-strategy', 'uqr']) symlinkSync(join(ROOT, 'node_modules', dep), join(dir, 'node_modules', dep));
+  for (const dep of ['jose', 'debug', 'ms', 'passport-strategy', 'uqr'])
+    symlinkSync(join(ROOT, 'node_modules', dep), join(dir, 'node_modules', dep));
   writeFileSync(
     join(dir, 'sign-in.cjs'),
     `const { createTestProvider } = require('passport-nd-id/provider');
@@ -52,8 +54,26 @@ describe('the provider in a folder where express is not installed', () => {
   });
 
   it('the CLI starts and serves the discovery document', async () => {
-    writeFileSync(join(dir, 'clients.json'), JSON.stringify([{ clientId: 'c', clientSecret: 'secret-secret-secret', redirectUris: ['http://127.0.0.1:9/cb'], publicKey: execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048'], { encoding: 'utf8' }).replace(/[\s\S]*/, (pem) => execFileSync('openssl', ['pkey', '-pubout'], { input: pem, encoding: 'utf8' })) }]));
-    const child = spawn(process.execPath, [join(dir, 'node_modules/passport-nd-id/dist/cjs/provider/cli.js'), '--clients', 'clients.json', '--port', '0'], { cwd: dir });
+    writeFileSync(
+      join(dir, 'clients.json'),
+      JSON.stringify([
+        {
+          clientId: 'c',
+          clientSecret: 'secret-secret-secret',
+          redirectUris: ['http://127.0.0.1:9/cb'],
+          publicKey: execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048'], {
+            encoding: 'utf8',
+          }).replace(/[\s\S]*/, (pem) =>
+            execFileSync('openssl', ['pkey', '-pubout'], { input: pem, encoding: 'utf8' }),
+          ),
+        },
+      ]),
+    );
+    const child = spawn(
+      process.execPath,
+      [join(dir, 'node_modules/passport-nd-id/dist/cjs/provider/cli.js'), '--clients', 'clients.json', '--port', '0'],
+      { cwd: dir },
+    );
     try {
       const base = await new Promise<string>((resolveBase, reject) => {
         let seen = '';

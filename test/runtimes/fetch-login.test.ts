@@ -123,8 +123,13 @@ async function bundleWorkerWithStandIns(entry: string): Promise<string> {
       {
         name: 'node-modules-empty',
         setup(build) {
-          build.onResolve({ filter: /.*/ }, (args) => (nodeModules.has(args.path) ? { path: args.path, namespace: 'node-empty' } : undefined));
-          build.onLoad({ filter: /.*/, namespace: 'node-empty' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
+          build.onResolve({ filter: /.*/ }, (args) =>
+            nodeModules.has(args.path) ? { path: args.path, namespace: 'node-empty' } : undefined,
+          );
+          build.onLoad({ filter: /.*/, namespace: 'node-empty' }, () => ({
+            contents: 'module.exports = {};',
+            loader: 'js',
+          }));
         },
       },
     ],
@@ -153,7 +158,10 @@ beforeAll(async () => {
   if (problem) throw new Error(problem);
   mkdirSync(join(workDir, 'node_modules'), { recursive: true });
   symlinkSync(root, join(workDir, 'node_modules', 'passport-nd-id'), 'dir');
-  writeFileSync(join(workDir, 'package.json'), JSON.stringify({ type: 'module', dependencies: { 'passport-nd-id': '*' } }));
+  writeFileSync(
+    join(workDir, 'package.json'),
+    JSON.stringify({ type: 'module', dependencies: { 'passport-nd-id': '*' } }),
+  );
   writeFileSync(join(workDir, 'app.mjs'), APP);
   writeFileSync(join(workDir, 'bun.mjs'), BUN);
   writeFileSync(join(workDir, 'deno.mjs'), DENO);
@@ -193,7 +201,10 @@ async function signIn(origin: string): Promise<void> {
   const callbackUrl = await approve(new URL(login.location as string));
   const back = await browser.get(callbackUrl.href);
   expect(back.status, back.text).toBe(302);
-  const page = JSON.parse((await browser.get('/')).text) as { user: { data: Record<string, string> } | null; provider: string };
+  const page = JSON.parse((await browser.get('/')).text) as {
+    user: { data: Record<string, string> } | null;
+    provider: string;
+  };
   expect(page.provider).toBe('function');
   expect(page.user?.data['profile.name']).toBe(persona['profile.name']);
   // A callback replayed from another browser: refused.
@@ -201,11 +212,21 @@ async function signIn(origin: string): Promise<void> {
 }
 
 /** Starts `command` and waits until it says it listens (or exits, which fails). */
-async function startProcess(command: string, args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string }> {
+async function startProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; output: () => string }> {
   let output = '';
   const child = spawn(command, args, {
     cwd: workDir,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? workDir, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', ...env },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? workDir,
+      NO_COLOR: '1',
+      DENO_NO_UPDATE_CHECK: '1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));

@@ -13,7 +13,16 @@ import { IdClient } from '../../src/client/id-client.js';
 import { createSessionPolicy } from '../../src/flow/session-policy.js';
 import type { StartedProvider } from '../../src/provider/index.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { Browser, CLIENT_ID, CLIENT_SECRET, MINUTE, appsUnderTest, startExpressApp, startFetchApp, startTestProvider } from '../sessions/harness.js';
+import {
+  Browser,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  MINUTE,
+  appsUnderTest,
+  startExpressApp,
+  startFetchApp,
+  startTestProvider,
+} from '../sessions/harness.js';
 
 const COOKIE = 'nd-id.session';
 
@@ -99,15 +108,32 @@ describe('fetch handlers: a handler’s own Cache-Control', () => {
     provider = await startTestProvider([`${baseUrl}/auth/callback`]);
     const clock = provider.provider.clock;
     const keys = testKeyPair('sessions');
-    const client = new IdClient({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, privateKey: keys.privateKeyPem, hostname: provider.baseUrl, redirectUri: `${baseUrl}/auth/callback`, clock });
+    const client = new IdClient({
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      privateKey: keys.privateKeyPem,
+      hostname: provider.baseUrl,
+      redirectUri: `${baseUrl}/auth/callback`,
+      clock,
+    });
     const sessions = createSessionPolicy({ idleTimeout: 30 * MINUTE, touchInterval: MINUTE, clock });
-    const auth = createFetchLogin({ client, clock, sessions, session: createCookieSession({ secret: 'cache-control-test-secret-0123456789abcdef', clock }) });
+    const auth = createFetchLogin({
+      client,
+      clock,
+      sessions,
+      session: createCookieSession({ secret: 'cache-control-test-secret-0123456789abcdef', clock }),
+    });
     const handle = async (request: Request): Promise<Response> => {
       const { pathname } = new URL(request.url);
       if (pathname === '/auth/login') return auth.login(request);
       if (pathname === '/auth/callback') return auth.callback(request);
-      if (pathname === '/cached') return auth.requireSignIn(request, () => new Response('mine', { headers: { 'cache-control': 'public, max-age=3600' } }));
-      if (pathname === '/immutable') return auth.requireSignIn(request, () => Response.redirect(`${baseUrl}/cached`, 302));
+      if (pathname === '/cached')
+        return auth.requireSignIn(
+          request,
+          () => new Response('mine', { headers: { 'cache-control': 'public, max-age=3600' } }),
+        );
+      if (pathname === '/immutable')
+        return auth.requireSignIn(request, () => Response.redirect(`${baseUrl}/cached`, 302));
       return new Response('not found', { status: 404 });
     };
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {

@@ -7,7 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptIdToken } from '../../src/client/id-token-jwe.js';
-import { MAX_ENCRYPTED_ID_TOKEN_LENGTH, MAX_ID_TOKEN_LENGTH, MAX_PROVIDER_JWT_LENGTH, withinCompactLimits } from '../../src/compact-limits.js';
+import {
+  MAX_ENCRYPTED_ID_TOKEN_LENGTH,
+  MAX_ID_TOKEN_LENGTH,
+  MAX_PROVIDER_JWT_LENGTH,
+  withinCompactLimits,
+} from '../../src/compact-limits.js';
 import { IdError } from '../../src/errors.js';
 import { fapiTestKeys, type TestFapiKeys } from '../../src/provider/index.js';
 import { STUB_PATHS, sendJson } from '../helpers/stub-provider.js';
@@ -82,7 +87,9 @@ describe('the client', () => {
       session = { sub, accessToken };
     });
 
-    async function answered(change: (body: { sub: string; key: string; data: Record<string, string> }) => void): Promise<string> {
+    async function answered(
+      change: (body: { sub: string; key: string; data: Record<string, string> }) => void,
+    ): Promise<string> {
       const body = await stub.userinfoBody();
       change(body);
       stub.override(STUB_PATHS.userinfo, (_req, res) => sendJson(res, 200, body));
@@ -145,7 +152,9 @@ describe('the provider', () => {
       const before = hits;
       const res = await push(fapi, dpop, loginParams(fapi).params, { assertion: padded });
       expect(res.status).toBe(401);
-      expect(((await res.json()) as { error: string; error_description: string }).error_description).toMatch(/not a compact JWS of three parts and at most/);
+      expect(((await res.json()) as { error: string; error_description: string }).error_description).toMatch(
+        /not a compact JWS of three parts and at most/,
+      );
       expect(hits).toBe(before);
       // A four-segment assertion the same way.
       const four = await push(fapi, dpop, loginParams(fapi).params, { assertion: `${await assertion(fapi)}.AAAA` });

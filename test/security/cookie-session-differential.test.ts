@@ -20,13 +20,16 @@ const b64 = (value: string | Buffer): string => Buffer.from(value).toString('bas
 
 /** The key and kid the store derives for `secret` under `cookieName` (its documented scheme). */
 function keyOf(secret: string, cookieName = NAME): { key: Uint8Array; kid: string } {
-  const key = new Uint8Array(hkdfSync('sha256', secret, 'passport-nd-id', `cookie-session dir+A256GCM ${cookieName}`, 32));
+  const key = new Uint8Array(
+    hkdfSync('sha256', secret, 'passport-nd-id', `cookie-session dir+A256GCM ${cookieName}`, 32),
+  );
   return { key, kid: createHash('sha256').update(key).digest('base64url').slice(0, 16) };
 }
 const KEY = keyOf(SECRET);
 
 const store = createCookieSession({ secret: [SECRET], cookieName: NAME, clock: () => NOW, maxAge: 60 * 60 * 1000 });
-const request = (cookie?: string): Request => new Request('https://app.example/', cookie === undefined ? {} : { headers: { cookie: `${NAME}=${cookie}` } });
+const request = (cookie?: string): Request =>
+  new Request('https://app.example/', cookie === undefined ? {} : { headers: { cookie: `${NAME}=${cookie}` } });
 
 /** The store's decision: the sealed `user`, or undefined when the cookie is refused. */
 async function oursOpens(value: string): Promise<unknown> {
@@ -42,10 +45,23 @@ async function joseOpens(value: string): Promise<unknown> {
     return KEY.key;
   };
   try {
-    const { plaintext } = await compactDecrypt(value, keyFor, { keyManagementAlgorithms: ['dir'], contentEncryptionAlgorithms: ['A256GCM'] });
-    const payload = JSON.parse(new TextDecoder().decode(plaintext)) as { sid?: unknown; exp?: unknown; data?: { user?: unknown } };
+    const { plaintext } = await compactDecrypt(value, keyFor, {
+      keyManagementAlgorithms: ['dir'],
+      contentEncryptionAlgorithms: ['A256GCM'],
+    });
+    const payload = JSON.parse(new TextDecoder().decode(plaintext)) as {
+      sid?: unknown;
+      exp?: unknown;
+      data?: { user?: unknown };
+    };
     if (typeof payload.exp !== 'number' || payload.exp <= Math.floor(NOW / 1000)) return undefined;
-    if (typeof payload.sid !== 'string' || typeof payload.data !== 'object' || payload.data === null || Array.isArray(payload.data)) return undefined;
+    if (
+      typeof payload.sid !== 'string' ||
+      typeof payload.data !== 'object' ||
+      payload.data === null ||
+      Array.isArray(payload.data)
+    )
+      return undefined;
     return payload.data.user;
   } catch {
     return undefined;
@@ -73,7 +89,10 @@ function seal(s: Seal = {}): string {
   const iv = s.iv ?? randomBytes(12);
   const cipher = createCipheriv(`aes-${key.length * 8}-gcm` as 'aes-256-gcm', key, iv, { authTagLength: 16 });
   cipher.setAAD(Buffer.from(headerSeg, 'ascii'));
-  const ciphertext = Buffer.concat([cipher.update(s.plaintext ?? Buffer.from(JSON.stringify(s.payload ?? PAYLOAD))), cipher.final()]);
+  const ciphertext = Buffer.concat([
+    cipher.update(s.plaintext ?? Buffer.from(JSON.stringify(s.payload ?? PAYLOAD))),
+    cipher.final(),
+  ]);
   const parts = [headerSeg, b64(s.encryptedKey ?? Buffer.alloc(0)), b64(iv), b64(ciphertext), b64(cipher.getAuthTag())];
   return (s.change ?? ((p) => p))(parts).join('.');
 }
@@ -83,25 +102,35 @@ function nonCanonical(segment: string): string {
   const last = alphabet.indexOf(segment[segment.length - 1] as string);
   return segment.slice(0, -1) + (alphabet[last ^ 1] as string);
 }
-const at = (i: number, f: (segment: string) => string) => (parts: string[]) => parts.map((p, j) => (j === i ? f(p) : p));
+const at = (i: number, f: (segment: string) => string) => (parts: string[]) =>
+  parts.map((p, j) => (j === i ? f(p) : p));
 const flip = (s: string): string => (s[1] === 'A' ? `${s[0]}B${s.slice(2)}` : `${s[0]}A${s.slice(2)}`);
-const noncanonicalWhy = 'the compact serialization is canonical unpadded base64url (RFC 7516 7.1); jose 6 on Node 20 decodes with atob, which ignores the stray low bits';
+const noncanonicalWhy =
+  'the compact serialization is canonical unpadded base64url (RFC 7516 7.1); jose 6 on Node 20 decodes with atob, which ignores the stray low bits';
 
 const CASES: { name: string; value: () => string; stricterByDesign?: string }[] = [
   { name: 'a well-formed seal', value: () => seal() },
-  { name: 'sealed with another secret', value: () => seal({ header: { ...HEADER, kid: keyOf(OTHER_SECRET).kid }, key: keyOf(OTHER_SECRET).key }) },
+  {
+    name: 'sealed with another secret',
+    value: () => seal({ header: { ...HEADER, kid: keyOf(OTHER_SECRET).kid }, key: keyOf(OTHER_SECRET).key }),
+  },
   { name: "the right key's kid, another key", value: () => seal({ key: keyOf(OTHER_SECRET).key }) },
   { name: 'another cookie name in the header', value: () => seal({ header: { ...HEADER, cookie: 'other.session' } }) },
   { name: 'no cookie name in the header', value: () => seal({ header: { alg: 'dir', enc: 'A256GCM', kid: KEY.kid } }) },
   { name: 'no kid', value: () => seal({ header: { alg: 'dir', enc: 'A256GCM', cookie: NAME } }) },
-  { name: 'enc A128GCM with a 16-byte key', value: () => seal({ header: { ...HEADER, enc: 'A128GCM' }, key: KEY.key.slice(0, 16) }) },
+  {
+    name: 'enc A128GCM with a 16-byte key',
+    value: () => seal({ header: { ...HEADER, enc: 'A128GCM' }, key: KEY.key.slice(0, 16) }),
+  },
   { name: 'alg A256GCMKW', value: () => seal({ header: { ...HEADER, alg: 'A256GCMKW' } }) },
   { name: 'alg none', value: () => seal({ header: { ...HEADER, alg: 'none' } }) },
   { name: 'a crit header', value: () => seal({ header: { ...HEADER, crit: ['cookie'] } }) },
   {
     name: 'zip DEF with a deflated payload',
-    value: () => seal({ header: { ...HEADER, zip: 'DEF' }, plaintext: deflateRawSync(Buffer.from(JSON.stringify(PAYLOAD))) }),
-    stricterByDesign: 'the store never seals with zip, and inflating before the size of the plaintext is known invites a decompression bomb; jose 6 inflates it',
+    value: () =>
+      seal({ header: { ...HEADER, zip: 'DEF' }, plaintext: deflateRawSync(Buffer.from(JSON.stringify(PAYLOAD))) }),
+    stricterByDesign:
+      'the store never seals with zip, and inflating before the size of the plaintext is known invites a decompression bomb; jose 6 inflates it',
   },
   { name: 'an encrypted key under dir', value: () => seal({ encryptedKey: randomBytes(32) }) },
   { name: 'a 16-byte IV', value: () => seal({ iv: randomBytes(16) }) },
@@ -119,8 +148,16 @@ const CASES: { name: string; value: () => string; stricterByDesign?: string }[] 
   { name: 'a payload past its exp', value: () => seal({ payload: { ...PAYLOAD, exp: Math.floor(NOW / 1000) } }) },
   { name: 'a payload without sid', value: () => seal({ payload: { data: PAYLOAD.data, exp: PAYLOAD.exp } }) },
   { name: 'a payload whose data is an array', value: () => seal({ payload: { ...PAYLOAD, data: [1] } }) },
-  { name: 'a non-canonical tag segment', value: () => seal({ change: at(4, nonCanonical) }), stricterByDesign: noncanonicalWhy },
-  { name: 'a non-canonical ciphertext segment', value: () => seal({ change: at(3, nonCanonical) }), stricterByDesign: noncanonicalWhy },
+  {
+    name: 'a non-canonical tag segment',
+    value: () => seal({ change: at(4, nonCanonical) }),
+    stricterByDesign: noncanonicalWhy,
+  },
+  {
+    name: 'a non-canonical ciphertext segment',
+    value: () => seal({ change: at(3, nonCanonical) }),
+    stricterByDesign: noncanonicalWhy,
+  },
 ];
 
 describe('the sealed-cookie session against jose', () => {
@@ -129,15 +166,24 @@ describe('the sealed-cookie session against jose', () => {
     session.set('user', { sub: 'person-2' });
     const header = (await store.commit(session, request())) ?? '';
     const value = header.slice(header.indexOf('=') + 1, header.indexOf(';'));
-    const { plaintext, protectedHeader } = await compactDecrypt(value, KEY.key, { keyManagementAlgorithms: ['dir'], contentEncryptionAlgorithms: ['A256GCM'] });
+    const { plaintext, protectedHeader } = await compactDecrypt(value, KEY.key, {
+      keyManagementAlgorithms: ['dir'],
+      contentEncryptionAlgorithms: ['A256GCM'],
+    });
     expect(protectedHeader).toEqual(HEADER);
     expect(value.split('.')[1]).toBe('');
     const payload = JSON.parse(new TextDecoder().decode(plaintext)) as typeof PAYLOAD;
-    expect(payload).toEqual({ sid: session.id, data: { user: { sub: 'person-2' } }, exp: Math.floor(NOW / 1000) + 3600 });
+    expect(payload).toEqual({
+      sid: session.id,
+      data: { user: { sub: 'person-2' } },
+      exp: Math.floor(NOW / 1000) + 3600,
+    });
   });
 
   it('opens a cookie jose sealed the way the store used to', async () => {
-    const value = await new CompactEncrypt(Buffer.from(JSON.stringify(PAYLOAD))).setProtectedHeader(HEADER).encrypt(KEY.key);
+    const value = await new CompactEncrypt(Buffer.from(JSON.stringify(PAYLOAD)))
+      .setProtectedHeader(HEADER)
+      .encrypt(KEY.key);
     expect(await oursOpens(value)).toEqual({ sub: 'person-1' });
   });
 

@@ -18,7 +18,12 @@ const HOUR = 60 * 60 * 1000;
 let now = Date.UTC(2026, 0, 1);
 const clock = (): number => now;
 /** The app's store: seals with the new secret, still opens the old one's cookies. */
-const staff = createCookieSession({ secret: [NEW_SECRET, OLD_SECRET], cookieName: 'staff.session', clock, maxAge: HOUR });
+const staff = createCookieSession({
+  secret: [NEW_SECRET, OLD_SECRET],
+  cookieName: 'staff.session',
+  clock,
+  maxAge: HOUR,
+});
 let server: Server;
 let baseUrl = '';
 
@@ -40,7 +45,8 @@ async function seenWith(value: string): Promise<unknown> {
 beforeAll(async () => {
   server = createServer(
     fetchBridge(
-      (request, path) => (path === '/me' ? staff.load(request).then((s) => Response.json({ user: s.get('user') ?? null })) : undefined),
+      (request, path) =>
+        path === '/me' ? staff.load(request).then((s) => Response.json({ user: s.get('user') ?? null })) : undefined,
       () => baseUrl,
     ),
   );
@@ -55,7 +61,12 @@ describe('the sealed-cookie session', () => {
   it("opens its own cookie, a compact JWE with dir + A256GCM, a kid and its cookie's name in the protected header", async () => {
     const value = await sealed(staff, { sub: 'staff-1' });
     expect(value.split('.')).toHaveLength(5);
-    expect(decodeProtectedHeader(value)).toMatchObject({ alg: 'dir', enc: 'A256GCM', cookie: 'staff.session', kid: expect.stringMatching(/^[\w-]{8,}$/) });
+    expect(decodeProtectedHeader(value)).toMatchObject({
+      alg: 'dir',
+      enc: 'A256GCM',
+      cookie: 'staff.session',
+      kid: expect.stringMatching(/^[\w-]{8,}$/),
+    });
     expect(await seenWith(value)).toEqual({ sub: 'staff-1' });
   });
 
@@ -67,7 +78,12 @@ describe('the sealed-cookie session', () => {
   it('opens cookies sealed with a secret still listed (rotation), and none sealed with a secret no longer listed', async () => {
     const before = createCookieSession({ secret: OLD_SECRET, cookieName: 'staff.session', clock, maxAge: HOUR });
     expect(await seenWith(await sealed(before, { sub: 'staff-2' }))).toEqual({ sub: 'staff-2' });
-    const retired = createCookieSession({ secret: 'retired-cookie-secret-0123456789-abcdef', cookieName: 'staff.session', clock, maxAge: HOUR });
+    const retired = createCookieSession({
+      secret: 'retired-cookie-secret-0123456789-abcdef',
+      cookieName: 'staff.session',
+      clock,
+      maxAge: HOUR,
+    });
     expect(await seenWith(await sealed(retired, { sub: 'staff-3' }))).toBeNull();
   });
 
@@ -91,6 +107,6 @@ describe('the sealed-cookie session', () => {
       expect(await seenWith(changed.join('.'))).toBeNull();
     }
     expect(await seenWith(parts.slice(0, 4).join('.'))).toBeNull();
-    expect(await seenWith(`${value}${"A".repeat(4000)}`)).toBeNull();
+    expect(await seenWith(`${value}${'A'.repeat(4000)}`)).toBeNull();
   });
 });

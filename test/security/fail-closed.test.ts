@@ -18,7 +18,10 @@ const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toStr
 /** A compact JWS signed by hand (jose refuses to sign an unknown crit), RSA PKCS#1 v1.5 or ECDSA P-256 over SHA-256. */
 function signByHand(header: Record<string, unknown>, claims: Record<string, unknown>, key: NodeKey): string {
   const input = `${b64(header)}.${b64(claims)}`;
-  const signature = key.asymmetricKeyType === 'ec' ? sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' }) : sign('sha256', Buffer.from(input), key);
+  const signature =
+    key.asymmetricKeyType === 'ec'
+      ? sign('sha256', Buffer.from(input), { key, dsaEncoding: 'ieee-p1363' })
+      : sign('sha256', Buffer.from(input), key);
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -40,7 +43,9 @@ describe('at_hash under an algorithm with no known hash', () => {
     expect(accessTokenHash('RS256', 'token')).toHaveLength(22);
     expect(accessTokenHash('ES512', 'token')).toHaveLength(43);
     for (const alg of ['RS257', 'none', 'HS256', 'Ed448', '', undefined, 256, 'toString', '__proto__']) {
-      expect(() => atHashAlgorithm(alg), String(alg)).toThrow(expect.objectContaining({ code: 'id_token_alg_not_allowed' }));
+      expect(() => atHashAlgorithm(alg), String(alg)).toThrow(
+        expect.objectContaining({ code: 'id_token_alg_not_allowed' }),
+      );
     }
   });
 });
@@ -63,9 +68,12 @@ describe('the ID token (client, over HTTP)', () => {
     return code;
   }
 
-  it.each(['RS257', 'none', 'HS256', 'RSA-OAEP-256', 'rs256'])('refuses alg %s in a header without crit (id_token_alg_not_allowed)', async (alg) => {
-    expect(await refusedWith({ alg })).toBe('id_token_alg_not_allowed');
-  });
+  it.each(['RS257', 'none', 'HS256', 'RSA-OAEP-256', 'rs256'])(
+    'refuses alg %s in a header without crit (id_token_alg_not_allowed)',
+    async (alg) => {
+      expect(await refusedWith({ alg })).toBe('id_token_alg_not_allowed');
+    },
+  );
 
   it.each([
     ['an unknown extension', { crit: ['urn:x'], 'urn:x': 1 }],
@@ -98,7 +106,14 @@ describe('the provider (over HTTP)', () => {
 
   function assertionClaims(): Record<string, unknown> {
     const now = Math.floor(fapi.provider.clock() / 1000);
-    return { iss: fapi.client.clientId, sub: fapi.client.clientId, aud: fapi.provider.issuer, jti: randomUUID(), iat: now, exp: now + 60 };
+    return {
+      iss: fapi.client.clientId,
+      sub: fapi.client.clientId,
+      aud: fapi.provider.issuer,
+      jti: randomUUID(),
+      iat: now,
+      exp: now + 60,
+    };
   }
 
   it('refuses a client assertion whose header names crit (invalid_client), before fetching the client’s keys', async () => {
@@ -132,7 +147,12 @@ describe('the provider (over HTTP)', () => {
     const dpop = await DpopKey.make();
     const key = KeyObject.from(dpop.privateKey as Parameters<typeof KeyObject.from>[0]);
     const htu = `${fapi.baseUrl}/v2/oauth/par`;
-    const claims = (): Record<string, unknown> => ({ htm: 'POST', htu, iat: Math.floor(fapi.provider.clock() / 1000), jti: randomUUID() });
+    const claims = (): Record<string, unknown> => ({
+      htm: 'POST',
+      htu,
+      iat: Math.floor(fapi.provider.clock() / 1000),
+      jti: randomUUID(),
+    });
     const headers: Array<[Record<string, unknown>, RegExp]> = [
       [{ crit: ['urn:x'], 'urn:x': 1 }, /crit/],
       [{ crit: ['exp'], exp: 1 }, /crit/],

@@ -19,7 +19,11 @@ const FLOOD = 3 * MAX_KEYS;
 describe.each(ADAPTERS)('%s: flooding the maps request traffic can grow', (adapter) => {
   let rp: AppWithProvider;
   let consumed = 0;
-  const app = { get baseUrl(): string { return rp.app.baseUrl; } };
+  const app = {
+    get baseUrl(): string {
+      return rp.app.baseUrl;
+    },
+  };
 
   beforeAll(async () => {
     const store = createMemoryReplayStore({ maxKeys: MAX_KEYS });
@@ -42,7 +46,9 @@ describe.each(ADAPTERS)('%s: flooding the maps request traffic can grow', (adapt
       const authorize = await startLogin(browser, '/auth/login');
       const state = authorize.searchParams.get('state') ?? '';
       const iss = encodeURIComponent(`${authorize.origin}/v2`);
-      expect((await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`)).text).toMatch(/cancelled or refused/);
+      expect((await browser.get(`/auth/callback?error=access_denied&state=${state}&iss=${iss}`)).text).toMatch(
+        /cancelled or refused/,
+      );
     }
     expect(consumed - before).toBe(0);
     await signIn(new Browser(app.baseUrl));

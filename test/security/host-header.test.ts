@@ -33,7 +33,14 @@ function get(baseUrl: string, path: string, host?: string): Promise<Answer> {
   const url = new URL(path, baseUrl);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'GET', headers: host === undefined ? {} : { host }, timeout: CLIENT_TIMEOUT_MS },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: 'GET',
+        headers: host === undefined ? {} : { host },
+        timeout: CLIENT_TIMEOUT_MS,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -72,7 +79,9 @@ afterAll(() => {
 });
 
 describe.each(ADAPTERS)('%s: a callback with a crafted Host header', (adapter) => {
-  it.each(CRAFTED_HOSTS.map((host) => [host.length > 60 ? `${host.slice(0, 20)}… (${host.length} chars)` : host, host]))(
+  it.each(
+    CRAFTED_HOSTS.map((host) => [host.length > 60 ? `${host.slice(0, 20)}… (${host.length} chars)` : host, host]),
+  )(
     'answers the state_mismatch page promptly for Host %s',
     async (_name, host) => {
       const baseUrl = urls[adapter] as string;

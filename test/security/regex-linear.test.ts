@@ -36,15 +36,24 @@ function regexesIn(file: string, unresolved: string[]): FoundRegex[] {
   const text = readFileSync(file, 'utf8');
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: FoundRegex[] = [];
-  const where = (node: ts.Node): string => `${relative(root, file)}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}`;
+  const where = (node: ts.Node): string =>
+    `${relative(root, file)}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}`;
   const visit = (node: ts.Node): void => {
     if (node.kind === ts.SyntaxKind.RegularExpressionLiteral) {
       const literal = (node as ts.RegularExpressionLiteral).text;
       const slash = literal.lastIndexOf('/');
       found.push({ where: where(node), source: literal.slice(1, slash), flags: literal.slice(slash + 1) });
-    } else if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && ts.isIdentifier(node.expression) && node.expression.text === 'RegExp') {
+    } else if (
+      (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'RegExp'
+    ) {
       const [pattern, flags] = node.arguments ?? [];
-      if (pattern !== undefined && ts.isStringLiteralLike(pattern) && (flags === undefined || ts.isStringLiteralLike(flags))) {
+      if (
+        pattern !== undefined &&
+        ts.isStringLiteralLike(pattern) &&
+        (flags === undefined || ts.isStringLiteralLike(flags))
+      ) {
         found.push({ where: where(node), source: pattern.text, flags: flags?.text ?? '' });
       } else {
         unresolved.push(where(node));
@@ -85,7 +94,10 @@ parentPort.postMessage(runs);
 
 function runUnderLimit(regex: FoundRegex): Promise<'linear' | 'too slow'> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER, { eval: true, workerData: { source: regex.source, flags: regex.flags, length: LENGTH } });
+    const worker = new Worker(WORKER, {
+      eval: true,
+      workerData: { source: regex.source, flags: regex.flags, length: LENGTH },
+    });
     const timer = setTimeout(() => {
       void worker.terminate();
       resolve('too slow');

@@ -8,7 +8,11 @@ import { Browser, me } from '../helpers/harness.js';
 import { ADAPTERS } from '../helpers/rp-apps.js';
 import { signIn, startAppWithProvider, type AppWithProvider } from './support.js';
 
-function send(browser: Browser, method: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+function send(
+  browser: Browser,
+  method: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
   return browser.send(method, '/auth/logout', headers);
 }
 

@@ -5,7 +5,15 @@
 import { expect } from 'vitest';
 import type { StartedProvider } from '../../src/provider/index.js';
 import type { ReplayStore } from '../../src/flow/replay-store.js';
-import { approve, Browser, CLIENT_ID, CLIENT_SECRET, me, startIntegrationProvider, startLogin } from '../helpers/harness.js';
+import {
+  approve,
+  Browser,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  me,
+  startIntegrationProvider,
+  startLogin,
+} from '../helpers/harness.js';
 import { startRpApp, type AdapterName, type RpApp } from '../helpers/rp-apps.js';
 
 /** An app and its provider. */

@@ -26,8 +26,14 @@ describe('requireSignIn (Express)', () => {
     const byAccept = await browser.request('/account', { headers: { accept: 'application/json' } });
     expect(byAccept.status).toBe(401);
     expect(byAccept.headers.get('location')).toBeNull();
-    expect(byAccept.headers.get('www-authenticate')).toBe('Cookie realm="nd-id", form-action="/auth/login", error="sign_in_required"');
-    expect(await byAccept.json()).toEqual({ error: 'sign_in_required', message: 'Sign in to continue.', login: '/auth/login?returnTo=%2Faccount' });
+    expect(byAccept.headers.get('www-authenticate')).toBe(
+      'Cookie realm="nd-id", form-action="/auth/login", error="sign_in_required"',
+    );
+    expect(await byAccept.json()).toEqual({
+      error: 'sign_in_required',
+      message: 'Sign in to continue.',
+      login: '/auth/login?returnTo=%2Faccount',
+    });
     const byOption = await browser.request('/api/me', { headers: { accept: 'text/html' } });
     expect(byOption.status).toBe(401);
   });

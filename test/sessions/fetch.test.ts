@@ -20,7 +20,9 @@ describe('requireSignIn (fetch)', () => {
     const api = await browser.request('/account', { headers: { accept: 'application/json' } });
     expect(api.status).toBe(401);
     expect(api.headers.get('location')).toBeNull();
-    expect(api.headers.get('www-authenticate')).toBe('Cookie realm="nd-id", form-action="/auth/login", error="sign_in_required"');
+    expect(api.headers.get('www-authenticate')).toBe(
+      'Cookie realm="nd-id", form-action="/auth/login", error="sign_in_required"',
+    );
     expect(((await api.json()) as { login: string }).login).toBe('/auth/login?returnTo=%2Faccount');
     expect((await browser.request('/api/me')).status).toBe(401);
   });
@@ -129,7 +131,10 @@ describe('sign-out (fetch)', () => {
   it('clears the session cookie and redirects to the page given; a cross-site sign-out is refused', async () => {
     const { logger, events } = recordingLogger();
     const { browser } = await signedIn({ policy: { logger } });
-    const cross = await browser.request('/auth/logout', { method: 'POST', headers: { 'sec-fetch-site': 'cross-site' } });
+    const cross = await browser.request('/auth/logout', {
+      method: 'POST',
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
     expect(cross.status).toBe(403);
     expect((await browser.request('/account')).status).toBe(200);
     const res = await browser.request('/auth/logout', { method: 'POST', headers: { 'sec-fetch-site': 'same-origin' } });
@@ -189,7 +194,10 @@ describe('auth.user (fetch) reads the person as the guards do', () => {
   });
 
   it('rejects with session_store_unavailable, never the person, when the sign-out store cannot be read', async () => {
-    const failing: SignOutStore = { signOutBefore: () => Promise.resolve(), signedOutBefore: () => Promise.reject(new Error('store down')) };
+    const failing: SignOutStore = {
+      signOutBefore: () => Promise.resolve(),
+      signedOutBefore: () => Promise.reject(new Error('store down')),
+    };
     const { app, browser } = await signedIn({ policy: { signOutStore: failing } });
     const request = new Request(`${app.baseUrl}/me`, { headers: { cookie: browser.cookieHeader() } });
     await expect(app.auth.user(request)).rejects.toMatchObject({ code: 'session_store_unavailable' });

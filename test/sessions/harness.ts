@@ -58,7 +58,9 @@ export interface TestApp {
 }
 
 function listen(server: Server, port = 0): Promise<string> {
-  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 async function closeServer(server: Server): Promise<void> {
@@ -86,7 +88,14 @@ export interface TestAppOptions {
 /** Starts a provider (autoApprove) whose client's callback is `callback`. */
 export async function startTestProvider(callbacks: string[]): Promise<StartedProvider> {
   return startProvider({
-    clients: [{ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris: callbacks, publicKey: testKeyPair('sessions').publicKeyPem }],
+    clients: [
+      {
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        redirectUris: callbacks,
+        publicKey: testKeyPair('sessions').publicKeyPem,
+      },
+    ],
     autoApprove: true,
   });
 }
@@ -124,13 +133,18 @@ export async function startExpressApp(options: TestAppOptions = {}): Promise<Tes
     app.get('/auth/login', (req, res, next) => {
       const returnTo = safeReturnTo(req.query.returnTo);
       const maxAge = stepUpMaxAge(req.query.maxAge);
-      const options: NdIdAuthenticateOptions = { ...(returnTo === undefined ? {} : { returnTo }), ...(maxAge === undefined ? {} : { maxAge }) };
+      const options: NdIdAuthenticateOptions = {
+        ...(returnTo === undefined ? {} : { returnTo }),
+        ...(maxAge === undefined ? {} : { maxAge }),
+      };
       authenticator.authenticate('nd-id', options)(req, res, next);
     });
     app.get('/auth/callback', authenticator.authenticate('nd-id'), (req, res) => {
       res.redirect((req.authInfo as { returnTo?: string } | undefined)?.returnTo ?? '/');
     });
-    app.post('/auth/logout', (req, res, next) => req.logout((err) => (err ? next(err) : res.redirect(303, '/signed-out'))));
+    app.post('/auth/logout', (req, res, next) =>
+      req.logout((err) => (err ? next(err) : res.redirect(303, '/signed-out'))),
+    );
     app.get('/whoami', (req, res) => {
       res.json({ user: req.user ?? null, authenticated: req.isAuthenticated() });
     });
@@ -164,15 +178,22 @@ export async function startExpressApp(options: TestAppOptions = {}): Promise<Tes
 }
 
 /** Adapts a fetch handler to node:http. */
-function serveFetch(handler: (request: Request) => Promise<Response>): (req: IncomingMessage, res: ServerResponse) => void {
+function serveFetch(
+  handler: (request: Request) => Promise<Response>,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-      const body = chunks.length === 0 || req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks);
-      const request = new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, ...(body === undefined ? {} : { body }) });
+      const body =
+        chunks.length === 0 || req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks);
+      const request = new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+      });
       void handler(request).then(async (response) => {
         res.statusCode = response.status;
         for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
@@ -214,8 +235,10 @@ export async function startFetchApp(options: TestAppOptions = {}): Promise<TestA
     if (pathname === '/auth/login') return auth.login(request);
     if (pathname === '/auth/callback') return auth.callback(request);
     if (pathname === '/auth/logout' && request.method === 'POST') return auth.logout(request, '/signed-out');
-    if (pathname === '/account') return auth.requireSignIn(request, ({ user, signIn }) => Response.json({ user, signIn }));
-    if (pathname === '/api/me') return auth.requireSignIn(request, ({ user }) => Response.json({ user }), { api: true });
+    if (pathname === '/account')
+      return auth.requireSignIn(request, ({ user, signIn }) => Response.json({ user, signIn }));
+    if (pathname === '/api/me')
+      return auth.requireSignIn(request, ({ user }) => Response.json({ user }), { api: true });
     if (pathname === '/transfer') return auth.requireRecentSignIn(request, 300, () => new Response('transfer form'));
     // Unguarded, as the Hono and Next.js recipes read the person.
     if (pathname === '/me') return Response.json({ user: (await auth.user(request)) ?? null });

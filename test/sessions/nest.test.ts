@@ -89,7 +89,16 @@ async function startNest(policy: Omit<SessionPolicyOptions, 'clock'> = {}): Prom
   decorateMethod(proto, 'api', [Get('api/me'), UseGuards(ndIdSignInGuard({ sessions, api: true }))]);
   Reflect.decorate([Controller()], AccountController);
   class AppModule {}
-  Reflect.decorate([Module({ imports: [PassportModule], controllers: [AccountController], providers: [{ provide: NdIdAuthStrategy, useValue: strategy }] })], AppModule);
+  Reflect.decorate(
+    [
+      Module({
+        imports: [PassportModule],
+        controllers: [AccountController],
+        providers: [{ provide: NdIdAuthStrategy, useValue: strategy }],
+      }),
+    ],
+    AppModule,
+  );
   const app = await startNestApp(AppModule, expressApp, 'nest-sessions-secret-0123456789');
   current = {
     baseUrl,

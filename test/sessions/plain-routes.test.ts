@@ -19,7 +19,10 @@ describe('plain passport.authenticate routes', () => {
     const { browser } = await signedIn();
     const res = await browser.request('/account');
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { user: { sub: string; signedInAt: number }; signIn: { sub: string; signedInAt: number } };
+    const body = (await res.json()) as {
+      user: { sub: string; signedInAt: number };
+      signIn: { sub: string; signedInAt: number };
+    };
     expect(body.signIn).toMatchObject({ sub: body.user.sub, signedInAt: body.user.signedInAt });
   });
 

@@ -11,9 +11,15 @@ describe('the sealed session cookie (fetch handlers)', () => {
   it('is read with or without double quotes around its value', async () => {
     const { app, browser } = await signedIn();
     const [name, value] = [...browser.cookies][0]!;
-    const plain = await fetch(`${app.baseUrl}/account`, { headers: { cookie: `${name}=${value}` }, redirect: 'manual' });
+    const plain = await fetch(`${app.baseUrl}/account`, {
+      headers: { cookie: `${name}=${value}` },
+      redirect: 'manual',
+    });
     expect(plain.status).toBe(200);
-    const quoted = await fetch(`${app.baseUrl}/account`, { headers: { cookie: `other=1; ${name}="${value}"` }, redirect: 'manual' });
+    const quoted = await fetch(`${app.baseUrl}/account`, {
+      headers: { cookie: `other=1; ${name}="${value}"` },
+      redirect: 'manual',
+    });
     expect(quoted.status).toBe(200);
   });
 });

@@ -45,7 +45,7 @@ afterAll(async () => {
 });
 
 describe('signOutEverywhere with Redis', () => {
-  it('ends the sessions of one person on every instance at their next request, and no one else\'s', async () => {
+  it("ends the sessions of one person on every instance at their next request, and no one else's", async () => {
     const policy = { signOutStore: createRedisSignOutStore(counting) };
     const a = await startExpressApp({ provider, port: ports[0]!, policy });
     const b = await startExpressApp({ provider, port: ports[1]!, policy });
@@ -91,13 +91,19 @@ describe('signOutEverywhere with Redis', () => {
     const sub = ((await (await browser.request('/account')).json()) as { user: { sub: string } }).user.sub;
     provider.provider.advanceClock(1000);
     await app.sessions.signOutEverywhere(sub);
-    const replay = (): Promise<Response> => fetch(`${app.baseUrl}/account`, { headers: { cookie: copy }, redirect: 'manual' });
+    const replay = (): Promise<Response> =>
+      fetch(`${app.baseUrl}/account`, { headers: { cookie: copy }, redirect: 'manual' });
     expect((await replay()).status).toBe(303);
     // Another instance, its clock an hour behind, signs the same person out everywhere.
-    const behind = createSessionPolicy({ signOutStore: store, clock: () => provider.provider.clock() - 60 * 60 * 1000 });
+    const behind = createSessionPolicy({
+      signOutStore: store,
+      clock: () => provider.provider.clock() - 60 * 60 * 1000,
+    });
     await behind.signOutEverywhere(sub);
     expect((await replay()).status).toBe(303);
-    expect((await fetch(`${app.baseUrl}/me`, { headers: { cookie: copy } }).then((r) => r.json())) as { user: unknown }).toEqual({ user: null });
+    expect(
+      (await fetch(`${app.baseUrl}/me`, { headers: { cookie: copy } }).then((r) => r.json())) as { user: unknown },
+    ).toEqual({ user: null });
   });
 
   it('stores the later of two times, whichever comes second, and only ever lengthens its lifetime', async () => {
@@ -113,7 +119,11 @@ describe('signOutEverywhere with Redis', () => {
 
   it('refuses the request (503) rather than letting it through when Redis cannot be read', async () => {
     const failing: RedisCommandClient = { sendCommand: () => Promise.reject(new Error('connection refused')) };
-    const app = await startFetchApp({ provider, port: ports[3]!, policy: { signOutStore: createRedisSignOutStore(failing) } });
+    const app = await startFetchApp({
+      provider,
+      port: ports[3]!,
+      policy: { signOutStore: createRedisSignOutStore(failing) },
+    });
     apps.push(app);
     const browser = new Browser(app.baseUrl);
     expect((await browser.signIn()).status).toBe(302);

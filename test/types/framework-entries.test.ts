@@ -88,14 +88,25 @@ const HONO_ON_ROOT = HONO_APP.replace("from 'passport-nd-id/fetch'", "from 'pass
 
 function tsconfig(files: string[]): string {
   return JSON.stringify({
-    compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', skipLibCheck: false, noEmit: true, types: ['node'] },
+    compilerOptions: {
+      strict: true,
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      target: 'ES2022',
+      skipLibCheck: false,
+      noEmit: true,
+      types: ['node'],
+    },
     files,
   });
 }
 
 /** tsc's output for `project` in the scratch folder ('' when it compiles). */
 async function tsc(project: string): Promise<string> {
-  return run(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { cwd: dir, timeout: 180_000 }).then(
+  return run(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], {
+    cwd: dir,
+    timeout: 180_000,
+  }).then(
     ({ stdout }) => stdout,
     (err: { stdout?: string }) => err.stdout ?? String(err),
   );
@@ -109,7 +120,20 @@ beforeAll(async () => {
   await run('npm', ['init', '-y'], { cwd: dir });
   await run(
     'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball, 'hono@4', 'fastify@5', '@fastify/session@11', '@fastify/cookie@11', 'typescript@5', '@types/node'],
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--loglevel=error',
+      tarball,
+      'hono@4',
+      'fastify@5',
+      '@fastify/session@11',
+      '@fastify/cookie@11',
+      'typescript@5',
+      '@types/node',
+    ],
     { cwd: dir, timeout: 300_000 },
   );
   writeFileSync(join(dir, 'hono.mts'), HONO_APP);
@@ -125,7 +149,8 @@ afterAll(() => {
 
 describe('entry points by framework, in apps without Express or Passport types', () => {
   it('has neither @types/express nor @types/passport (nor express or passport) installed', () => {
-    for (const name of ['@types/express', '@types/passport', 'express', 'passport']) expect(existsSync(join(dir, 'node_modules', name)), name).toBe(false);
+    for (const name of ['@types/express', '@types/passport', 'express', 'passport'])
+      expect(existsSync(join(dir, 'node_modules', name)), name).toBe(false);
   });
 
   it('compiles a Hono app on passport-nd-id/fetch and a Fastify app on passport-nd-id/client: strict, NodeNext, no skipLibCheck, 0 errors', async () => {

@@ -26,7 +26,14 @@ new NdIdStrategy({ client }, async (user) => ({ sub: user.sub, name: user.data['
 new NdIdStrategy({ client }, (user: NdIdUser, done) => done(null, user));
 new NdIdStrategy({ client, passReqToCallback: true }, (req, user, done) => done(null, { sub: user.sub, ip: req.ip }));
 // @ts-expect-error the request comes first only with passReqToCallback: true
-new NdIdStrategy({ client }, (_req: { ip: string }, user: NdIdUser, done: (err: unknown, user?: unknown) => void) => done(null, user));
+new NdIdStrategy({ client }, (_req: { ip: string }, user: NdIdUser, done: (err: unknown, user?: unknown) => void) =>
+  done(null, user),
+);
 
 // IdClient needs the service's origin (hostname) or another provider's issuer (checked at construction).
-new IdClient({ clientId: 'my-app', clientSecret: 'secret', issuer: 'https://login.example/oidc', idTokenSigningAlgorithms: ['RS256'] });
+new IdClient({
+  clientId: 'my-app',
+  clientSecret: 'secret',
+  issuer: 'https://login.example/oidc',
+  idTokenSigningAlgorithms: ['RS256'],
+});

@@ -17,13 +17,18 @@ function tsdocExamples(file: string): string[] {
   const source = readFileSync(join(root, file), 'utf8');
   const examples: string[] = [];
   for (const comment of source.matchAll(/\/\*\*([\s\S]*?)\*\//g)) {
-    const text = comment[1]!.split('\n').map((line) => line.replace(/^\s*\* ?/, '')).join('\n');
+    const text = comment[1]!
+      .split('\n')
+      .map((line) => line.replace(/^\s*\* ?/, ''))
+      .join('\n');
     for (const block of text.matchAll(/```ts\n([\s\S]*?)```/g)) examples.push(block[1]!);
   }
   return examples;
 }
 
-const EXAMPLES = ['src/passport/strategy.ts'].flatMap((file) => tsdocExamples(file).map((code, i) => ({ file, code, name: `${file.replace(/\W+/g, '-')}-${i}.mts` })));
+const EXAMPLES = ['src/passport/strategy.ts'].flatMap((file) =>
+  tsdocExamples(file).map((code, i) => ({ file, code, name: `${file.replace(/\W+/g, '-')}-${i}.mts` })),
+);
 
 beforeAll(() => {
   const problem = inject('buildProblem');
@@ -34,7 +39,17 @@ beforeAll(() => {
   writeFileSync(
     join(workDir, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: { target: 'ES2022', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, esModuleInterop: true, skipLibCheck: true, types: ['node'], noEmit: true },
+      compilerOptions: {
+        target: 'ES2022',
+        lib: ['ES2023'],
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        esModuleInterop: true,
+        skipLibCheck: true,
+        types: ['node'],
+        noEmit: true,
+      },
       include: ['*.mts'],
     }),
   );

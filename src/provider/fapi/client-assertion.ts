@@ -57,14 +57,21 @@ export function fapiClientNamed(ctx: ProviderContext, fields: AssertionFields): 
 export function unnamedClientRefusal(fields: AssertionFields): OAuthRefusal {
   if (fields.client_id === undefined && fields.client_assertion !== undefined) {
     try {
-      if (!withinCompactLimits(fields.client_assertion, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) throw new Error('not a compact JWS of a bounded size');
+      if (!withinCompactLimits(fields.client_assertion, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH))
+        throw new Error('not a compact JWS of a bounded size');
       decodeJwt(fields.client_assertion);
     } catch {
-      return invalidClient("The client_assertion is not a JWT (three base64url parts, a JSON payload): sign one with the client's key, iss and sub the client_id (private_key_jwt).");
+      return invalidClient(
+        "The client_assertion is not a JWT (three base64url parts, a JSON payload): sign one with the client's key, iss and sub the client_id (private_key_jwt).",
+      );
     }
-    return invalidClient('The client assertion iss names no client registered with profile "fapi2": make iss and sub the client_id, and send client_id beside it.');
+    return invalidClient(
+      'The client assertion iss names no client registered with profile "fapi2": make iss and sub the client_id, and send client_id beside it.',
+    );
   }
-  return invalidClient('The client is not registered, or not named: send client_id and a client_assertion whose iss is the client_id.');
+  return invalidClient(
+    'The client is not registered, or not named: send client_id and a client_assertion whose iss is the client_id.',
+  );
 }
 
 /** One local key set per key list (inline, or one fetch): jose then imports each key once. */
@@ -79,7 +86,12 @@ function keySetOf(keys: readonly PublicJwk[]): ReturnType<typeof createLocalJWKS
   return set;
 }
 
-async function verifyWithKeys(ctx: ProviderContext, jwks: ClientJwks, client: ResolvedClient, assertion: string): Promise<JWTPayload> {
+async function verifyWithKeys(
+  ctx: ProviderContext,
+  jwks: ClientJwks,
+  client: ResolvedClient,
+  assertion: string,
+): Promise<JWTPayload> {
   const options = {
     issuer: client.clientId,
     subject: client.clientId,
@@ -104,15 +116,19 @@ function describe(err: unknown): string {
   if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) {
     return 'No registered signing key of the client matches the assertion: name its kid in the header, and register the public key (jwks or jwksUri).';
   }
-  if (err instanceof errors.JWSSignatureVerificationFailed) return 'The client assertion signature does not verify with the registered key.';
-  if (err instanceof errors.JWTExpired) return 'The client assertion has expired: make a fresh one for each request, with exp a minute ahead.';
+  if (err instanceof errors.JWSSignatureVerificationFailed)
+    return 'The client assertion signature does not verify with the registered key.';
+  if (err instanceof errors.JWTExpired)
+    return 'The client assertion has expired: make a fresh one for each request, with exp a minute ahead.';
   if (err instanceof errors.JWTClaimValidationFailed) {
-    if (err.claim === 'iss' || err.claim === 'sub') return 'The client assertion iss and sub must both be the client_id.';
+    if (err.claim === 'iss' || err.claim === 'sub')
+      return 'The client assertion iss and sub must both be the client_id.';
     if (err.claim === 'nbf') return 'The client assertion nbf is in the future: check the clock.';
     if (err.claim === 'exp' || err.claim === 'jti') return `The client assertion has no ${err.claim}: it is required.`;
     return `The client assertion claim ${err.claim} is invalid: ${err.reason}.`;
   }
-  if (err instanceof errors.JOSEAlgNotAllowed) return `The client assertion alg is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')}.`;
+  if (err instanceof errors.JOSEAlgNotAllowed)
+    return `The client assertion alg is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')}.`;
   if (err instanceof ClientKeysUnavailable) return `The client's public keys could not be had: ${err.message}.`;
   return 'The client assertion is not a valid signed JWT.';
 }
@@ -122,21 +138,33 @@ function describe(err: unknown): string {
  * or a long-lived assertion.
  * @throws OAuthRefusal with `invalid_client` (401) on any failure.
  */
-export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJwks, client: ResolvedClient, fields: AssertionFields): Promise<void> {
+export async function authenticateAssertion(
+  ctx: ProviderContext,
+  jwks: ClientJwks,
+  client: ResolvedClient,
+  fields: AssertionFields,
+): Promise<void> {
   if (fields.client_secret !== undefined) {
     ctx.audit.flag(client.clientId, 'fapi_client_secret_sent');
-    throw invalidClient('This client is registered for FAPI 2.0: it authenticates with private_key_jwt (client_assertion), never client_secret.');
+    throw invalidClient(
+      'This client is registered for FAPI 2.0: it authenticates with private_key_jwt (client_assertion), never client_secret.',
+    );
   }
   if (fields.client_assertion === undefined || fields.client_assertion_type === undefined) {
-    throw invalidClient(`Send client_assertion_type=${JWT_BEARER} and a client_assertion signed with the client's key (private_key_jwt).`);
+    throw invalidClient(
+      `Send client_assertion_type=${JWT_BEARER} and a client_assertion signed with the client's key (private_key_jwt).`,
+    );
   }
-  if (fields.client_assertion_type !== JWT_BEARER) throw invalidClient(`The client_assertion_type must be ${JWT_BEARER}.`);
+  if (fields.client_assertion_type !== JWT_BEARER)
+    throw invalidClient(`The client_assertion_type must be ${JWT_BEARER}.`);
   if (fields.client_id !== undefined && fields.client_id !== client.clientId) {
     throw invalidClient('The client_id differs from the client assertion iss.');
   }
   // Size and shape first: nothing is decoded, and the client's jwksUri not fetched, for an oversized assertion.
   if (!withinCompactLimits(fields.client_assertion, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) {
-    throw invalidClient(`The client_assertion is not a compact JWS of three parts and at most ${MAX_PROVIDER_JWT_LENGTH} characters.`);
+    throw invalidClient(
+      `The client_assertion is not a compact JWS of three parts and at most ${MAX_PROVIDER_JWT_LENGTH} characters.`,
+    );
   }
   let alg: unknown;
   let crit: unknown;
@@ -146,9 +174,14 @@ export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJw
     throw invalidClient('The client_assertion is not a compact JWS.');
   }
   // No JWS extension is understood: a crit header fails closed, before the client's keys are fetched.
-  if (crit !== undefined) throw invalidClient('The client assertion header names critical extensions (crit); none is understood: sign without crit.');
+  if (crit !== undefined)
+    throw invalidClient(
+      'The client assertion header names critical extensions (crit); none is understood: sign without crit.',
+    );
   if (!FAPI_SIGNING_ALGS.includes(alg as (typeof FAPI_SIGNING_ALGS)[number])) {
-    throw invalidClient(`The client assertion alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')} (ES256 recommended); never none or an HMAC.`);
+    throw invalidClient(
+      `The client assertion alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')} (ES256 recommended); never none or an HMAC.`,
+    );
   }
   let payload: JWTPayload;
   try {
@@ -169,17 +202,22 @@ export async function authenticateAssertion(ctx: ProviderContext, jwks: ClientJw
   const exp = payload.exp as number;
   if (exp - now > MAX_ASSERTION_LIFETIME_S) {
     ctx.audit.flag(client.clientId, 'client_assertion_long_lived');
-    throw invalidClient(`The client assertion exp is ${exp - now} s ahead; make it expire within ${MAX_ASSERTION_LIFETIME_S} s (a fresh assertion per request).`);
+    throw invalidClient(
+      `The client assertion exp is ${exp - now} s ahead; make it expire within ${MAX_ASSERTION_LIFETIME_S} s (a fresh assertion per request).`,
+    );
   }
   if (typeof payload.iat === 'number' && payload.iat > now + CLOCK_SKEW_S) {
     throw invalidClient('The client assertion iat is in the future: check the clock.');
   }
   const jti = payload.jti;
-  if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw invalidClient('The client assertion jti must be a string of 1 to 256 characters, new for each assertion.');
+  if (typeof jti !== 'string' || jti === '' || jti.length > 256)
+    throw invalidClient('The client assertion jti must be a string of 1 to 256 characters, new for each assertion.');
   const key = `assertion\u0000${client.clientId}\u0000${jti}`;
   if (ctx.stores.usedJtis.has(key)) {
     ctx.audit.flag(client.clientId, 'client_assertion_jti_reused');
-    throw invalidClient('The client assertion jti was already used: make a fresh assertion, with a new jti, for each request.');
+    throw invalidClient(
+      'The client assertion jti was already used: make a fresh assertion, with a new jti, for each request.',
+    );
   }
   rememberJti(ctx, client.clientId, key, (exp + CLOCK_SKEW_S) * 1000);
 }

@@ -90,7 +90,11 @@ export class ClientJwks {
     let text: string;
     try {
       // 'manual': a redirect is answered as itself (never followed), and named as such.
-      const res = await fetch(uri, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+      const res = await fetch(uri, {
+        redirect: 'manual',
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+        headers: { accept: 'application/json' },
+      });
       if (res.status !== 200) {
         await res.body?.cancel();
         throw new ClientKeysUnavailable(
@@ -103,7 +107,12 @@ export class ClientJwks {
     } catch (err) {
       if (err instanceof ClientKeysUnavailable) throw this.#failed(clientId, err);
       const timedOut = err instanceof Error && err.name === 'TimeoutError';
-      throw this.#failed(clientId, new ClientKeysUnavailable(timedOut ? `the jwksUri did not answer within ${FETCH_TIMEOUT_MS} ms` : 'the jwksUri could not be reached'));
+      throw this.#failed(
+        clientId,
+        new ClientKeysUnavailable(
+          timedOut ? `the jwksUri did not answer within ${FETCH_TIMEOUT_MS} ms` : 'the jwksUri could not be reached',
+        ),
+      );
     }
     let parsed: unknown;
     try {
@@ -113,7 +122,8 @@ export class ClientJwks {
     }
     const mistakes: string[] = [];
     const keys = checkPublicJwks(parsed, 'the hosted JWKS', mistakes);
-    if (keys.length === 0) throw this.#failed(clientId, new ClientKeysUnavailable(mistakes[0] ?? 'the hosted JWKS holds no usable key'));
+    if (keys.length === 0)
+      throw this.#failed(clientId, new ClientKeysUnavailable(mistakes[0] ?? 'the hosted JWKS holds no usable key'));
     this.#fetched.set(clientId, { keys, at: this.clock() });
     return keys;
   }
@@ -124,7 +134,11 @@ export class ClientJwks {
    */
   #failed(clientId: string, failure: ClientKeysUnavailable): ClientKeysUnavailable {
     const before = this.#fetched.get(clientId);
-    this.#fetched.set(clientId, { keys: before?.keys ?? [], at: before?.at ?? 0, failure: { reason: failure.message, at: this.clock() } });
+    this.#fetched.set(clientId, {
+      keys: before?.keys ?? [],
+      at: before?.at ?? 0,
+      failure: { reason: failure.message, at: this.clock() },
+    });
     return failure;
   }
 }

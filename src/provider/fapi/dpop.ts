@@ -69,10 +69,13 @@ export async function verifyDpopProof(
   header: string | string[] | undefined,
   target: ProofTarget,
 ): Promise<string> {
-  if (header === undefined || header === '') throw refuse('A DPoP proof is required: send a DPoP header with a proof signed by the login\'s DPoP key.');
+  if (header === undefined || header === '')
+    throw refuse("A DPoP proof is required: send a DPoP header with a proof signed by the login's DPoP key.");
   if (Array.isArray(header) || header.includes(',')) throw refuse('Send exactly one DPoP header.');
   if (!withinCompactLimits(header, JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH)) {
-    throw refuse(`The DPoP proof is not a compact JWS of three parts and at most ${MAX_PROVIDER_JWT_LENGTH} characters.`);
+    throw refuse(
+      `The DPoP proof is not a compact JWS of three parts and at most ${MAX_PROVIDER_JWT_LENGTH} characters.`,
+    );
   }
   let protectedHeader: ReturnType<typeof decodeProtectedHeader>;
   try {
@@ -82,14 +85,19 @@ export async function verifyDpopProof(
   }
   if (protectedHeader.typ !== 'dpop+jwt') throw refuse('The DPoP proof header typ must be "dpop+jwt".');
   // No JWS extension is understood: a crit header fails closed, before its key is imported.
-  if (protectedHeader.crit !== undefined) throw refuse('The DPoP proof header names critical extensions (crit); none is understood: sign without crit.');
+  if (protectedHeader.crit !== undefined)
+    throw refuse('The DPoP proof header names critical extensions (crit); none is understood: sign without crit.');
   const alg = protectedHeader.alg;
   if (!FAPI_SIGNING_ALGS.includes(alg as (typeof FAPI_SIGNING_ALGS)[number])) {
-    throw refuse(`The DPoP proof alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')}; never none or an HMAC.`);
+    throw refuse(
+      `The DPoP proof alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')}; never none or an HMAC.`,
+    );
   }
   const jwk = protectedHeader.jwk as JWK | undefined;
-  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw refuse('The DPoP proof header must carry the public key as jwk.');
-  if (PRIVATE_MEMBERS.some((m) => m in jwk)) throw refuse('The DPoP proof jwk holds a private key member: put only the public key in the header.');
+  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk))
+    throw refuse('The DPoP proof header must carry the public key as jwk.');
+  if (PRIVATE_MEMBERS.some((m) => m in jwk))
+    throw refuse('The DPoP proof jwk holds a private key member: put only the public key in the header.');
   let publicKey: KeyObject;
   try {
     // A node KeyObject: jose verifies with it for less CPU than after importing a CryptoKey.
@@ -99,24 +107,42 @@ export async function verifyDpopProof(
   }
   let payload: JWTPayload;
   try {
-    payload = (await jwtVerify(header, publicKey, { typ: 'dpop+jwt', algorithms: [...FAPI_SIGNING_ALGS], currentDate: new Date(ctx.config.clock()) })).payload;
+    payload = (
+      await jwtVerify(header, publicKey, {
+        typ: 'dpop+jwt',
+        algorithms: [...FAPI_SIGNING_ALGS],
+        currentDate: new Date(ctx.config.clock()),
+      })
+    ).payload;
   } catch {
     throw refuse('The DPoP proof signature does not verify with the jwk of its header.');
   }
-  if (payload.htm !== target.method) throw refuse(`The DPoP proof htm must be "${target.method}", the method of this request.`);
+  if (payload.htm !== target.method)
+    throw refuse(`The DPoP proof htm must be "${target.method}", the method of this request.`);
   const htu = typeof payload.htu === 'string' ? withoutQuery(payload.htu) : undefined;
-  if (htu === undefined || htu !== withoutQuery(target.url)) throw refuse(`The DPoP proof htu must be "${target.url}", the URL of this request.`);
+  if (htu === undefined || htu !== withoutQuery(target.url))
+    throw refuse(`The DPoP proof htu must be "${target.url}", the URL of this request.`);
   const now = Math.floor(ctx.config.clock() / 1000);
   if (typeof payload.iat !== 'number' || Math.abs(payload.iat - now) > DPOP_IAT_WINDOW_S) {
-    throw refuse(`The DPoP proof iat must be now (within ${DPOP_IAT_WINDOW_S} s): make a fresh proof for each request, and check the clock.`);
+    throw refuse(
+      `The DPoP proof iat must be now (within ${DPOP_IAT_WINDOW_S} s): make a fresh proof for each request, and check the clock.`,
+    );
   }
-  if (typeof payload.jti !== 'string' || payload.jti === '' || payload.jti.length > 256) throw refuse('The DPoP proof needs a jti: 1 to 256 characters, new for each proof.');
+  if (typeof payload.jti !== 'string' || payload.jti === '' || payload.jti.length > 256)
+    throw refuse('The DPoP proof needs a jti: 1 to 256 characters, new for each proof.');
   if (target.accessToken !== undefined) {
     const ath = createHash('sha256').update(target.accessToken, 'ascii').digest('base64url');
-    if (payload.ath !== ath) throw refuse('The DPoP proof ath must be base64url(SHA-256(access token)) of the token in the Authorization header.');
+    if (payload.ath !== ath)
+      throw refuse(
+        'The DPoP proof ath must be base64url(SHA-256(access token)) of the token in the Authorization header.',
+      );
   }
   if (nonces !== undefined && !nonces.accepts(payload.nonce)) {
-    throw new DpopRefusal('use_dpop_nonce', 'Send the proof again with the nonce of the DPoP-Nonce header.', nonces.current());
+    throw new DpopRefusal(
+      'use_dpop_nonce',
+      'Send the proof again with the nonce of the DPoP-Nonce header.',
+      nonces.current(),
+    );
   }
   let jkt: string;
   try {

@@ -10,9 +10,22 @@ import { isLoopbackHost } from '../../loopback.js';
 import type { IdTokenSigningAlg } from '../crypto.js';
 
 /** The JWE key-management algorithms an ID token of a FAPI client can be encrypted with. */
-export const ID_TOKEN_ENCRYPTION_ALGS = ['ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A192KW', 'ECDH-ES+A256KW', 'RSA-OAEP-256'] as const;
+export const ID_TOKEN_ENCRYPTION_ALGS = [
+  'ECDH-ES',
+  'ECDH-ES+A128KW',
+  'ECDH-ES+A192KW',
+  'ECDH-ES+A256KW',
+  'RSA-OAEP-256',
+] as const;
 /** The JWE content encryptions of an ID token of a FAPI client. */
-export const ID_TOKEN_ENCRYPTION_ENCS = ['A128GCM', 'A192GCM', 'A256GCM', 'A128CBC-HS256', 'A192CBC-HS384', 'A256CBC-HS512'] as const;
+export const ID_TOKEN_ENCRYPTION_ENCS = [
+  'A128GCM',
+  'A192GCM',
+  'A256GCM',
+  'A128CBC-HS256',
+  'A192CBC-HS384',
+  'A256CBC-HS512',
+] as const;
 /** The JWE content encryption of a FAPI client's ID token when its registration names none. */
 export const DEFAULT_ID_TOKEN_ENCRYPTION_ENC = 'A256GCM';
 /** ID-token signature algorithms a FAPI client may register: FAPI 2.0 section 5.4.1's three, and the spec's RS256. */
@@ -48,7 +61,14 @@ export function idTokenAlgOf(client: { fapi?: FapiRegistration | undefined }): I
 }
 
 /** The registration keys of a FAPI client, beside the base ones. */
-export const FAPI_CLIENT_KEYS = ['profile', 'jwks', 'jwksUri', 'idTokenSignedResponseAlg', 'idTokenEncryptedResponseAlg', 'idTokenEncryptedResponseEnc'] as const;
+export const FAPI_CLIENT_KEYS = [
+  'profile',
+  'jwks',
+  'jwksUri',
+  'idTokenSignedResponseAlg',
+  'idTokenEncryptedResponseAlg',
+  'idTokenEncryptedResponseEnc',
+] as const;
 
 const SNAKE_CASE: Readonly<Record<string, string>> = {
   jwks_uri: 'jwksUri',
@@ -74,7 +94,10 @@ export function fitsEncryptionAlg(jwk: PublicJwk, alg: IdTokenEncryptionAlg): bo
   if (jwk.use !== undefined && jwk.use !== 'enc') return false;
   if (jwk.alg !== undefined && jwk.alg !== alg) return false;
   if (alg === 'RSA-OAEP-256') return jwk.kty === 'RSA';
-  return (jwk.kty === 'EC' && ['P-256', 'P-384', 'P-521'].includes(jwk.crv ?? '')) || (jwk.kty === 'OKP' && jwk.crv === 'X25519');
+  return (
+    (jwk.kty === 'EC' && ['P-256', 'P-384', 'P-521'].includes(jwk.crv ?? '')) ||
+    (jwk.kty === 'OKP' && jwk.crv === 'X25519')
+  );
 }
 
 /** The kind of key `alg` encrypts to, for a sentence that says what to publish. */
@@ -106,12 +129,16 @@ export function checkPublicJwks(value: unknown, where: string, mistakes: string[
     }
     const privateMember = PRIVATE_MEMBERS.find((m) => m in raw);
     if (privateMember !== undefined) {
-      mistakes.push(`${at} holds the private member "${privateMember}": register only the public key (remove d, p, q, dp, dq, qi, k)`);
+      mistakes.push(
+        `${at} holds the private member "${privateMember}": register only the public key (remove d, p, q, dp, dq, qi, k)`,
+      );
       return;
     }
     const kid = raw['kid'];
     if (typeof kid !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(kid)) {
-      mistakes.push(`${at}.kid is required: 1 to 128 visible ASCII characters (the kid your assertions and encryption name)`);
+      mistakes.push(
+        `${at}.kid is required: 1 to 128 visible ASCII characters (the kid your assertions and encryption name)`,
+      );
       return;
     }
     if (kids.has(kid)) {
@@ -162,33 +189,54 @@ function checkJwksUri(value: unknown, where: string, mistakes: string[]): string
  * The FAPI registration of one client (`raw`), or undefined for a base client. Adds one mistake
  * per problem, naming the field.
  */
-export function checkFapiRegistration(raw: Record<string, unknown>, where: string, mistakes: string[]): FapiRegistration | 'base' | undefined {
+export function checkFapiRegistration(
+  raw: Record<string, unknown>,
+  where: string,
+  mistakes: string[],
+): FapiRegistration | 'base' | undefined {
   const profile = raw['profile'];
   if (profile === undefined || profile === 'base') {
-    for (const key of ['jwks', 'jwksUri', 'idTokenSignedResponseAlg', 'idTokenEncryptedResponseAlg', 'idTokenEncryptedResponseEnc']) {
-      if (raw[key] !== undefined) mistakes.push(`${where}.${key} is for a FAPI 2.0 client: add "profile": "fapi2", or remove it`);
+    for (const key of [
+      'jwks',
+      'jwksUri',
+      'idTokenSignedResponseAlg',
+      'idTokenEncryptedResponseAlg',
+      'idTokenEncryptedResponseEnc',
+    ]) {
+      if (raw[key] !== undefined)
+        mistakes.push(`${where}.${key} is for a FAPI 2.0 client: add "profile": "fapi2", or remove it`);
     }
     return 'base';
   }
   if (profile !== 'fapi2') {
-    mistakes.push(`${where}.profile must be "fapi2" (FAPI 2.0 Security Profile) or left out (the service as the spec describes it)`);
+    mistakes.push(
+      `${where}.profile must be "fapi2" (FAPI 2.0 Security Profile) or left out (the service as the spec describes it)`,
+    );
     return undefined;
   }
   const before = mistakes.length;
   if (raw['clientSecret'] !== undefined) {
-    mistakes.push(`${where}.clientSecret must be left out: a fapi2 client authenticates with private_key_jwt, never a secret`);
+    mistakes.push(
+      `${where}.clientSecret must be left out: a fapi2 client authenticates with private_key_jwt, never a secret`,
+    );
   }
   const { jwks, jwksUri } = raw;
   if ((jwks === undefined) === (jwksUri === undefined)) {
-    mistakes.push(`${where} (fapi2) needs exactly one of jwks (the public JWKS inline) and jwksUri (the URL of the hosted JWKS)`);
+    mistakes.push(
+      `${where} (fapi2) needs exactly one of jwks (the public JWKS inline) and jwksUri (the URL of the hosted JWKS)`,
+    );
   }
   const alg = raw['idTokenEncryptedResponseAlg'];
   if (!ID_TOKEN_ENCRYPTION_ALGS.includes(alg as IdTokenEncryptionAlg)) {
-    mistakes.push(`${where}.idTokenEncryptedResponseAlg must be one of ${ID_TOKEN_ENCRYPTION_ALGS.join(', ')} (how its ID tokens are encrypted)`);
+    mistakes.push(
+      `${where}.idTokenEncryptedResponseAlg must be one of ${ID_TOKEN_ENCRYPTION_ALGS.join(', ')} (how its ID tokens are encrypted)`,
+    );
   }
   const enc = raw['idTokenEncryptedResponseEnc'] ?? DEFAULT_ID_TOKEN_ENCRYPTION_ENC;
   if (!ID_TOKEN_ENCRYPTION_ENCS.includes(enc as IdTokenEncryptionEnc)) {
-    mistakes.push(`${where}.idTokenEncryptedResponseEnc must be one of ${ID_TOKEN_ENCRYPTION_ENCS.join(', ')}, or left out (${DEFAULT_ID_TOKEN_ENCRYPTION_ENC})`);
+    mistakes.push(
+      `${where}.idTokenEncryptedResponseEnc must be one of ${ID_TOKEN_ENCRYPTION_ENCS.join(', ')}, or left out (${DEFAULT_ID_TOKEN_ENCRYPTION_ENC})`,
+    );
   }
   const signing = raw['idTokenSignedResponseAlg'] ?? DEFAULT_FAPI_ID_TOKEN_SIGNING_ALG;
   if (!FAPI_ID_TOKEN_SIGNING_ALGS.includes(signing as (typeof FAPI_ID_TOKEN_SIGNING_ALGS)[number])) {
@@ -199,7 +247,8 @@ export function checkFapiRegistration(raw: Record<string, unknown>, where: strin
   const keys = jwks !== undefined ? checkPublicJwks(jwks, `${where}.jwks`, mistakes) : undefined;
   const uri = jwksUri !== undefined ? checkJwksUri(jwksUri, `${where}.jwksUri`, mistakes) : undefined;
   if (keys !== undefined && mistakes.length === before) {
-    if (!keys.some(isSigningJwk)) mistakes.push(`${where}.jwks has no signing key (use "sig", or no use): private_key_jwt needs one`);
+    if (!keys.some(isSigningJwk))
+      mistakes.push(`${where}.jwks has no signing key (use "sig", or no use): private_key_jwt needs one`);
     if (!keys.some((k) => fitsEncryptionAlg(k, alg as IdTokenEncryptionAlg))) {
       mistakes.push(
         `${where}.jwks has no key to encrypt ID tokens with ${String(alg)}: add ${encryptionKeyKind(alg as string)} key with "use": "enc"`,

@@ -15,7 +15,12 @@ export function rememberJti(ctx: ProviderContext, clientId: string, key: string,
   const { usedJtis } = ctx.stores;
   const added = usedJtis.tryAdd(key, clientId, expiresAt);
   if (added === 'full') {
-    throw new OAuthRefusal(503, 'temporarily_unavailable', 'Too many client assertions and DPoP proofs are in flight: try again in a minute.', { 'Retry-After': '60' });
+    throw new OAuthRefusal(
+      503,
+      'temporarily_unavailable',
+      'Too many client assertions and DPoP proofs are in flight: try again in a minute.',
+      { 'Retry-After': '60' },
+    );
   }
   if (added === 'share_used_up') {
     ctx.audit.flag(clientId, 'jti_share_used_up');

@@ -28,7 +28,11 @@ export async function authenticateFapiTokenRequest(
 ): Promise<string> {
   if (req.headers.authorization !== undefined) {
     if (/^basic /i.test(req.headers.authorization)) ctx.audit.flag(client.clientId, 'fapi_client_secret_sent');
-    throw new OAuthRefusal(401, 'invalid_client', 'This client is registered for FAPI 2.0: authenticate with a client_assertion (private_key_jwt) in the body, not an Authorization header.');
+    throw new OAuthRefusal(
+      401,
+      'invalid_client',
+      'This client is registered for FAPI 2.0: authenticate with a client_assertion (private_key_jwt) in the body, not an Authorization header.',
+    );
   }
   await authenticateAssertion(ctx, ctx.clientJwks, client, fields);
   return verifyDpopProof(ctx, ctx.dpopNonces, client.clientId, req.headers.dpop, { method: 'POST', url: tokenUrl });
@@ -42,7 +46,8 @@ async function encryptionKey(ctx: ProviderContext, client: ResolvedClient): Prom
     try {
       keys = await ctx.clientJwks.keys(client, refresh);
     } catch (err) {
-      if (err instanceof ClientKeysUnavailable) throw new OAuthRefusal(401, 'invalid_client', `The client's public keys could not be had: ${err.message}.`);
+      if (err instanceof ClientKeysUnavailable)
+        throw new OAuthRefusal(401, 'invalid_client', `The client's public keys could not be had: ${err.message}.`);
       throw err;
     }
     const fitting = keys.filter((k) => fitsEncryptionAlg(k, alg));
@@ -77,6 +82,11 @@ export async function encryptIdToken(ctx: ProviderContext, client: ResolvedClien
     importedKeys.set(jwk, key);
   }
   return new CompactEncrypt(new TextEncoder().encode(jws))
-    .setProtectedHeader({ alg: registered.alg, enc: registered.enc, cty: 'JWT', ...(jwk.kid === undefined ? {} : { kid: jwk.kid }) })
+    .setProtectedHeader({
+      alg: registered.alg,
+      enc: registered.enc,
+      cty: 'JWT',
+      ...(jwk.kid === undefined ? {} : { kid: jwk.kid }),
+    })
     .encrypt(key);
 }

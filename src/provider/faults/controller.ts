@@ -10,7 +10,16 @@ import type { ProviderEndpoint } from '../types.js';
 import { renderErrorPage } from '../views/error-page.js';
 import { htmlAnswer } from '../views/html.js';
 import { reissueIdToken, strangerKeyReady } from './id-token.js';
-import { APPLIES_TO, FAULT_ENDPOINTS, type ActiveFault, type Fault, type FaultControl, type FaultEndpoint, type FaultHandle, type FaultOptions } from './kinds.js';
+import {
+  APPLIES_TO,
+  FAULT_ENDPOINTS,
+  type ActiveFault,
+  type Fault,
+  type FaultControl,
+  type FaultEndpoint,
+  type FaultHandle,
+  type FaultOptions,
+} from './kinds.js';
 import { isRecord } from '../../encoding.js';
 import { checkFault, checkOptionNames, checkOptions, OPTION_KEYS, snapshot, type FaultEntry } from './validation.js';
 
@@ -64,14 +73,16 @@ export class FaultController implements FaultControl {
   }
 
   inject(fault: Fault, options: FaultOptions = {}): FaultHandle {
-    if (!isRecord(fault)) throw new TypeError('faults: the fault must be an object with a kind, e.g. { kind: "status", status: 503 }');
+    if (!isRecord(fault))
+      throw new TypeError('faults: the fault must be an object with a kind, e.g. { kind: "status", status: 503 }');
     const checked = checkOptionNames(options);
     return this.#add(checkFault(fault, []), checked);
   }
 
   /** Inject from the HTTP control: one object holding the fault's fields and its options together. */
   injectFlat(body: unknown): ActiveFault {
-    if (!isRecord(body)) throw new TypeError('faults: the body must be a JSON object such as {"kind":"status","status":503}');
+    if (!isRecord(body))
+      throw new TypeError('faults: the body must be a JSON object such as {"kind":"status","status":503}');
     const fault = checkFault(body, OPTION_KEYS);
     const handle = this.#add(fault, body);
     return snapshot(this.#entries.find((e) => e.id === handle.id)!);
@@ -140,7 +151,12 @@ export class FaultController implements FaultControl {
    * The answer of one request to `endpoint`: `run` (the endpoint) bent by the fault that applies,
    * if any. Throws only what `run` throws (the caller turns that into a 500).
    */
-  async transform(endpoint: ProviderEndpoint, style: FailureStyle, run: () => Answer | Promise<Answer>, whenGone: WhenGone): Promise<Answer> {
+  async transform(
+    endpoint: ProviderEndpoint,
+    style: FailureStyle,
+    run: () => Answer | Promise<Answer>,
+    whenGone: WhenGone,
+  ): Promise<Answer> {
     const fault = this.#take(endpoint);
     if (!fault) return run();
     this.#ctx.log(endpoint, `fault injected: ${fault.kind}`);
@@ -157,7 +173,14 @@ export class FaultController implements FaultControl {
         const answer = await run();
         if (answer.body.type !== 'json') return answer;
         const text = JSON.stringify(answer.body.value) ?? '';
-        return { ...answer, body: { type: 'bytes', contentType: 'application/json; charset=utf-8', bytes: text.slice(0, Math.floor(text.length / 2)) } };
+        return {
+          ...answer,
+          body: {
+            type: 'bytes',
+            contentType: 'application/json; charset=utf-8',
+            bytes: text.slice(0, Math.floor(text.length / 2)),
+          },
+        };
       }
       case 'rotated_key':
         await this.#ctx.keys.rotate();

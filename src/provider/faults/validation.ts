@@ -74,7 +74,9 @@ export function checkOptions(
     }
     endpoint = given as FaultEndpoint | 'all';
     if (endpoint === 'all' ? applies.length === 1 : !applies.includes(endpoint)) {
-      throw new TypeError(`faults: a ${fault.kind} fault applies only to ${applies.join(', ')}; got endpoint ${shown(given)}`);
+      throw new TypeError(
+        `faults: a ${fault.kind} fault applies only to ${applies.join(', ')}; got endpoint ${shown(given)}`,
+      );
     }
   }
   const times = raw['times'] === undefined ? undefined : wholeNumber(raw['times'], 'times', 1, MAX_TIMES);

@@ -25,7 +25,10 @@ export interface Answer {
 }
 
 /** Headers that forbid caching of an OAuth answer (RFC 6749 5.1). */
-export const NO_STORE: Readonly<Record<string, string>> = Object.freeze({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+export const NO_STORE: Readonly<Record<string, string>> = Object.freeze({
+  'Cache-Control': 'no-store',
+  Pragma: 'no-cache',
+});
 
 /** A JSON answer. */
 export function json(status: number, value: unknown, headers: Readonly<Record<string, string>> = {}): Answer {
@@ -53,9 +56,19 @@ export function empty(status: number, headers: Readonly<Record<string, string>> 
 }
 
 /** Bytes of a given media type (an SVG image, a truncated JSON text). */
-export function bytes(status: number, contentType: string, body: string | Buffer, headers: Readonly<Record<string, string>> = {}): Answer {
+export function bytes(
+  status: number,
+  contentType: string,
+  body: string | Buffer,
+  headers: Readonly<Record<string, string>> = {},
+): Answer {
   return { status, headers, body: { type: 'bytes', contentType, bytes: body } };
 }
 
 /** A connection reset without an answer. */
-export const RESET: Answer = Object.freeze({ status: 0, headers: {}, body: { type: 'empty' as const }, reset: true as const });
+export const RESET: Answer = Object.freeze({
+  status: 0,
+  headers: {},
+  body: { type: 'empty' as const },
+  reset: true as const,
+});

@@ -59,7 +59,8 @@ function formFromParsed(parsed: Record<string, unknown>, maxParameters: number):
     const values = Array.isArray(value) ? value : [value];
     count += values.length;
     if (count > maxParameters) throw new BodyError(413, `The body has more than ${maxParameters} parameters.`);
-    if (!values.every((v): v is string => typeof v === 'string')) throw new BodyError(400, 'The form could not be read.');
+    if (!values.every((v): v is string => typeof v === 'string'))
+      throw new BodyError(400, 'The form could not be read.');
     out[name] = Array.isArray(value) ? values : (value as string);
   }
   return out;
@@ -142,7 +143,8 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits = {}): P
       return type === '' && parsed === undefined ? NO_BODY : { kind: 'other', mediaType: type };
     }
     if (parsed !== undefined) {
-      if (typeof parsed === 'string' || Buffer.isBuffer(parsed)) return parseText(type, parsed.toString('utf8'), maxParameters);
+      if (typeof parsed === 'string' || Buffer.isBuffer(parsed))
+        return parseText(type, parsed.toString('utf8'), maxParameters);
       if (type === 'application/json') return { kind: 'json', value: parsed };
       return { kind: 'form', fields: formFromParsed(parsed as Record<string, unknown>, maxParameters) };
     }
@@ -150,8 +152,11 @@ export async function readBody(req: IncomingMessage, limits: BodyLimits = {}): P
     if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
       throw new BodyError(400, 'A compressed body is not accepted: send it without Content-Encoding.');
     }
-    const charset = /;\s*charset\s*=\s*"?([^";\s]{1,40})/i.exec((req.headers['content-type'] ?? '').slice(0, 256))?.[1]?.toLowerCase();
-    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') throw new BodyError(400, 'The body must be UTF-8.');
+    const charset = /;\s*charset\s*=\s*"?([^";\s]{1,40})/i
+      .exec((req.headers['content-type'] ?? '').slice(0, 256))?.[1]
+      ?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+      throw new BodyError(400, 'The body must be UTF-8.');
     return parseText(type, await readStream(req, limit), maxParameters);
   } catch (err) {
     if (err instanceof BodyError) return { kind: 'error', status: err.status, message: err.message };

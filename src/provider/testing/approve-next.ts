@@ -46,24 +46,32 @@ export class ScriptedLogins {
    * @throws TypeError naming the option when it cannot be used.
    */
   enqueue(options: ApproveNextOptions = {}): void {
-    if (typeof options !== 'object' || options === null) throw new TypeError('approveNext: options must be an object (or left out).');
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError('approveNext: options must be an object (or left out).');
     for (const key of Object.keys(options)) {
       if (!KEYS.has(key)) throw new TypeError(`approveNext: unknown option "${key}"; known: ${[...KEYS].join(', ')}.`);
     }
     const { persona, clientId, claims, data, deny } = options;
-    if (clientId !== undefined && typeof clientId !== 'string') throw new TypeError('approveNext: clientId must be a string.');
-    if (deny !== undefined && typeof deny !== 'boolean') throw new TypeError('approveNext: deny must be true or false.');
+    if (clientId !== undefined && typeof clientId !== 'string')
+      throw new TypeError('approveNext: clientId must be a string.');
+    if (deny !== undefined && typeof deny !== 'boolean')
+      throw new TypeError('approveNext: deny must be true or false.');
     if (deny === true && (claims !== undefined || data !== undefined)) {
       throw new TypeError('approveNext: deny cannot be combined with claims or data (a denied login has no tokens).');
     }
     if (claims !== undefined && (typeof claims !== 'object' || claims === null || Array.isArray(claims))) {
-      throw new TypeError('approveNext: claims must be an object of claim names to values (undefined removes a claim).');
+      throw new TypeError(
+        'approveNext: claims must be an object of claim names to values (undefined removes a claim).',
+      );
     }
     if (data !== undefined) {
-      if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new TypeError('approveNext: data must be an object of scope names to strings.');
+      if (typeof data !== 'object' || data === null || Array.isArray(data))
+        throw new TypeError('approveNext: data must be an object of scope names to strings.');
       for (const [scope, value] of Object.entries(data)) {
         if (!SUPPORTED_SCOPES.includes(scope) || scope === 'openid') {
-          throw new TypeError(`approveNext: data["${scope}"] is not an attribute; known: ${SUPPORTED_SCOPES.filter((s) => s !== 'openid').join(', ')}.`);
+          throw new TypeError(
+            `approveNext: data["${scope}"] is not an attribute; known: ${SUPPORTED_SCOPES.filter((s) => s !== 'openid').join(', ')}.`,
+          );
         }
         if (typeof value !== 'string') throw new TypeError(`approveNext: data["${scope}"] must be a string.`);
       }
@@ -73,7 +81,9 @@ export class ScriptedLogins {
     else if (typeof persona === 'string') {
       chosen = this.personas.get(persona);
       if (chosen === undefined) {
-        throw new TypeError(`approveNext: persona "${persona}" is unknown; known: ${this.personas.map((p) => p.id).join(', ')}.`);
+        throw new TypeError(
+          `approveNext: persona "${persona}" is unknown; known: ${this.personas.map((p) => p.id).join(', ')}.`,
+        );
       }
     } else chosen = this.personas.add(persona);
     if (chosen === undefined) throw new TypeError('approveNext: the provider has no persona to approve as.');

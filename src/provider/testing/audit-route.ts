@@ -22,7 +22,8 @@ export function auditRoutes(audit: Audit): ProviderRoute[] {
       control: true,
       handle: (req) => {
         const ids = req.query.getAll('client_id');
-        if (ids.length > 1) return json(400, { error: 'invalid_request', error_description: 'Send client_id once.' }, NO_STORE);
+        if (ids.length > 1)
+          return json(400, { error: 'invalid_request', error_description: 'Send client_id once.' }, NO_STORE);
         return json(200, { findings: audit.findings(ids[0]) }, NO_STORE);
       },
     },

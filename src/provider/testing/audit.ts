@@ -33,10 +33,12 @@ export type AuditCode =
 
 /** The sentence of each finding code. */
 export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
-  pkce_challenge_reused: 'The same code_challenge was sent in two authorization requests: make a fresh code_verifier per login.',
+  pkce_challenge_reused:
+    'The same code_challenge was sent in two authorization requests: make a fresh code_verifier per login.',
   state_missing: 'An authorization request had no state: send an unguessable state and check it on the callback.',
   state_reused: 'The same state was sent in two authorization requests: make a fresh state per login.',
-  state_weak: 'A state was shorter than 22 characters or not made of A-Z a-z 0-9 - . _ ~: use at least 128 random bits.',
+  state_weak:
+    'A state was shorter than 22 characters or not made of A-Z a-z 0-9 - . _ ~: use at least 128 random bits.',
   nonce_missing: 'An authorization request had no nonce: send one and check it in the ID token.',
   nonce_reused: 'The same nonce was sent in two authorization requests: make a fresh nonce per login.',
   code_redeemed_twice: 'An authorization code was redeemed twice: redeem each code once (its tokens were revoked).',
@@ -50,16 +52,20 @@ export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
   fapi_raw_authorize_parameters:
     'A FAPI 2.0 client sent its authorization parameters in the authorize URL: push them to the PAR endpoint and send only client_id and request_uri.',
   fapi_client_secret_sent: 'A FAPI 2.0 client sent a client_secret: it must authenticate with private_key_jwt only.',
-  client_assertion_jti_reused: 'A client assertion was sent again with a jti already used: make a fresh assertion, with a new jti, for every request.',
-  client_assertion_long_lived: 'A client assertion expired more than 5 minutes after it was sent: make one per request, with exp about a minute ahead.',
-  dpop_proof_jti_reused: 'A DPoP proof was sent again with a jti already used: make a fresh proof, with a new jti, for every request.',
+  client_assertion_jti_reused:
+    'A client assertion was sent again with a jti already used: make a fresh assertion, with a new jti, for every request.',
+  client_assertion_long_lived:
+    'A client assertion expired more than 5 minutes after it was sent: make one per request, with exp about a minute ahead.',
+  dpop_proof_jti_reused:
+    'A DPoP proof was sent again with a jti already used: make a fresh proof, with a new jti, for every request.',
   jti_share_used_up:
     "A FAPI 2.0 client held its whole share of the provider's store of used jti values (assertions and DPoP proofs not yet expired): it sent far more requests than its logins need, and the next ones were refused (429) until some expired.",
   dpop_key_not_bound:
     'A token request proved a DPoP key other than the one the authorization was bound to (dpop_jkt): use the same key pair for the whole login.',
-  dpop_bearer_scheme_used: 'Userinfo was called with Authorization: Bearer for a DPoP-bound access token: use Authorization: DPoP with a proof carrying ath.',
+  dpop_bearer_scheme_used:
+    'Userinfo was called with Authorization: Bearer for a DPoP-bound access token: use Authorization: DPoP with a proof carrying ath.',
   id_token_encryption_key_missing:
-    "A FAPI 2.0 client's JWKS had no key to encrypt its ID token with (use \"enc\", of the registered algorithm): the token request was refused.",
+    'A FAPI 2.0 client\'s JWKS had no key to encrypt its ID token with (use "enc", of the registered algorithm): the token request was refused.',
 };
 
 /** One finding of the audit. */
@@ -78,7 +84,10 @@ export interface AuditFinding {
 
 /** What the audit needs to know of an authorization request (the validation result of authorize). */
 export type AuthorizeObservation =
-  | { ok: true; request: { clientId: string; state: string | undefined; nonce: string | undefined; codeChallenge: string } }
+  | {
+      ok: true;
+      request: { clientId: string; state: string | undefined; nonce: string | undefined; codeChallenge: string };
+    }
   | { ok: false; code: string };
 
 /** Most hashes kept per client and kind (states, nonces, challenges); the oldest are forgotten first. */
@@ -156,7 +165,8 @@ export class Audit {
   /** An authorization request, after validation: its client id as sent, and the outcome. */
   authorize(clientId: string | undefined, result: AuthorizeObservation): void {
     if (!result.ok) {
-      if (result.code === 'redirect_uri_mismatch' && clientId !== undefined) this.flag(clientId, 'redirect_uri_not_registered');
+      if (result.code === 'redirect_uri_mismatch' && clientId !== undefined)
+        this.flag(clientId, 'redirect_uri_not_registered');
       return;
     }
     const { request } = result;
@@ -198,7 +208,13 @@ export class Audit {
       for (const code of Object.keys(AUDIT_MESSAGES) as AuditCode[]) {
         const finding = entry.findings.get(code);
         if (!finding) continue;
-        out.push({ clientId: id, code, message: AUDIT_MESSAGES[code], count: finding.count, firstSeen: new Date(finding.firstSeen).toISOString() });
+        out.push({
+          clientId: id,
+          code,
+          message: AUDIT_MESSAGES[code],
+          count: finding.count,
+          firstSeen: new Date(finding.firstSeen).toISOString(),
+        });
       }
     }
     return out;
@@ -217,6 +233,14 @@ export function formatAuditTable(findings: readonly AuditFinding[]): string {
   const rows = findings.map((f) => [f.clientId, f.code, String(f.count), f.firstSeen]);
   const header = ['client', 'finding', 'count', 'first seen'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  return [`Audit: ${findings.length} finding${findings.length === 1 ? '' : 's'}`, line(header), ...rows.map(line)].join('\n') + '\n';
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return (
+    [`Audit: ${findings.length} finding${findings.length === 1 ? '' : 's'}`, line(header), ...rows.map(line)].join(
+      '\n',
+    ) + '\n'
+  );
 }

@@ -11,10 +11,14 @@ export type { ClientPublicKey };
 export function setClientKeys(config: ResolvedConfig, clientId: string, publicKeys: ClientPublicKey[]): void {
   const client = config.clients.get(clientId);
   if (client === undefined) {
-    throw new TypeError(`setClientKeys: client "${String(clientId)}" is not registered; known: ${[...config.clients.keys()].join(', ')}.`);
+    throw new TypeError(
+      `setClientKeys: client "${String(clientId)}" is not registered; known: ${[...config.clients.keys()].join(', ')}.`,
+    );
   }
   if (!Array.isArray(publicKeys) || publicKeys.length === 0) {
-    throw new TypeError('setClientKeys: publicKeys must be a non-empty array of PEM strings, JWKs or { key, kid }, newest last.');
+    throw new TypeError(
+      'setClientKeys: publicKeys must be a non-empty array of PEM strings, JWKs or { key, kid }, newest last.',
+    );
   }
   const mistakes: string[] = [];
   const keys = resolveClientKeys(publicKeys, 'publicKeys', mistakes);

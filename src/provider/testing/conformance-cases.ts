@@ -68,37 +68,85 @@ type Rule = Pick<ConformanceCase, 'requirement' | 'basis'>;
 const must = (basis: string): Rule => ({ requirement: 'must', basis });
 const stricter = (basis: string): Rule => ({ requirement: 'stricter', basis });
 
-const idToken = (id: ConformanceCaseId, title: string, rule: Rule, expect: 'accept' | 'reject' = 'reject'): ConformanceCase => ({
+const idToken = (
+  id: ConformanceCaseId,
+  title: string,
+  rule: Rule,
+  expect: 'accept' | 'reject' = 'reject',
+): ConformanceCase => ({
   id,
   title,
   level: 'id_token',
   expect,
   ...rule,
 });
-const userinfo = (id: ConformanceCaseId, title: string, rule: Rule): ConformanceCase => ({ id, title, level: 'userinfo', expect: 'reject', ...rule });
+const userinfo = (id: ConformanceCaseId, title: string, rule: Rule): ConformanceCase => ({
+  id,
+  title,
+  level: 'userinfo',
+  expect: 'reject',
+  ...rule,
+});
 
 /** The plan, in the order consecutive authorizations receive it. */
 export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
-  idToken('baseline', 'A correct login (positive baseline)', must('OIDC Core 3.1.3.7: a valid ID token is accepted'), 'accept'),
-  idToken('invalid_signature', 'ID token with a signature that does not verify (the registered algorithm, a published kid)', must('OIDC Core 3.1.3.7 step 6')),
-  idToken('alg_none', 'Unsigned ID token, alg "none"', must('OIDC Core 3.1.3.7 steps 6-7: alg must be the registered one (RS256 by default)')),
-  idToken('hs256_public_key', 'ID token signed HS256 with the provider public key of the registered algorithm (PEM) as the secret', must('OIDC Core 3.1.3.7 step 7: alg must be the registered one, never an HMAC')),
+  idToken(
+    'baseline',
+    'A correct login (positive baseline)',
+    must('OIDC Core 3.1.3.7: a valid ID token is accepted'),
+    'accept',
+  ),
+  idToken(
+    'invalid_signature',
+    'ID token with a signature that does not verify (the registered algorithm, a published kid)',
+    must('OIDC Core 3.1.3.7 step 6'),
+  ),
+  idToken(
+    'alg_none',
+    'Unsigned ID token, alg "none"',
+    must('OIDC Core 3.1.3.7 steps 6-7: alg must be the registered one (RS256 by default)'),
+  ),
+  idToken(
+    'hs256_public_key',
+    'ID token signed HS256 with the provider public key of the registered algorithm (PEM) as the secret',
+    must('OIDC Core 3.1.3.7 step 7: alg must be the registered one, never an HMAC'),
+  ),
   idToken('wrong_iss', 'ID token with another issuer', must('OIDC Core 3.1.3.7 step 2')),
   idToken('wrong_aud', 'ID token for another client (aud)', must('OIDC Core 3.1.3.7 step 3')),
-  idToken('multiple_aud_without_azp', 'ID token with several audiences and no azp', stricter('OIDC Core 3.1.3.7 step 4 is a SHOULD')),
+  idToken(
+    'multiple_aud_without_azp',
+    'ID token with several audiences and no azp',
+    stricter('OIDC Core 3.1.3.7 step 4 is a SHOULD'),
+  ),
   idToken(
     'aud_other_client_with_azp',
     'ID token whose aud names another client and whose azp names this one',
     must('OIDC Core 3.1.3.7 step 3: aud must contain the client_id; azp does not stand in for it'),
   ),
   idToken('expired', 'ID token that expired an hour ago', must('OIDC Core 3.1.3.7 step 9')),
-  idToken('iat_in_future', 'ID token issued an hour in the future (iat)', stricter('OIDC Core 3.1.3.7 step 10: rejecting on iat is a MAY')),
-  idToken('missing_sub', 'ID token without sub', must('OIDC Core 2: sub is REQUIRED; without it there is no one to sign in')),
-  idToken('missing_iat', 'ID token without iat', stricter('OIDC Core 2: iat is REQUIRED of the provider; 3.1.3.7 has no step for it')),
+  idToken(
+    'iat_in_future',
+    'ID token issued an hour in the future (iat)',
+    stricter('OIDC Core 3.1.3.7 step 10: rejecting on iat is a MAY'),
+  ),
+  idToken(
+    'missing_sub',
+    'ID token without sub',
+    must('OIDC Core 2: sub is REQUIRED; without it there is no one to sign in'),
+  ),
+  idToken(
+    'missing_iat',
+    'ID token without iat',
+    stricter('OIDC Core 2: iat is REQUIRED of the provider; 3.1.3.7 has no step for it'),
+  ),
   idToken('missing_exp', 'ID token without exp', must('OIDC Core 3.1.3.7 step 9: the time must be before exp')),
   idToken('nonce_mismatch', 'ID token with another nonce', must('OIDC Core 3.1.3.7 step 11')),
   idToken('nonce_missing', 'ID token without the nonce that was sent', must('OIDC Core 3.1.3.7 step 11')),
-  idToken('wrong_at_hash', 'ID token whose at_hash does not match the access token', stricter('OIDC Core 3.1.3.8: checking at_hash in the code flow is a MAY')),
+  idToken(
+    'wrong_at_hash',
+    'ID token whose at_hash does not match the access token',
+    stricter('OIDC Core 3.1.3.8: checking at_hash in the code flow is a MAY'),
+  ),
   {
     id: 'state_modified',
     title: 'Authorization response whose state differs from the one sent (the code redeemed means the app ignored it)',
@@ -106,9 +154,21 @@ export const CONFORMANCE_CASES: readonly ConformanceCase[] = [
     expect: 'reject',
     ...must('RFC 6749 4.1.2 and 10.12, OIDC Core 3.1.2.7: the state must be checked against the one sent'),
   },
-  userinfo('userinfo_sub_mismatch', 'Userinfo for another sub than the ID token', must('OIDC Core 5.3.2: sub must match the ID token')),
-  userinfo('userinfo_tampered_jwe', 'Userinfo attribute JWE with a changed authentication tag', must('RFC 7516 5.2: a JWE whose tag fails must be rejected')),
-  userinfo('userinfo_rsa1_5_key', 'Userinfo block key encrypted with RSA1_5', stricter('spec 2.4 uses RSA-OAEP-256; refusing RSA1_5 is a careful client\'s choice')),
+  userinfo(
+    'userinfo_sub_mismatch',
+    'Userinfo for another sub than the ID token',
+    must('OIDC Core 5.3.2: sub must match the ID token'),
+  ),
+  userinfo(
+    'userinfo_tampered_jwe',
+    'Userinfo attribute JWE with a changed authentication tag',
+    must('RFC 7516 5.2: a JWE whose tag fails must be rejected'),
+  ),
+  userinfo(
+    'userinfo_rsa1_5_key',
+    'Userinfo block key encrypted with RSA1_5',
+    stricter("spec 2.4 uses RSA-OAEP-256; refusing RSA1_5 is a careful client's choice"),
+  ),
   // Last: a client that never refetches the key set would fail every later case for that reason alone.
   idToken(
     'rotated_kid',
@@ -210,7 +270,9 @@ async function rsa15Userinfo(
   const blockKey = randomBytes(16);
   const data: Record<string, string> = {};
   for (const [name, value] of Object.entries(attributes)) {
-    data[name] = await new CompactEncrypt(new TextEncoder().encode(value)).setProtectedHeader({ alg: 'dir', enc: 'A128GCM' }).encrypt(blockKey);
+    data[name] = await new CompactEncrypt(new TextEncoder().encode(value))
+      .setProtectedHeader({ alg: 'dir', enc: 'A128GCM' })
+      .encrypt(blockKey);
   }
   const cek = randomBytes(32);
   const iv = randomBytes(12);

@@ -45,11 +45,13 @@ export const FAPI_CONFORMANCE_CASES: readonly ConformanceCase[] = [
     level: 'id_token',
     expect: 'reject',
     requirement: 'must',
-    basis: 'OIDC Registration 2 id_token_encrypted_response_alg: the ID token is encrypted; this service\'s FAPI profile refuses a plain one',
+    basis:
+      "OIDC Registration 2 id_token_encrypted_response_alg: the ID token is encrypted; this service's FAPI profile refuses a plain one",
   },
   {
     id: 'iss_param_invalid',
-    title: 'Authorization response whose iss parameter names another issuer (the code redeemed means the app ignored it)',
+    title:
+      'Authorization response whose iss parameter names another issuer (the code redeemed means the app ignored it)',
     level: 'authorization_response',
     expect: 'reject',
     requirement: 'must',

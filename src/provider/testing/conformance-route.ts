@@ -38,7 +38,9 @@ export function conformanceRoutes(plan: Conformance, finish: FinishOptions): Pro
       control: true,
       body: { maxBytes: 1024 },
       handle: (req) => {
-        const body = (req.body.kind === 'json' ? req.body.value : undefined) as { caseId?: unknown; signedIn?: unknown } | undefined;
+        const body = (req.body.kind === 'json' ? req.body.value : undefined) as
+          | { caseId?: unknown; signedIn?: unknown }
+          | undefined;
         try {
           plan.report(body?.caseId as ConformanceCaseId, body?.signedIn as boolean);
           return empty(204);
@@ -57,7 +59,10 @@ export function conformanceRoutes(plan: Conformance, finish: FinishOptions): Pro
       handle: () => {
         const verdict = verdictOf(finish.findings(), plan.finish(), finish.auditStrict);
         // Listeners (the CLI ends its run there) hear of it once the answer is on its way.
-        return { ...json(200, verdict, NO_STORE), afterWrite: () => plan.finishAnswered(verdict.conformance ?? plan.results()) };
+        return {
+          ...json(200, verdict, NO_STORE),
+          afterWrite: () => plan.finishAnswered(verdict.conformance ?? plan.results()),
+        };
       },
     },
   ];

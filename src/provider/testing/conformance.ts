@@ -12,7 +12,13 @@ import type { JWTPayload } from 'jose';
 import type { KeyObject } from 'node:crypto';
 import type { IdTokenSigningAlg, SigningKeys } from '../crypto.js';
 import type { Audit } from './audit.js';
-import { caseIdToken, caseUserinfo, CONFORMANCE_CASES, type ConformanceCase, type ConformanceCaseId } from './conformance-cases.js';
+import {
+  caseIdToken,
+  caseUserinfo,
+  CONFORMANCE_CASES,
+  type ConformanceCase,
+  type ConformanceCaseId,
+} from './conformance-cases.js';
 import { fapiPlan } from './conformance-fapi-cases.js';
 
 /** The outcome of one case. */
@@ -82,7 +88,10 @@ export class Conformance implements ConformancePlan {
     /** True for a client registered with `profile: 'fapi2'`: its plan is the extended one. */
     private readonly isFapi: (clientId: string) => boolean = () => false,
     /** What the provider serves: userinfo to this client, and `iss` in authorization responses. */
-    private readonly served: { userinfo(clientId: string): boolean; iss: boolean } = { userinfo: () => true, iss: true },
+    private readonly served: { userinfo(clientId: string): boolean; iss: boolean } = {
+      userinfo: () => true,
+      iss: true,
+    },
   ) {}
 
   get cases(): readonly ConformanceCase[] {
@@ -146,7 +155,8 @@ export class Conformance implements ConformancePlan {
       let reason = run?.reason ?? 'The plan did not reach this case.';
       if (run && run.status === undefined) {
         status = 'inconclusive';
-        reason = i === this.#index && this.#running ? 'Open: waiting for the next authorization or a report.' : 'Not decided.';
+        reason =
+          i === this.#index && this.#running ? 'Open: waiting for the next authorization or a report.' : 'Not decided.';
       }
       summary[status] += 1;
       return { ...c, status, reason };
@@ -222,7 +232,8 @@ export class Conformance implements ConformancePlan {
   tokenBody(accessToken: string, body: Record<string, unknown>): Record<string, unknown> {
     const id = this.#caseOfToken(accessToken);
     if (id === 'token_type_lowercase') return { ...body, token_type: String(body['token_type']).toLowerCase() };
-    if (id === 'expires_in_missing') return Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'expires_in'));
+    if (id === 'expires_in_missing')
+      return Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'expires_in'));
     return body;
   }
 
@@ -231,7 +242,12 @@ export class Conformance implements ConformancePlan {
   }
 
   /** Hook of the token endpoint: the ID token to send beside `accessToken` (the genuine one outside a case). */
-  async signIdToken(clientId: string, alg: IdTokenSigningAlg, accessToken: string, claims: JWTPayload): Promise<string> {
+  async signIdToken(
+    clientId: string,
+    alg: IdTokenSigningAlg,
+    accessToken: string,
+    claims: JWTPayload,
+  ): Promise<string> {
     const c = this.#running && clientId === this.#clientId ? this.cases[this.#index] : undefined;
     const run = c ? this.#runs.get(c.id) : undefined;
     if (!c || !run || run.issued) return this.keys.sign(claims, alg);
@@ -276,7 +292,11 @@ export function formatConformanceTable(results: ConformanceResults): string {
   const rows = results.cases.map((c) => [c.id, c.requirement, c.expect, c.status.toUpperCase(), c.reason]);
   const header = ['case', 'required', 'expect', 'result', 'why'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   const s = results.summary;
   return (
     [`Conformance of ${results.clientId ?? '(no client)'}`, line(header), ...rows.map(line)].join('\n') +

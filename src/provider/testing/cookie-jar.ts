@@ -26,7 +26,6 @@ function isIp(host: string): boolean {
   return IP_V4.test(host) || host.startsWith('[');
 }
 
-
 /** RFC 6265 5.1.4: the default path of a cookie set by `url`. */
 function defaultPath(url: URL): string {
   const path = url.pathname;

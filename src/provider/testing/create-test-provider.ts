@@ -59,10 +59,16 @@ export interface TestProviderOptions extends Omit<ProviderOptions, 'clients' | '
 }
 
 async function keyWithKid(alg: string, use: 'sig' | 'enc'): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
-  const pair = await generateKeyPair(alg, { extractable: true, ...(alg === 'RSA-OAEP-256' ? { modulusLength: 2048 } : {}) });
+  const pair = await generateKeyPair(alg, {
+    extractable: true,
+    ...(alg === 'RSA-OAEP-256' ? { modulusLength: 2048 } : {}),
+  });
   const publicJwk = await exportJWK(pair.publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
-  return { privateJwk: { ...(await exportJWK(pair.privateKey)), kid, alg, use }, publicJwk: { ...publicJwk, kid, alg, use } };
+  return {
+    privateJwk: { ...(await exportJWK(pair.privateKey)), kid, alg, use },
+    publicJwk: { ...publicJwk, kid, alg, use },
+  };
 }
 
 /** Fresh keys of a FAPI 2.0 test client: an ES256 signing key and an encryption key for `encAlg`. */
@@ -116,7 +122,8 @@ export async function createTestProviderWith(start: StartFn, options: TestProvid
     clientUserinfo,
     ...providerOptions
   } = options;
-  if (freshKeys !== undefined && typeof freshKeys !== 'boolean') throw new TypeError('createTestProvider: freshKeys must be true or false.');
+  if (freshKeys !== undefined && typeof freshKeys !== 'boolean')
+    throw new TypeError('createTestProvider: freshKeys must be true or false.');
   const keys = freshKeys === true ? await keyPair() : await (shared ??= keyPair());
   const encAlg = idTokenEncryptedResponseAlg ?? 'ECDH-ES+A256KW';
   const fapi = profile === 'fapi2' ? await fapiTestKeys(encAlg) : undefined;

@@ -45,7 +45,8 @@ export class PersonaDirectory extends Array<Persona> {
   remove(id: string): boolean {
     const at = this.findIndex((p) => p.id === id);
     if (at === -1) return false;
-    if (this.length === 1) throw new TypeError('personas.remove: the last persona cannot be removed; add another first.');
+    if (this.length === 1)
+      throw new TypeError('personas.remove: the last persona cannot be removed; add another first.');
     this.splice(at, 1);
     return true;
   }

@@ -60,12 +60,15 @@ function approveTarget(p: SignInOptions['provider']): SignInProvider | undefined
   if (p === undefined) return undefined;
   if ('approveNext' in p && typeof p.approveNext === 'function') return p;
   if ('provider' in p && typeof p.provider?.approveNext === 'function') return p.provider;
-  throw new TypeError('signIn: provider must be a provider (with approveNext) or what createTestProvider() resolved to.');
+  throw new TypeError(
+    'signIn: provider must be a provider (with approveNext) or what createTestProvider() resolved to.',
+  );
 }
 
 /** The authorize URL with `login_hint` for an auto-approving provider in another process. */
 function withLoginHint(url: URL, persona: SignInOptions['persona']): URL {
-  if (typeof persona !== 'string' || !url.pathname.endsWith(AUTHORIZE_PATH) || url.searchParams.has('login_hint')) return url;
+  if (typeof persona !== 'string' || !url.pathname.endsWith(AUTHORIZE_PATH) || url.searchParams.has('login_hint'))
+    return url;
   const hinted = new URL(url);
   hinted.searchParams.set('login_hint', persona);
   return hinted;
@@ -88,15 +91,27 @@ export async function signIn(appBaseUrl: string, options: SignInOptions = {}): P
   try {
     base = new URL(appBaseUrl);
   } catch {
-    throw new TypeError(`signIn: appBaseUrl must be an absolute URL such as http://127.0.0.1:3000; got "${String(appBaseUrl).slice(0, 100)}".`);
+    throw new TypeError(
+      `signIn: appBaseUrl must be an absolute URL such as http://127.0.0.1:3000; got "${String(appBaseUrl).slice(0, 100)}".`,
+    );
   }
   const loginPath = options.loginPath ?? '/auth/login';
-  if (typeof loginPath !== 'string' || !loginPath.startsWith('/')) throw new TypeError('signIn: loginPath must be a path starting with "/".');
+  if (typeof loginPath !== 'string' || !loginPath.startsWith('/'))
+    throw new TypeError('signIn: loginPath must be a path starting with "/".');
   const maxRedirects = options.maxRedirects ?? 10;
-  if (!Number.isInteger(maxRedirects) || maxRedirects < 1) throw new TypeError('signIn: maxRedirects must be a whole number of at least 1.');
+  if (!Number.isInteger(maxRedirects) || maxRedirects < 1)
+    throw new TypeError('signIn: maxRedirects must be a whole number of at least 1.');
   const target = approveTarget(options.provider);
-  if (target === undefined && (options.claims !== undefined || options.data !== undefined || options.deny !== undefined || typeof options.persona === 'object')) {
-    throw new TypeError('signIn: claims, data, deny and a full persona need `provider` (they are queued with approveNext).');
+  if (
+    target === undefined &&
+    (options.claims !== undefined ||
+      options.data !== undefined ||
+      options.deny !== undefined ||
+      typeof options.persona === 'object')
+  ) {
+    throw new TypeError(
+      'signIn: claims, data, deny and a full persona need `provider` (they are queued with approveNext).',
+    );
   }
   if (target !== undefined) {
     const { persona, clientId, claims, data, deny } = options;
@@ -133,7 +148,10 @@ export async function signIn(appBaseUrl: string, options: SignInOptions = {}): P
       return { response, url: url.toString(), redirects, cookies, cookieHeader: jar.header(base), jar };
     }
     await response.body?.cancel();
-    if (hop + 1 > maxRedirects) throw new Error(`signIn: more than ${maxRedirects} redirects, the last to ${new URL(location, url).pathname}; is the app redirecting in a loop?`);
+    if (hop + 1 > maxRedirects)
+      throw new Error(
+        `signIn: more than ${maxRedirects} redirects, the last to ${new URL(location, url).pathname}; is the app redirecting in a loop?`,
+      );
     url = new URL(location, url);
   }
 }

@@ -19,7 +19,11 @@ export interface Verdict {
 }
 
 /** The verdict of `findings` and `conformance` (undefined when no plan ran). */
-export function verdictOf(findings: AuditFinding[], conformance: ConformanceResults | undefined, auditStrict: boolean): Verdict {
+export function verdictOf(
+  findings: AuditFinding[],
+  conformance: ConformanceResults | undefined,
+  auditStrict: boolean,
+): Verdict {
   const passed = !(auditStrict && findings.length > 0) && !(conformance !== undefined && conformance.summary.fail > 0);
   const text =
     formatAuditTable(findings) +

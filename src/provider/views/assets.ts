@@ -7,13 +7,17 @@ import { createHash } from 'node:crypto';
 
 /** A static stylesheet or script without indentation, line breaks (`joinLines`) and CSS comments, once at start-up. */
 function compactStatic(text: string, joinLines: boolean): string {
-  const lines = text.replace(/\/\*[\s\S]*?\*\//g, '').split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const lines = text
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   return lines.join(joinLines ? '' : '\n');
 }
 
-
 // Every line ends a rule, a declaration or a block: joining the lines changes nothing.
-export const STYLE = compactStatic(`
+export const STYLE = compactStatic(
+  `
   :root { color-scheme: light; font-family: system-ui, -apple-system, "Segoe UI", sans-serif; }
   body { margin: 0; background: #f2f4f7; color: #1d2433; }
   main { max-width: 32rem; margin: 2rem auto; background: #fff; border-radius: 12px; padding: 1.5rem 2rem;
@@ -47,10 +51,13 @@ export const STYLE = compactStatic(`
                  padding: .8rem 1.2rem; border-radius: 8px; font-weight: 600; }
   }
   .banner { background: #fff6d6; border: 1px solid #e8cf6a; border-radius: 8px; padding: .5rem .75rem; font-size: .85rem; }
-`, true);
+`,
+  true,
+);
 
 // Line breaks kept: the script relies on them nowhere, but they keep it readable in a browser.
-const POLL_SCRIPT = compactStatic(`
+const POLL_SCRIPT = compactStatic(
+  `
 (function () {
   var cfg = JSON.parse(document.getElementById('qr-config').textContent);
   function show(id) {
@@ -76,7 +83,9 @@ const POLL_SCRIPT = compactStatic(`
   }
   setTimeout(poll, cfg.pollIntervalMs);
 })();
-`, false);
+`,
+  false,
+);
 
 /** A static file of the pages: its path below the base path, media type and bytes. */
 export interface StaticAsset {

@@ -25,11 +25,20 @@ export function jsonForScript(value: unknown): string {
     .replace(/\u2029/g, '\\u2029');
 }
 
-
 /** A complete page; without `base` (error pages drawn before a request is understood) the stylesheet is inlined. */
-export function renderPage(opts: { title: string; body: string; phone?: boolean; base?: string; qrScript?: boolean }): string {
-  const script = opts.qrScript && opts.base !== undefined ? `<script src="${escapeHtml(opts.base + QR_SCRIPT.path)}"></script>` : '';
-  const style = opts.base === undefined ? `<style>${STYLE}</style>` : `<link rel="stylesheet" href="${escapeHtml(opts.base + STYLESHEET.path)}">`;
+export function renderPage(opts: {
+  title: string;
+  body: string;
+  phone?: boolean;
+  base?: string;
+  qrScript?: boolean;
+}): string {
+  const script =
+    opts.qrScript && opts.base !== undefined ? `<script src="${escapeHtml(opts.base + QR_SCRIPT.path)}"></script>` : '';
+  const style =
+    opts.base === undefined
+      ? `<style>${STYLE}</style>`
+      : `<link rel="stylesheet" href="${escapeHtml(opts.base + STYLESHEET.path)}">`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -63,5 +72,9 @@ const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 
 /** An HTML page answer with the security headers (and any `extra` headers, such as Retry-After). */
 export function htmlAnswer(status: number, html: string, extra?: Readonly<Record<string, string>>): Answer {
-  return { status, headers: extra === undefined ? PAGE_HEADERS : { ...PAGE_HEADERS, ...extra }, body: { type: 'html', html } };
+  return {
+    status,
+    headers: extra === undefined ? PAGE_HEADERS : { ...PAGE_HEADERS, ...extra },
+    body: { type: 'html', html },
+  };
 }

@@ -45,7 +45,11 @@ function ago(seconds: number): string {
 /** The search over many personas: a GET form back to this page, and how many it lists of how many match. */
 function personaSearch(actionUrl: string, query: string, listed: number, matching: number): string {
   const shown =
-    matching === 0 ? 'No person matches.' : listed < matching ? `Listing ${listed} of ${matching}: search to narrow.` : `Listing all ${matching}.`;
+    matching === 0
+      ? 'No person matches.'
+      : listed < matching
+        ? `Listing ${listed} of ${matching}: search to narrow.`
+        : `Listing all ${matching}.`;
   return `<form method="get" action="${escapeHtml(actionUrl)}" id="persona-search" role="search">
 <label for="persona-q">Find the person to sign in as (name or id)</label>
 <input id="persona-q" name="q" type="search" maxlength="${MAX_PERSONA_SEARCH}" value="${escapeHtml(query)}">

@@ -45,40 +45,68 @@ describe('nd-id-provider with a FAPI 2.0 client in clients.json', () => {
     expect(doc['pushed_authorization_request_endpoint']).toBe(`${base}/v2/oauth/par`);
     expect(doc['require_pushed_authorization_requests']).toBe(true);
     const dpop = await DpopKey.make();
-    const fake = { provider: outcome.started.provider, baseUrl: base, client: { clientId: 'fapi-demo', clientSecret: '', privateKey: '', redirectUri: 'http://127.0.0.1:3000/auth/callback', fapi: keys } };
+    const fake = {
+      provider: outcome.started.provider,
+      baseUrl: base,
+      client: {
+        clientId: 'fapi-demo',
+        clientSecret: '',
+        privateKey: '',
+        redirectUri: 'http://127.0.0.1:3000/auth/callback',
+        fapi: keys,
+      },
+    };
     const res = await push(fake as never, dpop, loginParams(fake as never).params);
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe('use_dpop_nonce');
     expect(res.headers.get('dpop-nonce')).not.toBeNull();
   });
 
-  it('init --profile fapi2 writes the app\'s private JWKS and a clients.json the provider serves', async () => {
+  it("init --profile fapi2 writes the app's private JWKS and a clients.json the provider serves", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nd-id-fapi-init-'));
     const out: string[] = [];
-    const init = await runCli(['init', '--redirect-uri', 'http://127.0.0.1:3000/auth/callback', '--dir', dir, '--profile', 'fapi2'], {
-      stdout: (text) => out.push(text),
-      stderr: () => undefined,
-      env: {},
-    });
+    const init = await runCli(
+      ['init', '--redirect-uri', 'http://127.0.0.1:3000/auth/callback', '--dir', dir, '--profile', 'fapi2'],
+      {
+        stdout: (text) => out.push(text),
+        stderr: () => undefined,
+        env: {},
+      },
+    );
     expect(init).toEqual({ exitCode: 0 });
     expect(out.join('')).toMatch(/FAPI 2\.0: its private keys are in rp-fapi-private-jwks\.json/);
-    const registered = JSON.parse(readFileSync(join(dir, 'clients.json'), 'utf8')) as { clients: Record<string, unknown>[] };
+    const registered = JSON.parse(readFileSync(join(dir, 'clients.json'), 'utf8')) as {
+      clients: Record<string, unknown>[];
+    };
     expect(registered.clients[0]).toMatchObject({ profile: 'fapi2', idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' });
     expect(registered.clients[0]!['clientSecret']).toBeUndefined();
     expect(JSON.stringify(registered)).not.toMatch(/"d":/);
     expect(statSync(join(dir, 'rp-fapi-private-jwks.json')).mode & 0o077).toBe(0);
     const keys = JSON.parse(readFileSync(join(dir, 'rp-fapi-private-jwks.json'), 'utf8')) as { keys: JWK[] };
-    const started = await runCli(['--clients', join(dir, 'clients.json'), '--port', '0', '--auto-approve'], { stdout: () => undefined, stderr: () => undefined, env: {} });
+    const started = await runCli(['--clients', join(dir, 'clients.json'), '--port', '0', '--auto-approve'], {
+      stdout: () => undefined,
+      stderr: () => undefined,
+      env: {},
+    });
     running.push(started);
     if (!('started' in started)) throw new Error('did not start');
     const fake = {
       provider: started.started.provider,
       baseUrl: started.started.baseUrl,
-      client: { clientId: 'my-app', clientSecret: '', privateKey: '', redirectUri: 'http://127.0.0.1:3000/auth/callback', fapi: { signingKey: keys.keys[0]!, encryptionKey: keys.keys[1]!, jwks: { keys: [] } } },
+      client: {
+        clientId: 'my-app',
+        clientSecret: '',
+        privateKey: '',
+        redirectUri: 'http://127.0.0.1:3000/auth/callback',
+        fapi: { signingKey: keys.keys[0]!, encryptionKey: keys.keys[1]!, jwks: { keys: [] } },
+      },
     };
     const dpop = await DpopKey.make();
     expect((await push(fake as never, dpop, loginParams(fake as never).params)).status).toBe(201);
-    const refused = await runCli(['init', '--redirect-uri', 'http://127.0.0.1:3000/cb', '--dir', dir, '--profile', 'fapi1', '--force'], { stdout: () => undefined, stderr: (t) => out.push(t), env: {} });
+    const refused = await runCli(
+      ['init', '--redirect-uri', 'http://127.0.0.1:3000/cb', '--dir', dir, '--profile', 'fapi1', '--force'],
+      { stdout: () => undefined, stderr: (t) => out.push(t), env: {} },
+    );
     expect(refused).toEqual({ exitCode: 2 });
     expect(out.join('')).toMatch(/--profile must be fapi2/);
   });

@@ -67,7 +67,10 @@ async function withJwksAt(path: string, run: (fapi: TestProvider) => Promise<voi
 /** PAR then token as the client: both refused with invalid_client (401); their descriptions. */
 async function refusedTwice(fapi: TestProvider): Promise<string[]> {
   const descriptions: string[] = [];
-  for (const res of [await push(fapi, dpop, loginParams(fapi).params), await tokenCall(fapi, dpop, { code: 'unused', code_verifier: 'v'.repeat(43) })]) {
+  for (const res of [
+    await push(fapi, dpop, loginParams(fapi).params),
+    await tokenCall(fapi, dpop, { code: 'unused', code_verifier: 'v'.repeat(43) }),
+  ]) {
     expect(res.status).toBe(401);
     const body = (await res.json()) as { error: string; error_description: string };
     expect(body.error).toBe('invalid_client');
@@ -85,14 +88,18 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
 
   it('answers HTTP 500 (with the right keys in the body)', async () => {
     await withJwksAt('/error', async (fapi) => {
-      for (const description of await refusedTwice(fapi)) expect(description).toMatch(/keys could not be had: the jwksUri answered HTTP 500, not 200/);
+      for (const description of await refusedTwice(fapi))
+        expect(description).toMatch(/keys could not be had: the jwksUri answered HTTP 500, not 200/);
       expect(hits.get('/error')).toBe(1);
     });
   });
 
-  it('never answers: refused once the 3 s timeout has passed, and the next request does not wait again', { timeout: 20_000 }, async () => {
+  it('never answers: refused once the 3 s timeout has passed, and the next request does not wait again', {
+    timeout: 20_000,
+  }, async () => {
     await withJwksAt('/silent', async (fapi) => {
-      for (const description of await refusedTwice(fapi)) expect(description).toMatch(/the jwksUri did not answer within 3000 ms/);
+      for (const description of await refusedTwice(fapi))
+        expect(description).toMatch(/the jwksUri did not answer within 3000 ms/);
       expect(hits.get('/silent')).toBe(1);
     });
   });
@@ -100,7 +107,8 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
   it('answers a redirect: not followed', async () => {
     const before = hits.get('/good') ?? 0;
     await withJwksAt('/moved', async (fapi) => {
-      for (const description of await refusedTwice(fapi)) expect(description).toMatch(/the jwksUri answered a redirect \(HTTP 302\), which is not followed/);
+      for (const description of await refusedTwice(fapi))
+        expect(description).toMatch(/the jwksUri answered a redirect \(HTTP 302\), which is not followed/);
       expect(hits.get('/moved')).toBe(1);
       expect(hits.get('/good') ?? 0).toBe(before);
     });
@@ -108,7 +116,8 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
 
   it('answers more than 64 KiB', async () => {
     await withJwksAt('/large', async (fapi) => {
-      for (const description of await refusedTwice(fapi)) expect(description).toMatch(/the jwksUri answered more than 65536 bytes/);
+      for (const description of await refusedTwice(fapi))
+        expect(description).toMatch(/the jwksUri answered more than 65536 bytes/);
       expect(hits.get('/large')).toBe(1);
     });
   });
@@ -120,7 +129,8 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
     await new Promise((resolve) => closed.close(resolve));
     const fapi = await startWithJwksUri('unreachable', `http://127.0.0.1:${port}/jwks.json`, keys);
     try {
-      for (const description of await refusedTwice(fapi)) expect(description).toMatch(/the jwksUri could not be reached/);
+      for (const description of await refusedTwice(fapi))
+        expect(description).toMatch(/the jwksUri could not be reached/);
     } finally {
       await fapi.close();
     }
@@ -139,7 +149,8 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
       status = 304;
       fapi.provider.advanceClock(300_001);
       // The refetch fails; the keys of five minutes ago are not used for the requests after it either.
-      for (const description of await refusedTwice(fapi)) expect(description).toMatch(/the jwksUri answered HTTP 304, not 200/);
+      for (const description of await refusedTwice(fapi))
+        expect(description).toMatch(/the jwksUri answered HTTP 304, not 200/);
       status = 200;
       fapi.provider.advanceClock(11_000);
       expect((await push(fapi, dpop, loginParams(fapi).params)).status).toBe(201);

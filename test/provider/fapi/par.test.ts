@@ -1,6 +1,18 @@
 import { decodeProtectedHeader, jwtVerify, createRemoteJWKSet } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { authorizeUri, codeOf, decryptIdToken, DpopKey, loginParams, push, startFapi, tokenCall, tokensOf, userinfoCall, fapiFixture } from './support.js';
+import {
+  authorizeUri,
+  codeOf,
+  decryptIdToken,
+  DpopKey,
+  loginParams,
+  push,
+  startFapi,
+  tokenCall,
+  tokensOf,
+  userinfoCall,
+  fapiFixture,
+} from './support.js';
 
 const f = fapiFixture();
 
@@ -33,17 +45,34 @@ describe('FAPI 2.0: a whole login over HTTP', () => {
     const back = new URL((await authorizeUri(f.test, body.request_uri)).headers.get('location') ?? '');
     expect(back.searchParams.get('state')).toBe(params['state']);
     expect(back.searchParams.get('iss')).toBe(f.test.provider.issuer);
-    const token = await tokenCall(f.test, f.dpop, { code: back.searchParams.get('code') ?? '', code_verifier: verifier });
+    const token = await tokenCall(f.test, f.dpop, {
+      code: back.searchParams.get('code') ?? '',
+      code_verifier: verifier,
+    });
     expect(token.status).toBe(200);
-    const tokens = (await token.json()) as { access_token: string; id_token: string; token_type: string; expires_in: number };
+    const tokens = (await token.json()) as {
+      access_token: string;
+      id_token: string;
+      token_type: string;
+      expires_in: number;
+    };
     expect(tokens.token_type).toBe('DPoP');
     const jweHeader = decodeProtectedHeader(tokens.id_token);
-    expect(jweHeader).toMatchObject({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM', cty: 'JWT', kid: f.test.client.fapi!.encryptionKey.kid });
-    const inner = await decryptIdToken(f.test, tokens.id_token);
-    const { payload, protectedHeader } = await jwtVerify(inner, createRemoteJWKSet(new URL(`${f.test.baseUrl}/v2/.well-known/jwks.json`)), {
-      issuer: f.test.provider.issuer,
-      audience: f.test.client.clientId,
+    expect(jweHeader).toMatchObject({
+      alg: 'ECDH-ES+A256KW',
+      enc: 'A256GCM',
+      cty: 'JWT',
+      kid: f.test.client.fapi!.encryptionKey.kid,
     });
+    const inner = await decryptIdToken(f.test, tokens.id_token);
+    const { payload, protectedHeader } = await jwtVerify(
+      inner,
+      createRemoteJWKSet(new URL(`${f.test.baseUrl}/v2/.well-known/jwks.json`)),
+      {
+        issuer: f.test.provider.issuer,
+        audience: f.test.client.clientId,
+      },
+    );
     expect(protectedHeader.alg).toBe('PS256');
     expect(payload.nonce).toBe(params['nonce']);
     const info = await userinfoCall(f.test, f.dpop, tokens.access_token);
@@ -70,7 +99,11 @@ describe('FAPI 2.0: PAR refusals', () => {
     expect((await errorOf(res, 400)).error).toBe('invalid_request');
     const scope = await push(f.test, f.dpop, loginParams(f.test, { scope: 'profile.name' }).params);
     expect((await errorOf(scope, 400)).error).toBe('invalid_scope');
-    const redirect = await push(f.test, f.dpop, loginParams(f.test, { redirect_uri: 'http://127.0.0.1:3000/other' }).params);
+    const redirect = await push(
+      f.test,
+      f.dpop,
+      loginParams(f.test, { redirect_uri: 'http://127.0.0.1:3000/other' }).params,
+    );
     expect((await errorOf(redirect, 400)).error).toBe('redirect_uri_mismatch');
   });
 
@@ -87,12 +120,19 @@ describe('FAPI 2.0: PAR refusals', () => {
   it('refuses a dpop_jkt that differs from the proof key', async () => {
     const other = await DpopKey.make();
     const { calculateJwkThumbprint } = await import('jose');
-    const res = await push(f.test, f.dpop, { ...loginParams(f.test).params, dpop_jkt: await calculateJwkThumbprint(other.publicJwk) });
+    const res = await push(f.test, f.dpop, {
+      ...loginParams(f.test).params,
+      dpop_jkt: await calculateJwkThumbprint(other.publicJwk),
+    });
     expect((await errorOf(res, 400)).error).toBe('invalid_dpop_proof');
   });
 
   it('refuses a JSON body', async () => {
-    const res = await fetch(`${f.test.baseUrl}/v2/oauth/par`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${f.test.baseUrl}/v2/oauth/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect((await errorOf(res, 400)).error).toBe('invalid_request');
   });
 
@@ -115,7 +155,9 @@ describe('FAPI 2.0: PAR refusals', () => {
 describe('FAPI 2.0: authorize takes only client_id and request_uri', () => {
   it('refuses the raw parameters of a FAPI client, and the audit names it', async () => {
     const { params } = loginParams(f.test);
-    const res = await fetch(`${f.test.baseUrl}/v2/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+    const res = await fetch(`${f.test.baseUrl}/v2/oauth/authorize?${new URLSearchParams(params)}`, {
+      redirect: 'manual',
+    });
     expect(await pageCode(res)).toBe('invalid_request');
     expect(f.test.provider.audit(f.test.client.clientId).map((f) => f.code)).toContain('fapi_raw_authorize_parameters');
   });
@@ -133,7 +175,10 @@ describe('FAPI 2.0: authorize takes only client_id and request_uri', () => {
   it('does not use up a request_uri on a HEAD (a link checker or prefetch): the GET after it still works, once', async () => {
     const uri = await pushed();
     const head = () =>
-      fetch(`${f.test.baseUrl}/v2/oauth/authorize?${new URLSearchParams({ client_id: f.test.client.clientId, request_uri: uri })}`, { method: 'HEAD', redirect: 'manual' });
+      fetch(
+        `${f.test.baseUrl}/v2/oauth/authorize?${new URLSearchParams({ client_id: f.test.client.clientId, request_uri: uri })}`,
+        { method: 'HEAD', redirect: 'manual' },
+      );
     for (let i = 0; i < 2; i++) {
       const res = await head();
       expect(res.status).toBe(200);
@@ -154,7 +199,9 @@ describe('FAPI 2.0: authorize takes only client_id and request_uri', () => {
   });
 
   it('refuses an unknown request_uri', async () => {
-    expect(await pageCode(await authorizeUri(f.test, 'urn:ietf:params:oauth:request_uri:nothing-here'))).toBe('invalid_request_uri');
+    expect(await pageCode(await authorizeUri(f.test, 'urn:ietf:params:oauth:request_uri:nothing-here'))).toBe(
+      'invalid_request_uri',
+    );
   });
 
   it('a code works once, and its tokens come with the same DPoP key only', async () => {
@@ -172,8 +219,15 @@ describe('FAPI 2.0: more PAR and authorize refusals', () => {
   it('refuses a request object, a malformed dpop_jkt, and a client_id that is not the assertion iss', async () => {
     const withRequest = await push(f.test, f.dpop, { ...loginParams(f.test).params, request: 'eyJ.e30.' });
     expect((await errorOf(withRequest, 400)).error_description).toMatch(/Request objects are not supported/);
-    const badJkt = await push(f.test, f.dpop, { ...loginParams(f.test).params, dpop_jkt: 'not-a-thumbprint' }, { proof: null });
-    expect((await errorOf(badJkt, 400)).error_description).toMatch(/dpop_jkt must be the base64url SHA-256 JWK thumbprint/);
+    const badJkt = await push(
+      f.test,
+      f.dpop,
+      { ...loginParams(f.test).params, dpop_jkt: 'not-a-thumbprint' },
+      { proof: null },
+    );
+    expect((await errorOf(badJkt, 400)).error_description).toMatch(
+      /dpop_jkt must be the base64url SHA-256 JWK thumbprint/,
+    );
     const otherId = await push(f.test, f.dpop, { ...loginParams(f.test).params, client_id: 'someone-else' });
     expect((await errorOf(otherId, 401)).error).toBe('invalid_client');
   });
@@ -181,10 +235,16 @@ describe('FAPI 2.0: more PAR and authorize refusals', () => {
   it('binds the code to dpop_jkt alone, without a proof at PAR', async () => {
     const { calculateJwkThumbprint } = await import('jose');
     const { params, verifier } = loginParams(f.test);
-    const res = await push(f.test, f.dpop, { ...params, dpop_jkt: await calculateJwkThumbprint(f.dpop.publicJwk) }, { proof: null });
+    const res = await push(
+      f.test,
+      f.dpop,
+      { ...params, dpop_jkt: await calculateJwkThumbprint(f.dpop.publicJwk) },
+      { proof: null },
+    );
     expect(res.status).toBe(201);
     const { request_uri } = (await res.json()) as { request_uri: string };
-    const code = new URL((await authorizeUri(f.test, request_uri)).headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const code =
+      new URL((await authorizeUri(f.test, request_uri)).headers.get('location') ?? '').searchParams.get('code') ?? '';
     expect((await tokenCall(f.test, f.dpop, { code, code_verifier: verifier })).status).toBe(200);
   });
 
@@ -200,12 +260,21 @@ describe('FAPI 2.0: more PAR and authorize refusals', () => {
       jwks: jwks as never,
       idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' as const,
     });
-    const started = await startProvider({ autoApprove: true, clients: [client('app-a', a.jwks), client('app-b', b.jwks)] });
+    const started = await startProvider({
+      autoApprove: true,
+      clients: [client('app-a', a.jwks), client('app-b', b.jwks)],
+    });
     try {
       const kit = (clientId: string, keys: typeof a) => ({
         provider: started.provider,
         baseUrl: started.baseUrl,
-        client: { clientId, clientSecret: '', privateKey: '', redirectUri: 'http://127.0.0.1:3000/auth/callback', fapi: keys },
+        client: {
+          clientId,
+          clientSecret: '',
+          privateKey: '',
+          redirectUri: 'http://127.0.0.1:3000/auth/callback',
+          fapi: keys,
+        },
         close: () => started.close(),
       });
       const res = await push(kit('app-a', a), f.dpop, loginParams(kit('app-a', a)).params);

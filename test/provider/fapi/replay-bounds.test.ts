@@ -10,11 +10,29 @@
  *   interval, like one that does not answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fapiTestKeys, type ProviderClient, startProvider, type TestFapiKeys, type TestProvider } from '../../../src/provider/index.js';
+import {
+  fapiTestKeys,
+  type ProviderClient,
+  startProvider,
+  type TestFapiKeys,
+  type TestProvider,
+} from '../../../src/provider/index.js';
 import { testKeyPair } from '../../helpers/keys.js';
-import { assertion, athOf, DpopKey, jwksHost, loginParams, push, startFapi, startWithJwksUri, tokenCall, tokensOf } from './support.js';
+import {
+  assertion,
+  athOf,
+  DpopKey,
+  jwksHost,
+  loginParams,
+  push,
+  startFapi,
+  startWithJwksUri,
+  tokenCall,
+  tokensOf,
+} from './support.js';
 
-const errorOf = async (res: Response): Promise<{ error: string; error_description: string }> => (await res.json()) as { error: string; error_description: string };
+const errorOf = async (res: Response): Promise<{ error: string; error_description: string }> =>
+  (await res.json()) as { error: string; error_description: string };
 
 describe('the store of used jti values, bounded (maxCodes and maxAccessTokens 2: four entries)', () => {
   let test: TestProvider;
@@ -46,7 +64,8 @@ describe('the store of used jti values, bounded (maxCodes and maxAccessTokens 2:
     const { access_token } = await tokensOf(test, dpop); // fills the four entries
     test.provider.advanceClock(300_000); // they expire; the access token does not
     const url = `${test.baseUrl}/v2/oauth/userinfo`;
-    const call = (proof: string): Promise<Response> => fetch(url, { headers: { authorization: `DPoP ${access_token}`, dpop: proof } });
+    const call = (proof: string): Promise<Response> =>
+      fetch(url, { headers: { authorization: `DPoP ${access_token}`, dpop: proof } });
     const used = await dpop.proof(test, 'GET', url, { ath: athOf(access_token) });
     expect((await call(used)).status).toBe(200);
     for (let i = 0; i < 6; i++) {

@@ -8,7 +8,13 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { compactDecrypt, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll } from 'vitest';
-import { createTestProvider, startProvider, type TestFapiKeys, type TestProvider, type TestProviderOptions } from '../../../src/provider/index.js';
+import {
+  createTestProvider,
+  startProvider,
+  type TestFapiKeys,
+  type TestProvider,
+  type TestProviderOptions,
+} from '../../../src/provider/index.js';
 import { testKeyPair } from '../../helpers/keys.js';
 import { pkce } from '../../helpers/provider-fixtures.js';
 
@@ -70,7 +76,13 @@ export class DpopKey {
   }
 
   /** A proof for `htm` `htu`, with claim and header overrides (undefined removes). */
-  async proof(test: TestProvider, htm: string, htu: string, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}): Promise<string> {
+  async proof(
+    test: TestProvider,
+    htm: string,
+    htu: string,
+    claims: Record<string, unknown> = {},
+    header: Record<string, unknown> = {},
+  ): Promise<string> {
     const payload: Record<string, unknown> = { htm, htu, iat: nowS(test), jti: randomUUID(), ...claims };
     for (const [k, v] of Object.entries(payload)) if (v === undefined) delete payload[k];
     const protectedHeader: Record<string, unknown> = { alg: 'ES256', typ: 'dpop+jwt', jwk: this.publicJwk, ...header };
@@ -85,7 +97,10 @@ export function athOf(token: string): string {
 }
 
 /** The authorization parameters of one login. */
-export function loginParams(test: TestProvider, extra: Record<string, string> = {}): { params: Record<string, string>; verifier: string } {
+export function loginParams(
+  test: TestProvider,
+  extra: Record<string, string> = {},
+): { params: Record<string, string>; verifier: string } {
   const { verifier, challenge } = pkce();
   return {
     verifier,
@@ -111,7 +126,13 @@ export interface FapiCallOptions {
 }
 
 /** POST a form to `path` as the FAPI client: the fields, its assertion and its DPoP proof. */
-async function postAsClient(test: TestProvider, dpop: DpopKey, path: string, fields: Record<string, string>, options: FapiCallOptions): Promise<Response> {
+async function postAsClient(
+  test: TestProvider,
+  dpop: DpopKey,
+  path: string,
+  fields: Record<string, string>,
+  options: FapiCallOptions,
+): Promise<Response> {
   const body = new URLSearchParams(fields);
   const signed = options.assertion === undefined ? await assertion(test) : options.assertion;
   if (signed !== null) {
@@ -121,29 +142,57 @@ async function postAsClient(test: TestProvider, dpop: DpopKey, path: string, fie
   const proof = options.proof === undefined ? await dpop.proof(test, 'POST', `${test.baseUrl}${path}`) : options.proof;
   return fetch(`${test.baseUrl}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(proof === null ? {} : { dpop: proof }), ...options.headers },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(proof === null ? {} : { dpop: proof }),
+      ...options.headers,
+    },
     body,
   });
 }
 
 /** POST to the PAR endpoint: the params, a fresh assertion unless given, and a proof unless `proof: null`. */
-export function push(test: TestProvider, dpop: DpopKey, params: Record<string, string>, options: FapiCallOptions = {}): Promise<Response> {
+export function push(
+  test: TestProvider,
+  dpop: DpopKey,
+  params: Record<string, string>,
+  options: FapiCallOptions = {},
+): Promise<Response> {
   return postAsClient(test, dpop, '/v2/oauth/par', params, options);
 }
 
 /** Authorize with only client_id and request_uri (auto-approval): the callback URL. */
-export async function authorizeUri(test: TestProvider, requestUri: string, extra: Record<string, string> = {}): Promise<Response> {
+export async function authorizeUri(
+  test: TestProvider,
+  requestUri: string,
+  extra: Record<string, string> = {},
+): Promise<Response> {
   const query = new URLSearchParams({ client_id: test.client.clientId, request_uri: requestUri, ...extra });
   return fetch(`${test.baseUrl}/v2/oauth/authorize?${query}`, { redirect: 'manual' });
 }
 
 /** POST to the token endpoint as a FAPI client: fields, a fresh assertion and proof unless overridden. */
-export function tokenCall(test: TestProvider, dpop: DpopKey, fields: Record<string, string>, options: FapiCallOptions = {}): Promise<Response> {
-  return postAsClient(test, dpop, '/v2/oauth/token', { grant_type: 'authorization_code', redirect_uri: test.client.redirectUri, ...fields }, options);
+export function tokenCall(
+  test: TestProvider,
+  dpop: DpopKey,
+  fields: Record<string, string>,
+  options: FapiCallOptions = {},
+): Promise<Response> {
+  return postAsClient(
+    test,
+    dpop,
+    '/v2/oauth/token',
+    { grant_type: 'authorization_code', redirect_uri: test.client.redirectUri, ...fields },
+    options,
+  );
 }
 
 /** PAR then authorize: the code and the verifier of one approved login. */
-export async function codeOf(test: TestProvider, dpop: DpopKey, extra: Record<string, string> = {}): Promise<{ code: string; verifier: string; state: string; nonce: string }> {
+export async function codeOf(
+  test: TestProvider,
+  dpop: DpopKey,
+  extra: Record<string, string> = {},
+): Promise<{ code: string; verifier: string; state: string; nonce: string }> {
   const { params, verifier } = loginParams(test, extra);
   const pushed = await push(test, dpop, params);
   if (pushed.status !== 201) throw new Error(`PAR answered ${pushed.status}: ${await pushed.text()}`);
@@ -153,7 +202,10 @@ export async function codeOf(test: TestProvider, dpop: DpopKey, extra: Record<st
 }
 
 /** A whole login up to the tokens. */
-export async function tokensOf(test: TestProvider, dpop: DpopKey): Promise<{ access_token: string; id_token: string; token_type: string }> {
+export async function tokensOf(
+  test: TestProvider,
+  dpop: DpopKey,
+): Promise<{ access_token: string; id_token: string; token_type: string }> {
   const { code, verifier } = await codeOf(test, dpop);
   const res = await tokenCall(test, dpop, { code, code_verifier: verifier });
   if (res.status !== 200) throw new Error(`token answered ${res.status}: ${await res.text()}`);
@@ -168,22 +220,42 @@ export async function decryptIdToken(test: TestProvider, jwe: string): Promise<s
 }
 
 /** GET userinfo with a DPoP-bound token. */
-export async function userinfoCall(test: TestProvider, dpop: DpopKey, token: string, options: { scheme?: string; proof?: string | null } = {}): Promise<Response> {
+export async function userinfoCall(
+  test: TestProvider,
+  dpop: DpopKey,
+  token: string,
+  options: { scheme?: string; proof?: string | null } = {},
+): Promise<Response> {
   const url = `${test.baseUrl}/v2/oauth/userinfo`;
   const proof = options.proof === undefined ? await dpop.proof(test, 'GET', url, { ath: athOf(token) }) : options.proof;
-  return fetch(url, { headers: { authorization: `${options.scheme ?? 'DPoP'} ${token}`, ...(proof === null ? {} : { dpop: proof }) } });
+  return fetch(url, {
+    headers: { authorization: `${options.scheme ?? 'DPoP'} ${token}`, ...(proof === null ? {} : { dpop: proof }) },
+  });
 }
 
 /**
  * A provider with one FAPI client (auto-approving) whose key set is registered as given: by
  * `jwksUri` (the caller serves `keys`, or something else, at the URL) or inline (`jwks`).
  */
-export async function startWithJwksUri(clientId: string, source: string | { keys: JWK[] }, keys: TestFapiKeys): Promise<TestProvider> {
+export async function startWithJwksUri(
+  clientId: string,
+  source: string | { keys: JWK[] },
+  keys: TestFapiKeys,
+): Promise<TestProvider> {
   const redirectUri = 'http://127.0.0.1:3000/auth/callback';
   const registered = typeof source === 'string' ? { jwksUri: source } : { jwks: source };
   const started = await startProvider({
     autoApprove: true,
-    clients: [{ clientId, redirectUris: [redirectUri], publicKey: testKeyPair('rp').publicKeyPem, profile: 'fapi2', ...registered, idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' }],
+    clients: [
+      {
+        clientId,
+        redirectUris: [redirectUri],
+        publicKey: testKeyPair('rp').publicKeyPem,
+        profile: 'fapi2',
+        ...registered,
+        idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+      },
+    ],
   });
   return {
     provider: started.provider,

@@ -1,7 +1,17 @@
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestProvider } from '../../../src/provider/index.js';
-import { authorizeUri, codeOf, decryptIdToken, DpopKey, loginParams, push, startFapi, tokenCall, tokensOf } from './support.js';
+import {
+  authorizeUri,
+  codeOf,
+  decryptIdToken,
+  DpopKey,
+  loginParams,
+  push,
+  startFapi,
+  tokenCall,
+  tokensOf,
+} from './support.js';
 
 let test: TestProvider;
 let dpop: DpopKey;
@@ -16,7 +26,7 @@ async function pushed(extra: Record<string, string>): Promise<Response> {
   return push(test, dpop, loginParams(test, extra).params);
 }
 
-describe('the phone page shows the login\'s authentication_context_message', () => {
+describe("the phone page shows the login's authentication_context_message", () => {
   it('pushed with PAR, HTML-escaped', async () => {
     const res = await pushed({ authentication_context_message: 'Pay <b>42</b> & "confirm"' });
     expect(res.status).toBe(201);
@@ -51,7 +61,9 @@ describe('the QR page of a pushed request', () => {
     const res = await push(test, dpop, login.params);
     const { request_uri } = (await res.json()) as { request_uri: string };
     const page = await (await authorizeUri(test, request_uri)).text();
-    const hrefs = [...page.matchAll(/<a id="start-again(?:-mismatch)?" href="([^"]*)">/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+    const hrefs = [...page.matchAll(/<a id="start-again(?:-mismatch)?" href="([^"]*)">/g)].map((m) =>
+      m[1]!.replace(/&amp;/g, '&'),
+    );
     expect(hrefs).toHaveLength(2);
     for (const href of hrefs) {
       const back = new URL(href);
@@ -85,10 +97,17 @@ describe('the test kit through a FAPI client', () => {
   });
 
   it('personas added at run time sign in', async () => {
-    test.provider.personas.add({ id: 'fapi-person', 'profile.name': 'Fapi Person', 'profile.nric_number': 'S1234567D', 'profile.passport_expiry_date': '2030-01-01' });
+    test.provider.personas.add({
+      id: 'fapi-person',
+      'profile.name': 'Fapi Person',
+      'profile.nric_number': 'S1234567D',
+      'profile.passport_expiry_date': '2030-01-01',
+    });
     test.provider.approveNext({ persona: 'fapi-person' });
     const tokens = await tokensOf(test, dpop);
-    expect(decodeJwt(await decryptIdToken(test, tokens.id_token)).sub).toBe(test.provider.subjectFor(test.client.clientId, 'fapi-person'));
+    expect(decodeJwt(await decryptIdToken(test, tokens.id_token)).sub).toBe(
+      test.provider.subjectFor(test.client.clientId, 'fapi-person'),
+    );
   });
 
   it('the movable clock: a code redeemed after its lifetime is refused', async () => {
@@ -110,6 +129,10 @@ describe('the test kit through a FAPI client', () => {
     const res = await tokenCall(test, dpop, { code: first.code, code_verifier: first.verifier });
     expect(res.status).toBe(200);
     const inner = await decryptIdToken(test, ((await res.json()) as { id_token: string }).id_token);
-    await expect(jwtVerify(inner, createRemoteJWKSet(new URL(`${test.baseUrl}/v2/.well-known/jwks.json`)), { currentDate: new Date(test.provider.clock()) })).rejects.toThrow(/exp/);
+    await expect(
+      jwtVerify(inner, createRemoteJWKSet(new URL(`${test.baseUrl}/v2/.well-known/jwks.json`)), {
+        currentDate: new Date(test.provider.clock()),
+      }),
+    ).rejects.toThrow(/exp/);
   });
 });

@@ -36,7 +36,11 @@ async function kit(options: Parameters<typeof createTestProvider>[0] = {}): Prom
 /** A browser-less login with IdClient: authorize (answered at once by a scripted approval), then code exchange and userinfo. */
 async function idClientLogin(t: TestProvider, client = new IdClient({ ...t.client, hostname: t.baseUrl })) {
   const { codeVerifier, codeChallenge } = generatePkcePair();
-  const { url, nonce } = client.authorizationUrl({ state: 'state-0123456789abcdefghij', codeChallenge, scope: ['openid', 'profile.name', 'profile.nric_number'] });
+  const { url, nonce } = client.authorizationUrl({
+    state: 'state-0123456789abcdefghij',
+    codeChallenge,
+    scope: ['openid', 'profile.name', 'profile.nric_number'],
+  });
   const res = await fetch(url, { redirect: 'manual' });
   const back = new URL(res.headers.get('location') ?? 'http://invalid/');
   const code = back.searchParams.get('code');
@@ -72,7 +76,10 @@ describe('approveNext', () => {
     expect((await idClientLogin(t)).result?.info.data['profile.name']).toBe('Ben Samplename');
     expect((await idClientLogin(t)).result?.info.data['profile.name']).toBe('Chandra Fictional');
     const client = new IdClient({ ...t.client, hostname: t.baseUrl });
-    const { url } = client.authorizationUrl({ state: 'state-0123456789abcdefghij', codeChallenge: generatePkcePair().codeChallenge });
+    const { url } = client.authorizationUrl({
+      state: 'state-0123456789abcdefghij',
+      codeChallenge: generatePkcePair().codeChallenge,
+    });
     const page = await fetch(url, { redirect: 'manual' });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('data-qr-payload');
@@ -94,7 +101,10 @@ describe('approveNext', () => {
     const t = await kit();
     t.provider.approveNext({ persona: 'dewi', data: { 'profile.name': 'Someone Else' } });
     const { result } = await idClientLogin(t);
-    expect(result?.info.data).toMatchObject({ 'profile.name': 'Someone Else', 'profile.nric_number': 'G2345678' + result?.info.data['profile.nric_number']?.slice(-1) });
+    expect(result?.info.data).toMatchObject({
+      'profile.name': 'Someone Else',
+      'profile.nric_number': 'G2345678' + result?.info.data['profile.nric_number']?.slice(-1),
+    });
     t.provider.approveNext({ deny: true });
     const denied = await idClientLogin(t);
     expect(denied.back.searchParams.get('error')).toBe('access_denied');
@@ -104,7 +114,14 @@ describe('approveNext', () => {
   it('an answer for one client is not taken by another; a full persona object is added', async () => {
     const t = await kit();
     t.provider.approveNext({ clientId: 'not-this-one', persona: 'eko' });
-    t.provider.approveNext({ persona: { id: 'zoe', 'profile.name': 'Zoe Added', 'profile.nric_number': 'S1234567D', 'profile.passport_expiry_date': '2030-01-01' } });
+    t.provider.approveNext({
+      persona: {
+        id: 'zoe',
+        'profile.name': 'Zoe Added',
+        'profile.nric_number': 'S1234567D',
+        'profile.passport_expiry_date': '2030-01-01',
+      },
+    });
     expect((await idClientLogin(t)).result?.info.data['profile.name']).toBe('Zoe Added');
     expect(t.provider.personas.get('zoe')).toBeDefined();
   });
@@ -113,7 +130,9 @@ describe('approveNext', () => {
     const t = await kit();
     expect(() => t.provider.approveNext({ persona: 'nobody' })).toThrow(/persona "nobody" is unknown; known: ada, ben/);
     expect(() => t.provider.approveNext({ deny: true, claims: {} })).toThrow(/deny cannot be combined/);
-    expect(() => t.provider.approveNext({ data: { 'profile.age': 'x' } })).toThrow(/data\["profile.age"\] is not an attribute/);
+    expect(() => t.provider.approveNext({ data: { 'profile.age': 'x' } })).toThrow(
+      /data\["profile.age"\] is not an attribute/,
+    );
   });
 });
 
@@ -121,7 +140,10 @@ describe('login_hint, personas and the clock', () => {
   it('in auto-approve mode login_hint picks the persona; an unknown one is an error page naming the known ids', async () => {
     const t = await kit({ autoApprove: true });
     const client = new IdClient({ ...t.client, hostname: t.baseUrl });
-    const { url } = client.authorizationUrl({ state: 'state-0123456789abcdefghij', codeChallenge: generatePkcePair().codeChallenge });
+    const { url } = client.authorizationUrl({
+      state: 'state-0123456789abcdefghij',
+      codeChallenge: generatePkcePair().codeChallenge,
+    });
     const withHint = await fetch(`${url}&login_hint=farah`, { redirect: 'manual' });
     expect(withHint.status).toBe(302);
     const unknown = await fetch(`${url}&login_hint=nobody`, { redirect: 'manual' });
@@ -132,21 +154,47 @@ describe('login_hint, personas and the clock', () => {
   it('personas come from a file, change at run time, and bad ones are refused naming the field', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'personas-'));
     const file = join(dir, 'people.json');
-    writeFileSync(file, JSON.stringify([{ id: 'yan', 'profile.name': 'Yan File', 'profile.nric_number': 'T0123456G', 'profile.passport_expiry_date': '2032-02-02' }]));
+    writeFileSync(
+      file,
+      JSON.stringify([
+        {
+          id: 'yan',
+          'profile.name': 'Yan File',
+          'profile.nric_number': 'T0123456G',
+          'profile.passport_expiry_date': '2032-02-02',
+        },
+      ]),
+    );
     const t = await kit({ personas: file });
     expect(t.provider.personas.map((p) => p.id)).toEqual(['yan']);
-    t.provider.personas.add({ id: 'xu', 'profile.name': 'Xu Added', 'profile.nric_number': 'S1234567D', 'profile.passport_expiry_date': '2030-01-01' });
+    t.provider.personas.add({
+      id: 'xu',
+      'profile.name': 'Xu Added',
+      'profile.nric_number': 'S1234567D',
+      'profile.passport_expiry_date': '2030-01-01',
+    });
     t.provider.approveNext({ persona: 'xu' });
     expect((await idClientLogin(t)).result?.info.data['profile.name']).toBe('Xu Added');
     expect(t.provider.personas.remove('xu')).toBe(true);
     expect(() => t.provider.personas.remove('yan')).toThrow(/last persona/);
-    expect(() => t.provider.personas.add({ id: 'bad', 'profile.name': 'B', 'profile.nric_number': 'S1234567A', 'profile.passport_expiry_date': '2030-01-01' })).toThrow(
-      /persona\["profile.nric_number"\]/,
-    );
+    expect(() =>
+      t.provider.personas.add({
+        id: 'bad',
+        'profile.name': 'B',
+        'profile.nric_number': 'S1234567A',
+        'profile.passport_expiry_date': '2030-01-01',
+      }),
+    ).toThrow(/persona\["profile.nric_number"\]/);
     writeFileSync(join(dir, 'broken.json'), '[{"id": "q"}]');
-    await expect(createTestProvider({ personas: join(dir, 'broken.json') })).rejects.toThrow(/personas\[0\]\["profile.name"\]/);
+    await expect(createTestProvider({ personas: join(dir, 'broken.json') })).rejects.toThrow(
+      /personas\[0\]\["profile.name"\]/,
+    );
     const cli = { out: [] as string[], err: [] as string[] };
-    await runCli(['--list-personas', '--personas', file], { stdout: (s) => cli.out.push(s), stderr: (s) => cli.err.push(s), env: {} });
+    await runCli(['--list-personas', '--personas', file], {
+      stdout: (s) => cli.out.push(s),
+      stderr: (s) => cli.err.push(s),
+      env: {},
+    });
     expect(cli.out.join('')).toContain('Yan File');
   });
 
@@ -158,7 +206,9 @@ describe('login_hint, personas and the clock', () => {
     const { url, nonce } = client.authorizationUrl({ state: 'state-0123456789abcdefghij', codeChallenge });
     const code = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location')!).searchParams.get('code')!;
     t.provider.advanceClock(61_000);
-    await expect(client.callback({ code, codeVerifier, nonce })).rejects.toMatchObject({ code: 'token_request_failed' });
+    await expect(client.callback({ code, codeVerifier, nonce })).rejects.toMatchObject({
+      code: 'token_request_failed',
+    });
     expect(() => t.provider.advanceClock(-1)).toThrow(TypeError);
   });
 });
@@ -200,19 +250,30 @@ describe('an app written with the strategy, tested with nothing but createTestPr
     const authenticator = new passport.Passport();
     authenticator.serializeUser((u, done) => done(null, u));
     authenticator.deserializeUser((u: Express.User, done) => done(null, u));
-    authenticator.use(new NdIdStrategy({ ...t.client, callbackURL: t.client.redirectUri, hostname: t.baseUrl, ...(clock ? { clock } : {}) }));
+    authenticator.use(
+      new NdIdStrategy({
+        ...t.client,
+        callbackURL: t.client.redirectUri,
+        hostname: t.baseUrl,
+        ...(clock ? { clock } : {}),
+      }),
+    );
     const a = express();
     a.use(session({ secret: 'test', resave: false, saveUninitialized: false }));
     a.use(authenticator.session());
     a.use('/auth', ndIdRouter({ passport: authenticator, successRedirect: '/me' }));
-    a.get('/me', (req, res) => res.json({ name: (req.user as { data?: Record<string, string> } | undefined)?.data?.['profile.name'] ?? null }));
+    a.get('/me', (req, res) =>
+      res.json({ name: (req.user as { data?: Record<string, string> } | undefined)?.data?.['profile.name'] ?? null }),
+    );
     return a;
   }
 
   async function signIn(_t: TestProvider, a: express.Express) {
     const browser = request.agent(a);
     const login = await browser.get('/auth/login');
-    const back = new URL((await fetch(login.headers.location as string, { redirect: 'manual' })).headers.get('location')!);
+    const back = new URL(
+      (await fetch(login.headers.location as string, { redirect: 'manual' })).headers.get('location')!,
+    );
     return { browser, callback: await browser.get(back.pathname + back.search) };
   }
 
@@ -233,7 +294,9 @@ describe('an app written with the strategy, tested with nothing but createTestPr
     t.provider.approveNext();
     const browser = request.agent(a);
     const login = await browser.get('/auth/login');
-    const back = new URL((await fetch(login.headers.location as string, { redirect: 'manual' })).headers.get('location')!);
+    const back = new URL(
+      (await fetch(login.headers.location as string, { redirect: 'manual' })).headers.get('location')!,
+    );
     t.provider.advanceClock(11 * 60_000);
     const res = await browser.get(back.pathname + back.search);
     expect(res.status).toBe(401);

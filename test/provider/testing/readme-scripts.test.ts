@@ -29,14 +29,21 @@ describe('test-kit snippets of the documentation', () => {
     expect(scripts.length).toBeGreaterThanOrEqual(2);
   });
 
-  it.each(scripts)('the snippet at $file line $line runs and its assertions hold', async ({ id, code }) => {
-    const file = join(workDir, `${id}.mts`);
-    writeFileSync(file, code);
-    const tsx = join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs');
-    const result = await promisify(execFile)(process.execPath, ['--import', tsx, file], { cwd: root, timeout: 60_000 }).then(
-      () => 'ok',
-      (err: { stderr?: string; message?: string }) => err.stderr ?? err.message ?? String(err),
-    );
-    expect(result).toBe('ok');
-  }, 90_000);
+  it.each(scripts)(
+    'the snippet at $file line $line runs and its assertions hold',
+    async ({ id, code }) => {
+      const file = join(workDir, `${id}.mts`);
+      writeFileSync(file, code);
+      const tsx = join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs');
+      const result = await promisify(execFile)(process.execPath, ['--import', tsx, file], {
+        cwd: root,
+        timeout: 60_000,
+      }).then(
+        () => 'ok',
+        (err: { stderr?: string; message?: string }) => err.stderr ?? err.message ?? String(err),
+      );
+      expect(result).toBe('ok');
+    },
+    90_000,
+  );
 });

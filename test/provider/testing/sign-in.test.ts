@@ -12,7 +12,13 @@ import passport from 'passport';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ndIdRouter } from '../../../src/passport/router.js';
 import { NdIdStrategy } from '../../../src/passport/strategy.js';
-import { CookieJar, createTestProvider, signIn, type TestProvider, type TestProviderOptions } from '../../../src/provider/index.js';
+import {
+  CookieJar,
+  createTestProvider,
+  signIn,
+  type TestProvider,
+  type TestProviderOptions,
+} from '../../../src/provider/index.js';
 
 const open: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -32,7 +38,14 @@ async function appAndProvider(options: TestProviderOptions = {}): Promise<{ base
   const kit = await createTestProvider({ ...options, redirectUri: `${base}/auth/callback` });
   open.push(() => kit.close());
   const authenticator = new passport.Passport();
-  authenticator.use(new NdIdStrategy({ ...kit.client, hostname: kit.baseUrl, callbackURL: kit.client.redirectUri, scope: 'openid profile.name' }));
+  authenticator.use(
+    new NdIdStrategy({
+      ...kit.client,
+      hostname: kit.baseUrl,
+      callbackURL: kit.client.redirectUri,
+      scope: 'openid profile.name',
+    }),
+  );
   authenticator.serializeUser((u, done) => done(null, u));
   authenticator.deserializeUser((u: Express.User, done) => done(null, u));
   const app = express();
@@ -69,7 +82,11 @@ describe('signIn', () => {
 
   it('queues the login with approveNext: persona and attribute values of this one login', async () => {
     const { base, kit } = await appAndProvider();
-    const result = await signIn(base, { provider: kit.provider, persona: 'eko', data: { 'profile.name': 'Someone Else' } });
+    const result = await signIn(base, {
+      provider: kit.provider,
+      persona: 'eko',
+      data: { 'profile.name': 'Someone Else' },
+    });
     expect(await result.response.json()).toEqual({ name: 'Someone Else' });
   });
 
