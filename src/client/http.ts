@@ -57,24 +57,32 @@ interface NodeHttp {
   http: typeof http;
   https: typeof https;
 }
-let nodeHttp: Promise<NodeHttp> | undefined;
+let nodeHttp: NodeHttp | undefined;
 
 /**
  * node:http and node:https, loaded on the first call to the provider rather than at import: they
  * are most of the client's import cost, which every process start and worker cold start pays.
+ * `process.getBuiltinModule` gives the modules themselves, so a later patch of `http.request`
+ * (a test mock, a monitoring agent) still reaches the client; `import()` is the fallback.
  */
-function loadNodeHttp(): Promise<NodeHttp> {
-  nodeHttp ??= Promise.all([import('node:http'), import('node:https')]).then(([h, s]) => {
-    // A bundler's empty stand-in (a worker without nodejs_compat) reads as missing.
-    if (
-      typeof (h as Partial<typeof http>).request !== 'function' ||
-      typeof (s as Partial<typeof https>).request !== 'function'
-    ) {
-      throw nodeBuiltinsError('passport-nd-id', ['node:http']);
-    }
-    return { http: h, https: s };
-  });
+async function loadNodeHttp(): Promise<NodeHttp> {
+  if (nodeHttp !== undefined) return nodeHttp;
+  const [h, s] = builtinGetter()
+    ? [process.getBuiltinModule('node:http'), process.getBuiltinModule('node:https')]
+    : await Promise.all([import('node:http'), import('node:https')]).then(([a, b]) => [a.default ?? a, b.default ?? b]);
+  // A bundler's empty stand-in (a worker without nodejs_compat) reads as missing.
+  if (
+    typeof (h as Partial<typeof http> | undefined)?.request !== 'function' ||
+    typeof (s as Partial<typeof https> | undefined)?.request !== 'function'
+  ) {
+    throw new IdError('provider_unreachable', nodeBuiltinsError('passport-nd-id', ['node:http']).message);
+  }
+  nodeHttp = { http: h as typeof http, https: s as typeof https };
   return nodeHttp;
+}
+
+function builtinGetter(): boolean {
+  return typeof (globalThis as { process?: { getBuiltinModule?: unknown } }).process?.getBuiltinModule === 'function';
 }
 
 /** Connection errors worth one retry of an idempotent request on a reused keep-alive socket. */

@@ -7,6 +7,18 @@ import * as crypto from 'node:crypto';
 
 /** What the client needs from the runtime and it lacks (empty when it has everything). */
 export function missingNodeBuiltins(): string[] {
+  const missing = missingAtLoad();
+  // Loaded at the first call to the provider (client/http.ts); looked at here only when asked.
+  const get = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule;
+  if (typeof get === 'function') {
+    const http = process.getBuiltinModule('node:http') as Partial<typeof import('node:http')> | undefined;
+    if (typeof http?.request !== 'function') missing.push('node:http');
+  }
+  return missing;
+}
+
+/** What the package needs as it loads: `Buffer` and node:crypto. */
+function missingAtLoad(): string[] {
   const missing: string[] = [];
   if (typeof (globalThis as { Buffer?: unknown }).Buffer !== 'function') missing.push('Buffer');
   // Read through the namespace, so that a bundler's empty stand-in for the module reads as missing.
@@ -19,13 +31,12 @@ export function missingNodeBuiltins(): string[] {
   ) {
     missing.push('node:crypto');
   }
-  // node:http is loaded, and checked the same way, on the first call to the provider (client/http.ts).
   return missing;
 }
 
 /** @throws Error naming the `nodejs_compat` flag when the runtime lacks Node's built-in modules. */
 export function assertNodeBuiltins(who: string): void {
-  const missing = missingNodeBuiltins();
+  const missing = missingAtLoad();
   if (missing.length > 0) throw nodeBuiltinsError(who, missing);
 }
 

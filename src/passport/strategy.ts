@@ -600,7 +600,8 @@ export class NdIdStrategy extends PassportStrategyBase {
 
 /** `Cache-Control: no-store` on the response Express pairs with the request (`req.res`), when there is one. */
 function noStore(req: Request): void {
-  const res = (req as { res?: { headersSent?: boolean; setHeader?: (name: string, value: string) => unknown } }).res;
-  if (res !== undefined && res.headersSent !== true && typeof res.setHeader === 'function')
-    res.setHeader('Cache-Control', 'no-store');
+  const res: unknown = (req as { res?: unknown }).res;
+  if (typeof res !== 'object' || res === null) return;
+  const { headersSent, setHeader } = res as { headersSent?: unknown; setHeader?: unknown };
+  if (headersSent !== true && typeof setHeader === 'function') setHeader.call(res, 'Cache-Control', 'no-store');
 }

@@ -101,7 +101,13 @@ export function runInit(options: InitOptions): InitOutcome {
   }
   if (mistakes.length > 0) return { ok: false, mistakes };
 
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  // Encoded by the key generation itself: exporting a key object fresh from generateKeyPairSync
+  // can deadlock Node 20 (see generateEcJwkPair).
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { format: 'pem', type: 'spki' },
+    privateKeyEncoding: { format: 'pem', type: 'pkcs8' },
+  });
   const day = new Date().toISOString().slice(0, 10);
   const sig = fapi ? ecKey(`sig-${day}`, 'sig', 'ES256') : undefined;
   const enc = fapi ? ecKey(`enc-${day}`, 'enc', 'ECDH-ES+A256KW') : undefined;
@@ -132,8 +138,8 @@ export function runInit(options: InitOptions): InitOutcome {
       SECRET_MODE,
     );
   }
-  writeNewFile(join(dir, INIT_FILES.privateKey), privateKey.export({ format: 'pem', type: 'pkcs8' }), SECRET_MODE);
-  writeNewFile(join(dir, INIT_FILES.publicKey), publicKey.export({ format: 'pem', type: 'spki' }), PUBLIC_MODE);
+  writeNewFile(join(dir, INIT_FILES.privateKey), privateKey, SECRET_MODE);
+  writeNewFile(join(dir, INIT_FILES.publicKey), publicKey, PUBLIC_MODE);
   writeNewFile(join(dir, INIT_FILES.clients), `${JSON.stringify(clients, null, 2)}\n`, SECRET_MODE);
   return { ok: true, files: paths, clientId };
 }

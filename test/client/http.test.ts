@@ -279,3 +279,24 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+describe('node:http, loaded at the first call', () => {
+  it('reaches a patch of http.request made after the first call (a test mock, a monitoring agent)', async () => {
+    const client = clientFor(stub);
+    await login(client, stub);
+    const http = process.getBuiltinModule('node:http');
+    const original = http.request;
+    let calls = 0;
+    http.request = function (this: unknown, ...args: unknown[]) {
+      calls += 1;
+      return (original as (...a: unknown[]) => ReturnType<typeof original>).apply(this, args);
+    } as typeof original;
+    try {
+      await login(client, stub);
+    } finally {
+      http.request = original;
+    }
+    expect(calls).toBeGreaterThan(0);
+    client.close();
+  });
+});
