@@ -3,13 +3,17 @@
  * NestJS's `PassportStrategy` see a Passport strategy; one file without dependencies, so apps
  * without Passport still load. Typed here: its types are a separate `@types` package.
  */
+import { createRequire } from 'node:module';
 import type { StrategyCreatedStatic, StrategyFailure } from 'passport';
-import { Strategy } from 'passport-strategy';
+import type { Strategy } from 'passport-strategy';
 
 type StrategyClass = abstract new () => { authenticate(req: unknown, options?: object): void };
 
-// An import, so both builds and bundlers see the dependency (the ES build cannot require()).
-const PassportStrategy = Strategy as unknown as StrategyClass;
+// Required, not imported: an ES module importing this CommonJS package pays Node's CommonJS export
+// scan, most of the root entry's import cost. The module is the one `require('passport-strategy')`
+// gives the app, so `instanceof` holds.
+const PassportStrategy = (createRequire(__filename)('passport-strategy') as { Strategy: typeof Strategy })
+  .Strategy as unknown as StrategyClass;
 
 /** A Passport strategy: `passport.Strategy` with the methods Passport gives each request. */
 export abstract class PassportStrategyBase extends PassportStrategy implements StrategyCreatedStatic {
