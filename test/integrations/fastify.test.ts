@@ -68,12 +68,15 @@ async function startFastifyRp(plugin: Plugin, keepOtherTabs = true): Promise<Fas
   await app.register(passport.initialize());
   await app.register(passport.secureSession());
 
+  // As docs/fastify.md: both answers set session state (the strategy has no reply to set it on).
   app.get('/auth/login', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
     const { returnTo } = request.query as { returnTo?: string };
     const handler = passport.authenticate('nd-id', { returnTo } as object);
     await handler.call(app, request, reply);
   });
   app.get('/auth/callback', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
     const handler = passport.authenticate('nd-id', async (req, res, err, user, info, status) => {
       if (err !== null || user === undefined || user === false) {
         const failure = info as Partial<NdIdFailure> | undefined;
@@ -147,8 +150,10 @@ describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/pas
 
   it('signs a person in end to end, returning to the same-site returnTo', async () => {
     const browser = new Browser(rp.baseUrl);
+    expect((await browser.get('/auth/login')).cacheControl).toBe('no-store');
     const done = await browser.get((await approve(await startLogin(browser, '/auth/login?returnTo=%2Faccount'))).href);
     expect(done.status).toBe(302);
+    expect(done.cacheControl).toBe('no-store');
     expect(done.location).toBe('/account');
     expect((await me(browser))?.data['profile.name']).toBe(PERSONA['profile.name']);
   });
