@@ -82,7 +82,8 @@ const PROVIDER_TUNING = [
   'authorizationResponseIss',
   'userinfo',
 ] as const;
-const PROVIDER = ['baseUrl', 'clients', ...PROVIDER_TUNING] as const;
+/** Every option of the provider's configuration (`resolveConfig`), which checks them with this list. */
+export const PROVIDER_OPTIONS = ['baseUrl', 'clients', ...PROVIDER_TUNING] as const;
 
 /** Every option of each public constructor and factory, under the call a person writes. */
 export const OPTIONS_OF = {
@@ -145,8 +146,8 @@ export const OPTIONS_OF = {
   'createRedisReplayStore()': ['prefix'],
   'createMemorySignOutStore()': ['maxEntries', 'clock'],
   'createRedisSignOutStore()': ['prefix'],
-  'createProvider()': PROVIDER,
-  'startProvider()': [...PROVIDER, 'port', 'host'],
+  'createProvider()': PROVIDER_OPTIONS,
+  'startProvider()': [...PROVIDER_OPTIONS, 'port', 'host'],
   'createTestProvider()': [
     ...PROVIDER_TUNING,
     'redirectUri',

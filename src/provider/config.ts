@@ -5,17 +5,12 @@ import { systemClock, type Clock } from '../clock.js';
 import { isRecord } from '../encoding.js';
 import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
 import { isLoopbackHost } from '../loopback.js';
+import { PROVIDER_OPTIONS } from '../options-check.js';
 import { checkPersonas, isPositiveInt, unknownKeys } from './config-checks.js';
 import { checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
 import type { Persona, ProviderOptions } from './types.js';
-import {
-  checkBasePath,
-  checkClientUserinfo,
-  checkVariant,
-  type ProviderVariant,
-  VARIANT_OPTION_KEYS,
-} from './variant.js';
+import { checkBasePath, checkClientUserinfo, checkVariant, type ProviderVariant } from './variant.js';
 
 /** Default lifetimes, in seconds. */
 export const DEFAULT_TTL = Object.freeze({ authorization: 120, code: 60, accessToken: 600, signingKeyGrace: 3600 });
@@ -121,31 +116,7 @@ export interface ResolvedConfig extends ProviderVariant {
   dpopNonce: boolean;
 }
 
-const OPTION_KEYS = new Set([
-  'baseUrl',
-  'clients',
-  'personas',
-  'autoApprove',
-  'ttl',
-  'signingKey',
-  'subjectSecret',
-  'clock',
-  'maxPending',
-  'maxPendingPerAddress',
-  'maxCodes',
-  'maxAccessTokens',
-  'pollIntervalMs',
-  'log',
-  'faultControl',
-  'auditEndpoint',
-  'conformance',
-  'basePath',
-  'controlToken',
-  'strictClientAuth',
-  'auditStrict',
-  'dpopNonce',
-  ...VARIANT_OPTION_KEYS,
-]);
+const OPTION_KEYS = new Set<string>(PROVIDER_OPTIONS);
 const CLIENT_KEYS = new Set([
   'clientId',
   'clientSecret',

@@ -3,8 +3,6 @@
  * `issuerPath` (every endpoint moves with the issuer), `authorizationResponseIss: false` (no RFC
  * 9207 `iss`) and `userinfo: false` (no endpoint; `openid` only). Left out: the spec's service.
  */
-/** The provider options of this file. */
-export const VARIANT_OPTION_KEYS = ['issuerPath', 'authorizationResponseIss', 'userinfo'] as const;
 
 /** The issuer path of the spec's service. */
 export const SPEC_ISSUER_PATH = '/v2';
