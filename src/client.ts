@@ -115,3 +115,10 @@ export {
   DEFAULT_REDIS_SIGN_OUT_PREFIX,
   type RedisSignOutStoreOptions,
 } from './flow/redis-sign-out-store.js';
+export {
+  DEFAULT_LOGIN_PATH,
+  wantsJson,
+  type AccessOptions,
+  type AccessAnswer,
+  type AccessRefusalReason,
+} from './flow/access.js';

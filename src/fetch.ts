@@ -21,11 +21,4 @@ export {
   type FetchSessionProvider,
   type FetchSessionUser,
 } from './adapters/fetch.js';
-export {
-  DEFAULT_LOGIN_PATH,
-  wantsJson,
-  type AccessOptions,
-  type AccessAnswer,
-  type AccessRefusalReason,
-} from './flow/access.js';
 export type { SignedInHandler, SignedInRequest } from './adapters/fetch-guard.js';

@@ -39,10 +39,3 @@ export {
   type NdIdSignInGuardOptions,
   type NdIdExecutionContext,
 } from './adapters/nest-guard.js';
-export {
-  DEFAULT_LOGIN_PATH,
-  wantsJson,
-  type AccessOptions,
-  type AccessAnswer,
-  type AccessRefusalReason,
-} from './flow/access.js';

@@ -107,6 +107,9 @@ describe('README and docs/', () => {
         cwd: root,
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
+          // The snippets' own settings, without the repository's source paths: the app loads the
+          // built package through its "exports", as an app that installed it from npm does.
+          TSX_TSCONFIG_PATH: join(workDir, 'tsconfig.json'),
           PORT: String(port),
           ND_ID_HOSTNAME: provider.baseUrl,
           ND_ID_CLIENT_ID: 'readme-app',

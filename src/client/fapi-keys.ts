@@ -65,16 +65,13 @@ const PUBLIC_MEMBERS: Readonly<Record<string, readonly string[]>> = {
  * @throws TypeError naming `what` and saying what to give.
  */
 export function importSigningKeys(value: unknown, what: string): SigningKey[] {
-  return importList(value, what, (key, name) => {
-    const imported = importPrivate(
-      key,
-      name,
-      'an EC P-256 private key (ES256), or an RSA (PS256) or Ed25519 (EdDSA) private key',
-    );
-    const alg = signingAlgorithm(imported.key, name);
-    const jwk = publicJwk(imported.key, imported.kid, 'sig', alg);
-    return { key: imported.key, alg, kid: jwk.kid, publicJwk: jwk };
-  });
+  return importKeyList(
+    value,
+    what,
+    'an EC P-256 private key (ES256), or an RSA (PS256) or Ed25519 (EdDSA) private key',
+    signingAlgorithm,
+    'sig',
+  );
 }
 
 /**
@@ -82,14 +79,27 @@ export function importSigningKeys(value: unknown, what: string): SigningKey[] {
  * @throws TypeError naming `what` and saying what to give.
  */
 export function importIdTokenDecryptionKeys(value: unknown, what: string): IdTokenDecryptionKey[] {
+  return importKeyList(
+    value,
+    what,
+    'an EC private key (P-256, P-384 or P-521, for ECDH-ES+A256KW) or an RSA private key (RSA-OAEP-256)',
+    decryptionAlgorithm,
+    'enc',
+  );
+}
+
+/** Each private key of `value`, its algorithm (`algorithmOf` refuses a key of no allowed one) and its public JWK. */
+function importKeyList<A extends string>(
+  value: unknown,
+  what: string,
+  expected: string,
+  algorithmOf: (key: KeyObject, name: string) => A,
+  use: 'sig' | 'enc',
+): { key: KeyObject; alg: A; kid: string; publicJwk: PublicJwk }[] {
   return importList(value, what, (key, name) => {
-    const imported = importPrivate(
-      key,
-      name,
-      'an EC private key (P-256, P-384 or P-521, for ECDH-ES+A256KW) or an RSA private key (RSA-OAEP-256)',
-    );
-    const alg = decryptionAlgorithm(imported.key, name);
-    const jwk = publicJwk(imported.key, imported.kid, 'enc', alg);
+    const imported = importPrivate(key, name, expected);
+    const alg = algorithmOf(imported.key, name);
+    const jwk = publicJwk(imported.key, imported.kid, use, alg);
     return { key: imported.key, alg, kid: jwk.kid, publicJwk: jwk };
   });
 }

@@ -46,17 +46,21 @@ function status(ctx: ProviderContext, req: ProviderRequest): Answer {
   return json(200, { status: pending.status, redirectTo: pending.redirectTo }, NO_STORE);
 }
 
+/** The page for a poll id that is unknown or whose sign-in request has ended. */
+function expiredPage(): Answer {
+  return htmlAnswer(
+    410,
+    renderErrorPage(
+      'expired',
+      'This sign-in request has expired or does not exist. Start again from the site you were signing in to.',
+    ),
+  );
+}
+
 function continueWithoutScript(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
-  if (!pending) {
-    return htmlAnswer(
-      410,
-      renderErrorPage(
-        'expired',
-        'This sign-in request has expired or does not exist. Start again from the site you were signing in to.',
-      ),
-    );
-  } else if (pending.status === 'mismatch') {
+  if (!pending) return expiredPage();
+  else if (pending.status === 'mismatch') {
     return htmlAnswer(403, renderErrorPage('number_mismatch', MISMATCH_MESSAGE));
   } else if (pending.status === 'pending' || pending.redirectTo === undefined) {
     const again = `${ctx.config.basePath}${CONTINUE_PATH}/${pending.pollId}`;
@@ -94,15 +98,7 @@ function qrImage(ctx: ProviderContext, req: ProviderRequest): Answer {
 /** Cancel on the QR page: ends the pending authorization and returns to the client with access_denied. */
 function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
   const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
-  if (!pending) {
-    return htmlAnswer(
-      410,
-      renderErrorPage(
-        'expired',
-        'This sign-in request has expired or does not exist. Start again from the site you were signing in to.',
-      ),
-    );
-  }
+  if (!pending) return expiredPage();
   if (pending.status === 'approved' && pending.redirectTo !== undefined) {
     return redirect(303, pending.redirectTo, NO_STORE);
   }
@@ -120,48 +116,25 @@ function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
 
 /** The routes of this file. */
 export function qrStatusRoutes(ctx: ProviderContext): ProviderRoute[] {
+  const get = (
+    endpoint: ProviderRoute['endpoint'],
+    path: string,
+    failure: ProviderRoute['failure'],
+    handle: ProviderRoute['handle'],
+  ): ProviderRoute => ({ endpoint, method: 'GET', path, failure, handle });
   return [
-    {
-      endpoint: 'status',
-      method: 'GET',
-      path: `${STATUS_PATH}/:pollId`,
-      failure: 'json',
-      handle: (req) => status(ctx, req),
-    },
-    {
-      endpoint: 'continue',
-      method: 'GET',
-      path: `${CONTINUE_PATH}/:pollId`,
-      failure: 'html',
-      handle: (req) => continueWithoutScript(ctx, req),
-    },
-    {
-      endpoint: 'status',
-      method: 'GET',
-      path: `${QR_IMAGE_PATH}/:pollId`,
-      failure: 'json',
-      handle: (req) => qrImage(ctx, req),
-    },
-    {
-      endpoint: 'continue',
-      method: 'GET',
-      path: `${CANCEL_PATH}/:pollId`,
-      failure: 'html',
-      handle: (req) => cancel(ctx, req),
-    },
+    get('status', `${STATUS_PATH}/:pollId`, 'json', (req) => status(ctx, req)),
+    get('continue', `${CONTINUE_PATH}/:pollId`, 'html', (req) => continueWithoutScript(ctx, req)),
+    get('status', `${QR_IMAGE_PATH}/:pollId`, 'json', (req) => qrImage(ctx, req)),
+    get('continue', `${CANCEL_PATH}/:pollId`, 'html', (req) => cancel(ctx, req)),
     // The pages' stylesheet and script: named by their content's hash, so cached for good.
-    ...STATIC_ASSETS.map(
-      (asset): ProviderRoute => ({
-        endpoint: 'status',
-        method: 'GET',
-        path: asset.path,
-        failure: 'json',
-        handle: () =>
-          bytes(200, asset.type, asset.body, {
-            'Cache-Control': 'public, max-age=31536000, immutable',
-            'X-Content-Type-Options': 'nosniff',
-          }),
-      }),
+    ...STATIC_ASSETS.map((asset) =>
+      get('status', asset.path, 'json', () =>
+        bytes(200, asset.type, asset.body, {
+          'Cache-Control': 'public, max-age=31536000, immutable',
+          'X-Content-Type-Options': 'nosniff',
+        }),
+      ),
     ),
   ];
 }

@@ -24,6 +24,8 @@ beforeAll(() => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
   mkdirSync(workDir, { recursive: true });
+  // No source paths: the app loads the built package through its "exports", as an installed one.
+  writeFileSync(join(workDir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022' } }));
 });
 afterAll(async () => {
   for (const child of children) await stopChild(child);
@@ -92,6 +94,7 @@ it("runs the README's app switched to the profile against npx nd-id-provider wit
   const file = join(workDir, `${recipe!.id}.mts`);
   writeFileSync(file, recipe!.code);
   const app = start(['--import', 'tsx', file], {
+    TSX_TSCONFIG_PATH: join(workDir, 'tsconfig.json'),
     PORT: String(port),
     ND_ID_HOSTNAME: providerUrl,
     ND_ID_CLIENT_ID: 'my-app',

@@ -163,6 +163,7 @@ describe("the README's five-minute path", () => {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
+        TSX_TSCONFIG_PATH: join(workDir, 'tsconfig.json'),
         PORT: String(port),
         ND_ID_HOSTNAME: provider.baseUrl,
         ND_ID_CLIENT_ID: 'try-app',

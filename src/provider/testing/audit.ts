@@ -6,6 +6,7 @@
  */
 import { hash, randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
+import { textTable } from './text-table.js';
 
 /** The stable code of an audit finding. */
 export type AuditCode =
@@ -231,16 +232,6 @@ export class Audit {
 export function formatAuditTable(findings: readonly AuditFinding[]): string {
   if (findings.length === 0) return 'Audit: no findings.\n';
   const rows = findings.map((f) => [f.clientId, f.code, String(f.count), f.firstSeen]);
-  const header = ['client', 'finding', 'count', 'first seen'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return (
-    [`Audit: ${findings.length} finding${findings.length === 1 ? '' : 's'}`, line(header), ...rows.map(line)].join(
-      '\n',
-    ) + '\n'
-  );
+  const table = textTable(['client', 'finding', 'count', 'first seen'], rows);
+  return [`Audit: ${findings.length} finding${findings.length === 1 ? '' : 's'}`, ...table].join('\n') + '\n';
 }

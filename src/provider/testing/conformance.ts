@@ -20,6 +20,7 @@ import {
   type ConformanceCaseId,
 } from './conformance-cases.js';
 import { fapiPlan } from './conformance-fapi-cases.js';
+import { textTable } from './text-table.js';
 
 /** The outcome of one case. */
 export type ConformanceStatus = 'pass' | 'fail' | 'inconclusive' | 'not_run';
@@ -290,16 +291,11 @@ export class Conformance implements ConformancePlan {
 /** The results as a plain-text table: one line per case, then the summary. */
 export function formatConformanceTable(results: ConformanceResults): string {
   const rows = results.cases.map((c) => [c.id, c.requirement, c.expect, c.status.toUpperCase(), c.reason]);
-  const header = ['case', 'required', 'expect', 'result', 'why'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
   const s = results.summary;
   return (
-    [`Conformance of ${results.clientId ?? '(no client)'}`, line(header), ...rows.map(line)].join('\n') +
-    `\n${s.pass} passed, ${s.fail} failed, ${s.inconclusive} inconclusive, ${s.not_run} not run\n`
+    [
+      `Conformance of ${results.clientId ?? '(no client)'}`,
+      ...textTable(['case', 'required', 'expect', 'result', 'why'], rows),
+    ].join('\n') + `\n${s.pass} passed, ${s.fail} failed, ${s.inconclusive} inconclusive, ${s.not_run} not run\n`
   );
 }
