@@ -2,7 +2,7 @@
  * RSA key handling with node:crypto only: PEM clean-up, PKCS#1 to PKCS#8, and import of the
  * keys this library works with.
  */
-import { createECDH, createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createECDH, createHash, createPrivateKey, createPublicKey, type ECDH, type KeyObject } from 'node:crypto';
 
 /** Smallest RSA modulus accepted, in bits. */
 export const MIN_RSA_BITS = 2048;
@@ -193,6 +193,8 @@ const EC_CURVES: Readonly<Record<'P-256' | 'P-384' | 'P-521', { name: string; by
   'P-521': { name: 'secp521r1', bytes: 66 },
 };
 
+const ecGenerators = new Map<string, ECDH>();
+
 /**
  * A new EC key pair as private and public JWKs (`kty`, `x`, `y`, `crv`, and `d` in the private
  * one), made by node:crypto's `createECDH`: the raw scalar and point, no key object at all.
@@ -204,7 +206,10 @@ const EC_CURVES: Readonly<Record<'P-256' | 'P-384' | 'P-521', { name: string; by
  */
 export function generateEcJwkPair(namedCurve: 'P-256' | 'P-384' | 'P-521'): { privateJwk: EcJwk; publicJwk: EcJwk } {
   const curve = EC_CURVES[namedCurve];
-  const ecdh = createECDH(curve.name);
+  // One generator per curve: each generateKeys() replaces its key pair with a new one, and
+  // setting up the curve costs as much as the generation itself (one per login start).
+  let ecdh = ecGenerators.get(namedCurve);
+  if (ecdh === undefined) ecGenerators.set(namedCurve, (ecdh = createECDH(curve.name)));
   // The uncompressed point: 04 || x || y, each coordinate at its full size.
   const point = ecdh.generateKeys();
   const scalar = ecdh.getPrivateKey();

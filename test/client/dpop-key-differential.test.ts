@@ -6,7 +6,7 @@
  * same members, including a private scalar whose first byte is zero (left-padded to the curve's
  * size, RFC 7518 6.2.2.1, which `ECDH.getPrivateKey` does not do).
  */
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { createClientAssertion } from '../../src/client/client-assertion.js';
@@ -38,6 +38,17 @@ describe('EC key pairs made with createECDH, against node:crypto and jose', () =
       }
     },
   );
+
+  it('each call makes a new key pair, though the curve generator is kept between calls', () => {
+    const pairs = Array.from({ length: 200 }, () => generateEcJwkPair('P-256').privateJwk);
+    expect(new Set(pairs.map((p) => p.d)).size).toBe(200);
+    expect(new Set(pairs.map((p) => p.x)).size).toBe(200);
+    // An earlier pair still holds together after later ones were made: its point is its scalar's.
+    const { d: _d, ...publicJwk } = pairs[0]!;
+    const data = Buffer.from('proof');
+    const signature = sign('sha256', data, createPrivateKey({ key: { ...pairs[0]! }, format: 'jwk' }));
+    expect(verify('sha256', data, createPublicKey({ key: publicJwk, format: 'jwk' }), signature)).toBe(true);
+  });
 
   it('P-256: a private scalar with a leading zero byte is padded, and node:crypto exports the same d', () => {
     // One scalar in 256 starts with a zero byte; find three.

@@ -9,7 +9,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { docSnippets, repoRoot } from '../helpers/doc-snippets.js';
+import { docSnippets, installedAppTsconfig, repoRoot } from '../helpers/doc-snippets.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/redis.js';
 import { stopChild } from '../helpers/stop-child.js';
@@ -24,8 +24,6 @@ beforeAll(() => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
   mkdirSync(workDir, { recursive: true });
-  // No source paths: the app loads the built package through its "exports", as an installed one.
-  writeFileSync(join(workDir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022' } }));
 });
 afterAll(async () => {
   for (const child of children) await stopChild(child);
@@ -94,7 +92,7 @@ it("runs the README's app switched to the profile against npx nd-id-provider wit
   const file = join(workDir, `${recipe!.id}.mts`);
   writeFileSync(file, recipe!.code);
   const app = start(['--import', 'tsx', file], {
-    TSX_TSCONFIG_PATH: join(workDir, 'tsconfig.json'),
+    TSX_TSCONFIG_PATH: installedAppTsconfig(workDir),
     PORT: String(port),
     ND_ID_HOSTNAME: providerUrl,
     ND_ID_CLIENT_ID: 'my-app',

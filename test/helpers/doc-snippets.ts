@@ -3,7 +3,7 @@
  * `<!-- readme-test: KIND ARGS -->`: `run` (the README's Express app), `script` (run as a
  * script whose assertions must hold) or `recipe` (an app that signs a person in).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** One fenced snippet of a documentation page. */
@@ -78,4 +78,15 @@ export function pointAtDocs(message: string): string {
     /([\w-]+)-md-line-(\d+)\.mts/g,
     (_all, page: string, line: string) => `${page.replace(/^docs-/, 'docs/')}.md snippet at line ${line}`,
   );
+}
+
+/**
+ * Writes `dir/tsconfig.json` for running snippets with tsx (`TSX_TSCONFIG_PATH`, returned) as an
+ * app that installed the package runs them: without the repository's source paths, so
+ * `passport-nd-id` is the built package, loaded through its "exports".
+ */
+export function installedAppTsconfig(dir: string, compilerOptions: Record<string, unknown> = {}): string {
+  const file = join(dir, 'tsconfig.json');
+  writeFileSync(file, JSON.stringify({ compilerOptions: { target: 'ES2022', ...compilerOptions } }));
+  return file;
 }

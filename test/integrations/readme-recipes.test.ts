@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/redis.js';
-import { docSnippets } from '../helpers/doc-snippets.js';
+import { docSnippets, installedAppTsconfig } from '../helpers/doc-snippets.js';
 import { stopChild } from '../helpers/stop-child.js';
 import { approve, Browser } from '../helpers/harness.js';
 
@@ -33,11 +33,8 @@ beforeAll(() => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
   mkdirSync(workDir, { recursive: true });
-  // Nest apps compile decorators the legacy way; tsx reads these options from this file.
-  writeFileSync(
-    join(workDir, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { experimentalDecorators: true, target: 'ES2022' } }),
-  );
+  // Nest apps compile decorators the legacy way; tsx reads this option from this file.
+  installedAppTsconfig(workDir, { experimentalDecorators: true });
 });
 
 afterAll(() => {

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { docSnippets } from '../../helpers/doc-snippets.js';
+import { docSnippets, installedAppTsconfig } from '../../helpers/doc-snippets.js';
 
 const root = join(__dirname, '..', '..', '..');
 const workDir = join(root, '.tmp', `readme-scripts-${process.pid}`);
@@ -37,6 +37,7 @@ describe('test-kit snippets of the documentation', () => {
       const tsx = join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs');
       const result = await promisify(execFile)(process.execPath, ['--import', tsx, file], {
         cwd: root,
+        env: { ...process.env, TSX_TSCONFIG_PATH: installedAppTsconfig(workDir) },
         timeout: 60_000,
       }).then(
         () => 'ok',
