@@ -14,8 +14,9 @@ const PACKED = [
   'test/types/framework-entries.test.ts',
 ];
 
-// Installs Chromium and redis-server when missing, and builds dist/ when absent.
-const SYSTEM = 'test/setup/system.ts';
+// Installs Chromium and redis-server when missing, and builds dist/ when absent; then makes the
+// run's pool of RSA keys, which the test helpers hand out instead of making one per provider.
+const SYSTEM = ['test/setup/system.ts', 'test/setup/keys.ts'];
 
 export default defineConfig({
   test: {
@@ -34,8 +35,8 @@ export default defineConfig({
       },
     },
     projects: [
-      { extends: true, test: { name: 'packed', include: PACKED, globalSetup: [SYSTEM, 'test/setup/pack.ts'] } },
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: PACKED, globalSetup: [SYSTEM] } },
+      { extends: true, test: { name: 'packed', include: PACKED, globalSetup: [...SYSTEM, 'test/setup/pack.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: PACKED, globalSetup: SYSTEM } },
     ],
   },
 });

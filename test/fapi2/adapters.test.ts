@@ -18,7 +18,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCookieSession } from '../../src/adapters/cookie-session.js';
 import { createFetchLogin } from '../../src/adapters/fetch.js';
 import { generatePkcePair } from '../../src/pkce.js';
-import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { startProvider, type StartedProvider } from '../helpers/provider.js';
 import { closeServer, listenOnLoopback } from '../helpers/harness.js';
 import {
   appKeys,

@@ -9,7 +9,7 @@ import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } fr
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IdClient } from '../../src/client/id-client.js';
 import { generatePkcePair } from '../../src/pkce.js';
-import { startProvider } from '../../src/provider/index.js';
+import { startProvider } from '../helpers/provider.js';
 import { appKeys, fapiIdClient, fapiRegistration } from './harness.js';
 
 let cleanup: (() => Promise<void>) | undefined;

@@ -18,7 +18,7 @@ import {
   type ProviderClient,
   type StartedProvider,
   type StartProviderOptions,
-} from '../../src/provider/index.js';
+} from '../helpers/provider.js';
 import { ndIdRouter, type NdIdRouterOptions } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
 import { expect } from 'vitest';

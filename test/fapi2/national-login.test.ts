@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppPrivateJwk } from '../../src/client/fapi-keys.js';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { NdIdStrategy, type NdIdUser } from '../../src/passport/strategy.js';
-import { startProvider } from '../../src/provider/index.js';
+import { startProvider } from '../helpers/provider.js';
 import { fapiTestKeys } from '../../src/provider/testing/create-test-provider.js';
 import { Browser } from '../helpers/harness.js';
 

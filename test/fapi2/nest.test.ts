@@ -11,7 +11,7 @@ import express, { type Request, type Response } from 'express';
 import { afterAll, expect, it } from 'vitest';
 import { ndIdGuardResult, ndIdLogIn } from '../../src/adapters/nest.js';
 import { NdIdStrategy, type NdIdDefaultUser } from '../../src/passport/strategy.js';
-import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { startProvider, type StartedProvider } from '../helpers/provider.js';
 import { closeServer, listenOnLoopback } from '../helpers/harness.js';
 import { decorateMethod, startNestApp } from '../integrations/nest-support.js';
 import { appKeys, fapiRegistration, walkFapiLogin, fapiClientOptions } from './harness.js';

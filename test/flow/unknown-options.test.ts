@@ -23,7 +23,7 @@ import {
   requireSignIn,
   type RedisCommandClient,
 } from '../../src/index.js';
-import { createProvider, createTestProvider, startProvider } from '../../src/provider/index.js';
+import { createProvider, createTestProvider, startProvider } from '../helpers/provider.js';
 import { nearestName, unknownOptionMessage } from '../../src/options-check.js';
 import { testKeyPair } from '../helpers/keys.js';
 

@@ -16,7 +16,7 @@ import request from 'supertest';
 import { expect } from 'vitest';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
-import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
 import { testKeyPair } from '../helpers/keys.js';
 import type { StubProvider } from '../helpers/stub-provider.js';
 

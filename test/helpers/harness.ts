@@ -6,7 +6,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from './provider.js';
 import type { Logger } from '../../src/log.js';
 import { testKeyPair } from './keys.js';
 

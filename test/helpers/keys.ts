@@ -1,5 +1,9 @@
-/** RSA key pairs for tests, made once per process and shared (generation costs ~50 ms each). */
-import { generateKeyPairSync } from 'node:crypto';
+/**
+ * RSA key pairs for tests: taken from the run's pool (test/setup/keys.ts) when the process has
+ * one, else made here; either way the same one for the same name within a process.
+ */
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 export interface TestKeyPair {
   /** PKCS#8 PEM private key. */
@@ -11,19 +15,40 @@ export interface TestKeyPair {
 }
 
 const cache = new Map<string, TestKeyPair>();
+let pool: TestKeyPair[] | undefined;
+let next = 0;
 
 /** A 2048-bit RSA key pair, the same one for the same `name` within a process. */
 export function testKeyPair(name = 'rp', bits = 2048): TestKeyPair {
   const id = `${name}:${bits}`;
   let pair = cache.get(id);
   if (!pair) {
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: bits });
-    pair = {
-      privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
-      privateKeyPkcs1Pem: privateKey.export({ format: 'pem', type: 'pkcs1' }).toString(),
-      publicKeyPem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
-    };
+    pair = bits === 2048 ? pooledKeyPair() : makeKeyPair(bits);
     cache.set(id, pair);
   }
   return pair;
+}
+
+/**
+ * An RSA-2048 key pair no earlier call in this process returned, while the pool lasts (16); then
+ * the pool's again, in the same order. Made here when the process has no pool.
+ */
+export function pooledKeyPair(): TestKeyPair {
+  if (pool === undefined) {
+    const file = process.env.TEST_RSA_KEY_POOL;
+    pool = file ? (JSON.parse(readFileSync(file, 'utf8')) as TestKeyPair[]) : [];
+  }
+  if (pool.length === 0) return makeKeyPair(2048);
+  return pool[next++ % pool.length]!;
+}
+
+function makeKeyPair(bits: number): TestKeyPair {
+  // Written as PEM by the generation itself: a generated key object is never exported.
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: bits,
+    publicKeyEncoding: { format: 'pem', type: 'spki' },
+    privateKeyEncoding: { format: 'pem', type: 'pkcs8' },
+  });
+  const pkcs1 = createPrivateKey(privateKey).export({ format: 'pem', type: 'pkcs1' }).toString();
+  return { privateKeyPem: privateKey, privateKeyPkcs1Pem: pkcs1, publicKeyPem: publicKey };
 }

@@ -5,7 +5,9 @@
  * forms) over real HTTP with its cookies. Every request the provider receives is counted by path.
  * Not a test file itself.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, randomBytes } from 'node:crypto';
+import { generateEcJwkPair } from '../../src/keys.js';
+import { pooledKeyPair } from './keys.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider, { type ClientMetadata, type Configuration } from 'oidc-provider';
@@ -38,8 +40,8 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const issuer = `${origin}${mountPath}`;
-  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
-  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
+  const rsa = createPrivateKey(pooledKeyPair().privateKeyPem).export({ format: 'jwk' });
+  const ec = generateEcJwkPair('P-256').privateJwk;
   const configuration: Configuration = {
     clients: options.clients,
     jwks: {

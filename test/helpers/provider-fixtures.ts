@@ -1,5 +1,5 @@
 /** A provider with one registered client, listening on loopback, for provider tests. */
-import { startProvider, type StartedProvider, type StartProviderOptions } from '../../src/provider/index.js';
+import { startProvider, type StartedProvider, type StartProviderOptions } from './provider.js';
 import { generateCodeChallenge, generateCodeVerifier } from '../../src/pkce.js';
 import { testKeyPair } from './keys.js';
 

@@ -15,14 +15,15 @@ import {
   constants,
   createCipheriv,
   createHash,
-  generateKeyPairSync,
+  createPrivateKey,
+  createPublicKey,
   publicEncrypt,
   randomBytes,
   type KeyObject,
 } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { CompactEncrypt, SignJWT, exportJWK, type JWK } from 'jose';
-import { testKeyPair } from './keys.js';
+import { pooledKeyPair, testKeyPair } from './keys.js';
 import { importRsaPrivateKey, importRsaPublicKey } from '../../src/keys.js';
 
 /** The paths the stub serves. */
@@ -256,10 +257,11 @@ export function sendJson(
   res.end(text);
 }
 
-/** A fresh RS256 signing key; `kid` undefined gives a JWK without kid. */
+/** An RS256 signing key no earlier call in this process gave (test/helpers/keys.ts); `kid` undefined gives a JWK without kid. */
 export async function signingKey(kid: string | undefined): Promise<SigningKey> {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = await exportJWK(publicKey);
+  const pair = pooledKeyPair();
+  const privateKey = createPrivateKey(pair.privateKeyPem);
+  const jwk = await exportJWK(createPublicKey(pair.publicKeyPem));
   const publicJwk: JWK = { ...jwk, use: 'sig', alg: 'RS256', ...(kid === undefined ? {} : { kid }) };
   return { kid, privateKey, publicJwk };
 }

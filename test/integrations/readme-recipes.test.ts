@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/redis.js';
 import { docSnippets, installedAppTsconfig } from '../helpers/doc-snippets.js';

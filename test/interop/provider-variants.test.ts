@@ -9,7 +9,7 @@ import { compactDecrypt, importJWK } from 'jose';
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { describe, expect, it } from 'vitest';
-import { startProvider } from '../../src/provider/index.js';
+import { startProvider } from '../helpers/provider.js';
 import { fapiTestKeys } from '../../src/provider/testing/create-test-provider.js';
 import { OTHER_CLIENT, pkce, providerOptions, TEST_CLIENT } from '../helpers/provider-fixtures.js';
 

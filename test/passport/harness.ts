@@ -10,7 +10,7 @@ import session from 'express-session';
 import passport from 'passport';
 import request from 'supertest';
 import { expect } from 'vitest';
-import { startProvider, DEFAULT_PERSONAS, type StartedProvider } from '../../src/provider/index.js';
+import { startProvider, DEFAULT_PERSONAS, type StartedProvider } from '../helpers/provider.js';
 import {
   NdIdStrategy,
   type NdIdStrategyBaseOptions,

@@ -10,7 +10,7 @@ import session from 'express-session';
 import passport from 'passport';
 import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { startProvider, type StartedProvider } from '../helpers/provider.js';
 import { NdIdStrategy, type NdIdUser } from '../../src/passport/strategy.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { startStubProvider, type StubProvider } from '../helpers/stub-provider.js';

@@ -10,7 +10,7 @@ import { authorizeRoutes, MAX_AUTHORIZE_QUERY_LENGTH } from '../../src/provider/
 import { resolveConfig } from '../../src/provider/config.js';
 import type { ProviderContext } from '../../src/provider/context.js';
 import { SigningKeys } from '../../src/provider/crypto.js';
-import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { startProvider, type StartedProvider } from '../helpers/provider.js';
 import { createStores } from '../../src/provider/store.js';
 import { createHandler } from '../../src/provider/handler.js';
 import { Router } from '../../src/provider/router.js';

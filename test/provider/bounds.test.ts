@@ -7,7 +7,7 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MATCH_CHOICES, matchNumbers } from '../../src/provider/authorize.js';
-import { startProvider, type StartedProvider, type StartProviderOptions } from '../../src/provider/index.js';
+import { startProvider, type StartedProvider, type StartProviderOptions } from '../helpers/provider.js';
 import { authorizeQuery, pkce, providerOptions, TEST_CLIENT, tokenBody } from '../helpers/provider-fixtures.js';
 
 interface Reply {

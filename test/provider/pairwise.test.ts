@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startProvider } from '../../src/provider/index.js';
+import { startProvider } from '../helpers/provider.js';
 import {
   authorizeCode,
   OTHER_CLIENT,

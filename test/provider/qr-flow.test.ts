@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
-import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { startProvider, type StartedProvider } from '../helpers/provider.js';
 import { testKeyPair } from '../helpers/keys.js';
 import {
   authorizeQuery,

@@ -1,7 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { compactDecrypt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { startProvider, type StartedProvider } from '../helpers/provider.js';
 import { testKeyPair } from '../helpers/keys.js';
 import {
   authorizeCode,

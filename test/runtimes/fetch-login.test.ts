@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import * as esbuild from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../../src/provider/index.js';
+import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/redis.js';
 import { stopChild } from '../helpers/stop-child.js';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
 import session, { MemoryStore, type SessionData } from 'express-session';
 import passport from 'passport';
-import { startProvider, DEFAULT_PERSONAS, type StartedProvider } from '../../src/provider/index.js';
+import { startProvider, DEFAULT_PERSONAS, type StartedProvider } from '../helpers/provider.js';
 import { NdIdStrategy, type NdIdAuthenticateOptions } from '../../src/passport/strategy.js';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { requireRecentSignIn, requireSignIn } from '../../src/passport/require-sign-in.js';

@@ -16,7 +16,7 @@ import {
   startProvider,
   type TestFapiKeys,
   type TestProvider,
-} from '../../../src/provider/index.js';
+} from '../../helpers/provider.js';
 import { testKeyPair } from '../../helpers/keys.js';
 import {
   assertion,

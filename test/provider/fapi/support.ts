@@ -14,7 +14,7 @@ import {
   type TestFapiKeys,
   type TestProvider,
   type TestProviderOptions,
-} from '../../../src/provider/index.js';
+} from '../../helpers/provider.js';
 import { testKeyPair } from '../../helpers/keys.js';
 import { pkce } from '../../helpers/provider-fixtures.js';
 
