@@ -3,10 +3,13 @@
  * part of `npm run bench`): the same login as `perf/login-fapi.ts` against the same stub, with
  * `process.cpuUsage()` around each client call, beside the base login's two calls; then the
  * profile's own operations alone (a login's DPoP key, a client assertion, a DPoP proof with and
- * without `ath`, the ECDH-ES ID-token decryption). Run under `node --cpu-prof --import tsx` for a
- * profile. Environment: BENCH_ITERATIONS (default 400 logins per round), BENCH_ROUNDS (5).
+ * without `ath`, the ECDH-ES ID-token decryption); then the floor: the least the profile can add
+ * to a login (its key, five signatures, a key agreement and one more round trip, each by node:crypto
+ * or node:http directly), as a ratio to the base login. Run under `node --cpu-prof --import tsx` for
+ * a profile. Environment: BENCH_ITERATIONS (default 400 logins per round), BENCH_ROUNDS (5).
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { createECDH, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { Agent, request } from 'node:http';
 import { systemClock } from '../src/clock.js';
 import { createClientAssertion } from '../src/client/client-assertion.js';
 import { createDpopProof, generateDpopKey } from '../src/client/dpop.js';
@@ -141,6 +144,11 @@ async function main(): Promise<void> {
   ];
   if (typeof body?.id_token === 'string')
     ops.push(['ECDH-ES+A256KW ID token decryption', () => decryptIdToken(body.id_token!, decryption)]);
+  // The floor: what the profile adds to a login at the least, each operation by node:crypto or
+  // node:http directly with nothing around it (a key made and imported, five ES256 signatures, one
+  // key agreement, one more keep-alive round trip).
+  const floor = floorOperations(fapiStub.origin, key.privateKey, body?.id_token);
+  ops.push(...floor.map(([name, , op]) => [name, op] as [string, () => unknown]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, op] of ops) {
       const t = cpu();
@@ -163,8 +171,58 @@ async function main(): Promise<void> {
       show('Base login', baseSteps),
       show('FAPI 2.0 login', fapiSteps),
       show('Operations alone', alone),
+      floorSummary(floor, alone, median(baseSteps['whole login']!), median(fapiSteps['whole login']!)),
     ].join('\n') + '\n',
   );
+}
+
+type FloorOperation = [name: string, timesPerLogin: number, op: () => unknown];
+
+function floorOperations(origin: string, dpopKey: KeyObject, idToken: string | undefined): FloorOperation[] {
+  const generator = createECDH('prime256v1');
+  const point = generator.generateKeys();
+  const jwk = {
+    kty: 'EC',
+    crv: 'P-256',
+    x: point.subarray(1, 33).toString('base64url'),
+    y: point.subarray(33).toString('base64url'),
+    d: generator.getPrivateKey().toString('base64url'),
+  };
+  const data = Buffer.from('x'.repeat(400));
+  const epk = (JSON.parse(Buffer.from(idToken?.split('.')[0] ?? '', 'base64url').toString() || '{}') as {
+    epk?: { x: string; y: string };
+  }).epk;
+  const peer = epk
+    ? Buffer.concat([Buffer.from([4]), Buffer.from(epk.x, 'base64url'), Buffer.from(epk.y, 'base64url')])
+    : point;
+  const agent = new Agent({ keepAlive: true });
+  const roundTrip = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(`${origin}/v2/oauth/par`, { method: 'POST', agent }, (res) => {
+        res.on('data', () => undefined);
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end('a=b');
+    });
+  return [
+    ['floor: EC P-256 key made (reused ECDH)', 1, () => generator.generateKeys()],
+    ['floor: EC JWK import', 1, () => createPrivateKey({ key: jwk, format: 'jwk' })],
+    ['floor: ES256 signature', 5, () => sign('sha256', data, { key: dpopKey, dsaEncoding: 'ieee-p1363' })],
+    ['floor: ECDH key agreement', 1, () => generator.computeSecret(peer)],
+    ['floor: keep-alive HTTP round trip', 1, roundTrip],
+  ];
+}
+
+/** The profile's floor added to the base login measured here, as a ratio: the least FAPI / base can be. */
+function floorSummary(floor: FloorOperation[], alone: Steps, baseUs: number, fapiUs: number): string {
+  const extra = floor.reduce((sum, [name, times]) => sum + times * median(alone[name]!), 0);
+  return [
+    'FAPI floor (the base login plus the floor operations above, each as often as a login needs it)',
+    `  floor extras per login ${extra.toFixed(0).padStart(34)} µs`,
+    `  FAPI floor / base login ${((baseUs + extra) / baseUs).toFixed(2).padStart(33)}x`,
+    `  FAPI login / base login ${(fapiUs / baseUs).toFixed(2).padStart(33)}x`,
+  ].join('\n');
 }
 
 function median(xs: number[]): number {
