@@ -10,13 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkIdTokenAlgorithms, ID_TOKEN_SIGNING_ALGORITHMS, validateIdToken } from '../../src/client/id-token.js';
 import { HttpClient } from '../../src/client/http.js';
 import { RemoteKeySet } from '../../src/client/jwks.js';
+import { pooledKeyObjects } from '../helpers/keys.js';
 
 const ISSUER = 'https://id.example/v2';
 const CLIENT_ID = 'client-1';
 const b64 = (v: string | Buffer) => Buffer.from(v).toString('base64url');
 
-const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const rsaPss = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const rsa = pooledKeyObjects();
+const rsaPss = pooledKeyObjects();
 const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const p256b = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const p384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });

@@ -9,11 +9,12 @@ import { constants, createHmac, generateKeyPairSync, sign, type KeyObject } from
 import { compactVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { validateIdToken } from '../../src/client/id-token.js';
+import { pooledKeyObjects } from '../helpers/keys.js';
 
 const NOW = 1_800_000_000;
 const ISSUER = 'https://id.example/v2';
 const CLIENT_ID = 'client-1';
-const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const rsa = pooledKeyObjects();
 const weak = generateKeyPairSync('rsa', { modulusLength: 1024 });
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
@@ -209,7 +210,7 @@ const ec384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });
 const ec521 = generateKeyPairSync('ec', { namedCurve: 'P-521' });
 const ed25519 = generateKeyPairSync('ed25519');
 const ed448 = generateKeyPairSync('ed448');
-const rsaOther = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const rsaOther = pooledKeyObjects();
 const PSS = constants.RSA_PKCS1_PSS_PADDING;
 
 interface AlgSetup {

@@ -23,8 +23,9 @@ import {
   KEY_WRAP_ALGORITHMS,
 } from '../../src/client/userinfo-crypto.js';
 import type { DecryptionKey } from '../../src/keys.js';
+import { pooledKeyObjects } from '../helpers/keys.js';
 
-const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const rsa = pooledKeyObjects();
 const weak = generateKeyPairSync('rsa', { modulusLength: 1024 });
 const asKey = (key: KeyObject): DecryptionKey[] => [{ key, kid: undefined, thumbprint: 't' }];
 const b64 = (value: string | Buffer): string => Buffer.from(value).toString('base64url');

@@ -11,14 +11,15 @@ import { compactVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { IdError } from '../../src/errors.js';
 import { readUserinfoJwt } from '../../src/client/userinfo-jwt.js';
+import { pooledKeyObjects } from '../helpers/keys.js';
 
 const ISSUER = 'https://id.example';
 const CLIENT_ID = 'client-1';
 const CLAIMS = { iss: ISSUER, aud: CLIENT_ID, sub: 'person-1', name: 'Person One' };
 const b64 = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
 
-const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const rsaOther = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const rsa = pooledKeyObjects();
+const rsaOther = pooledKeyObjects();
 const weak = generateKeyPairSync('rsa', { modulusLength: 1024 });
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const ec384 = generateKeyPairSync('ec', { namedCurve: 'P-384' });

@@ -10,7 +10,7 @@
  * whose message holds no secret, token, key or attribute value, in bounded time; through the
  * router, no case signs anyone in or shows a 5xx page or a stack.
  */
-import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import fc from 'fast-check';
 import { CompactEncrypt, CompactSign, exportJWK } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -38,6 +38,7 @@ import {
   tokenPieces,
   type FuzzRp,
 } from './support.js';
+import { pooledKeyObjects } from '../helpers/keys.js';
 
 const NONCE = 'fuzz-nonce-0123456789abcdef';
 const ATTRIBUTES = {
@@ -64,7 +65,7 @@ beforeAll(async () => {
     hostname: stub.origin,
     timeout: CLIENT_TIMEOUT_MS,
   });
-  const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const pair = pooledKeyObjects();
   attacker = { privateKey: pair.privateKey, publicJwk: { ...(await exportJWK(pair.publicKey)), kid: 'attacker' } };
   forbidden = [...baseForbidden(), ...Object.values(ATTRIBUTES), stub.accessToken];
 });

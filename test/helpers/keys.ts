@@ -2,7 +2,7 @@
  * RSA key pairs for tests: taken from the run's pool (test/setup/keys.ts) when the process has
  * one, else made here; either way the same one for the same name within a process.
  */
-import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 export interface TestKeyPair {
@@ -40,6 +40,12 @@ export function pooledKeyPair(): TestKeyPair {
   }
   if (pool.length === 0) return makeKeyPair(2048);
   return pool[next++ % pool.length]!;
+}
+
+/** {@link pooledKeyPair} as key objects. */
+export function pooledKeyObjects(): { privateKey: KeyObject; publicKey: KeyObject } {
+  const pair = pooledKeyPair();
+  return { privateKey: createPrivateKey(pair.privateKeyPem), publicKey: createPublicKey(pair.publicKeyPem) };
 }
 
 function makeKeyPair(bits: number): TestKeyPair {

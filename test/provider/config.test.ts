@@ -10,7 +10,7 @@ import {
   nricCheckLetter,
   type ProviderOptions,
 } from '../../src/provider/index.js';
-import { testKeyPair } from '../helpers/keys.js';
+import { pooledKeyObjects, testKeyPair } from '../helpers/keys.js';
 
 const publicKey = testKeyPair('rp').publicKeyPem;
 const client = { clientId: 'a', clientSecret: 'secret-of-a', redirectUris: ['https://rp.example/cb'], publicKey };
@@ -96,7 +96,7 @@ describe('configuration is refused at start with one clear message per mistake',
     const dir = mkdtempSync(join(tmpdir(), 'nd-id-'));
     const keyFile = join(dir, 'signing.pem');
     writeFileSync(keyFile, testKeyPair('signing').privateKeyPkcs1Pem);
-    const pkcs1 = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey;
+    const pkcs1 = pooledKeyObjects().publicKey;
     const provider = createProvider({
       baseUrl: 'http://localhost:4000/',
       clients: [

@@ -7,14 +7,7 @@ import { SgidClient, generatePkcePair as sgidPkce } from '@opengovsg/sgid-client
 import express from 'express';
 import session from 'express-session';
 import { decodeJwt } from 'jose';
-import {
-  constants,
-  createPublicKey,
-  generateKeyPairSync,
-  privateDecrypt,
-  publicEncrypt,
-  type KeyObject,
-} from 'node:crypto';
+import { constants, createPublicKey, privateDecrypt, publicEncrypt, type KeyObject } from 'node:crypto';
 import passport from 'passport';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -30,6 +23,7 @@ import { IdError } from '../../src/errors.js';
 import { formatConformanceTable } from '../../src/provider/testing/conformance.js';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
+import { pooledKeyObjects } from '../helpers/keys.js';
 
 let kit: TestProvider | undefined;
 afterEach(async () => {
@@ -84,7 +78,7 @@ async function runPlan(k: TestProvider, attempt: Attempt): Promise<ConformanceRe
 
 /** Whether this Node refuses RSA PKCS#1 v1.5 decryption (`RSA1_5`): Node 20 does, 22 and later do not. */
 function nodeRefusesPkcs1Decryption(): boolean {
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { publicKey, privateKey } = pooledKeyObjects();
   const sealed = publicEncrypt({ key: publicKey, padding: constants.RSA_PKCS1_PADDING }, Buffer.from('probe'));
   try {
     privateDecrypt({ key: privateKey, padding: constants.RSA_PKCS1_PADDING }, sealed);

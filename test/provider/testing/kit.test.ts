@@ -3,7 +3,7 @@
  * personas from a file and at run time, a movable clock and several client keys. Every login
  * here is real HTTP against the provider, driven by IdClient or by an Express app.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import { ndIdRouter } from '../../../src/passport/router.js';
 import { createTestProvider, DEFAULT_PERSONAS, type TestProvider } from '../../../src/provider/index.js';
 import { runCli } from '../../../src/provider/cli.js';
 import { rsaThumbprint } from '../../../src/keys.js';
+import { pooledKeyObjects } from '../../helpers/keys.js';
 
 const open: TestProvider[] = [];
 afterEach(async () => {
@@ -216,7 +217,7 @@ describe('login_hint, personas and the clock', () => {
 describe('several client keys', () => {
   it('userinfo is encrypted to the newest key, with its kid (default: the RFC 7638 thumbprint); setClientKeys changes them', async () => {
     const t = await kit();
-    const next = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const next = pooledKeyObjects();
     const nextPem = next.publicKey.export({ format: 'pem', type: 'spki' }).toString();
     const current = createPrivateKey(t.client.privateKey);
     // First the client's own key alone: its kid is its thumbprint.
