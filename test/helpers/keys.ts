@@ -1,9 +1,10 @@
 /**
- * RSA key pairs for tests: taken from the run's pool (test/setup/keys.ts) when the process has
- * one, else made here; either way the same one for the same name within a process.
+ * RSA key pairs for tests: taken from the run's pool (test/setup/keys.ts) while it lasts, then
+ * made here; either way the same one for the same name within a test file's process, and never
+ * one handed out earlier in that process.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 export interface TestKeyPair {
   /** PKCS#8 PEM private key. */
@@ -30,16 +31,16 @@ export function testKeyPair(name = 'rp', bits = 2048): TestKeyPair {
 }
 
 /**
- * An RSA-2048 key pair no earlier call in this process returned, while the pool lasts (16); then
- * the pool's again, in the same order. Made here when the process has no pool.
+ * An RSA-2048 key pair no earlier call in this process returned: the pool's next one, or a new
+ * one once the pool is used up (a few files start more providers than it holds) or when the
+ * process has no pool (a child process started with an environment of its own).
  */
 export function pooledKeyPair(): TestKeyPair {
   if (pool === undefined) {
     const file = process.env.TEST_RSA_KEY_POOL;
-    pool = file ? (JSON.parse(readFileSync(file, 'utf8')) as TestKeyPair[]) : [];
+    pool = file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as TestKeyPair[]) : [];
   }
-  if (pool.length === 0) return makeKeyPair(2048);
-  return pool[next++ % pool.length]!;
+  return next < pool.length ? pool[next++]! : makeKeyPair(2048);
 }
 
 /** {@link pooledKeyPair} as key objects. */

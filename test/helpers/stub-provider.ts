@@ -257,7 +257,7 @@ export function sendJson(
   res.end(text);
 }
 
-/** An RS256 signing key no earlier call in this process gave (test/helpers/keys.ts); `kid` undefined gives a JWK without kid. */
+/** An RS256 signing key no other in this process has (test/helpers/keys.ts); `kid` undefined gives a JWK without kid. */
 export async function signingKey(kid: string | undefined): Promise<SigningKey> {
   const pair = pooledKeyPair();
   const privateKey = createPrivateKey(pair.privateKeyPem);

@@ -2,6 +2,7 @@
  * Global setup: a pool of RSA-2048 key pairs made once per run, beside the other setup, for the
  * test helpers to hand out (test/helpers/keys.ts). Making one costs about a quarter of a second of
  * CPU on a small machine, and the suite would otherwise make hundreds: one per provider started.
+ * 24 covers all but a few files, which make the rest themselves.
  * The pool is a file named by `TEST_RSA_KEY_POOL`, which the test processes inherit.
  */
 import { generateKeyPair, createPrivateKey } from 'node:crypto';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { TestKeyPair } from '../helpers/keys.js';
 
-const POOL_SIZE = 16;
+const POOL_SIZE = 24;
 const generate = promisify(generateKeyPair);
 
 export async function setup(): Promise<() => void> {
