@@ -189,9 +189,11 @@ function floorOperations(origin: string, dpopKey: KeyObject, idToken: string | u
     d: generator.getPrivateKey().toString('base64url'),
   };
   const data = Buffer.from('x'.repeat(400));
-  const epk = (JSON.parse(Buffer.from(idToken?.split('.')[0] ?? '', 'base64url').toString() || '{}') as {
-    epk?: { x: string; y: string };
-  }).epk;
+  const epk = (
+    JSON.parse(Buffer.from(idToken?.split('.')[0] ?? '', 'base64url').toString() || '{}') as {
+      epk?: { x: string; y: string };
+    }
+  ).epk;
   const peer = epk
     ? Buffer.concat([Buffer.from([4]), Buffer.from(epk.x, 'base64url'), Buffer.from(epk.y, 'base64url')])
     : point;

@@ -207,7 +207,8 @@ const ecGenerators = new Map<string, ECDH>();
 export function generateEcJwkPair(namedCurve: 'P-256' | 'P-384' | 'P-521'): { privateJwk: EcJwk; publicJwk: EcJwk } {
   const curve = EC_CURVES[namedCurve];
   // One generator per curve: each generateKeys() replaces its key pair with a new one, and
-  // setting up the curve costs as much as the generation itself (one per login start).
+  // setting up the curve costs as much as the generation itself (one per login start). It holds
+  // the last pair until the next call, as the login's session and key object hold it anyway.
   let ecdh = ecGenerators.get(namedCurve);
   if (ecdh === undefined) ecGenerators.set(namedCurve, (ecdh = createECDH(curve.name)));
   // The uncompressed point: 04 || x || y, each coordinate at its full size.

@@ -18,6 +18,7 @@ import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
+import { joseToDer } from '../ecdsa.js';
 import { MIN_RSA_BITS } from '../keys.js';
 import type { IdTokenClaims } from './types.js';
 import { accessTokenHash } from './token-hash.js';
@@ -236,7 +237,7 @@ export function jwsSignatureVerifies(token: string, alg: IdTokenSigningAlgorithm
       // ECDSA: the JWS form is r || s, each exactly the curve's size (RFC 7518 3.4).
       return (
         signature.length === rule.signatureBytes &&
-        verify(rule.digest, signingInput, { key, dsaEncoding: 'ieee-p1363' }, signature)
+        verify(rule.digest, signingInput, key, joseToDer(signature, rule.signatureBytes / 2))
       );
     }
     if (rule.pss === true) {

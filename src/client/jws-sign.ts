@@ -9,6 +9,7 @@
  * its own claims ({@link signWithHeader}).
  */
 import { constants, sign, type KeyObject } from 'node:crypto';
+import { derToJose } from '../ecdsa.js';
 import { base64url } from '../encoding.js';
 import type { AssertionAlgorithm } from './fapi-keys.js';
 
@@ -37,7 +38,7 @@ export function signWithHeader(
   const input = `${headerSegment}.${base64url(JSON.stringify(claims))}`;
   const data = Buffer.from(input, 'ascii');
   let signature: Buffer;
-  if (alg === 'ES256') signature = sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' });
+  if (alg === 'ES256') signature = derToJose(sign('sha256', data, key), 32);
   else if (alg === 'PS256')
     signature = sign('sha256', data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
   else signature = sign(null, data, key);
