@@ -44,13 +44,49 @@ export function isStoredDpopKey(value: unknown): value is StoredDpopKey {
 export function generateDpopKey(): { key: DpopKey; stored: StoredDpopKey } {
   const { privateJwk: jwk } = generateEcJwkPair('P-256');
   const stored: StoredDpopKey = { crv: 'P-256', x: String(jwk.x), y: String(jwk.y), d: String(jwk.d) };
-  return { key: restoreDpopKey(stored), stored };
+  const key = importDpopKey(stored);
+  rememberStarted(stored, key);
+  return { key, stored };
 }
 
-/** The key kept by {@link generateDpopKey}, ready to sign again. */
+/**
+ * The key kept by {@link generateDpopKey}, ready to sign again: the key this process made for the
+ * login when the callback comes back to it (taken once), else imported from what was kept.
+ */
 export function restoreDpopKey(stored: StoredDpopKey): DpopKey {
+  const id = startedId(stored);
+  const started = startedKeys.get(id);
+  if (started !== undefined) {
+    startedKeys.delete(id);
+    return started;
+  }
+  return importDpopKey(stored);
+}
+
+function importDpopKey(stored: StoredDpopKey): DpopKey {
   const privateKey = createPrivateKey({ key: { kty: 'EC', ...stored }, format: 'jwk' });
   return dpopKeyOf(privateKey, stored);
+}
+
+/**
+ * The keys of logins this process started, until their callback takes them: importing a kept
+ * key costs a JWK import (Node checks the point, a scalar multiplication). Keyed by every member
+ * of the kept key, so only the very key a login kept finds its entry; bounded, oldest first, so
+ * abandoned logins cost no more than this many key objects.
+ */
+const startedKeys = new Map<string, DpopKey>();
+const MAX_STARTED_KEYS = 1024;
+
+function startedId(stored: StoredDpopKey): string {
+  return `${stored.crv}.${stored.x}.${stored.y}.${stored.d}`;
+}
+
+function rememberStarted(stored: StoredDpopKey, key: DpopKey): void {
+  if (startedKeys.size >= MAX_STARTED_KEYS) {
+    const oldest = startedKeys.keys().next().value;
+    if (oldest !== undefined) startedKeys.delete(oldest);
+  }
+  startedKeys.set(startedId(stored), key);
 }
 
 /** A DPoP key from an app-wide EC P-256 private key (the `dpopKey` option). */

@@ -103,6 +103,24 @@ describe('DPoP proofs and client assertions under a header encoded once per key,
     await expect(compactVerify(otherProof, publicKey)).rejects.toThrow();
   });
 
+  it('the callback in the process that started the login takes its key object once; otherwise the kept key is imported', async () => {
+    const { key, stored } = generateDpopKey();
+    // Only the very key kept finds the started login's key object, and only once.
+    const changed = generateDpopKey().stored;
+    expect(restoreDpopKey({ ...stored, d: changed.d })).not.toBe(key);
+    expect(restoreDpopKey(stored)).toBe(key);
+    const imported = restoreDpopKey(stored);
+    expect(imported).not.toBe(key);
+    expect(imported.jkt).toBe(key.jkt);
+    const jwk = { kty: 'EC', crv: 'P-256', x: stored.x, y: stored.y };
+    const { payload } = await jwtVerify(
+      createDpopProof(imported, { htm: 'POST', url, clock }),
+      await importJWK(jwk, 'ES256'),
+      { typ: 'dpop+jwt', algorithms: ['ES256'], currentDate: new Date(now) },
+    );
+    expect(payload.htm).toBe('POST');
+  });
+
   it('assertions of two keys, alternately: each header names its own kid and verifies with jose under its own key only', async () => {
     const keys = importSigningKeys(
       [0, 1].map((i) => ({ ...generateEcJwkPair('P-256').privateJwk, kid: `k-${i}` })),
