@@ -11,12 +11,12 @@
  * WebCrypto, ECDH-ES+A256KW alone cost about 1.5 ms of CPU per login.
  * `test/client/id-token-jwe-differential.test.ts` shows the decisions match jose's.
  */
-import { decodeProtectedHeader } from 'jose/decode/protected_header';
 import { IdError } from '../errors.js';
 import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
 import { ECDH_ES_ALGORITHMS, ecdhEsContentKey } from './jwe-ecdh.js';
+import { decodeJsonSegment } from '../encoding.js';
 import {
   CONTENT_ENCRYPTIONS,
   decryptContent,
@@ -144,7 +144,7 @@ function requireSignedInside(plaintext: string): void {
   }
   let alg: unknown;
   try {
-    alg = decodeProtectedHeader(plaintext).alg;
+    alg = decodeJsonSegment(plaintext, 0).alg;
   } catch {
     throw new IdError(
       'id_token_malformed',

@@ -12,13 +12,12 @@
  */
 import { constants, verify, type KeyObject } from 'node:crypto';
 // jose's subpaths, not its root: importing the root loads all of jose (most of this package's import time).
-import { decodeJwt } from 'jose/jwt/decode';
-import { decodeProtectedHeader } from 'jose/decode/protected_header';
 import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import { joseToDer } from '../ecdsa.js';
+import { decodeJsonSegment } from '../encoding.js';
 import { MIN_RSA_BITS } from '../keys.js';
 import type { IdTokenClaims } from './types.js';
 import { accessTokenHash } from './token-hash.js';
@@ -165,7 +164,7 @@ function readHeader(token: string): ProtectedHeaderParameters {
   }
   let header: ProtectedHeaderParameters;
   try {
-    header = decodeProtectedHeader(token);
+    header = decodeJsonSegment(token, 0) as ProtectedHeaderParameters;
   } catch {
     throw new IdError('id_token_malformed', 'The ID token header is not valid base64url JSON.');
   }
@@ -215,7 +214,7 @@ async function verifySignature(
     throw new IdError('id_token_signature_invalid', 'The ID token signature does not verify with the provider key.');
   }
   try {
-    return decodeJwt(token);
+    return decodeJsonSegment(token, 1) as JWTPayload;
   } catch {
     throw new IdError('id_token_malformed', 'The ID token payload is not a JSON object.');
   }

@@ -8,7 +8,6 @@
  * decisions match jose's.
  */
 // jose's subpaths, not its root: importing the root loads all of jose (most of this package's import time).
-import { decodeProtectedHeader } from 'jose/decode/protected_header';
 import type { JWK } from 'jose';
 import { IdError } from '../errors.js';
 import {
@@ -18,6 +17,7 @@ import {
   withinCompactLimits,
 } from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';
+import { decodeJsonSegment } from '../encoding.js';
 import {
   type CompactJwe,
   CONTENT_ENCRYPTIONS,
@@ -73,7 +73,7 @@ function candidates(privateKeys: readonly DecryptionKey[], jwe: string): readonl
   if (privateKeys.length === 1) return privateKeys;
   let kid: unknown;
   try {
-    kid = decodeProtectedHeader(jwe).kid;
+    kid = decodeJsonSegment(jwe, 0).kid;
   } catch {
     return privateKeys;
   }
@@ -209,7 +209,7 @@ function checkHeader(jwe: string, algorithms: readonly string[], what: string): 
   let header: Record<string, unknown>;
   try {
     if (jwe.split('.').length !== 5) throw new Error('not compact JWE');
-    header = decodeProtectedHeader(jwe) as Record<string, unknown>;
+    header = decodeJsonSegment(jwe, 0);
   } catch {
     throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
   }
