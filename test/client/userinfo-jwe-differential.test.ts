@@ -24,6 +24,7 @@ import {
 } from '../../src/client/userinfo-crypto.js';
 import type { DecryptionKey } from '../../src/keys.js';
 import { pooledKeyObjects } from '../helpers/keys.js';
+import { JWE_KEY_BYTES } from '../helpers/stub-provider.js';
 
 const rsa = pooledKeyObjects();
 const weak = generateKeyPairSync('rsa', { modulusLength: 1024 });
@@ -329,23 +330,6 @@ describe('userinfo JWE decryption: node:crypto path versus jose 6', () => {
  * contents, for attributes and for the block key. Per pair: the valid JWE and its hostile
  * variants, jose 6 (same allowlists) against ours.
  */
-const KW_BYTES: Record<string, number> = {
-  A128KW: 16,
-  A192KW: 24,
-  A256KW: 32,
-  A128GCMKW: 16,
-  A192GCMKW: 24,
-  A256GCMKW: 32,
-};
-const CEK_BYTES: Record<string, number> = {
-  A128GCM: 16,
-  A192GCM: 24,
-  A256GCM: 32,
-  'A128CBC-HS256': 32,
-  'A192CBC-HS384': 48,
-  'A256CBC-HS512': 64,
-};
-
 function flipAt(index: number, byte = 0) {
   return (parts: string[]) =>
     parts.map((p, j) =>
@@ -383,7 +367,7 @@ async function variants(
     { name: 'valid', jwe: good },
     { name: 'a flipped IV bit', jwe: change(flipAt(2)) },
     { name: 'a flipped first ciphertext bit', jwe: change(flipAt(3)) },
-    { name: 'a flipped last tag bit', jwe: change(flipAt(4, cbc ? CEK_BYTES[enc]! / 2 - 1 : 15)) },
+    { name: 'a flipped last tag bit', jwe: change(flipAt(4, cbc ? JWE_KEY_BYTES[enc]! / 2 - 1 : 15)) },
     { name: 'a tag cut by one byte', jwe: change(at(4, (s) => b64(Buffer.from(s, 'base64url').subarray(1)))) },
     {
       name: 'a tag with a byte more',
@@ -461,7 +445,7 @@ const ATTRIBUTE_PAIRS = ATTRIBUTE_ALGORITHMS.flatMap((alg) =>
 
 describe('userinfo attributes under every other allowlisted pair: node:crypto versus jose 6', () => {
   it.each(ATTRIBUTE_PAIRS)('attribute JWE, %s with %s: same decision on every variant', async (alg, enc) => {
-    const keyBytes = randomBytes(alg === 'dir' ? CEK_BYTES[enc]! : KW_BYTES[alg]!);
+    const keyBytes = randomBytes(alg === 'dir' ? JWE_KEY_BYTES[enc]! : JWE_KEY_BYTES[alg]!);
     const block = seal({
       header: { alg: 'RSA-OAEP-256', enc: 'A256GCM' },
       plaintext: JSON.stringify({ kty: 'oct', k: b64(keyBytes) }),

@@ -28,6 +28,7 @@ import {
   registeredJwks,
   walkFapiLogin,
   fapiClientOptions,
+  idClientFapiLogin,
 } from './harness.js';
 
 let cleanup: (() => Promise<void>) | undefined;
@@ -90,24 +91,7 @@ describe('IdClient against the provider: a stale DPoP nonce at userinfo', () => 
       });
     });
     const client = fapiIdClient(keys, provider.baseUrl, callback, { clock: () => Date.now() + offset });
-    const { codeVerifier, codeChallenge } = generatePkcePair();
-    const { key, stored } = await client.dpopKeyForLogin();
-    const { url, nonce } = await client.pushAuthorizationRequest({
-      codeChallenge,
-      state: 'state-1',
-      scope: 'openid profile.name',
-      dpopKey: key,
-    });
-    const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
-    await client.checkAuthorizationResponse(Object.fromEntries(back.searchParams));
-    const dpopKey = await client.restoreDpopKey(stored);
-    const tokens = await client.callback({
-      code: back.searchParams.get('code')!,
-      codeVerifier,
-      nonce: nonce!,
-      iss: back.searchParams.get('iss')!,
-      dpopKey,
-    });
+    const { tokens, dpopKey } = await idClientFapiLogin(client, 'state-1');
     expect(tokens.tokenType?.toLowerCase()).toBe('dpop');
     // Another client of the app (its own nonce memory) pushes logins a minute apart: the provider
     // rotates its nonce twice, so the one this client remembers is no longer accepted.
@@ -115,7 +99,7 @@ describe('IdClient against the provider: a stale DPoP nonce at userinfo', () => 
     for (let i = 0; i < 2; i++) {
       offset += 61_000;
       await other.pushAuthorizationRequest({
-        codeChallenge,
+        codeChallenge: generatePkcePair().codeChallenge,
         state: `other-${i}`,
         dpopKey: (await other.dpopKeyForLogin()).key,
       });

@@ -4,13 +4,13 @@
  * provider receives carries either no nonce or one the provider gave to a request signed by that
  * same key. Real HTTP on loopback; the provider's requests are watched, not mocked.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IdClient } from '../../src/client/id-client.js';
-import { generatePkcePair } from '../../src/pkce.js';
 import { startProvider } from '../helpers/provider.js';
-import { appKeys, fapiIdClient, fapiRegistration } from './harness.js';
+import { appKeys, fapiIdClient, fapiRegistration, idClientFapiLogin } from './harness.js';
 
 let cleanup: (() => Promise<void>) | undefined;
 afterEach(async () => {
@@ -55,28 +55,10 @@ function watch(server: {
 
 /** One login of `client` up to the attributes, with a pause after its push (so another can start meanwhile). */
 async function login(client: IdClient, afterPush: () => Promise<void> = async () => undefined): Promise<string> {
-  const { codeVerifier, codeChallenge } = generatePkcePair();
-  const { key, stored } = await client.dpopKeyForLogin();
-  const { url, nonce } = await client.pushAuthorizationRequest({
-    codeChallenge,
-    state: `s-${key.jkt.slice(0, 8)}`,
-    scope: 'openid profile.name',
-    dpopKey: key,
-  });
-  await afterPush();
-  const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
-  await client.checkAuthorizationResponse(Object.fromEntries(back.searchParams));
-  const dpopKey = await client.restoreDpopKey(stored);
-  const tokens = await client.callback({
-    code: back.searchParams.get('code')!,
-    codeVerifier,
-    nonce: nonce!,
-    iss: back.searchParams.get('iss')!,
-    dpopKey,
-  });
+  const { tokens, dpopKey } = await idClientFapiLogin(client, `s-${randomUUID().slice(0, 8)}`, afterPush);
   const info = await client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken, dpopKey });
   expect(info.data['profile.name']).toBeTypeOf('string');
-  return key.jkt;
+  return dpopKey.jkt;
 }
 
 describe('DPoP nonces of concurrent logins', () => {

@@ -11,7 +11,9 @@ import express, { type RequestHandler } from 'express';
 import session from 'express-session';
 import passport from 'passport';
 import request from 'supertest';
+import type { DpopKey } from '../../src/client/dpop.js';
 import { IdClient } from '../../src/client/id-client.js';
+import { generatePkcePair } from '../../src/pkce.js';
 import type { IdClientOptions } from '../../src/client/types.js';
 import {
   startProvider,
@@ -112,6 +114,38 @@ export function fapiIdClient(
   extra: Partial<IdClientOptions> = {},
 ): IdClient {
   return new IdClient({ ...fapiClientOptions(keys, hostname, redirectUri), ...extra });
+}
+
+/**
+ * One login of `client` through the provider's auto-approval, up to the tokens: the key pushed,
+ * the browser's redirect followed, the response checked, the kept key restored for the callback.
+ * `afterPush` runs between the push and the redirect (so another login can start meanwhile).
+ */
+export async function idClientFapiLogin(
+  client: IdClient,
+  state: string,
+  afterPush: () => Promise<void> = async () => undefined,
+): Promise<{ tokens: Awaited<ReturnType<IdClient['callback']>>; dpopKey: DpopKey }> {
+  const { codeVerifier, codeChallenge } = generatePkcePair();
+  const { key, stored } = await client.dpopKeyForLogin();
+  const { url, nonce } = await client.pushAuthorizationRequest({
+    codeChallenge,
+    state,
+    scope: 'openid profile.name',
+    dpopKey: key,
+  });
+  await afterPush();
+  const back = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
+  await client.checkAuthorizationResponse(Object.fromEntries(back.searchParams));
+  const dpopKey = await client.restoreDpopKey(stored);
+  const tokens = await client.callback({
+    code: back.searchParams.get('code')!,
+    codeVerifier,
+    nonce: nonce!,
+    iss: back.searchParams.get('iss')!,
+    dpopKey,
+  });
+  return { tokens, dpopKey };
 }
 
 /**

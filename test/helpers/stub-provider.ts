@@ -273,7 +273,7 @@ export function atHash(accessToken: string): string {
 }
 
 /** Key sizes, in bytes, of each content encryption and key wrap. */
-const CEK_BYTES: Record<string, number> = {
+export const JWE_KEY_BYTES: Record<string, number> = {
   A128GCM: 16,
   A192GCM: 24,
   A256GCM: 32,
@@ -294,7 +294,7 @@ export async function encryptUserinfo(
   recipient: KeyObject,
   defaultSub: string,
 ): Promise<{ sub: string; key: string; data: Record<string, string> }> {
-  const size = spec.dataAlg === 'dir' ? CEK_BYTES[spec.dataEnc] : CEK_BYTES[spec.dataAlg];
+  const size = spec.dataAlg === 'dir' ? JWE_KEY_BYTES[spec.dataEnc] : JWE_KEY_BYTES[spec.dataAlg];
   const secret = randomBytes(size ?? 16);
   const blockJwk = { kty: 'oct', k: secret.toString('base64url') };
   const plaintext = new TextEncoder().encode(JSON.stringify(blockJwk));

@@ -76,6 +76,32 @@ async function runPlan(k: TestProvider, attempt: Attempt): Promise<ConformanceRe
   return k.provider.conformance.finish();
 }
 
+/** The auto-approved authorization for `query`, its code redeemed at the token endpoint by the kit's client. */
+async function authorizeAndRedeem(
+  k: TestProvider,
+  query: URLSearchParams,
+  codeVerifier: string,
+): Promise<{ access_token: string; id_token: string }> {
+  const code = codeFrom(
+    (await fetch(`${k.baseUrl}/v2/oauth/authorize?${query.toString()}`, { redirect: 'manual' })).headers.get(
+      'location',
+    ),
+  );
+  const response = await fetch(`${k.baseUrl}/v2/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_id: k.client.clientId,
+      client_secret: k.client.clientSecret,
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: codeVerifier,
+      redirect_uri: k.client.redirectUri,
+    }),
+  });
+  return (await response.json()) as { access_token: string; id_token: string };
+}
+
 /** Whether this Node refuses RSA PKCS#1 v1.5 decryption (`RSA1_5`): Node 20 does, 22 and later do not. */
 function nodeRefusesPkcs1Decryption(): boolean {
   const { publicKey, privateKey } = pooledKeyObjects();
@@ -141,25 +167,7 @@ describe('conformance plan', () => {
         code_challenge: codeChallenge,
         code_challenge_method: 'S256',
       });
-      const code = codeFrom(
-        (await fetch(`${k.baseUrl}/v2/oauth/authorize?${q.toString()}`, { redirect: 'manual' })).headers.get(
-          'location',
-        ),
-      );
-      const tokens = (await (
-        await fetch(`${k.baseUrl}/v2/oauth/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            client_id: k.client.clientId,
-            client_secret: k.client.clientSecret,
-            grant_type: 'authorization_code',
-            code,
-            code_verifier: codeVerifier,
-            redirect_uri: k.client.redirectUri,
-          }),
-        })
-      ).json()) as { access_token: string; id_token: string };
+      const tokens = await authorizeAndRedeem(k, q, codeVerifier);
       let error = '';
       try {
         await validateIdToken(tokens.id_token, {
@@ -268,25 +276,7 @@ describe('conformance plan', () => {
         code_challenge: codeChallenge,
         code_challenge_method: 'S256',
       });
-      const code = codeFrom(
-        (await fetch(`${k.baseUrl}/v2/oauth/authorize?${q.toString()}`, { redirect: 'manual' })).headers.get(
-          'location',
-        ),
-      );
-      const token = (await (
-        await fetch(`${k.baseUrl}/v2/oauth/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            client_id: k.client.clientId,
-            client_secret: k.client.clientSecret,
-            grant_type: 'authorization_code',
-            code,
-            code_verifier: codeVerifier,
-            redirect_uri: k.client.redirectUri,
-          }),
-        })
-      ).json()) as { access_token: string; id_token: string };
+      const token = await authorizeAndRedeem(k, q, codeVerifier);
       decodeJwt(token.id_token); // read, never verified
       const info = await fetch(`${k.baseUrl}/v2/oauth/userinfo`, {
         headers: { authorization: `Bearer ${token.access_token}` },
