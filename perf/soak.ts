@@ -18,7 +18,8 @@ import { generateKeyPairSync, randomBytes, randomInt } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_PERSONAS } from '../src/provider/index.js';
-import { freePort, startRedis } from '../test/helpers/redis.js';
+import { freePort } from '../test/helpers/ports.js';
+import { startRedis } from '../test/helpers/redis.js';
 import { positiveInt } from './env.js';
 import {
   Browser,

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { docSnippets, pointAtDocs, readDoc, repoRoot, type DocSnippet } from './helpers/doc-snippets.js';
 import { testKeyPair } from './helpers/keys.js';
-import { freePort } from './helpers/redis.js';
+import { freePort } from './helpers/ports.js';
 import { stopChild } from './helpers/stop-child.js';
 
 const root = repoRoot;

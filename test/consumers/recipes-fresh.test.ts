@@ -21,7 +21,7 @@ import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helper
 import { docSnippets, readDoc } from '../helpers/doc-snippets.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { packedTarball } from '../helpers/pack.js';
-import { freePort } from '../helpers/redis.js';
+import { freePort } from '../helpers/ports.js';
 import { stopChild } from '../helpers/stop-child.js';
 import { approve, Browser } from '../helpers/harness.js';
 

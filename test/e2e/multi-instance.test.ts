@@ -8,7 +8,8 @@ import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from 'passport-
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { spawnExampleApp, waitForReady, type ExampleProcess } from '../helpers/example-process.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { freePort, startRedis, type TestRedis } from '../helpers/redis.js';
+import { freePort } from '../helpers/ports.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
 
 /** Cookies as a browser on 127.0.0.1 keeps them: by name, for every port of the host. */
 class CookieJar {

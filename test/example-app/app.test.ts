@@ -8,7 +8,7 @@ import {
   type ExampleAppConfig,
 } from '../../example-app/app.js';
 import { DEFAULT_SCOPE } from '../../example-app/config.js';
-import { freePort } from '../helpers/redis.js';
+import { freePort } from '../helpers/ports.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { startTestProvider, TEST_CLIENT } from '../helpers/provider-fixtures.js';
 

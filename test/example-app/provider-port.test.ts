@@ -3,22 +3,11 @@
  * 127.0.0.1), so a bookmark or a second tool can reach it across restarts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/ports.js';
 import { startEmbeddedExample, type RunningEmbeddedExample } from '../../example-app/server.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'nd-id-provider-port-'));
 let site: RunningEmbeddedExample | undefined;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { docSnippets, installedAppTsconfig, repoRoot } from '../helpers/doc-snippets.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { freePort } from '../helpers/redis.js';
+import { freePort } from '../helpers/ports.js';
 import { stopChild } from '../helpers/stop-child.js';
 import { Browser } from '../helpers/harness.js';
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCookieSession, createFetchLogin, IdClient } from '../../src/index.js';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
 import { authorizeQuery, pkce, startTestProvider } from '../helpers/provider-fixtures.js';
-import { freePort } from '../helpers/redis.js';
+import { freePort } from '../helpers/ports.js';
 import { approve, Browser, closeServer, recordingLogger } from '../helpers/harness.js';
 import { testKeyPair } from '../helpers/keys.js';
 

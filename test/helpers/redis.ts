@@ -3,7 +3,8 @@
  * It can be killed and restarted on the same port to simulate an outage.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from './ports.js';
 
 /** A running (or stopped) test Redis. */
 export interface TestRedis {
@@ -17,20 +18,6 @@ export interface TestRedis {
   start(): Promise<void>;
   /** Stop it for good. */
   close(): Promise<void>;
-}
-
-/** Ask the OS for a free loopback TCP port. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function sleep(ms: number): Promise<void> {

@@ -8,11 +8,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { freePort } from '../helpers/redis.js';
+import { freePort } from '../helpers/ports.js';
 import { docSnippets, installedAppTsconfig } from '../helpers/doc-snippets.js';
 import { stopChild } from '../helpers/stop-child.js';
 import { approve, Browser } from '../helpers/harness.js';
@@ -239,4 +240,40 @@ describe("the README's five-minute path", () => {
     expect((await browser.get('/account')).text).toContain('Hello Ada Testperson');
     expect(readme).toContain('("Hello Ada Testperson")');
   }, 60_000);
+
+  it('on a port that is taken, stops with the listen error instead of printing "Listening on"', async () => {
+    const app = docSnippets('ts').find((s) => s.file === 'README.md' && s.kind === 'run');
+    const file = join(workDir, 'five-minutes-taken.mts');
+    writeFileSync(file, app!.code);
+    const taken = createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+    try {
+      const keys = testKeyPair('five-minutes');
+      const run = spawn(process.execPath, ['--import', 'tsx', file], {
+        cwd: root,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          TSX_TSCONFIG_PATH: join(workDir, 'tsconfig.json'),
+          PORT: String(port),
+          ND_ID_HOSTNAME: 'http://127.0.0.1:4000',
+          ND_ID_CLIENT_ID: 'try-app',
+          ND_ID_CLIENT_SECRET: 'try-app-secret',
+          ND_ID_PRIVATE_KEY: keys.privateKeyPem,
+          ND_ID_REDIRECT_URI: `http://127.0.0.1:${port}/auth/callback`,
+          SESSION_SECRET: randomBytes(32).toString('hex'),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      run.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+      run.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+      const code = await new Promise<number | null>((resolve) => run.once('exit', resolve));
+      expect(code, output).not.toBe(0);
+      expect(output).toContain(`EADDRINUSE`);
+      expect(output).not.toContain('Listening on');
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 30_000);
 });

@@ -19,7 +19,7 @@ import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { freePort } from '../helpers/redis.js';
+import { freePort } from '../helpers/ports.js';
 import { stopChild } from '../helpers/stop-child.js';
 import { approve, Browser } from '../helpers/harness.js';
 

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createRedisSignOutStore } from '../../src/flow/redis-sign-out-store.js';
 import type { RedisCommandClient } from '../../src/flow/redis-replay-store.js';
 import type { StartedProvider } from '../../src/provider/index.js';
-import { freePort, startRedis, type TestRedis } from '../helpers/redis.js';
+import { freePort } from '../helpers/ports.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { createSessionPolicy } from '../../src/flow/session-policy.js';
 import { Browser, OTHER_PERSONA, startExpressApp, startFetchApp, startTestProvider } from './harness.js';
 

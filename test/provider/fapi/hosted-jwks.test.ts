@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fapiTestKeys, type TestFapiKeys, type TestProvider } from '../../../src/provider/index.js';
+import { freePort } from '../../helpers/ports.js';
 import { DpopKey, jwksHost, loginParams, push, startWithJwksUri, tokenCall } from './support.js';
 
 /** The JWKS server's answer per path; `hits` counts the requests per path. */
@@ -123,10 +124,7 @@ describe('a hosted JWKS that cannot be had refuses the assertion (invalid_client
   });
 
   it('cannot be reached (nothing listens at its port)', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
+    const port = await freePort();
     const fapi = await startWithJwksUri('unreachable', `http://127.0.0.1:${port}/jwks.json`, keys);
     try {
       for (const description of await refusedTwice(fapi))
