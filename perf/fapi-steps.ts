@@ -8,8 +8,7 @@
  * or node:http directly), as a ratio to the base login. Run under `node --cpu-prof --import tsx` for
  * a profile. Environment: BENCH_ITERATIONS (default 400 logins per round), BENCH_ROUNDS (5).
  */
-import { createECDH, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { generateKeyPairSync } from 'node:crypto';
 import { systemClock } from '../src/clock.js';
 import { createClientAssertion } from '../src/client/client-assertion.js';
 import { createDpopProof, generateDpopKey } from '../src/client/dpop.js';
@@ -18,6 +17,7 @@ import { IdClient } from '../src/client/id-client.js';
 import { decryptIdToken } from '../src/client/id-token-jwe.js';
 import { generatePkcePair } from '../src/pkce.js';
 import { positiveInt } from './env.js';
+import { fapiFloor, type FloorOperation } from './floor.js';
 import { startStub } from './stub-process.js';
 
 const ITERATIONS = positiveInt('BENCH_ITERATIONS', 400);
@@ -144,10 +144,8 @@ async function main(): Promise<void> {
   ];
   if (typeof body?.id_token === 'string')
     ops.push(['ECDH-ES+A256KW ID token decryption', () => decryptIdToken(body.id_token!, decryption)]);
-  // The floor: what the profile adds to a login at the least, each operation by node:crypto or
-  // node:http directly with nothing around it (a key made and imported, five ES256 signatures, one
-  // key agreement, one more keep-alive round trip).
-  const floor = floorOperations(fapiStub.origin, key.privateKey, body?.id_token);
+  // The floor (perf/floor.ts), each operation alone.
+  const floor = fapiFloor(fapiStub.origin, body?.id_token).operations;
   ops.push(...floor.map(([name, , op]) => [name, op] as [string, () => unknown]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, op] of ops) {
@@ -174,47 +172,6 @@ async function main(): Promise<void> {
       floorSummary(floor, alone, median(baseSteps['whole login']!), median(fapiSteps['whole login']!)),
     ].join('\n') + '\n',
   );
-}
-
-type FloorOperation = [name: string, timesPerLogin: number, op: () => unknown];
-
-function floorOperations(origin: string, dpopKey: KeyObject, idToken: string | undefined): FloorOperation[] {
-  const generator = createECDH('prime256v1');
-  const point = generator.generateKeys();
-  const jwk = {
-    kty: 'EC',
-    crv: 'P-256',
-    x: point.subarray(1, 33).toString('base64url'),
-    y: point.subarray(33).toString('base64url'),
-    d: generator.getPrivateKey().toString('base64url'),
-  };
-  const data = Buffer.from('x'.repeat(400));
-  const epk = (
-    JSON.parse(Buffer.from(idToken?.split('.')[0] ?? '', 'base64url').toString() || '{}') as {
-      epk?: { x: string; y: string };
-    }
-  ).epk;
-  const peer = epk
-    ? Buffer.concat([Buffer.from([4]), Buffer.from(epk.x, 'base64url'), Buffer.from(epk.y, 'base64url')])
-    : point;
-  const agent = new Agent({ keepAlive: true });
-  const roundTrip = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(`${origin}/v2/oauth/par`, { method: 'POST', agent }, (res) => {
-        res.on('data', () => undefined);
-        res.on('end', resolve);
-      });
-      req.on('error', reject);
-      req.end('a=b');
-    });
-  return [
-    ['floor: EC P-256 key made (reused ECDH)', 1, () => generator.generateKeys()],
-    ['floor: EC JWK import', 1, () => createPrivateKey({ key: jwk, format: 'jwk' })],
-    // The key object alone: the cheapest way node:crypto signs (DER; the JWS form costs more on Node 24).
-    ['floor: ES256 signature', 5, () => sign('sha256', data, dpopKey)],
-    ['floor: ECDH key agreement', 1, () => generator.computeSecret(peer)],
-    ['floor: keep-alive HTTP round trip', 1, roundTrip],
-  ];
 }
 
 /** The profile's floor added to the base login measured here, as a ratio: the least FAPI / base can be. */

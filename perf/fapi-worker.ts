@@ -1,6 +1,7 @@
 /**
  * One client of `perf/login-fapi.ts` in its own process, so each measures only its own CPU:
- * `ours-base` (IdClient, base profile), `ours-fapi` (IdClient, fapi2) or `openid-client`
+ * `ours-base` (IdClient, base profile), `ours-fapi` (IdClient, fapi2), `floor` (the base login
+ * plus the FAPI floor of perf/floor.ts, against BENCH_FAPI_ORIGIN) or `openid-client`
  * (openid-client 6 doing the same FAPI 2.0 login: PAR, private_key_jwt, DPoP, the encrypted ID
  * token, userinfo with DPoP, then the attributes decrypted with jose as its users would).
  *
@@ -18,6 +19,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { IdClient as CurrentClient } from '../src/client/id-client.js';
 import { generatePkcePair } from '../src/pkce.js';
+import { fapiFloor } from './floor.js';
 
 const REDIRECT_URI = 'https://rp.example/callback';
 
@@ -41,7 +43,9 @@ async function main(): Promise<void> {
   const login =
     role === 'openid-client'
       ? await openidClientLogin(origin, clientId, nonce, createPrivateKey(rpKeyPem))
-      : oursLogin(IdClient, role, origin, clientId, nonce, rpKeyPem);
+      : role === 'floor'
+        ? await floorLogin(IdClient, origin, clientId, nonce, rpKeyPem)
+        : oursLogin(IdClient, role, origin, clientId, nonce, rpKeyPem);
 
   for await (const line of createInterface({ input: process.stdin })) {
     const [command, arg] = line.trim().split(' ');
@@ -154,6 +158,30 @@ async function openidClientLogin(origin: string, clientId: string, nonce: string
     for (const [name, jwe] of Object.entries(info.data))
       out[name] = new TextDecoder().decode((await compactDecrypt(jwe, blockKey)).plaintext);
     return out;
+  };
+}
+
+/**
+ * The FAPI floor as a login: our base login, then what the profile adds to it at the least, each
+ * part by node:crypto or node:http directly (perf/floor.ts) against the FAPI stub.
+ */
+async function floorLogin(
+  IdClient: typeof CurrentClient,
+  origin: string,
+  clientId: string,
+  nonce: string,
+  privateKey: string,
+): Promise<Login> {
+  const base = oursLogin(IdClient, 'ours-base', origin, clientId, nonce, privateKey);
+  const fapiOrigin = env('BENCH_FAPI_ORIGIN');
+  const tokens = (await (await fetch(`${fapiOrigin}/v2/oauth/token`, { method: 'POST' })).json()) as {
+    id_token?: string;
+  };
+  const floor = fapiFloor(fapiOrigin, tokens.id_token);
+  return async () => {
+    const data = await base();
+    await floor.login();
+    return data;
   };
 }
 

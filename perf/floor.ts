@@ -5,7 +5,17 @@
  * wrap), all with node:crypto directly and no validation beyond what the crypto needs. It is not
  * a client anyone should use.
  */
-import { constants, createDecipheriv, createPublicKey, privateDecrypt, verify, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createDecipheriv,
+  createECDH,
+  createPrivateKey,
+  createPublicKey,
+  privateDecrypt,
+  sign,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
 import { Agent, request } from 'node:http';
 
 /** One floor "client": a keep-alive agent, the RP private key and the provider key. */
@@ -107,4 +117,70 @@ function gcm(key: Buffer, header: string, iv: string, ciphertext: string, tag: s
   decipher.setAAD(Buffer.from(header, 'ascii'));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
+}
+
+/** One operation of the FAPI floor: its name, how many times a login needs it, and the operation. */
+export type FloorOperation = [name: string, timesPerLogin: number, op: () => unknown];
+
+/**
+ * What the FAPI 2.0 profile adds to a login at the least, each part by node:crypto or node:http
+ * directly with nothing around it: a P-256 key made (a reused ECDH) and imported as a JWK (the
+ * cheapest way on Node 20 that never exports a generated key object), five ES256 signatures (DER,
+ * the cheapest form), one ECDH agreement with the ID token's ephemeral key, one more keep-alive
+ * round trip (to the stub's PAR). `operations` are each part alone (the signatures by a key
+ * already used); `login` is all of them as one login does them, with its own new key.
+ */
+export function fapiFloor(
+  origin: string,
+  idToken: string | undefined,
+): { operations: FloorOperation[]; login(): Promise<void> } {
+  const generator = createECDH('prime256v1');
+  const jwkOf = (point: Buffer) => {
+    const scalar = generator.getPrivateKey();
+    const d = scalar.length === 32 ? scalar : Buffer.concat([Buffer.alloc(32 - scalar.length), scalar]);
+    return {
+      kty: 'EC',
+      crv: 'P-256',
+      x: point.subarray(1, 33).toString('base64url'),
+      y: point.subarray(33).toString('base64url'),
+      d: d.toString('base64url'),
+    };
+  };
+  const jwk = jwkOf(generator.generateKeys());
+  const usedKey = createPrivateKey({ key: jwk, format: 'jwk' });
+  const data = Buffer.from('x'.repeat(400));
+  sign('sha256', data, usedKey);
+  const epk = (
+    JSON.parse(Buffer.from(idToken?.split('.')[0] ?? '', 'base64url').toString() || '{}') as {
+      epk?: { x: string; y: string };
+    }
+  ).epk;
+  const peer = epk
+    ? Buffer.concat([Buffer.from([4]), Buffer.from(epk.x, 'base64url'), Buffer.from(epk.y, 'base64url')])
+    : generator.getPublicKey();
+  const agent = new Agent({ keepAlive: true });
+  const roundTrip = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(`${origin}/v2/oauth/par`, { method: 'POST', agent }, (res) => {
+        res.on('data', () => undefined);
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end('a=b');
+    });
+  return {
+    operations: [
+      ['floor: EC P-256 key made (reused ECDH)', 1, () => generator.generateKeys()],
+      ['floor: EC JWK import', 1, () => createPrivateKey({ key: jwk, format: 'jwk' })],
+      ['floor: ES256 signature', 5, () => sign('sha256', data, usedKey)],
+      ['floor: ECDH key agreement', 1, () => generator.computeSecret(peer)],
+      ['floor: keep-alive HTTP round trip', 1, roundTrip],
+    ],
+    async login() {
+      const key = createPrivateKey({ key: jwkOf(generator.generateKeys()), format: 'jwk' });
+      for (let i = 0; i < 5; i++) sign('sha256', data, key);
+      generator.computeSecret(peer);
+      await roundTrip();
+    },
+  };
 }

@@ -7,7 +7,10 @@
  * `ath`), decrypting three attributes. Each client runs in its own process
  * (`perf/fapi-worker.ts`) and measures its own CPU; the rounds are interleaved, each starting
  * with the next client, and only one client runs at a time. Both FAPI clients talk to the same
- * stub provider (a child process serving precomputed answers), the base one to its own.
+ * stub provider (a child process serving precomputed answers), the base one to its own. A fourth
+ * process runs the FAPI floor (perf/floor.ts): the base login plus, per login, what the profile
+ * adds at the least by node:crypto and node:http directly, so that how far the FAPI login is above
+ * what any client must do is measured in the same rounds.
  *
  * Targets (issue 30): FAPI at most 1.6x the base login; ours at most 0.45x openid-client's.
  * Environment: BENCH_ITERATIONS (default 300 logins per round), BENCH_ROUNDS (7), BENCH_WARMUP (200);
@@ -64,6 +67,12 @@ async function main(): Promise<void> {
       BENCH_ROLE: 'ours-fapi',
       BENCH_ORIGIN: fapiStub.origin,
     }),
+    startWorker('the FAPI floor: the base login + key, 5 signatures, agreement, round trip', {
+      ...common,
+      BENCH_ROLE: 'floor',
+      BENCH_ORIGIN: baseStub.origin,
+      BENCH_FAPI_ORIGIN: fapiStub.origin,
+    }),
     startWorker('openid-client 6, the same FAPI 2.0 login (attributes with jose)', {
       ...common,
       BENCH_ROLE: 'openid-client',
@@ -96,7 +105,7 @@ async function main(): Promise<void> {
   baseStub.child.kill('SIGTERM');
   fapiStub.child.kill('SIGTERM');
 
-  const [base, fapi, openid, baseline] = workers as [Worker, Worker, Worker, Worker | undefined];
+  const [base, fapi, floor, openid, baseline] = workers as [Worker, Worker, Worker, Worker, Worker | undefined];
   const paired = (a: Worker, b: Worker) => a.samples.map((x, i) => x / b.samples[i]!);
   const range = (xs: number[]) =>
     `median ${median(xs).toFixed(2)}x, rounds ${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}x`;
@@ -117,6 +126,8 @@ async function main(): Promise<void> {
       '',
       `FAPI / base                   ${range(fapiVsBase)}   target <= ${FAPI_VS_BASE_TARGET}x  ${verdict(median(fapiVsBase) <= FAPI_VS_BASE_TARGET)}`,
       `FAPI: ours / openid-client 6  ${range(oursVsOpenid)}   target <= ${OURS_VS_OPENID_CLIENT_TARGET}x  ${verdict(median(oursVsOpenid) <= OURS_VS_OPENID_CLIENT_TARGET)}`,
+      `FAPI floor / base             ${range(paired(floor, base))}   (the least FAPI / base can be)`,
+      `FAPI / FAPI floor             ${range(paired(fapi, floor))}   (the profile's code around the floor)`,
       ...(baseline === undefined
         ? []
         : [
