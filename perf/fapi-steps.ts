@@ -8,7 +8,7 @@
  * or node:http directly), as a ratio to the base login. Run under `node --cpu-prof --import tsx` for
  * a profile. Environment: BENCH_ITERATIONS (default 400 logins per round), BENCH_ROUNDS (5).
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { systemClock } from '../src/clock.js';
 import { createClientAssertion } from '../src/client/client-assertion.js';
 import { createDpopProof, generateDpopKey } from '../src/client/dpop.js';
@@ -145,7 +145,8 @@ async function main(): Promise<void> {
   if (typeof body?.id_token === 'string')
     ops.push(['ECDH-ES+A256KW ID token decryption', () => decryptIdToken(body.id_token!, decryption)]);
   // The floor (perf/floor.ts), each operation alone.
-  const floor = fapiFloor(fapiStub.origin, body?.id_token).operations;
+  if (typeof body?.id_token !== 'string') throw new Error('fapi-steps: the FAPI stub gave no ID token');
+  const floor = fapiFloor(fapiStub.origin, body.id_token, createPrivateKey(encKeyPem)).operations;
   ops.push(...floor.map(([name, , op]) => [name, op] as [string, () => unknown]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, op] of ops) {

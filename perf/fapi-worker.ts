@@ -177,7 +177,8 @@ async function floorLogin(
   const tokens = (await (await fetch(`${fapiOrigin}/v2/oauth/token`, { method: 'POST' })).json()) as {
     id_token?: string;
   };
-  const floor = fapiFloor(fapiOrigin, tokens.id_token);
+  if (tokens.id_token === undefined) throw new Error('bench worker: the FAPI stub gave no ID token');
+  const floor = fapiFloor(fapiOrigin, tokens.id_token, createPrivateKey(env('BENCH_ID_TOKEN_KEY')));
   return async () => {
     const data = await base();
     await floor.login();

@@ -9,6 +9,7 @@ import {
   constants,
   createDecipheriv,
   createECDH,
+  createHash,
   createPrivateKey,
   createPublicKey,
   privateDecrypt,
@@ -126,13 +127,16 @@ export type FloorOperation = [name: string, timesPerLogin: number, op: () => unk
  * What the FAPI 2.0 profile adds to a login at the least, each part by node:crypto or node:http
  * directly with nothing around it: a P-256 key made (a reused ECDH) and imported as a JWK (the
  * cheapest way on Node 20 that never exports a generated key object), five ES256 signatures (DER,
- * the cheapest form), one ECDH agreement with the ID token's ephemeral key, one more keep-alive
- * round trip (to the stub's PAR). `operations` are each part alone (the signatures by a key
- * already used); `login` is all of them as one login does them, with its own new key.
+ * the cheapest form), the ID token's decryption (the ECDH agreement with its ephemeral key, the
+ * KDF, the AES key unwrap and the AES-GCM content; the stub's `ECDH-ES+A256KW` and `A256GCM`),
+ * and one more keep-alive round trip (to the stub's PAR). `operations` are each part alone (the
+ * signatures by a key already used); `login` is all of them as one login does them, with its own
+ * new key.
  */
 export function fapiFloor(
   origin: string,
-  idToken: string | undefined,
+  idToken: string,
+  idTokenKey: KeyObject,
 ): { operations: FloorOperation[]; login(): Promise<void> } {
   const generator = createECDH('prime256v1');
   const jwkOf = (point: Buffer) => {
@@ -150,14 +154,7 @@ export function fapiFloor(
   const usedKey = createPrivateKey({ key: jwk, format: 'jwk' });
   const data = Buffer.from('x'.repeat(400));
   sign('sha256', data, usedKey);
-  const epk = (
-    JSON.parse(Buffer.from(idToken?.split('.')[0] ?? '', 'base64url').toString() || '{}') as {
-      epk?: { x: string; y: string };
-    }
-  ).epk;
-  const peer = epk
-    ? Buffer.concat([Buffer.from([4]), Buffer.from(epk.x, 'base64url'), Buffer.from(epk.y, 'base64url')])
-    : generator.getPublicKey();
+  const decryptIdToken = idTokenDecryption(idToken, idTokenKey);
   const agent = new Agent({ keepAlive: true });
   const roundTrip = () =>
     new Promise<void>((resolve, reject) => {
@@ -173,14 +170,51 @@ export function fapiFloor(
       ['floor: EC P-256 key made (reused ECDH)', 1, () => generator.generateKeys()],
       ['floor: EC JWK import', 1, () => createPrivateKey({ key: jwk, format: 'jwk' })],
       ['floor: ES256 signature', 5, () => sign('sha256', data, usedKey)],
-      ['floor: ECDH key agreement', 1, () => generator.computeSecret(peer)],
+      ['floor: ID token decryption (agreement, KDF, unwrap, GCM)', 1, decryptIdToken],
       ['floor: keep-alive HTTP round trip', 1, roundTrip],
     ],
     async login() {
       const key = createPrivateKey({ key: jwkOf(generator.generateKeys()), format: 'jwk' });
       for (let i = 0; i < 5; i++) sign('sha256', data, key);
-      generator.computeSecret(peer);
+      decryptIdToken();
       await roundTrip();
     },
+  };
+}
+
+/** The bare decryption of one `ECDH-ES+A256KW` / `A256GCM` compact JWE with `key`: its header read once, beforehand. */
+function idTokenDecryption(jwe: string, key: KeyObject): () => Buffer {
+  const [h, encryptedKey, iv, ciphertext, tag] = jwe.split('.') as [string, string, string, string, string];
+  const header = JSON.parse(Buffer.from(h, 'base64url').toString()) as {
+    alg: string;
+    enc: string;
+    epk: { x: string; y: string };
+  };
+  if (header.alg !== 'ECDH-ES+A256KW' || header.enc !== 'A256GCM')
+    throw new Error(`the floor decrypts ECDH-ES+A256KW with A256GCM, not ${header.alg} with ${header.enc}`);
+  const agreement = createECDH('prime256v1');
+  agreement.setPrivateKey(Buffer.from(String(key.export({ format: 'jwk' }).d), 'base64url'));
+  const peer = Buffer.concat([
+    Buffer.from([4]),
+    Buffer.from(header.epk.x, 'base64url'),
+    Buffer.from(header.epk.y, 'base64url'),
+  ]);
+  const algorithmId = Buffer.from(header.alg);
+  // Concat KDF's other info: the algorithm, empty apu and apv, 256 bits.
+  const otherInfo = Buffer.alloc(4 + algorithmId.length + 4 + 4 + 4);
+  otherInfo.writeUInt32BE(algorithmId.length, 0);
+  algorithmId.copy(otherInfo, 4);
+  otherInfo.writeUInt32BE(256, otherInfo.length - 4);
+  const counter = Buffer.from([0, 0, 0, 1]);
+  const aad = Buffer.from(h, 'ascii');
+  return () => {
+    const shared = agreement.computeSecret(peer);
+    const kek = createHash('sha256').update(counter).update(shared).update(otherInfo).digest();
+    const unwrap = createDecipheriv('id-aes256-wrap', kek, Buffer.from('A6A6A6A6A6A6A6A6', 'hex'));
+    const cek = Buffer.concat([unwrap.update(Buffer.from(encryptedKey, 'base64url')), unwrap.final()]);
+    const gcm = createDecipheriv('aes-256-gcm', cek, Buffer.from(iv, 'base64url'));
+    gcm.setAAD(aad);
+    gcm.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([gcm.update(Buffer.from(ciphertext, 'base64url')), gcm.final()]);
   };
 }

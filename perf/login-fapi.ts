@@ -67,7 +67,7 @@ async function main(): Promise<void> {
       BENCH_ROLE: 'ours-fapi',
       BENCH_ORIGIN: fapiStub.origin,
     }),
-    startWorker('the FAPI floor: the base login + key, 5 signatures, agreement, round trip', {
+    startWorker('the FAPI floor: base login + key, 5 signatures, ID token decryption, round trip', {
       ...common,
       BENCH_ROLE: 'floor',
       BENCH_ORIGIN: baseStub.origin,
