@@ -80,7 +80,7 @@ describe('README and docs/', () => {
     );
     // Map temp file names back to the pages and lines in the failure message.
     expect(pointAtDocs(result)).toBe('');
-  });
+  }, 120_000);
 
   describe('the complete Express example', () => {
     let provider: Awaited<ReturnType<typeof startProvider>>;

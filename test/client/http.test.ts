@@ -3,12 +3,13 @@
  */
 import { Agent, createServer as createHttpServer, type Server } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { createServer, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient } from '../../src/client/http.js';
 import { IdError } from '../../src/errors.js';
 import { STUB_PATHS, sendJson } from '../helpers/stub-provider.js';
 import { clientFor, login, startStubProvider, type StubProvider } from './support.js';
+import { freePort } from '../helpers/ports.js';
 
 let stub: StubProvider;
 beforeAll(async () => {
@@ -124,7 +125,7 @@ describe('HTTP faults of the token endpoint', () => {
   });
 
   it('reports an unreachable provider as provider_unreachable', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const client = clientFor(stub, { hostname: `http://127.0.0.1:${port}` });
     const err = await failure(login(client, stub));
     expect(err.code).toBe('provider_unreachable');
@@ -270,14 +271,6 @@ async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return `http://127.0.0.1:${port}`;
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('node:http, loaded at the first call', () => {

@@ -114,7 +114,8 @@ const scenarios: Scenario[] = [
     code: 'provider_timeout',
     warns: 'token',
     step: 'callback',
-    client: { timeout: 150 },
+    // Long enough for the discovery read before it on a loaded machine; the token endpoint never answers.
+    client: { timeout: 1000 },
     setup: (s) => s.override(STUB_PATHS.token, () => undefined),
   },
   {

@@ -39,7 +39,8 @@ describe('the proxy agent against a proxy that never answers the CONNECT', () =>
       redirectUri: 'https://app.example/auth/callback',
       hostname: 'https://127.0.0.1:9',
       agent: proxyAgentFromEnv({ env: { HTTPS_PROXY: proxyUrl } }),
-      timeout: 300,
+      // Long enough for the proxy (in this process) to accept the connection on a loaded machine.
+      timeout: 1000,
     });
     const failure = await client
       .callback({ code: 'c', nonce: 'n', codeVerifier: 'v'.repeat(43) })

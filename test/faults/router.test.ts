@@ -19,8 +19,8 @@ import { guardProcess, settle } from './support.js';
 
 guardProcess();
 
-/** The RP's client timeout in these tests, in ms. */
-const TIMEOUT = 400;
+/** The RP's client timeout in these tests, in ms: long enough for the discovery read at the login on a loaded machine. */
+const TIMEOUT = 1000;
 /** Generous bound for one callback: proves "no hang", not speed. */
 const BOUND = 5 * 3000;
 
@@ -58,7 +58,8 @@ describe('the service is down or slow: the person sees "Sign-in is unavailable" 
     expectSafePage(res, 504);
     expect(res.text).toContain('Sign-in is unavailable');
     expect(res.text).toContain('Try again');
-    expect(ms).toBeLessThan(TIMEOUT * 5);
+    // Far below the 10 s latency: the timeout cut it short.
+    expect(ms).toBeLessThan(TIMEOUT + 4000);
     expect(await currentUser(browser)).toBeNull();
   });
 
@@ -116,7 +117,7 @@ describe('recoverable faults', () => {
 
 describe('faults on the browser-facing authorize endpoint', () => {
   it("a 503 on authorize shows the provider's own HTML error page, without a stack", async () => {
-    rp = await startRp({ timeout: TIMEOUT });
+    rp = await startRp();
     const authorize = await startLogin(rp.browser());
     rp.provider.provider.faults.inject({ kind: 'status', status: 503 }, { endpoint: 'authorize' });
     const res = await fetch(authorize, { redirect: 'manual' });

@@ -268,7 +268,8 @@ describe("the README's five-minute path", () => {
       let output = '';
       run.stdout!.on('data', (c: Buffer) => (output += c.toString()));
       run.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-      const code = await new Promise<number | null>((resolve) => run.once('exit', resolve));
+      // 'close', not 'exit': the output may still be arriving when the process has exited.
+      const code = await new Promise<number | null>((resolve) => run.once('close', resolve));
       expect(code, output).not.toBe(0);
       expect(output).toContain(`EADDRINUSE`);
       expect(output).not.toContain('Listening on');

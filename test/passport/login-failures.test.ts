@@ -2,7 +2,6 @@
  * Every way a sign-in can fail, through ndIdRouter against the real provider: the person sees a
  * small page (or the failureRedirect), never a stack trace, a secret or personal data.
  */
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Request } from 'express';
 import session from 'express-session';
@@ -18,6 +17,7 @@ import {
   startRp,
   type Rp,
 } from './harness.js';
+import { freePort } from '../helpers/ports.js';
 
 let rp: Rp | undefined;
 afterEach(async () => {
@@ -30,15 +30,6 @@ class StoreFailingOnDestroy extends session.MemoryStore {
   override destroy(_sid: string, callback?: (err?: unknown) => void): void {
     setImmediate(() => callback?.(new Error('The session store is down.')));
   }
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('callbacks that do not belong to this browser', () => {
@@ -126,7 +117,7 @@ describe('callbacks that do not belong to this browser', () => {
 
 describe('when the service or the app is not set up to answer', () => {
   it('the service being down shows a 502 page, not a stack trace', async () => {
-    rp = await startRp({ hostname: `http://127.0.0.1:${await closedPort()}`, timeout: 2000 });
+    rp = await startRp({ hostname: `http://127.0.0.1:${await freePort()}`, timeout: 2000 });
     const browser = rp.browser();
     const authorize = await startLogin(browser);
     const state = authorize.searchParams.get('state') as string;
@@ -139,7 +130,7 @@ describe('when the service or the app is not set up to answer', () => {
   it("with errorPage: false, the service being down reaches the app's own error handler as an IdError", async () => {
     const seen: string[] = [];
     rp = await startRp({
-      hostname: `http://127.0.0.1:${await closedPort()}`,
+      hostname: `http://127.0.0.1:${await freePort()}`,
       router: { errorPage: false },
       errorHandler: (err: unknown, _req, res, _next) => {
         seen.push(err instanceof IdError ? err.code : 'other');

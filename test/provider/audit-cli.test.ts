@@ -80,9 +80,13 @@ describe('nd-id-provider audit flags', () => {
     );
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    await loginWithoutState(baseUrl);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
+    // 'close', not 'exit': the table printed at exit is then all read.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    try {
+      await loginWithoutState(baseUrl);
+    } finally {
+      child.kill('SIGTERM');
+    }
     expect(await exited).toBe(1);
     expect(out).toMatch(/demo\s+state_missing\s+1/);
   });

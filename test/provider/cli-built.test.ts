@@ -39,7 +39,8 @@ function runBuilt(args: string[]): Run {
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the output read after it is then complete.
+  const exit = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return { child, out: () => out, err: () => err, exit };
 }
 

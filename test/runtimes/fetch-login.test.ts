@@ -212,12 +212,16 @@ async function signIn(origin: string): Promise<void> {
 }
 
 /** Starts `command` and waits until it says it listens (or exits, which fails). */
+const spawned: ChildProcess[] = [];
+afterAll(() => Promise.all(spawned.map((child) => stopChild(child))));
+
 async function startProcess(
   command: string,
   args: string[],
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; output: () => string }> {
   let output = '';
+  // Kept at once, so the file's afterAll stops it even if it never says it is listening.
   const child = spawn(command, args, {
     cwd: workDir,
     env: {
@@ -229,6 +233,7 @@ async function startProcess(
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  spawned.push(child);
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
   while (!output.includes('Listening on http://127.0.0.1:')) {
@@ -239,25 +244,17 @@ async function startProcess(
 }
 
 describe('Bun', () => {
-  let child: ChildProcess | undefined;
-  afterAll(() => stopChild(child));
-
   it('signs a person in through the fetch handlers', async () => {
     const env = envFor(callbacks[0]!);
-    const started = await startProcess(bin('bun'), ['run', 'bun.mjs'], env);
-    child = started.child;
+    await startProcess(bin('bun'), ['run', 'bun.mjs'], env);
     await signIn(new URL(callbacks[0]!).origin);
   }, 60_000);
 });
 
 describe('Deno', () => {
-  let child: ChildProcess | undefined;
-  afterAll(() => stopChild(child));
-
   it('signs a person in through the fetch handlers', async () => {
     const env = envFor(callbacks[1]!);
-    const started = await startProcess(bin('deno'), ['run', '--allow-all', '--no-prompt', 'deno.mjs'], env);
-    child = started.child;
+    await startProcess(bin('deno'), ['run', '--allow-all', '--no-prompt', 'deno.mjs'], env);
     await signIn(new URL(callbacks[1]!).origin);
   }, 60_000);
 });
