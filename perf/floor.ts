@@ -206,15 +206,11 @@ function idTokenDecryption(jwe: string, key: KeyObject): () => Buffer {
   algorithmId.copy(otherInfo, 4);
   otherInfo.writeUInt32BE(256, otherInfo.length - 4);
   const counter = Buffer.from([0, 0, 0, 1]);
-  const aad = Buffer.from(h, 'ascii');
   return () => {
     const shared = agreement.computeSecret(peer);
     const kek = createHash('sha256').update(counter).update(shared).update(otherInfo).digest();
     const unwrap = createDecipheriv('id-aes256-wrap', kek, Buffer.from('A6A6A6A6A6A6A6A6', 'hex'));
     const cek = Buffer.concat([unwrap.update(Buffer.from(encryptedKey, 'base64url')), unwrap.final()]);
-    const gcm = createDecipheriv('aes-256-gcm', cek, Buffer.from(iv, 'base64url'));
-    gcm.setAAD(aad);
-    gcm.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([gcm.update(Buffer.from(ciphertext, 'base64url')), gcm.final()]);
+    return gcm(cek, h, iv, ciphertext, tag);
   };
 }

@@ -7,9 +7,6 @@
 
 /** The JWS form of a DER `ECDSA-Sig-Value` (SEQUENCE of INTEGER r, INTEGER s) for a curve of `size`-byte integers. */
 export function derToJose(der: Uint8Array, size: number): Buffer {
-  const malformed = (): never => {
-    throw new Error('not a DER ECDSA signature of this curve');
-  };
   let at = 0;
   if (der[at++] !== 0x30) malformed();
   let length = der[at++] ?? malformed();
@@ -33,6 +30,10 @@ export function derToJose(der: Uint8Array, size: number): Buffer {
   }
   if (at !== der.length) malformed();
   return out;
+}
+
+function malformed(): never {
+  throw new Error('not a DER ECDSA signature of this curve');
 }
 
 /** The DER form of a JWS ECDSA signature of exactly `2 * size` bytes (the caller checks the length). */
