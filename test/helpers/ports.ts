@@ -23,7 +23,8 @@ function ephemeralStart(): number {
 }
 
 // VITEST_POOL_ID is 1..maxWorkers inside a worker; the global setup (outside workers) takes block 0.
-const worker = Number(process.env.VITEST_POOL_ID ?? 0);
+// TEST_PORT_BLOCK_OFFSET moves a whole run to other blocks, for two checkouts testing at once.
+const worker = Number(process.env.VITEST_POOL_ID ?? 0) + Number(process.env.TEST_PORT_BLOCK_OFFSET ?? 0);
 const blockStart = FIRST + (worker % 50) * BLOCK;
 if (blockStart + BLOCK > ephemeralStart()) {
   throw new Error(
