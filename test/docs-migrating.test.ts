@@ -156,6 +156,16 @@ describe(PAGE, () => {
     expect(pointAtDocs(result)).toBe('');
   }, 120_000);
 
+  it('is linked from the README, the docs index and the IdClient guide', () => {
+    for (const [page, link] of [
+      ['README.md', '(docs/migrating-from-sgid-client.md)'],
+      ['docs/README.md', '(migrating-from-sgid-client.md)'],
+      ['docs/idclient.md', '(migrating-from-sgid-client.md)'],
+    ] as const) {
+      expect(readDoc(page), page).toContain(link);
+    }
+  });
+
   it('names every method and helper of the official client', () => {
     const page = readDoc(PAGE);
     for (const name of [
