@@ -9,7 +9,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -164,6 +164,18 @@ describe(PAGE, () => {
     ] as const) {
       expect(readDoc(page), page).toContain(link);
     }
+  });
+
+  it("maps the official client's errors to IdError codes the library has", () => {
+    const page = readDoc(PAGE);
+    const section = page.slice(page.indexOf('\n## Errors\n'), page.indexOf('\n## What has no counterpart\n'));
+    const rightColumn = [...section.matchAll(/^\|.*\| (.*) \|$/gm)].map((m) => m[1]!).join(' ');
+    const named = [...rightColumn.matchAll(/`([a-z]+(?:_[a-z]+)+)`/g)].map((m) => m[1]!);
+    const source = readFileSync(join(repoRoot, 'src', 'errors.ts'), 'utf8');
+    const union = /export type IdErrorCode =([\s\S]*?);/.exec(source)?.[1] ?? '';
+    const codes = new Set([...union.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!));
+    expect(named.length).toBeGreaterThan(20);
+    expect(named.filter((code) => !codes.has(code))).toEqual([]);
   });
 
   it('names every method and helper of the official client', () => {
