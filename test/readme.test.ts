@@ -63,6 +63,22 @@ describe('README and docs/', () => {
     expect(readme).toContain('npm ci && npm test    # run the whole test suite');
   });
 
+  it('opens with the npm path; the repository commands come last, under their own heading', () => {
+    const firstCommand = readme.indexOf('```sh\n');
+    expect(readme.slice(firstCommand, firstCommand + 40)).toContain('npm install passport-nd-id');
+    const headings = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    expect(headings.slice(0, 3)).toEqual([
+      'Install',
+      'Use it in an Express app',
+      'Try it against the bundled provider in five minutes',
+    ]);
+    expect(headings.at(-1)).toBe('Working on this repository');
+    const repository = readme.slice(readme.indexOf('## Working on this repository'));
+    expect(repository).toContain('npm ci && npm start');
+    expect(repository).toContain('npm ci && npm test');
+    expect(readme.indexOf('npm ci')).toBe(readme.indexOf('npm ci', readme.indexOf('## Working on this repository')));
+  });
+
   it('stays short: what it is, install, the flow, the Express app, the local try-out, links', () => {
     expect(readme.split('\n').length).toBeLessThanOrEqual(260);
   });
