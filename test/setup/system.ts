@@ -4,7 +4,9 @@
  * through the package's own "exports", which point at `dist/`).
  *
  * - `/usr/bin/chromium` (Debian's Chromium) for the real-browser test;
- * - `redis-server` for the multi-instance session test.
+ * - `redis-server` for the multi-instance session test;
+ * - `glewlwyd` (Debian's OpenID provider in C) and `sqlite3`, its database's shell, for the
+ *   interoperability test against a second provider.
  *
  * When either is missing and we run as root, they are installed with apt-get. When we are not
  * root, nothing is installed: the tests that need the programs fail with a sentence saying what
@@ -27,6 +29,9 @@ declare module 'vitest' {
 /** Where the browser test expects Debian's Chromium. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
+/** Where Debian installs Glewlwyd. */
+export const GLEWLWYD_PATH = '/usr/bin/glewlwyd';
+
 const root = join(__dirname, '..', '..');
 
 function onPath(program: string): boolean {
@@ -46,6 +51,8 @@ function missingPackages(): string[] {
   const missing: string[] = [];
   if (!existsSync(CHROMIUM_PATH)) missing.push('chromium');
   if (!onPath('redis-server')) missing.push('redis-server');
+  if (!existsSync(GLEWLWYD_PATH)) missing.push('glewlwyd');
+  if (!onPath('sqlite3')) missing.push('sqlite3');
   return missing;
 }
 
@@ -67,10 +74,10 @@ function installSystemPackages(): string | null {
   if (missing.length === 0) return null;
   const command = `apt-get install -y ${missing.join(' ')}`;
   if (process.platform !== 'linux' || !onPath('apt-get')) {
-    return `The end-to-end tests need ${missing.join(' and ')} (Debian packages); install them, e.g. \`${command}\` on Debian or Ubuntu.`;
+    return `The end-to-end tests need ${missing.join(', ')} (Debian packages); install them, e.g. \`${command}\` on Debian or Ubuntu.`;
   }
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    return `The end-to-end tests need ${missing.join(' and ')}; run \`sudo ${command}\` once, then run the tests again.`;
+    return `The end-to-end tests need ${missing.join(', ')}; run \`sudo ${command}\` once, then run the tests again.`;
   }
   const started = Date.now();
   process.stdout.write(`Installing ${missing.join(', ')} with apt-get for the end-to-end tests...\n`);
@@ -79,7 +86,7 @@ function installSystemPackages(): string | null {
     aptGet(['install', '-y', ...missing]);
   } catch (err) {
     // Only the tests that need these programs fail, with this message; the rest still run.
-    return `Installing ${missing.join(' and ')} failed; run \`${command}\` by hand. ${(err as Error).message}`;
+    return `Installing ${missing.join(', ')} failed; run \`${command}\` by hand. ${(err as Error).message}`;
   }
   const still = missingPackages();
   if (still.length > 0) {
