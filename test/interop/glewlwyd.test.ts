@@ -14,6 +14,7 @@ import session from 'express-session';
 import passport from 'passport';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
+import { IdError } from '../../src/errors.js';
 import type { IdClientOptions } from '../../src/client/types.js';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { NdIdStrategy, type NdIdUser } from '../../src/passport/strategy.js';
@@ -260,6 +261,46 @@ describe("where Glewlwyd departs from the specifications (Glewlwyd's own failure
         .subarray(0, alg === 'sha256' ? 16 : 32);
     expect(claims.at_hash).toBe(half('sha256').toString('base64url'));
     expect(claims.at_hash).not.toBe(half('sha512').toString('base64url'));
+  });
+  it("auth_time: it sends 0 (it reads the session from the token request, which carries no person's cookie), so a step-up is refused", async () => {
+    const browser = new Browser(app.baseUrl);
+    expectSignedIn(await signIn('ps256', browser), 'ps256-app');
+    const login = await browser.get('/ps256/login?maxAge=600');
+    expect(login.status, login.text).toBe(302);
+    const callback = await glewlwyd.signIn(login.location ?? '');
+    const stepUp = await browser.get(callback.pathname + callback.search);
+    expect(stepUp.status).toBe(403);
+    // The router's own step-up page (step_up_not_recent): the sign-in that came back looks like an old one.
+    expect(stepUp.text).toContain('Please confirm it is you');
+    const { idToken } = await rawTokens('ps256-app', app.callbackUrl('ps256'));
+    expect(JSON.parse(Buffer.from(idToken.split('.')[1]!, 'base64url').toString())).toMatchObject({ auth_time: 0 });
+  });
+  it('a code redeemed twice: it answers 403 invalid_code (RFC 6749: 400 invalid_grant), and the client fails the second with token_request_failed', async () => {
+    const client = new IdClient({
+      clientId: 'ps256-app',
+      clientSecret: SECRET,
+      issuer: glewlwyd.issuer,
+      redirectUri: app.callbackUrl('ps256'),
+      idTokenSigningAlgorithms: ['PS256'],
+      logger: log.logger,
+    });
+    try {
+      await client.discover();
+      const pkce = generatePkcePair();
+      const { url, nonce } = client.authorizationUrl({ codeChallenge: pkce.codeChallenge, state: 'state-0123456789' });
+      const query = Object.fromEntries((await glewlwyd.signIn(url)).searchParams);
+      await client.checkAuthorizationResponse(query);
+      const redeem = () =>
+        client.callback({ code: query.code!, codeVerifier: pkce.codeVerifier, nonce: nonce ?? null, iss: query.iss! });
+      expect((await redeem()).claims).toMatchObject({ iss: glewlwyd.issuer, aud: 'ps256-app' });
+      const second = (await redeem().catch((err: unknown) => err)) as IdError;
+      expect(second).toBeInstanceOf(IdError);
+      expect(second).toMatchObject({ code: 'token_request_failed', status: 403 });
+      // Not an RFC 6749 code, so it is not echoed: the message says it was not recognised.
+      expect(second.message).toBe('The token endpoint refused the request with HTTP 403 (unrecognised error code).');
+    } finally {
+      client.close();
+    }
   });
 });
 
