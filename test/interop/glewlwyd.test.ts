@@ -205,12 +205,12 @@ function expectSignedIn(body: Record<string, unknown>, clientId: string, withUse
 }
 
 describe('the base profile against Glewlwyd: its discovery document alone, through the router', () => {
-  it.for(['ps256', 'es256'] as const)(
-    'a person signs in with an ID token signed %s and standard JSON userinfo',
-    async (mount) => {
-      expectSignedIn(await signIn(mount), MOUNTS[mount]!.clientId);
-    },
-  );
+  it.for([
+    ['PS256', 'ps256'],
+    ['ES256', 'es256'],
+  ] as const)('a person signs in with an ID token signed %s and standard JSON userinfo', async ([, mount]) => {
+    expectSignedIn(await signIn(mount), MOUNTS[mount]!.clientId);
+  });
 
   it('a person signs in with an ID token encrypted to the app key (RSA-OAEP-256, A256GCM), though its kid is not the RFC 7638 thumbprint', async () => {
     expectSignedIn(await signIn('encrypted'), 'encrypted-app');
@@ -245,6 +245,7 @@ describe('the base profile against Glewlwyd: its discovery document alone, throu
 
 describe("where Glewlwyd departs from the specifications (Glewlwyd's own failures)", () => {
   it('EdDSA: its at_hash is SHA-256 where Ed25519 takes SHA-512, so the verified ID token is refused with at_hash_mismatch', async () => {
+    // at_hash is checked last: the signature (its Ed25519 key from its key set) and every claim held.
     expect(await signIn('eddsa')).toEqual({ code: 'at_hash_mismatch', diagnosis: null });
     // The cause, from its own token response: the signature verifies with its Ed25519 key, and
     // at_hash is the left half of SHA-256 of the access token, not of SHA-512.
