@@ -11,6 +11,7 @@ import { generateKeyPairSync, type JsonWebKey, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { GLEWLWYD_PATH } from '../setup/system.js';
 import { pooledKeyObjects } from './keys.js';
@@ -46,6 +47,8 @@ export const GLEWLWYD_PERSON = { username: 'alice', name: 'Alice Tan', email: 'a
 export interface StartedGlewlwyd {
   /** Its issuer: `http://127.0.0.1:<port>/api/oidc`. */
   issuer: string;
+  /** Requests it received once set up, by path (`/api/oidc/token`, `/api/oidc/userinfo`, ...). */
+  requests: Map<string, number>;
   /**
    * Signs the person in for the authorization URL given (password login, consent to the
    * URL's scopes, the authorization endpoint with the session cookie); returns the URL the
@@ -63,34 +66,37 @@ export function glewlwydProblem(): string | null {
   return "The Glewlwyd tests need Debian's glewlwyd package (and sqlite3): run `apt-get install -y glewlwyd sqlite3`.";
 }
 
-/** Starts Glewlwyd with the clients given; resolves once its OpenID plugin answers. */
+/**
+ * Starts Glewlwyd with the clients given; resolves once its OpenID plugin answers. It listens on
+ * a port of its own behind a counting pass-through on the port of its issuer, so a test can
+ * tell which of its endpoints the app called.
+ */
 export async function startGlewlwyd(clients: readonly GlewlwydClient[]): Promise<StartedGlewlwyd> {
   const problem = glewlwydProblem();
   if (problem) throw new Error(problem);
-  const dir = mkdtempSync(join(tmpdir(), 'glewlwyd-'));
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
+  const counting = await countingPassThrough(await freePort());
+  const origin = `http://127.0.0.1:${counting.port}`;
   const issuer = `${origin}/api/${PLUGIN}`;
-  createDatabase(join(dir, 'glewlwyd.db'));
-  writeFileSync(join(dir, 'glewlwyd.conf'), configFile(port, origin, join(dir, 'glewlwyd.db')));
-  const child = spawn(GLEWLWYD_PATH, ['-c', join(dir, 'glewlwyd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const dir = mkdtempSync(join(tmpdir(), 'glewlwyd-'));
+  let child: ChildProcess | undefined;
   let output = '';
-  const keep = (chunk: Buffer): void => {
-    output = (output + chunk.toString()).slice(-8000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
   const close = async (): Promise<void> => {
+    await counting.close();
     await stopChild(child);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
+    child = launch(dir, counting.upstreamPort, origin, (text) => {
+      output = (output + text).slice(-8000);
+    });
     await waitUntilUp(child, origin, () => output);
     const admin = await new Session(origin).login(ADMIN.username, ADMIN.password);
     const password = randomBytes(18).toString('base64url');
     await configure(admin, issuer, clients, password);
+    counting.requests.clear();
     return {
       issuer,
+      requests: counting.requests,
       signIn: (url) => signIn(origin, url, password),
       output: () => output,
       close,
@@ -99,6 +105,51 @@ export async function startGlewlwyd(clients: readonly GlewlwydClient[]): Promise
     await close();
     throw new Error(`${(err as Error).message}\nGlewlwyd's output:\n${output}`);
   }
+}
+
+/** Its database and configuration in `dir`, then the program, listening on `port`; `keep` gets what it prints. */
+function launch(dir: string, port: number, origin: string, keep: (text: string) => void): ChildProcess {
+  const database = join(dir, 'glewlwyd.db');
+  createDatabase(database);
+  writeFileSync(join(dir, 'glewlwyd.conf'), configFile(port, origin, database));
+  const child = spawn(GLEWLWYD_PATH, ['-c', join(dir, 'glewlwyd.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (chunk: Buffer) => keep(chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => keep(chunk.toString()));
+  return child;
+}
+
+/** A loopback pass-through on `port` to a Glewlwyd on another port, counting requests by path. */
+async function countingPassThrough(
+  port: number,
+): Promise<{ port: number; upstreamPort: number; requests: Map<string, number>; close(): Promise<void> }> {
+  const upstreamPort = await freePort();
+  const requests = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    requests.set(path, (requests.get(path) ?? 0) + 1);
+    const upstream = request(
+      { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.once('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  return {
+    port,
+    upstreamPort,
+    requests,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 function createDatabase(path: string): void {

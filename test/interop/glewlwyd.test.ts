@@ -53,6 +53,7 @@ const MOUNTS: Record<string, Mount> = {
   eddsa: { clientId: 'eddsa-app', options: { idTokenSigningAlgorithms: ['EdDSA'] } },
   encrypted: { clientId: 'encrypted-app', options: { privateKey: APP_KEY.privateKeyPem } },
   'id-token-only': { clientId: 'ps256-app', options: { scope: 'openid' } },
+  twice: { clientId: 'ps256-app' },
   'es256-only': { clientId: 'ps256-app', options: { idTokenSigningAlgorithms: ['ES256'] } },
   'wrong-secret': { clientId: 'ps256-app', options: { clientSecret: 'not-the-registered-secret-0123456789' } },
 };
@@ -187,6 +188,18 @@ async function signIn(mount: string, browser = new Browser(app.baseUrl)): Promis
   return JSON.parse((await browser.get('/me')).text) as Record<string, unknown>;
 }
 
+/** The requests Glewlwyd received at its OpenID endpoints while `run` ran, by endpoint. */
+async function counted(run: () => Promise<void>): Promise<Record<string, number>> {
+  const before = new Map(glewlwyd.requests);
+  await run();
+  const delta: Record<string, number> = {};
+  for (const [path, n] of glewlwyd.requests) {
+    const name = path.replace('/api/oidc/', '');
+    if (path.startsWith('/api/oidc/') && n > (before.get(path) ?? 0)) delta[name] = n - (before.get(path) ?? 0);
+  }
+  return delta;
+}
+
 /** The subject Glewlwyd gives the person (public subject type: the same for every client). */
 let subject: string | undefined;
 function expectSignedIn(body: Record<string, unknown>, clientId: string, withUserinfo = true): void {
@@ -216,8 +229,16 @@ describe('the base profile against Glewlwyd: its discovery document alone, throu
     expectSignedIn(await signIn('encrypted'), 'encrypted-app');
   });
 
-  it("with scope 'openid' alone the sign-in completes from the ID token, without userinfo", async () => {
-    expectSignedIn(await signIn('id-token-only'), 'ps256-app', false);
+  it('two logins at one app: discovery and the key set are read once, the token and userinfo endpoints once per login', async () => {
+    const first = await counted(async () => expectSignedIn(await signIn('twice'), 'ps256-app'));
+    expect(first).toEqual({ '.well-known/openid-configuration': 1, jwks: 1, auth: 1, token: 1, userinfo: 1 });
+    const second = await counted(async () => expectSignedIn(await signIn('twice'), 'ps256-app'));
+    expect(second).toEqual({ auth: 1, token: 1, userinfo: 1 });
+  });
+
+  it("with scope 'openid' alone the sign-in completes from the ID token, without a userinfo call", async () => {
+    const calls = await counted(async () => expectSignedIn(await signIn('id-token-only'), 'ps256-app', false));
+    expect(calls).toEqual({ '.well-known/openid-configuration': 1, jwks: 1, auth: 1, token: 1 });
   });
 
   it("an app that accepts only ES256 refuses Glewlwyd's PS256 ID token", async () => {
