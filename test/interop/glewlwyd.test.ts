@@ -141,7 +141,7 @@ function registered(): GlewlwydClient[] {
 }
 
 beforeAll(async () => {
-  const problem = inject('systemPackagesProblem');
+  const problem = inject('glewlwydProblem');
   if (problem) throw new Error(problem);
   app = new App();
   await app.listen();

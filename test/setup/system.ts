@@ -8,9 +8,10 @@
  * - `glewlwyd` (Debian's OpenID provider in C) and `sqlite3`, its database's shell, for the
  *   interoperability test against a second provider.
  *
- * When either is missing and we run as root, they are installed with apt-get. When we are not
- * root, nothing is installed: the tests that need the programs fail with a sentence saying what
- * to install, and every other test still runs.
+ * When any is missing and we run as root, they are installed with apt-get. When we are not
+ * root, nothing is installed: the tests that need a missing program fail with a sentence saying
+ * what to install (`systemPackagesProblem` for the browser and Redis, `glewlwydProblem` for
+ * Glewlwyd), and every other test still runs.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
@@ -21,6 +22,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Set when a system program the end-to-end tests need is missing: what to install. */
     systemPackagesProblem: string | null;
+    /** Set when Glewlwyd or sqlite3 is missing: what to install. */
+    glewlwydProblem: string | null;
     /** Set when `dist/` was missing and building it failed. */
     buildProblem: string | null;
   }
@@ -122,8 +125,17 @@ function ensureBuilt(): string | null {
   }
 }
 
+/** The install problem, for the tests that need one of `packages`: null when all of them are there. */
+function problemOf(packages: readonly string[], problem: string | null): string | null {
+  if (problem === null) return null;
+  const missing = missingPackages();
+  return packages.some((name) => missing.includes(name)) ? problem : null;
+}
+
 /** Vitest globalSetup entry point. */
 export default function setup(project: TestProject): void {
-  project.provide('systemPackagesProblem', installSystemPackages());
+  const problem = installSystemPackages();
+  project.provide('systemPackagesProblem', problemOf(['chromium', 'redis-server'], problem));
+  project.provide('glewlwydProblem', problemOf(['glewlwyd', 'sqlite3'], problem));
   project.provide('buildProblem', ensureBuilt());
 }
