@@ -4,11 +4,14 @@
  * through the package's own "exports", which point at `dist/`).
  *
  * - `/usr/bin/chromium` (Debian's Chromium) for the real-browser test;
- * - `redis-server` for the multi-instance session test.
+ * - `redis-server` for the multi-instance session test;
+ * - `glewlwyd` (Debian's OpenID provider in C) and `sqlite3`, its database's shell, for the
+ *   interoperability test against a second provider.
  *
- * When either is missing and we run as root, they are installed with apt-get. When we are not
- * root, nothing is installed: the tests that need the programs fail with a sentence saying what
- * to install, and every other test still runs.
+ * When any is missing and we run as root, they are installed with apt-get. When we are not
+ * root, nothing is installed: the tests that need a missing program fail with a sentence saying
+ * what to install (`systemPackagesProblem` for the browser and Redis, `glewlwydProblem` for
+ * Glewlwyd), and every other test still runs.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
@@ -19,6 +22,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Set when a system program the end-to-end tests need is missing: what to install. */
     systemPackagesProblem: string | null;
+    /** Set when Glewlwyd or sqlite3 is missing: what to install. */
+    glewlwydProblem: string | null;
     /** Set when `dist/` was missing and building it failed. */
     buildProblem: string | null;
   }
@@ -26,6 +31,9 @@ declare module 'vitest' {
 
 /** Where the browser test expects Debian's Chromium. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/** Where Debian installs Glewlwyd. */
+export const GLEWLWYD_PATH = '/usr/bin/glewlwyd';
 
 const root = join(__dirname, '..', '..');
 
@@ -46,6 +54,8 @@ function missingPackages(): string[] {
   const missing: string[] = [];
   if (!existsSync(CHROMIUM_PATH)) missing.push('chromium');
   if (!onPath('redis-server')) missing.push('redis-server');
+  if (!existsSync(GLEWLWYD_PATH)) missing.push('glewlwyd');
+  if (!onPath('sqlite3')) missing.push('sqlite3');
   return missing;
 }
 
@@ -67,10 +77,10 @@ function installSystemPackages(): string | null {
   if (missing.length === 0) return null;
   const command = `apt-get install -y ${missing.join(' ')}`;
   if (process.platform !== 'linux' || !onPath('apt-get')) {
-    return `The end-to-end tests need ${missing.join(' and ')} (Debian packages); install them, e.g. \`${command}\` on Debian or Ubuntu.`;
+    return `The end-to-end tests need ${missing.join(', ')} (Debian packages); install them, e.g. \`${command}\` on Debian or Ubuntu.`;
   }
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    return `The end-to-end tests need ${missing.join(' and ')}; run \`sudo ${command}\` once, then run the tests again.`;
+    return `The end-to-end tests need ${missing.join(', ')}; run \`sudo ${command}\` once, then run the tests again.`;
   }
   const started = Date.now();
   process.stdout.write(`Installing ${missing.join(', ')} with apt-get for the end-to-end tests...\n`);
@@ -79,7 +89,7 @@ function installSystemPackages(): string | null {
     aptGet(['install', '-y', ...missing]);
   } catch (err) {
     // Only the tests that need these programs fail, with this message; the rest still run.
-    return `Installing ${missing.join(' and ')} failed; run \`${command}\` by hand. ${(err as Error).message}`;
+    return `Installing ${missing.join(', ')} failed; run \`${command}\` by hand. ${(err as Error).message}`;
   }
   const still = missingPackages();
   if (still.length > 0) {
@@ -115,8 +125,17 @@ function ensureBuilt(): string | null {
   }
 }
 
+/** The install problem, for the tests that need one of `packages`: null when all of them are there. */
+function problemOf(packages: readonly string[], problem: string | null): string | null {
+  if (problem === null) return null;
+  const missing = missingPackages();
+  return packages.some((name) => missing.includes(name)) ? problem : null;
+}
+
 /** Vitest globalSetup entry point. */
 export default function setup(project: TestProject): void {
-  project.provide('systemPackagesProblem', installSystemPackages());
+  const problem = installSystemPackages();
+  project.provide('systemPackagesProblem', problemOf(['chromium', 'redis-server'], problem));
+  project.provide('glewlwydProblem', problemOf(['glewlwyd', 'sqlite3'], problem));
   project.provide('buildProblem', ensureBuilt());
 }
