@@ -6,7 +6,7 @@
 import { assertNodeBuiltins } from './runtime-check.js';
 import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';
 import {
@@ -123,6 +123,7 @@ export class IdClient {
       throw new TypeError('IdClient: options must be an object with clientId, clientSecret and privateKey');
     }
     checkOptionNames(options, 'new IdClient()');
+    options = ownOptions(options);
     this.clientId = requireString(options.clientId, 'clientId');
     this.#privateKeys = options.privateKey === undefined ? [] : importPrivateKeys(options.privateKey);
     const profile = parseProfile(options, this.#privateKeys);

@@ -24,7 +24,8 @@ import { ndIdSession } from '../../src/passport/signed-in-session.js';
 import { NdIdStrategy, type NdIdUser } from '../../src/passport/strategy.js';
 import { Browser } from '../helpers/harness.js';
 
-const require = createRequire(import.meta.url);
+// MockPass is CommonJS without types; the suite runs from the repository's root.
+const require = createRequire(`${process.cwd()}/`);
 const CLIENT_ID = 'mockpass-app';
 const CLIENT_SECRET = 'a-client-secret-mockpass-does-not-check';
 const SCOPE = 'openid myinfo.name';
