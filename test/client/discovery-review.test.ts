@@ -5,19 +5,16 @@
  * requirement stays on); the PAR endpoint must be on the issuer's origin; an oversized ID token or
  * userinfo JWT is refused on its size before its header is decoded or any key set is fetched.
  */
-import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import { IdError } from '../../src/errors.js';
 import { sendJson, STUB_PATHS } from '../helpers/stub-provider.js';
 import { testKeyPair } from '../helpers/keys.js';
+import { selfSignedCertificate } from '../helpers/tls.js';
 import { clientFor, login, movableClock, startStubProvider, type StubProvider } from './support.js';
 
 const DISCOVERY = '/v2/.well-known/openid-configuration';
@@ -67,38 +64,16 @@ beforeEach(() => {
 });
 
 describe('an https issuer whose document lists plain-http loopback endpoints', () => {
-  let dir: string;
   let service: https.Server;
   let ca: string;
   let issuer: string;
   let plain: Awaited<ReturnType<typeof countingServer>>;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'nd-id-https-issuer-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
-    ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
+    const tls = selfSignedCertificate();
+    ca = tls.cert;
     plain = await countingServer();
-    service = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert: ca }, (req, res) => {
+    service = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
       const o = `https://127.0.0.1:${(service.address() as AddressInfo).port}`;
       if (req.url === '/idp/.well-known/openid-configuration') {
         sendJson(res, 200, {
@@ -114,7 +89,6 @@ describe('an https issuer whose document lists plain-http loopback endpoints', (
   afterAll(async () => {
     await close(service);
     await close(plain.server);
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('is refused (discovery_invalid naming token_endpoint) before a code or secret could go to it', async () => {
