@@ -21,7 +21,7 @@ import { createProvider } from '../../src/provider/index.js';
 import { providerOptions } from '../helpers/provider-fixtures.js';
 import { clientFor, login, startStubProvider, type StubProvider } from '../client/support.js';
 
-/** Runs `body` with `planted` on Object.prototype, removing every planted name afterwards. */
+/** Runs `body` with `planted` on Object.prototype (enumerable, as `obj.__proto__.x = v` plants it), removing every planted name afterwards. */
 function polluted<T>(planted: Record<string, unknown>, body: () => T): T {
   plant(planted);
   try {
@@ -43,7 +43,7 @@ async function pollutedWhile<T>(planted: Record<string, unknown>, body: () => Pr
 
 function plant(planted: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(planted)) {
-    Object.defineProperty(Object.prototype, name, { value, configurable: true, writable: true, enumerable: false });
+    Object.defineProperty(Object.prototype, name, { value, configurable: true, writable: true, enumerable: true });
   }
 }
 
