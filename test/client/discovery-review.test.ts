@@ -193,6 +193,51 @@ describe('the PAR endpoint of another origin than the issuer', () => {
   });
 });
 
+describe('hostname in the FAPI 2.0 profile: the spec paths, whatever the document names', () => {
+  it('pushes to /v2/oauth/par and sends the browser to /v2/oauth/authorize, not to the endpoints the document lists', async () => {
+    const hits: string[] = [];
+    const server = createServer((req, res) => {
+      const o = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      hits.push(req.url ?? '');
+      req.resume();
+      if (req.url === DISCOVERY) {
+        sendJson(res, 200, {
+          issuer: `${o}/v2`,
+          authorization_endpoint: `${o}/elsewhere/authorize`,
+          pushed_authorization_request_endpoint: `${o}/elsewhere/par`,
+          token_endpoint: `${o}/elsewhere/token`,
+          jwks_uri: `${o}/elsewhere/jwks`,
+          authorization_response_iss_parameter_supported: true,
+        });
+      } else if (req.url === '/v2/oauth/par') {
+        req.on('end', () => sendJson(res, 201, { request_uri: 'urn:par:1', expires_in: 60 }));
+      } else res.writeHead(404).end();
+    });
+    const o = `http://127.0.0.1:${await listen(server)}`;
+    const client = new IdClient({
+      hostname: o,
+      clientId: 'fapi-app',
+      privateKey: testKeyPair('rp').privateKeyPem,
+      redirectUri: 'http://127.0.0.1:3000/auth/callback',
+      profile: 'fapi2',
+      clientAssertionKey: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey,
+    });
+    try {
+      const { key } = await client.dpopKeyForLogin();
+      const pushed = await client.pushAuthorizationRequest({ codeChallenge: 'a'.repeat(43), dpopKey: key });
+      expect(pushed.url).toBe(`${o}/v2/oauth/authorize?client_id=fapi-app&request_uri=urn%3Apar%3A1`);
+      expect(hits).toEqual([DISCOVERY, '/v2/oauth/par']);
+      // What the document advertises still holds: a callback without iss is refused.
+      expect((await failure(client.checkAuthorizationResponse({ code: 'c', state: 's' }))).code).toBe(
+        'authorization_response_iss_missing',
+      );
+    } finally {
+      client.close();
+      await close(server);
+    }
+  });
+});
+
 /** A compact JWS whose header is `header` and whose payload is `bytes` characters of padding. */
 function hugeJws(header: Record<string, unknown>, bytes: number): string {
   return `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${'A'.repeat(bytes)}.c2ln`;
