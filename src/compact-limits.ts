@@ -7,6 +7,8 @@
 export const MAX_ID_TOKEN_LENGTH = 16 * 1024;
 /** Longest encrypted ID token read (a compact JWE around the signed one). */
 export const MAX_ENCRYPTED_ID_TOKEN_LENGTH = 64 * 1024;
+/** Longest signed userinfo JWT read (OIDC Core 5.3.2), after any JWE around it is opened. */
+export const MAX_USERINFO_JWT_LENGTH = 64 * 1024;
 /** Longest userinfo `key` read (a JWE of a small symmetric JWK, to an RSA key of at most 8192 bits). */
 export const MAX_USERINFO_KEY_LENGTH = 8 * 1024;
 /** Longest userinfo attribute (`data` value) read: a JWE of one attribute. */

@@ -272,6 +272,17 @@ export function unknownOptionMessage(owner: OptionOwner, name: string): string {
 }
 
 /**
+ * A copy of `options` holding only its own enumerable properties, on a null prototype, so that an
+ * option is read from what the caller gave and never from a polluted `Object.prototype` (an
+ * `allowInsecureHttp`, `idleTimeout` or `secure` planted there by another bug). Anything that is
+ * not an object passes unchanged, for the caller's own check to name.
+ */
+export function ownOptions<T>(options: T): T {
+  if (typeof options !== 'object' || options === null) return options;
+  return Object.assign(Object.create(null) as object, options) as T;
+}
+
+/**
  * Refuses an option `owner` does not take, naming the nearest valid name and where the setting
  * lives. Own enumerable names only; `undefined` or a non-object passes.
  * @throws TypeError for the first unknown option.

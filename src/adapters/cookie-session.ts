@@ -8,7 +8,7 @@ import { createCipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { assertNodeBuiltins } from '../client/runtime-check.js';
 import { decryptJwe, handledHere, readCompactJwe } from '../client/jwe-gcm.js';
 import { IdError } from '../errors.js';
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import type { FlowSession } from '../flow/session.js';
 
 /**
@@ -154,6 +154,7 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
     );
   }
   checkOptionNames(options, 'createCookieSession()');
+  options = ownOptions(options);
   const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
   if (
     !Array.isArray(secrets) ||

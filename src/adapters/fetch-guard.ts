@@ -3,7 +3,7 @@
  * through `createFetchLogin`'s hooks so cookie and app-supplied sessions work alike.
  */
 import { IdError } from '../errors.js';
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import {
   checkAccessOptions,
   refuseAccess,
@@ -111,6 +111,7 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
     if (typeof handler !== 'function')
       throw new TypeError(`${who}: handler must be a function ({ user, signIn }) => Response.`);
     checkOptionNames(options, 'auth.requireSignIn()');
+    options = ownOptions(options);
     const access = checkAccessOptions({ loginPath: hooks.loginPath, ...options }, who);
     const session = await hooks.sessionOf(request);
     const headers = new Headers();

@@ -14,7 +14,7 @@ import {
   type LoginUser,
 } from '../flow/login-flow.js';
 import { optionError } from '../flow/options.js';
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { isFlowSession, type FlowSession } from '../flow/session.js';
 import { FAILURE_PAGE_HEADERS, renderFailurePage } from '../flow/failure-page.js';
@@ -141,6 +141,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     throw optionError(who, 'options', 'must be an object with a client and a session.');
   }
   checkOptionNames(options, 'createFetchLogin()');
+  options = ownOptions(options);
   const store = isCookieStore(options.session) ? options.session : undefined;
   const provide = typeof options.session === 'function' ? options.session : undefined;
   if (store === undefined && provide === undefined) {

@@ -3,7 +3,7 @@
  * answered anyone not signed in (`false` then makes Nest stop). Typed structurally: `@nestjs/*` is never loaded.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import { requireRecentSignIn, requireSignIn, type RequireSignInOptions } from '../passport/require-sign-in.js';
 
 /** What the guard needs of Nest's `ExecutionContext`. */
@@ -34,6 +34,7 @@ export interface NdIdSignInGuardOptions extends RequireSignInOptions {
  */
 export function ndIdSignInGuard(options: NdIdSignInGuardOptions = {}): NdIdSignInGuard {
   checkOptionNames(options, 'ndIdSignInGuard()');
+  options = ownOptions(options);
   const { recentSeconds, ...rest } = options;
   const middleware: RequestHandler =
     recentSeconds === undefined ? requireSignIn(rest) : requireRecentSignIn(recentSeconds, rest);

@@ -4,7 +4,7 @@
  * strategy's status and sentence and {@link ndIdLogIn} signs in keeping other tabs' logins. Typed
  * structurally: `@nestjs/*` is never loaded.
  */
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import { classifyFailure } from '../flow/failure.js';
 import type { LoginFlow } from '../flow/login-flow.js';
 import { recordSession } from '../flow/session.js';
@@ -95,6 +95,7 @@ export function ndIdGuardResult<U>(
   options: NdIdGuardResultOptions = {},
 ): U {
   checkOptionNames(options, 'ndIdGuardResult()');
+  options = ownOptions(options);
   if (err !== null && err !== undefined) {
     const failure = classifyFailure(err);
     const reference = (err as { reference?: unknown }).reference;

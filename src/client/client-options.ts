@@ -243,6 +243,18 @@ export function commonAlgorithms(
   return common;
 }
 
+/**
+ * The algorithms a userinfo JWT may be signed with: the allowlist narrowed to the provider's
+ * `userinfo_signing_alg_values_supported` (the whole allowlist when it lists none). Empty when they
+ * share none: every userinfo JWT is then refused.
+ */
+export function userinfoAlgorithms(
+  allowed: readonly string[],
+  advertised: readonly string[] | undefined,
+): readonly string[] {
+  return advertised === undefined ? allowed : allowed.filter((a) => advertised.includes(a));
+}
+
 /** Authorization parameters the client sets itself; an extra parameter may never replace one. */
 const RESERVED_PARAMS: ReadonlySet<string> = new Set([
   'response_type',

@@ -6,7 +6,8 @@
 import { assertNodeBuiltins } from './runtime-check.js';
 import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
+import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';
 import {
   asObject,
@@ -23,6 +24,7 @@ import {
   requireDpopKey,
   requireHttpUrl,
   requireString,
+  userinfoAlgorithms,
 } from './client-options.js';
 
 export { DEFAULT_HOSTNAME, DEFAULT_SCOPE, isLoopbackHost } from './client-options.js';
@@ -46,7 +48,7 @@ import type {
 } from './types.js';
 import { decryptUserinfo } from './userinfo-crypto.js';
 import { checkResponseIssuer } from './authorization-response.js';
-import { DiscoveryCache, type ServiceMetadata } from './discovery.js';
+import { DiscoveryCache, specEndpoints, type ServiceMetadata } from './discovery.js';
 import { readUserinfoJwt } from './userinfo-jwt.js';
 import type { DpopKey, StoredDpopKey } from './dpop.js';
 import { checkContextMessage, type IdClientProfile, type PublicJwks } from './fapi-config.js';
@@ -93,6 +95,8 @@ export class IdClient {
   readonly profile: IdClientProfile;
   readonly #profile: Profile;
   readonly #discovery: DiscoveryCache;
+  /** The spec's endpoints, every one this client calls when configured by `hostname`. */
+  readonly #specPaths: ServiceMetadata | undefined;
   readonly #allowedAlgorithms: readonly string[];
   readonly #requireIss: boolean;
   readonly #extraParams: readonly [string, string][];
@@ -119,6 +123,7 @@ export class IdClient {
       throw new TypeError('IdClient: options must be an object with clientId, clientSecret and privateKey');
     }
     checkOptionNames(options, 'new IdClient()');
+    options = ownOptions(options);
     this.clientId = requireString(options.clientId, 'clientId');
     this.#privateKeys = options.privateKey === undefined ? [] : importPrivateKeys(options.privateKey);
     const profile = parseProfile(options, this.#privateKeys);
@@ -166,7 +171,8 @@ export class IdClient {
       log: this.#log,
       checkAuthorizationResponse: (query) => this.checkAuthorizationResponse(query),
     });
-    const fallback = this.#profile.fallback;
+    // One source per configuration: `hostname` is the service of the spec, at the spec's paths.
+    this.#specPaths = issuer.byHostname ? specEndpoints(this.issuer) : undefined;
     this.#discovery = new DiscoveryCache({
       http: this.#http,
       issuer: this.issuer,
@@ -175,8 +181,9 @@ export class IdClient {
       maxAge: Math.max(maxAge, cooldown),
       cooldown,
       allowInsecureHttp,
-      specService: issuer.byHostname,
-      ...(fallback === undefined ? {} : { fallback }),
+      ...(this.#specPaths === undefined
+        ? {}
+        : { specPaths: this.#specPaths, standInWhenUnread: this.#profile.fallback !== undefined }),
     });
   }
 
@@ -218,7 +225,7 @@ export class IdClient {
   authorizationUrl(params: AuthorizationUrlParams): AuthorizationUrlResult {
     this.#profile.checkAuthorizationUrl();
     const { query, nonce } = this.#authorizationParams(params, 'authorizationUrl');
-    const metadata = this.#discovery.peek() ?? this.#profile.fallback;
+    const metadata = this.#specPaths ?? this.#discovery.peek();
     if (metadata === undefined) {
       throw new TypeError(
         "authorizationUrl: the provider's discovery document has not been read yet; await client.discover() once before (the login flow's start() does)",
@@ -530,7 +537,8 @@ export class IdClient {
       claims = await readUserinfoJwt(body, {
         issuer: this.issuer,
         clientId: this.clientId,
-        algorithms: this.#algorithmsFor(metadata),
+        // The provider's userinfo list, not its ID-token one (OIDC Discovery 1.0 section 3).
+        algorithms: userinfoAlgorithms(this.#allowedAlgorithms, metadata.userinfoSigningAlgValues),
         decryptionKeys: this.#profile.idTokenKeys,
         keyFor: (kid, alg) => this.#keyFor(kid, alg),
       });
@@ -654,6 +662,13 @@ function mergeParams(base: readonly [string, string][], login: [string, string][
  */
 function requireAllowedAlgorithm(idToken: unknown, algorithms: readonly string[]): void {
   if (typeof idToken !== 'string') return; // the verification names what is missing
+  // Size and segment count before anything is decoded.
+  if (!withinCompactLimits(idToken, JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH)) {
+    throw new IdError(
+      'id_token_malformed',
+      `The ID token is not a compact JWS of three parts and at most ${MAX_ID_TOKEN_LENGTH} characters.`,
+    );
+  }
   const dot = idToken.indexOf('.');
   if (dot <= 0) return;
   let alg: unknown;

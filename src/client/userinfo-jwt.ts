@@ -6,6 +6,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { IdError } from '../errors.js';
+import { JWS_SEGMENTS, MAX_USERINFO_JWT_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { jwsSignatureVerifies, type IdTokenSigningAlgorithm } from './id-token.js';
 import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
@@ -27,7 +28,7 @@ function onlyEncodedPayload(header: Record<string, unknown>): boolean {
 export interface UserinfoJwtExpectations {
   issuer: string;
   clientId: string;
-  /** The signature algorithms accepted (the ID-token allowlist). */
+  /** The signature algorithms accepted: the allowlist narrowed to the provider's `userinfo_signing_alg_values_supported`. */
   algorithms: readonly string[];
   decryptionKeys: readonly IdTokenDecryptionKey[];
   keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => Promise<KeyObject>;
@@ -54,6 +55,13 @@ export async function readUserinfoJwt(
       );
     }
   }
+  // Size and segment count before the header is parsed or any key set is fetched.
+  if (!withinCompactLimits(jws, JWS_SEGMENTS, MAX_USERINFO_JWT_LENGTH)) {
+    throw new IdError(
+      'userinfo_malformed',
+      `The userinfo response is not a compact JWT of three parts and at most ${MAX_USERINFO_JWT_LENGTH} characters.`,
+    );
+  }
   const dot = jws.indexOf('.');
   let header: { alg?: unknown; kid?: unknown; crit?: unknown };
   try {
@@ -69,7 +77,7 @@ export async function readUserinfoJwt(
   ) {
     throw new IdError(
       'userinfo_alg_not_allowed',
-      `The userinfo JWT is not signed with an algorithm of idTokenSigningAlgorithms (${expect.algorithms.join(', ')}).`,
+      `The userinfo JWT is not signed with an algorithm this app accepts from this provider (idTokenSigningAlgorithms within its userinfo_signing_alg_values_supported: ${expect.algorithms.join(', ') || 'none'}).`,
     );
   }
   if (header.kid !== undefined && typeof header.kid !== 'string')

@@ -36,7 +36,7 @@ import { probeService, serviceNotAnswering, shouldProbe } from './provider-probe
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
 import { requestedAttributes, scopeList } from './attributes.js';
 import { checkAbsoluteUrl, checkInteger, checkMilliseconds, checkScope, optionError } from './options.js';
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import {
   addPendingLogin,
   countPendingLogins,
@@ -759,5 +759,6 @@ function fapiMethods(client: LoginFlowClient, who: string) {
  */
 export function createLoginFlow(options: LoginFlowOptions): LoginFlow {
   checkOptionNames(options, 'createLoginFlow()');
+  options = ownOptions(options);
   return buildLoginFlow(options, 'createLoginFlow');
 }

@@ -2,7 +2,7 @@
  * A {@link ReplayStore} in Redis: `SET key 1 PX ttl NX` is atomic, so of several instances racing
  * one callback exactly one gets `OK`. Works on any client with node-redis's `sendCommand`.
  */
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import type { ReplayStore } from './replay-store.js';
 
 /** What the Redis replay store needs from a client: node-redis's (v4 and v5) `sendCommand`. */
@@ -38,6 +38,7 @@ export function createRedisReplayStore(client: RedisCommandClient, options: Redi
     );
   }
   checkOptionNames(options, 'createRedisReplayStore()');
+  options = ownOptions(options);
   const prefix = options.prefix ?? DEFAULT_REDIS_REPLAY_PREFIX;
   if (typeof prefix !== 'string')
     throw new TypeError('createRedisReplayStore: prefix must be a string, like "myapp:used:".');

@@ -2,7 +2,7 @@
  * A {@link SignOutStore} in Redis, shared by every instance: a script keeps the later cut-off
  * (a server whose clock is behind never moves it back); one `GET` per protected request.
  */
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import type { RedisCommandClient } from './redis-replay-store.js';
 import type { SignOutStore } from './sign-out-store.js';
 
@@ -45,6 +45,7 @@ export function createRedisSignOutStore(
     );
   }
   checkOptionNames(options, 'createRedisSignOutStore()');
+  options = ownOptions(options);
   const prefix = options.prefix ?? DEFAULT_REDIS_SIGN_OUT_PREFIX;
   if (typeof prefix !== 'string')
     throw new TypeError('createRedisSignOutStore: prefix must be a string, like "myapp:signed-out:".');

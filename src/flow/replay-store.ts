@@ -1,5 +1,5 @@
 /** Which logins were redeemed already: `consume` is atomic, the first call for a key wins. */
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 
 /** Where redeemed logins are remembered. Share one across instances (e.g. Redis) to refuse replays between them. */
 export interface ReplayStore {
@@ -31,6 +31,7 @@ export const DEFAULT_REPLAY_STORE_MAX_KEYS = 100_000;
  */
 export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}): ReplayStore {
   checkOptionNames(options, 'createMemoryReplayStore()');
+  options = ownOptions(options);
   const maxKeys = options.maxKeys ?? DEFAULT_REPLAY_STORE_MAX_KEYS;
   if (!Number.isInteger(maxKeys) || maxKeys < 1) {
     throw new TypeError('createMemoryReplayStore: maxKeys must be a whole number of at least 1.');

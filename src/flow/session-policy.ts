@@ -6,7 +6,7 @@ import { hash } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
 import { checkLogger, createLog, LOG_EVENTS, type Log, type Logger } from '../log.js';
 import { optionError } from './options.js';
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import type { FlowSession } from './session.js';
 import { processSignOutStore, type SignOutStore } from './sign-out-store.js';
 
@@ -166,6 +166,7 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
   if (typeof options !== 'object' || options === null)
     throw optionError(who, 'options', 'must be an object (or left out).');
   checkOptionNames(options, 'createSessionPolicy()');
+  options = ownOptions(options);
   const maxSessionAge = checkDuration(
     options.maxSessionAge ?? DEFAULT_MAX_SESSION_AGE_MS,
     'maxSessionAge',

@@ -2,7 +2,7 @@
  * For each person signed out everywhere, the time before which their sessions have ended, read by
  * every instance sharing the store (memory, or `createRedisSignOutStore`).
  */
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 
 /** Where "signed out everywhere" times are kept, by an opaque key per person (never the `sub` itself). */
 export interface SignOutStore {
@@ -29,6 +29,7 @@ export const DEFAULT_SIGN_OUT_STORE_MAX_ENTRIES = 100_000;
  */
 export function createMemorySignOutStore(options: MemorySignOutStoreOptions = {}): SignOutStore {
   checkOptionNames(options, 'createMemorySignOutStore()');
+  options = ownOptions(options);
   const maxEntries = options.maxEntries ?? DEFAULT_SIGN_OUT_STORE_MAX_ENTRIES;
   if (!Number.isInteger(maxEntries) || maxEntries < 1) {
     throw new TypeError('createMemorySignOutStore: maxEntries must be a whole number of at least 1.');

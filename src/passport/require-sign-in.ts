@@ -1,7 +1,7 @@
 /** Express guards for routes that need a signed-in person, over the sign-in record the strategy keeps. */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import {
   checkAccessOptions,
   refuseAccess,
@@ -60,7 +60,8 @@ export function destroySession(req: Request, res: Response, cookieName: string, 
   });
 }
 
-function guard(options: RequireSignInOptions | undefined, seconds: number | undefined, who: string): RequestHandler {
+function guard(given: RequireSignInOptions | undefined, seconds: number | undefined, who: string): RequestHandler {
+  const options = ownOptions(given);
   const access = checkAccessOptions(options, who);
   checkOptionNames(options, 'requireSignIn()');
   const policy = options?.sessions ?? defaultSessionPolicy();

@@ -5,7 +5,7 @@
 import type passportModule from 'passport';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
-import { checkOptionNames, optionErrorOf } from '../options-check.js';
+import { checkOptionNames, ownOptions, optionErrorOf } from '../options-check.js';
 import { crossSiteRefusal, signOutRefusedPage, type CrossSiteRefusal } from '../flow/cross-site.js';
 import { classifyFailure } from '../flow/failure.js';
 import { safeReturnTo } from '../flow/return-to.js';
@@ -198,6 +198,7 @@ function sessionOf(req: Request): SessionData | undefined {
 export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   if (typeof options !== 'object' || options === null) throw optionError('options', 'must be an object (or left out).');
   checkOptionNames(options, 'ndIdRouter()');
+  options = ownOptions(options);
   const strategyName = options.strategyName ?? ND_ID_STRATEGY_NAME;
   if (typeof strategyName !== 'string' || strategyName === '') {
     throw optionError(

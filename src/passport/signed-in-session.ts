@@ -1,4 +1,5 @@
 /** ndIdSession(): `passport.session()` that restores nobody for a session the policy has ended. */
+import { ownOptions } from '../options-check.js';
 import type passportModule from 'passport';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { IdError } from '../errors.js';
@@ -33,9 +34,10 @@ export function sessionEndedOn(req: Request): SessionEndReason | undefined {
  * ```
  * @throws TypeError naming the option when an option is wrong.
  */
-export function ndIdSession(options: NdIdSessionOptions = {}): RequestHandler {
-  if (typeof options !== 'object' || options === null)
+export function ndIdSession(given: NdIdSessionOptions = {}): RequestHandler {
+  if (typeof given !== 'object' || given === null)
     throw new TypeError('ndIdSession: options must be an object (or left out).');
+  const options = ownOptions(given);
   const passport = options.passport ?? loadPassport('ndIdSession');
   if (typeof passport !== 'object' || passport === null || typeof passport.session !== 'function') {
     throw new TypeError(

@@ -19,7 +19,7 @@ import {
   type LoginUser,
 } from '../flow/login-flow.js';
 import { checkAbsoluteUrl as checkUrl, checkMilliseconds } from '../flow/options.js';
-import { checkOptionNames, optionErrorOf } from '../options-check.js';
+import { checkOptionNames, ownOptions, optionErrorOf } from '../options-check.js';
 import type { ReplayStore } from '../flow/replay-store.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { recordSession, type FlowSession } from '../flow/session.js';
@@ -285,6 +285,7 @@ export class NdIdStrategy extends PassportStrategyBase {
       );
     }
     checkOptionNames(options, 'new NdIdStrategy()');
+    options = ownOptions(options);
     if (verify !== undefined && typeof verify !== 'function') {
       throw optionError(
         'verify',

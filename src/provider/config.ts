@@ -5,7 +5,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { isRecord } from '../encoding.js';
 import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
 import { isLoopbackHost } from '../loopback.js';
-import { PROVIDER_OPTIONS } from '../options-check.js';
+import { ownOptions, PROVIDER_OPTIONS } from '../options-check.js';
 import { checkPersonas, isPositiveInt, unknownKeys } from './config-checks.js';
 import { checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
@@ -334,7 +334,7 @@ function checkBound(
 export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   const mistakes: string[] = [];
   if (!isRecord(options)) throw new TypeError('createProvider: options must be an object');
-  const raw = options as unknown as Record<string, unknown>;
+  const raw = ownOptions(options) as unknown as Record<string, unknown>;
   unknownKeys(raw, OPTION_KEYS, 'options', mistakes);
   const baseUrl = checkBaseUrl(raw['baseUrl'], mistakes);
   const variant = checkVariant(raw, mistakes);

@@ -2,7 +2,7 @@
  * `passport-nd-id/provider`: a strict, runnable implementation of the spec's service, with the QR
  * page and a simulated mobile app, as a plain Node request handler (no Express needed at run time).
  */
-import { checkOptionNames } from '../options-check.js';
+import { checkOptionNames, ownOptions } from '../options-check.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authorizeRoutes } from './authorize.js';
@@ -203,6 +203,7 @@ export interface StartedProvider {
 /** Creates a provider and listens; without `baseUrl` it is derived from the bound address, so port 0 works. */
 export async function startProvider(options: StartProviderOptions): Promise<StartedProvider> {
   checkOptionNames(options, 'startProvider()');
+  options = ownOptions(options);
   const { port = 0, host = '127.0.0.1', baseUrl: givenBaseUrl, ...rest } = options;
   // Validate before binding, so bad config fails without opening a port.
   if (givenBaseUrl !== undefined) resolveConfig({ ...rest, baseUrl: givenBaseUrl });

@@ -5,13 +5,9 @@
  * proxyAgentFromEnv (HTTPS_PROXY/NO_PROXY). The provider records, per request, whether it arrived
  * through a proxy tunnel, so a call that bypassed the agent would show.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +16,7 @@ import { bypassesProxy, proxyAgentFromEnv } from '../../src/client/proxy-agent.j
 import { IdError } from '../../src/errors.js';
 import { createProvider, type Provider } from '../../src/provider/index.js';
 import { testKeyPair } from '../helpers/keys.js';
+import { selfSignedCertificate } from '../helpers/tls.js';
 import { authorizeQuery, pkce, providerOptions, TEST_CLIENT } from '../helpers/provider-fixtures.js';
 
 interface Seen {
@@ -27,7 +24,6 @@ interface Seen {
   viaProxy: boolean;
 }
 
-let dir: string;
 let ca: string;
 let provider: Provider;
 let service: https.Server;
@@ -45,30 +41,9 @@ const listen = (server: net.Server): Promise<number> =>
   new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'nd-id-proxy-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ],
-    { stdio: 'ignore' },
-  );
-  ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
-  service = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert: ca }, (req, res) => {
+  const tls = selfSignedCertificate();
+  ca = tls.cert;
+  service = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     seen.push({ path: (req.url ?? '').split('?')[0]!, viaProxy: tunnelPorts.has(req.socket.remotePort ?? -1) });
     provider.handler(req, res);
   });
@@ -107,7 +82,6 @@ afterAll(async () => {
   service.closeAllConnections();
   proxy.closeAllConnections();
   await Promise.all([new Promise((r) => service.close(r)), new Promise((r) => proxy.close(r))]);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** The browser's part: an approved code straight from the provider (not through IdClient). */

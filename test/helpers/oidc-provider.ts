@@ -20,6 +20,10 @@ export interface OidcProviderOptions {
   fapi?: boolean;
   /** The path the issuer carries. Default `/oidc`. */
   mountPath?: string;
+  /** Changes the configuration before the provider is built (algorithms, features). */
+  configure?: (configuration: Configuration) => void;
+  /** Fields that replace the discovery document's own (a provider advertising something else than it does). */
+  discoveryOverrides?: Record<string, unknown>;
 }
 
 /** A running oidc-provider. */
@@ -75,7 +79,15 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
         : {}),
     },
   };
+  options.configure?.(configuration);
   const provider = new Provider(issuer, configuration);
+  const overrides = options.discoveryOverrides;
+  if (overrides !== undefined) {
+    provider.use(async (ctx, next) => {
+      await next();
+      if (ctx.path === '/.well-known/openid-configuration') ctx.body = { ...(ctx.body as object), ...overrides };
+    });
+  }
   const handle = provider.callback();
   if (process.env.OIDC_PROVIDER_DEBUG) {
     for (const event of [

@@ -2,7 +2,7 @@
  * One-line test setup: a provider on a free loopback port with one registered client. Its RSA key
  * pair is made once per process (generation is slow) unless a fresh one is asked for.
  */
-import { checkOptionNames } from '../../options-check.js';
+import { checkOptionNames, ownOptions } from '../../options-check.js';
 import { randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { generateRsaKeyPair } from '../crypto.js';
@@ -108,6 +108,7 @@ async function keyPair(): Promise<{ privateKey: string; publicKey: string }> {
 /** `createTestProvider` over a given `startProvider`. */
 export async function createTestProviderWith(start: StartFn, options: TestProviderOptions = {}): Promise<TestProvider> {
   checkOptionNames(options, 'createTestProvider()');
+  options = ownOptions(options);
   const {
     redirectUri,
     clientId,
