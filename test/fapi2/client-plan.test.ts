@@ -12,17 +12,13 @@
  * (`conformance.test.ts` is the bundled provider's own plan, which includes such a request.)
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import express, { type RequestHandler } from 'express';
-import session from 'express-session';
 import { CompactEncrypt, importJWK, type JWK, type JSONWebKeySet } from 'jose';
-import passport from 'passport';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import type { IdClientOptions } from '../../src/client/types.js';
-import { ndIdRouter } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
-import { Browser, closeServer, listenOnLoopback } from '../helpers/harness.js';
+import { Browser } from '../helpers/harness.js';
+import { startPassportApp } from '../helpers/passport-app.js';
 import { startModuleServer, type ModuleFault, type ModuleServer } from './client-plan-server.js';
 
 const CLIENT_ID = 'fapi2-client-plan-rp';
@@ -58,46 +54,17 @@ function appOptions(issuer: string, extra: Partial<IdClientOptions>): Partial<Id
   };
 }
 
-/** An Express app with the strategy and router, listening; the strategy is made once the server's issuer is known. */
-async function startApp(): Promise<{ baseUrl: string; use(strategy: NdIdStrategy): void; close(): Promise<void> }> {
-  const app = express();
-  let routes: RequestHandler | undefined;
-  app.use(session({ secret: 'client-plan-session-secret', resave: false, saveUninitialized: false }));
-  const authenticator = new passport.Passport();
-  authenticator.serializeUser((user, done) => done(null, user));
-  authenticator.deserializeUser((user: Express.User, done) => done(null, user));
-  app.use(authenticator.session());
-  app.use('/auth', (req, res, next) => (routes === undefined ? next() : routes(req, res, next)));
-  app.get('/me', (req, res) => res.status(req.user ? 200 : 401).json({ user: req.user ?? null }));
-  const server: Server = createServer(app);
-  const baseUrl = await listenOnLoopback(server);
-  return {
-    baseUrl,
-    use(strategy) {
-      authenticator.use(strategy);
-      routes = ndIdRouter({
-        passport: authenticator,
-        successRedirect: '/me',
-        renderFailure: (failure, _req, res) => {
-          res.status(failure.status).json({ code: failure.code });
-        },
-      });
-    },
-    close: () => closeServer(server),
-  };
-}
-
 /** Runs one module: the app signs in (or refuses) against a server with `fault`. */
 async function runModule(fault: ModuleFault, extra: Partial<IdClientOptions> = {}): Promise<ModuleRun> {
-  const app = await startApp();
+  const app = await startPassportApp();
   running.push(app);
-  const redirectUri = `${app.baseUrl}/auth/callback`;
+  const redirectUri = app.callbackURL;
   let jwks: JSONWebKeySet = { keys: [] };
   const server = await startModuleServer(() => ({ clientId: CLIENT_ID, redirectUri, jwks }), fault);
   running.push(server);
   const options = appOptions(server.issuer, extra);
   jwks = new IdClient({ ...options, redirectUri } as IdClientOptions).publicJwks() as unknown as JSONWebKeySet;
-  app.use(new NdIdStrategy({ ...options, callbackURL: redirectUri, scope: 'openid profile email' } as never));
+  app.install(new NdIdStrategy({ ...options, callbackURL: redirectUri, scope: 'openid profile email' } as never));
   return { ...(await walkLogin(app.baseUrl)), server };
 }
 
