@@ -86,7 +86,8 @@ export interface IdClientOptions {
   jwksCacheMaxAge?: number;
   /**
    * `'fapi2'`: the FAPI 2.0 Security Profile (pushed authorization requests, DPoP,
-   * `private_key_jwt`, encrypted ID tokens), for a client registered with `profile: 'fapi2'`.
+   * `private_key_jwt`; ID tokens signed, and encrypted when `idTokenEncryptedResponseAlg` asks for it),
+   * for a client registered with `profile: 'fapi2'`.
    * Default `'base'`: the service as its spec describes it. See docs/fapi2.md.
    */
   profile?: IdClientProfile;
