@@ -33,6 +33,8 @@ const ID_CLIENT = [
   'profile',
   'clientAssertionKey',
   'idTokenDecryptionKey',
+  'idTokenEncryptedResponseAlg',
+  'idTokenEncryptedResponseEnc',
   'dpopKey',
   'authenticationContextMessage',
   'retiredPublicKeys',

@@ -7,6 +7,7 @@ import { createPublicKey, type KeyObject, type JsonWebKey } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { DecryptionKey } from '../keys.js';
 import { checkContextType } from './client-options.js';
+import { ID_TOKEN_JWE_ALGORITHMS, ID_TOKEN_JWE_ENCRYPTION, type IdTokenDecryptionOptions } from './id-token-jwe.js';
 import {
   importIdTokenDecryptionKeys,
   importSigningKeys,
@@ -41,6 +42,8 @@ export type FapiOptionsInput = Pick<
   IdClientOptions,
   | 'clientAssertionKey'
   | 'idTokenDecryptionKey'
+  | 'idTokenEncryptedResponseAlg'
+  | 'idTokenEncryptedResponseEnc'
   | 'dpopKey'
   | 'authenticationContextMessage'
   | 'authenticationContextType'
@@ -51,6 +54,12 @@ export type FapiOptionsInput = Pick<
 export interface FapiConfig {
   signingKeys: SigningKey[];
   decryptionKeys: IdTokenDecryptionKey[];
+  /**
+   * The encryption the app registered, when it gave `idTokenEncryptedResponseAlg`: every ID
+   * token must then arrive encrypted, with these algorithms. Undefined: a signed ID token is
+   * accepted, and an encrypted one decrypted with any algorithm accepted.
+   */
+  idTokenEncryption: Required<IdTokenDecryptionOptions> | undefined;
   /** One key for every login of this instance, or undefined for a key pair per login (the default). */
   instanceDpopKey: KeyObject | undefined;
   contextMessage: string | undefined;
@@ -61,8 +70,9 @@ export interface FapiConfig {
 
 /**
  * Checks the FAPI 2.0 options. With `profile: 'base'` none of them may be given (they would be
- * silently unused); with `'fapi2'` the assertion key is required and the ID-token key defaults
- * to the userinfo `privateKey` (RSA-OAEP-256).
+ * silently unused); with `'fapi2'` the assertion key is required, the ID-token key defaults to
+ * the userinfo `privateKey` (RSA-OAEP-256), and ID tokens must arrive encrypted only when
+ * `idTokenEncryptedResponseAlg` is given.
  * @throws TypeError naming the option and saying what to do.
  */
 export function parseFapiOptions(
@@ -79,6 +89,8 @@ export function parseFapiOptions(
     for (const name of [
       'clientAssertionKey',
       'idTokenDecryptionKey',
+      'idTokenEncryptedResponseAlg',
+      'idTokenEncryptedResponseEnc',
       'dpopKey',
       'retiredPublicKeys',
       'authenticationContextType',
@@ -91,18 +103,16 @@ export function parseFapiOptions(
     return undefined;
   }
   const signingKeys = importSigningKeys(options.clientAssertionKey, 'IdClient: clientAssertionKey');
-  if (options.idTokenDecryptionKey === undefined && userinfoKeys.length === 0) {
-    throw new TypeError(
-      "IdClient: idTokenDecryptionKey is required with profile: 'fapi2' when no privateKey is given: ID tokens are encrypted to it (an EC P-256 or RSA private key; see docs/fapi2.md)",
-    );
-  }
   const decryptionKeys =
     options.idTokenDecryptionKey === undefined
-      ? importIdTokenDecryptionKeys(
-          userinfoKeys.map((k) => k.key),
-          'IdClient: privateKey (used as idTokenDecryptionKey)',
-        )
+      ? userinfoKeys.length === 0
+        ? []
+        : importIdTokenDecryptionKeys(
+            userinfoKeys.map((k) => k.key),
+            'IdClient: privateKey (used as idTokenDecryptionKey)',
+          )
       : importIdTokenDecryptionKeys(options.idTokenDecryptionKey, 'IdClient: idTokenDecryptionKey');
+  const idTokenEncryption = parseIdTokenEncryption(options, decryptionKeys);
   for (const key of signingKeys) {
     if (decryptionKeys.some((d) => d.kid === key.kid)) {
       throw new TypeError(
@@ -128,11 +138,45 @@ export function parseFapiOptions(
   return {
     signingKeys,
     decryptionKeys,
+    idTokenEncryption,
     instanceDpopKey,
     contextMessage,
     contextType,
     retired: parseRetired(options.retiredPublicKeys),
   };
+}
+
+/**
+ * The ID-token encryption the app asks for by naming the algorithm it registered
+ * (`idTokenEncryptedResponseAlg`, and optionally `idTokenEncryptedResponseEnc`), with a key
+ * of the kind that algorithm decrypts with; undefined when it names none.
+ * @throws TypeError naming the option and saying what to do.
+ */
+function parseIdTokenEncryption(
+  options: FapiOptionsInput,
+  keys: readonly IdTokenDecryptionKey[],
+): Required<IdTokenDecryptionOptions> | undefined {
+  const { idTokenEncryptedResponseAlg: alg, idTokenEncryptedResponseEnc: enc } = options;
+  if (alg === undefined) {
+    if (enc !== undefined)
+      throw new TypeError(
+        'IdClient: idTokenEncryptedResponseEnc is only used beside idTokenEncryptedResponseAlg; give the algorithm registered for ID-token encryption too, or remove it',
+      );
+    return undefined;
+  }
+  if (typeof alg !== 'string' || !ID_TOKEN_JWE_ALGORITHMS.includes(alg))
+    throw new TypeError(`IdClient: idTokenEncryptedResponseAlg must be one of ${ID_TOKEN_JWE_ALGORITHMS.join(', ')}`);
+  if (enc !== undefined && (typeof enc !== 'string' || !ID_TOKEN_JWE_ENCRYPTION.includes(enc)))
+    throw new TypeError(
+      `IdClient: idTokenEncryptedResponseEnc must be one of ${ID_TOKEN_JWE_ENCRYPTION.join(', ')}, or left out (any of them)`,
+    );
+  const kind = alg === 'RSA-OAEP-256' ? 'rsa' : 'ec';
+  if (!keys.some((k) => k.key.asymmetricKeyType === kind)) {
+    throw new TypeError(
+      `IdClient: idTokenEncryptedResponseAlg ${alg} needs ${kind === 'ec' ? 'an EC' : 'an RSA'} private key to decrypt ID tokens with: give it as idTokenDecryptionKey${kind === 'rsa' ? ' (or privateKey)' : ''} (see docs/fapi2.md)`,
+    );
+  }
+  return { algorithms: [alg], encryptions: enc === undefined ? [...ID_TOKEN_JWE_ENCRYPTION] : [enc] };
 }
 
 /**

@@ -430,7 +430,8 @@ export class IdClient {
     let claims: IdTokenClaims;
     let idToken = tokens.id_token;
     try {
-      if (isCompactJwe(idToken)) idToken = await decryptIdToken(idToken, this.#profile.idTokenKeys);
+      if (isCompactJwe(idToken))
+        idToken = await decryptIdToken(idToken, this.#profile.idTokenKeys, this.#profile.idTokenDecryption);
       requireAllowedAlgorithm(idToken, algorithms);
       // `algorithms`: the allowlist the verification keeps to (a key's own alg and kty must fit it too).
       const expectations = {

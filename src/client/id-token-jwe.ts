@@ -162,7 +162,8 @@ function requireSignedInside(plaintext: string): void {
 
 /**
  * FAPI 2.0 answers of the token endpoint: the token must be DPoP-bound (`token_type` compared
- * case-insensitively, RFC 6749 5.1) and the ID token encrypted.
+ * case-insensitively, RFC 6749 5.1) and the ID token, when one is given, encrypted (the profile
+ * passes it only when the app asked for encryption).
  * @throws IdError `token_type_invalid` or `id_token_not_encrypted`.
  */
 export function checkFapiTokenResponse(tokenType: unknown, idToken: unknown): void {
@@ -175,7 +176,7 @@ export function checkFapiTokenResponse(tokenType: unknown, idToken: unknown): vo
   if (idToken !== undefined && !isCompactJwe(idToken)) {
     throw new IdError(
       'id_token_not_encrypted',
-      'The ID token arrived signed but not encrypted; the fapi2 profile accepts only encrypted ID tokens.',
+      'The ID token arrived signed but not encrypted; this client registered ID-token encryption (idTokenEncryptedResponseAlg), so it accepts only encrypted ID tokens.',
     );
   }
 }

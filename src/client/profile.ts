@@ -22,7 +22,7 @@ import { dpopCall } from './dpop-call.js';
 import { appJwks, parseFapiOptions, type FapiConfig, type IdClientProfile, type PublicJwks } from './fapi-config.js';
 import { importIdTokenDecryptionKeys, type IdTokenDecryptionKey } from './fapi-keys.js';
 import type { HttpClient, JsonRequest } from './http.js';
-import { checkFapiTokenResponse } from './id-token-jwe.js';
+import { checkFapiTokenResponse, type IdTokenDecryptionOptions } from './id-token-jwe.js';
 import type { IdClientOptions } from './types.js';
 
 /** What a profile uses of its client. */
@@ -59,6 +59,8 @@ export interface Profile {
   readonly name: IdClientProfile;
   /** The keys that decrypt an ID token (or userinfo JWT) that arrives encrypted. */
   readonly idTokenKeys: readonly IdTokenDecryptionKey[];
+  /** The algorithms an encrypted ID token may use (default: every one accepted). */
+  readonly idTokenDecryption: IdTokenDecryptionOptions;
   /** The spec's endpoints, where they stand in for a discovery document. */
   readonly fallback: ServiceMetadata | undefined;
   /** @throws TypeError where the authorization parameters must be pushed rather than put in the URL. */
@@ -110,6 +112,7 @@ class BaseProfile implements Profile {
   readonly name = 'base';
   readonly fallback: ServiceMetadata | undefined;
   readonly idTokenKeys: readonly IdTokenDecryptionKey[];
+  readonly idTokenDecryption: IdTokenDecryptionOptions = {};
   readonly #ctx: ProfileContext;
   readonly #clientSecret: string;
 
@@ -154,11 +157,15 @@ class BaseProfile implements Profile {
   }
 }
 
-/** The FAPI 2.0 Security Profile: `private_key_jwt`, DPoP-bound tokens, pushed requests, encrypted ID tokens. */
+/**
+ * The FAPI 2.0 Security Profile: `private_key_jwt`, DPoP-bound tokens, pushed requests; ID tokens
+ * signed, and encrypted when the app asks for it (`idTokenEncryptedResponseAlg`).
+ */
 export class Fapi2Profile implements Profile {
   readonly name = 'fapi2';
   readonly fallback = undefined;
   readonly idTokenKeys: readonly IdTokenDecryptionKey[];
+  readonly idTokenDecryption: IdTokenDecryptionOptions;
   readonly config: FapiConfig;
   readonly #ctx: ProfileContext;
   readonly #nonces = new DpopNonces();
@@ -168,6 +175,7 @@ export class Fapi2Profile implements Profile {
     this.#ctx = ctx;
     this.config = config;
     this.idTokenKeys = config.decryptionKeys;
+    this.idTokenDecryption = config.idTokenEncryption ?? {};
   }
 
   checkAuthorizationUrl(): void {
@@ -192,9 +200,14 @@ export class Fapi2Profile implements Profile {
     }));
   }
 
-  /** Tokens are DPoP-bound (a Bearer token is refused) and ID tokens encrypted. */
+  /**
+   * Tokens are DPoP-bound (a Bearer token is refused). The ID token must be encrypted only when
+   * the app registered an encryption (`idTokenEncryptedResponseAlg`): FAPI 2.0 has a client
+   * accept a signed ID token, and a certified provider need not encrypt.
+   */
   checkTokenResponse(tokens: Record<string, unknown>): void {
-    checkFapiTokenResponse(tokens.token_type, tokens.id_token);
+    const mustBeEncrypted = this.config.idTokenEncryption !== undefined;
+    checkFapiTokenResponse(tokens.token_type, mustBeEncrypted ? tokens.id_token : undefined);
   }
 
   userinfoCall(dpopKey: unknown): UserinfoCall {

@@ -86,7 +86,8 @@ export interface IdClientOptions {
   jwksCacheMaxAge?: number;
   /**
    * `'fapi2'`: the FAPI 2.0 Security Profile (pushed authorization requests, DPoP,
-   * `private_key_jwt`, encrypted ID tokens), for a client registered with `profile: 'fapi2'`.
+   * `private_key_jwt`; ID tokens signed, and encrypted when `idTokenEncryptedResponseAlg` asks for it),
+   * for a client registered with `profile: 'fapi2'`.
    * Default `'base'`: the service as its spec describes it. See docs/fapi2.md.
    */
   profile?: IdClientProfile;
@@ -98,11 +99,29 @@ export interface IdClientOptions {
    */
   clientAssertionKey?: AppKeyInput | readonly AppKeyInput[];
   /**
-   * FAPI 2.0: the private key ID tokens are encrypted to: EC (`ECDH-ES+A256KW`) or RSA
-   * (`RSA-OAEP-256`), with `A256GCM`. An array while rotating (all decrypt, all are published).
-   * Default: the `privateKey` (the userinfo RSA key), used with `RSA-OAEP-256`.
+   * FAPI 2.0: the private key ID tokens are encrypted to: EC (`ECDH-ES`, `ECDH-ES+A128KW`/`A192KW`/`A256KW`)
+   * or RSA (`RSA-OAEP-256`). An array while rotating (all decrypt, all are published).
+   * Default: the `privateKey` (the userinfo RSA key), used with `RSA-OAEP-256`. An ID token that
+   * arrives encrypted is decrypted with it; whether one must arrive encrypted is
+   * {@link IdClientOptions.idTokenEncryptedResponseAlg}'s to say.
    */
   idTokenDecryptionKey?: AppKeyInput | readonly AppKeyInput[];
+  /**
+   * FAPI 2.0: the `id_token_encrypted_response_alg` this client registered with the provider
+   * (`ECDH-ES`, `ECDH-ES+A128KW`, `ECDH-ES+A192KW`, `ECDH-ES+A256KW` or `RSA-OAEP-256`). Giving it
+   * asks for encryption: every ID token must then arrive encrypted with this algorithm, and one
+   * that is only signed is refused (`id_token_not_encrypted`). Left out (the default), an ID token
+   * that is signed but not encrypted is accepted, as FAPI 2.0 asks of a client (a certified
+   * provider need not encrypt), and one that arrives encrypted is still decrypted. Needs a key
+   * that fits: `idTokenDecryptionKey` (or `privateKey`, for `RSA-OAEP-256`).
+   */
+  idTokenEncryptedResponseAlg?: string;
+  /**
+   * FAPI 2.0: the `id_token_encrypted_response_enc` this client registered (`A128GCM`, `A192GCM`,
+   * `A256GCM`, `A128CBC-HS256`, `A192CBC-HS384` or `A256CBC-HS512`); only beside
+   * `idTokenEncryptedResponseAlg`. An encrypted ID token must then use it. Default: any of them.
+   */
+  idTokenEncryptedResponseEnc?: string;
   /**
    * FAPI 2.0: the DPoP key policy. Default `'per-login'`: a fresh P-256 key pair per login, kept in
    * the pending login until the callback. Or one EC P-256 private key shared by every instance.

@@ -11,6 +11,7 @@ import type { PublicJwks } from '../client/fapi-config.js';
 import { systemClock, type Clock } from '../clock.js';
 import { IdError, type IdErrorCode } from '../errors.js';
 import { classifyFailure } from '../flow/failure.js';
+import { defaultUser, type DefaultUser } from '../flow/default-user.js';
 import {
   buildLoginFlow,
   DEFAULT_FLOW_SCOPE,
@@ -48,8 +49,11 @@ export type NdIdClientLike = LoginFlowClient;
 /** The signed-in person, as given to the verify callback; `data` holds only requested attributes. */
 export type NdIdUser = LoginUser;
 
-/** `req.user` when no verify callback is given. */
-export type NdIdDefaultUser = Pick<NdIdUser, 'sub' | 'data'> & Partial<Pick<NdIdUser, 'authTime' | 'signedInAt'>>;
+/**
+ * `req.user` when no verify callback is given: `{ sub, data, claims, userinfo?, authTime?, signedInAt }`
+ * (see {@link DefaultUser} for what each provider shape puts where).
+ */
+export type NdIdDefaultUser = DefaultUser;
 
 /** The challenge passed to Passport's `fail`: a stable code and a sentence for the user. */
 export interface NdIdFailure extends NdIdInfo {
@@ -549,12 +553,12 @@ export class NdIdStrategy extends PassportStrategyBase {
 
     let outcome: VerifyOutcome;
     try {
-      outcome = await runVerify(this.verify, this.passReqToCallback ? [req, user] : [user], this.verifyTimeout, {
-        sub: user.sub,
-        data: user.data,
-        ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
-        signedInAt: user.signedInAt,
-      } satisfies NdIdDefaultUser);
+      outcome = await runVerify(
+        this.verify,
+        this.passReqToCallback ? [req, user] : [user],
+        this.verifyTimeout,
+        defaultUser(user),
+      );
     } catch (err) {
       return this.error(
         err instanceof Error ? err : new Error('The verify callback failed with a value that is not an Error.'),

@@ -93,8 +93,56 @@ describe('IdClient with profile fapi2: construction', () => {
       /until must be a Date/,
     ],
     ['an unknown profile', { profile: 'fapi1' as never }, /profile must be 'base'.*or 'fapi2'/],
+    [
+      'an ID-token encryption algorithm it cannot read',
+      { idTokenEncryptedResponseAlg: 'RSA1_5' },
+      /idTokenEncryptedResponseAlg must be one of ECDH-ES, .*RSA-OAEP-256/,
+    ],
+    [
+      'an ID-token content encryption it cannot read',
+      { idTokenEncryptedResponseAlg: 'RSA-OAEP-256', idTokenEncryptedResponseEnc: 'A128CBC' },
+      /idTokenEncryptedResponseEnc must be one of A128GCM, .*A256CBC-HS512, or left out/,
+    ],
+    [
+      'a content encryption without the algorithm',
+      { idTokenEncryptedResponseEnc: 'A256GCM' },
+      /idTokenEncryptedResponseEnc is only used beside idTokenEncryptedResponseAlg/,
+    ],
+    [
+      'ECDH-ES+A256KW with only the RSA userinfo key to decrypt with',
+      { idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW' },
+      /ECDH-ES\+A256KW needs an EC private key to decrypt ID tokens with: give it as idTokenDecryptionKey/,
+    ],
+    [
+      'RSA-OAEP-256 with neither key',
+      { privateKey: undefined, idTokenEncryptedResponseAlg: 'RSA-OAEP-256' },
+      /RSA-OAEP-256 needs an RSA private key.*idTokenDecryptionKey \(or privateKey\)/,
+    ],
   ])('throws for %s, saying what to do', (_name, extra, message) => {
     expect(() => new IdClient(fapi(extra as Partial<IdClientOptions>))).toThrow(message);
+  });
+
+  it('needs no ID-token key unless it asks for encryption: a provider may sign ID tokens without encrypting them', () => {
+    expect(new IdClient(fapi({ privateKey: undefined })).profile).toBe('fapi2');
+    expect(
+      new IdClient(
+        fapi({
+          idTokenDecryptionKey: pem(ecEnc.privateKey),
+          idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
+          idTokenEncryptedResponseEnc: 'A256CBC-HS512',
+        }),
+      ).profile,
+    ).toBe('fapi2');
+    expect(
+      () =>
+        new IdClient({
+          ...fapi(),
+          profile: undefined,
+          clientSecret: 's',
+          clientAssertionKey: undefined,
+          idTokenEncryptedResponseAlg: 'RSA-OAEP-256',
+        }),
+    ).toThrow(/idTokenEncryptedResponseAlg is used only with profile: 'fapi2'/);
   });
 
   it('refuses FAPI options without profile fapi2, instead of ignoring them', () => {

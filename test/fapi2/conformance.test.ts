@@ -24,6 +24,8 @@ beforeAll(async () => {
     profile: 'fapi2',
     clientAssertionKey: fapi.signingKey as never,
     idTokenDecryptionKey: fapi.encryptionKey as never,
+    // What the test provider registered: the client asks for encryption, so a plain ID token is refused.
+    idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
     clock: test.provider.clock,
   });
 });

@@ -24,7 +24,16 @@ export interface OidcProviderOptions {
   configure?: (configuration: Configuration) => void;
   /** Fields that replace the discovery document's own (a provider advertising something else than it does). */
   discoveryOverrides?: Record<string, unknown>;
+  /**
+   * Userinfo as a JWT (its `jwtUserinfo` and `encryption` features) for a client registered with
+   * `userinfo_signed_response_alg` (and `userinfo_encrypted_response_alg`), and a `myinfo` scope
+   * whose `person_info` claim is an object, as Myinfo v5 sends it.
+   */
+  jwtUserinfo?: boolean;
 }
+
+/** The `person_info` claim of every account, Myinfo v5's shape in short. */
+export const PERSON_INFO = { name: { value: 'TAN XIAO HUI' }, sex: { code: 'F', desc: 'FEMALE' } };
 
 /** A running oidc-provider. */
 export interface StartedOidcProvider {
@@ -55,10 +64,15 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
       ] as never,
     },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
-    claims: { openid: ['sub'], profile: ['name'], email: ['email'] },
+    claims: { openid: ['sub'], profile: ['name'], email: ['email'], myinfo: ['person_info'] },
     findAccount: async (_ctx, accountId) => ({
       accountId,
-      claims: async () => ({ sub: accountId, name: `Person ${accountId}`, email: `${accountId}@example.test` }),
+      claims: async () => ({
+        sub: accountId,
+        name: `Person ${accountId}`,
+        email: `${accountId}@example.test`,
+        person_info: PERSON_INFO,
+      }),
     }),
     pkce: { required: () => true },
     // Its own outgoing requests (the app's jwks_uri) refuse loopback addresses by default; the app runs on 127.0.0.1 here.
@@ -66,9 +80,12 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
     enabledJWA: {
       idTokenEncryptionAlgValues: ['ECDH-ES+A256KW', 'RSA-OAEP-256'],
       idTokenEncryptionEncValues: ['A256GCM', 'A256CBC-HS512'],
+      userinfoEncryptionAlgValues: ['ECDH-ES+A256KW', 'RSA-OAEP-256'],
+      userinfoEncryptionEncValues: ['A256GCM', 'A256CBC-HS512'],
     },
     features: {
       devInteractions: { enabled: true },
+      ...(options.jwtUserinfo === true ? { jwtUserinfo: { enabled: true }, encryption: { enabled: true } } : {}),
       ...(options.fapi === true
         ? {
             fapi: { enabled: true, profile: '2.0' },

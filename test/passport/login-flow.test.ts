@@ -37,6 +37,7 @@ describe('signing in through the router', () => {
     expect(user).toEqual({
       sub: expect.any(String),
       data: { 'profile.name': PERSONA['profile.name'], 'profile.nric_number': PERSONA['profile.nric_number'] },
+      claims: expect.objectContaining({ sub: expect.any(String), aud: expect.any(String) }),
       authTime: expect.any(Number),
       signedInAt: expect.any(Number),
     });

@@ -229,7 +229,7 @@ describe('NdIdStrategy starting a login', () => {
 });
 
 describe('NdIdStrategy completing a login', () => {
-  it('exchanges the code with the stored verifier and nonce and succeeds with { sub, data } by default', async () => {
+  it('exchanges the code with the stored verifier and nonce and succeeds with { sub, data, claims, signedInAt } by default', async () => {
     const client = new FakeClient();
     const session: Record<string, unknown> = {};
     const s = strategyWith(client);
@@ -238,7 +238,7 @@ describe('NdIdStrategy completing a login', () => {
     const out = await run(s, fakeReq({ code: 'the-code', state }, session));
     expect(out).toEqual({
       kind: 'success',
-      user: { sub: 'sub-1', data: { 'profile.name': 'Tan Ah Kow' }, signedInAt: expect.any(Number) },
+      user: { sub: 'sub-1', data: { 'profile.name': 'Tan Ah Kow' }, claims: CLAIMS, signedInAt: expect.any(Number) },
       info: { returnTo: '/next', signIn: { sub: 'sub-1', signedInAt: expect.any(Number) } },
     });
     expect(client.lastCallback).toEqual({
