@@ -27,7 +27,17 @@
  * as that check: TestClaimsParameterIdentityClaims (no `claims_parameter_supported`) and
  * RefreshToken (no refresh token issued).
  */
-import { calculateJwkThumbprint, compactDecrypt, decodeJwt, exportJWK, importJWK } from 'jose';
+import { createHash } from 'node:crypto';
+import {
+  calculateJwkThumbprint,
+  compactDecrypt,
+  createRemoteJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  exportJWK,
+  importJWK,
+  jwtVerify,
+} from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fapiTestKeys, startProvider, type StartedProvider } from '../../../src/provider/index.js';
 import type { TestProvider } from '../../helpers/provider.js';
@@ -180,7 +190,8 @@ interface Tokens {
 async function signedIn(k: TestProvider, dpop: DpopKey, extra: Record<string, string> = {}, call: Call = {}) {
   const login = await authorized(k, extra, call);
   expect(login.back.get('iss')).toBe(k.provider.issuer);
-  const res = await token(k, { code: login.code, code_verifier: login.verifier }, { dpop });
+  const redirectUri = login.params['redirect_uri'] ?? REDIRECT;
+  const res = await token(k, { code: login.code, code_verifier: login.verifier, redirect_uri: redirectUri }, { dpop });
   expect(res.status).toBe(200);
   expect(res.headers.get('cache-control')).toContain('no-store');
   const tokens = (await res.json()) as Tokens;
@@ -188,10 +199,21 @@ async function signedIn(k: TestProvider, dpop: DpopKey, extra: Record<string, st
   return { ...login, tokens, claims: await idTokenClaims(k, tokens.id_token) };
 }
 
+/** The ID token decrypted, its kid named and its signature verified with the provider's key set, as the suite does. */
 async function idTokenClaims(k: TestProvider, idToken: string): Promise<Record<string, unknown>> {
   const key = k.client.fapi!.encryptionKey;
   const { plaintext } = await compactDecrypt(idToken, await importJWK(key, key.alg));
-  return decodeJwt(new TextDecoder().decode(plaintext));
+  const jws = new TextDecoder().decode(plaintext);
+  expect(decodeProtectedHeader(jws).kid).toEqual(expect.any(String));
+  const keys = createRemoteJWKSet(new URL(url(k, '/v2/.well-known/jwks.json')));
+  const { payload } = await jwtVerify(jws, keys, {
+    algorithms: ['PS256', 'ES256', 'EdDSA'],
+    issuer: k.provider.issuer,
+    audience: k.client.clientId,
+    currentDate: new Date(k.provider.clock()),
+  });
+  expect(decodeJwt(jws)).toEqual(payload);
+  return payload as Record<string, unknown>;
 }
 
 function userinfo(k: TestProvider, dpop: DpopKey, accessToken: string, scheme = 'DPoP', claims = {}) {
@@ -226,17 +248,30 @@ describe('FAPI 2.0 Security Profile final server plan: well-behaved client', () 
     expect(doc['authorization_response_iss_parameter_supported']).toBe(true);
     expect(doc['scopes_supported']).toContain('openid');
     expect(doc['grant_types_supported']).toContain('authorization_code');
-    expect(doc['id_token_signing_alg_values_supported']).not.toContain('none');
-    expect(typeof doc['jwks_uri']).toBe('string');
+    const fapiAlgs = ['PS256', 'ES256', 'EdDSA', 'Ed25519'];
+    expect(doc['id_token_signing_alg_values_supported']).toEqual(expect.arrayContaining([expect.toBeOneOf(fapiAlgs)]));
+    for (const alg of doc['dpop_signing_alg_values_supported'] as string[]) expect(fapiAlgs).toContain(alg);
+    for (const alg of doc['token_endpoint_auth_signing_alg_values_supported'] as string[])
+      expect(fapiAlgs).toContain(alg);
+    expect(doc['subject_types_supported']).toEqual(expect.any(Array));
+    expect(doc['authorization_endpoint']).toBe(`${c1.provider.issuer}/oauth/authorize`);
+    expect(doc['token_endpoint']).toBe(`${c1.provider.issuer}/oauth/token`);
+    expect(doc['jwks_uri']).toBe(`${c1.provider.issuer}/.well-known/jwks.json`);
   });
 
   it('FAPI2SPFinalHappyFlow', async () => {
-    for (const k of [c1, c2]) {
+    // Two clients, the second with its second registered redirect URI, as the module runs them.
+    for (const [k, redirectUri] of [
+      [c1, REDIRECT],
+      [c2, SECOND_REDIRECT],
+    ] as const) {
       const dpop = await DpopKey.make();
-      const { tokens, claims, params, back } = await signedIn(k, dpop);
+      const { tokens, claims, params, back } = await signedIn(k, dpop, { redirect_uri: redirectUri });
       expect(back.get('state')).toBe(params['state']);
       expect(claims).toMatchObject({ iss: k.provider.issuer, aud: k.client.clientId, nonce: params['nonce'] });
       expect(typeof claims['sub']).toBe('string');
+      const atHash = createHash('sha256').update(tokens.access_token).digest().subarray(0, 16).toString('base64url');
+      expect(claims['at_hash']).toBe(atHash);
       expect(typeof tokens.expires_in).toBe('number');
       expect((await userinfo(k, dpop, tokens.access_token)).status).toBe(200);
     }
