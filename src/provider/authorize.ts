@@ -3,7 +3,7 @@
  * at once when approval is scripted). Request problems never redirect: a 400 HTML page (RFC 6749
  * 4.1.2.1 for the client and redirect URI). An over-long query is refused before it is parsed, as
  * nothing in it can be trusted; unknown parameters are never stored or echoed. A FAPI 2.0 client
- * sends only `client_id` and its `request_uri` (`par.ts`).
+ * sends `client_id` and its `request_uri` (`par.ts`), used up at the approval (`request-uri.ts`).
  */
 import {
   AUTHORIZE_PATH,

@@ -27,7 +27,7 @@
  * as that check: TestClaimsParameterIdentityClaims (no `claims_parameter_supported`) and
  * RefreshToken (no refresh token issued).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   compactDecrypt,
@@ -108,7 +108,11 @@ async function post(k: TestProvider, path: string, fields: Record<string, string
   const body = new URLSearchParams(fields);
   if (call.claims !== null) {
     body.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
-    body.set('client_assertion', await assertion(k, call.claims ?? {}, call.header ?? {}));
+    // The suite's claims (CreateClientAuthenticationAssertionClaimsWithIssAudience): iss, sub, the
+    // issuer as aud, a 20-character jti, nbf and iat now, exp a minute ahead.
+    const now = Math.floor(k.provider.clock() / 1000);
+    const jti = randomBytes(15).toString('base64url').replace(/[-_]/g, 'A');
+    body.set('client_assertion', await assertion(k, { jti, nbf: now, ...call.claims }, call.header ?? {}));
   }
   const proof =
     call.dpop instanceof DpopKey ? await call.dpop.proof(k, 'POST', url(k, path), call.proofClaims ?? {}) : call.dpop;
