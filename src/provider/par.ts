@@ -59,6 +59,44 @@ function one(params: URLSearchParams, name: string): string | undefined {
   return all[0] === '' ? undefined : all[0];
 }
 
+/**
+ * The DPoP key a pushed request binds its code to: the proof's, or `dpop_jkt` (which must then
+ * match), or none (RFC 9449 section 10: the client's choice; the token request's proof binds it
+ * then, and the audit names it, for an app that wants the stronger binding).
+ * @throws OAuthRefusal, DpopRefusal
+ */
+async function dpopBinding(
+  ctx: ProviderContext,
+  req: ProviderRequest,
+  params: URLSearchParams,
+  clientId: string,
+): Promise<string | undefined> {
+  const dpopJkt = one(params, 'dpop_jkt');
+  if (dpopJkt !== undefined && !DPOP_JKT.test(dpopJkt)) {
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'The dpop_jkt must be the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP public key.',
+    );
+  }
+  if (req.headers.dpop === undefined) {
+    if (dpopJkt === undefined) ctx.audit.flag(clientId, 'fapi_par_without_dpop_binding');
+    return dpopJkt;
+  }
+  const proven = await verifyDpopProof(ctx, ctx.dpopNonces, clientId, req.headers.dpop, {
+    method: 'POST',
+    url: endpointUrl(ctx.config, PAR_PATH),
+  });
+  if (dpopJkt !== undefined && dpopJkt !== proven) {
+    throw new OAuthRefusal(
+      400,
+      'invalid_dpop_proof',
+      'The dpop_jkt differs from the thumbprint of the DPoP proof key: bind the login to one key.',
+    );
+  }
+  return proven;
+}
+
 async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
   const params = formParams(req);
   const fields = {
@@ -91,32 +129,7 @@ async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer>
       'invalid_request',
       'Request objects are not supported: push the parameters themselves.',
     );
-  const dpopJkt = one(params, 'dpop_jkt');
-  if (dpopJkt !== undefined && !DPOP_JKT.test(dpopJkt)) {
-    throw new OAuthRefusal(
-      400,
-      'invalid_request',
-      'The dpop_jkt must be the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP public key.',
-    );
-  }
-  let boundTo = dpopJkt;
-  if (req.headers.dpop !== undefined) {
-    const proven = await verifyDpopProof(ctx, ctx.dpopNonces, client.clientId, req.headers.dpop, {
-      method: 'POST',
-      url: endpointUrl(ctx.config, PAR_PATH),
-    });
-    if (dpopJkt !== undefined && dpopJkt !== proven) {
-      throw new OAuthRefusal(
-        400,
-        'invalid_dpop_proof',
-        'The dpop_jkt differs from the thumbprint of the DPoP proof key: bind the login to one key.',
-      );
-    }
-    boundTo = proven;
-  }
-  // RFC 9449 section 10: binding at PAR is the client's choice; without it the code is bound to the
-  // key of the token request's proof. The audit names it, for an app that wants the stronger binding.
-  if (boundTo === undefined) ctx.audit.flag(client.clientId, 'fapi_par_without_dpop_binding');
+  const boundTo = await dpopBinding(ctx, req, params, client.clientId);
   for (const name of AUTH_FIELDS) params.delete(name);
   if (fields.client_id === undefined) params.set('client_id', client.clientId);
   const result: Validation = validateAuthorizeQuery(ctx, params);
