@@ -655,6 +655,12 @@ describe('FAPI 2.0 Security Profile final server plan: token endpoint', () => {
   it('FAPI2SPFinalRefreshToken (skipped by the suite: no refresh token issued)', async () => {
     const { tokens } = await signedIn(c1, await DpopKey.make());
     expect(tokens).not.toHaveProperty('refresh_token');
+    // And the metadata agrees (the module's warning otherwise): no refresh_token grant advertised.
+    const doc = (await (await fetch(url(c1, '/v2/.well-known/openid-configuration'))).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(doc['grant_types_supported']).not.toContain('refresh_token');
   });
 });
 
