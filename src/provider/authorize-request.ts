@@ -70,20 +70,20 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
     // wrong code: refuse it on this page instead.
     return fail(
       'invalid_request',
-      'The response_mode must be "query" (or left out); this service answers in the query string only.',
+      'The response_mode must be query (or left out); this service answers in the query string only.',
     );
   }
 
   const responseType = singleParam(params, 'response_type', 64);
   if (!responseType.ok) return fail('invalid_request', responseType.reason);
   if (responseType.value !== 'code') {
-    return fail('unsupported_response_type', 'The response_type must be "code".');
+    return fail('unsupported_response_type', 'The response_type must be code.');
   }
 
   const scope = singleParam(params, 'scope', 1024);
   if (!scope.ok) return fail('invalid_request', scope.reason);
   const scopes = [...new Set((scope.value ?? '').split(' ').filter((s) => s !== ''))];
-  if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must include "openid".');
+  if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must include openid.');
   const unsupported = scopes.filter((s) => !SUPPORTED_SCOPES.includes(s));
   if (unsupported.length > 0) {
     return fail(
@@ -99,7 +99,7 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (attributeScopes.length > 0) {
     return fail(
       'invalid_scope',
-      `This client is served no userinfo, so "openid" is the only scope: the person is the one of the ID token. Remove ${attributeScopes.slice(0, 5).join(', ')}.`,
+      `This client is served no userinfo, so openid is the only scope: the person is the one of the ID token. Remove ${attributeScopes.slice(0, 5).join(', ')}.`,
     );
   }
 
@@ -110,7 +110,7 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
       'invalid_request',
       method.value === undefined
         ? 'The code_challenge_method parameter is missing; PKCE with S256 is required.'
-        : 'The code_challenge_method must be "S256"; other methods are not supported.',
+        : 'The code_challenge_method must be S256; other methods are not supported.',
     );
   }
 

@@ -3,7 +3,7 @@
  * at once when approval is scripted). Request problems never redirect: a 400 HTML page (RFC 6749
  * 4.1.2.1 for the client and redirect URI). An over-long query is refused before it is parsed, as
  * nothing in it can be trusted; unknown parameters are never stored or echoed. A FAPI 2.0 client
- * sends only `client_id` and its `request_uri` (`par.ts`).
+ * sends `client_id` and its `request_uri` (`par.ts`), used up at the approval (`request-uri.ts`).
  */
 import {
   AUTHORIZE_PATH,
@@ -16,7 +16,6 @@ import type { ProviderContext } from './context.js';
 import { callbackUrl, issueCode } from './grant.js';
 import { redirect, type Answer } from './http/answer.js';
 import type { ProviderRequest } from './http/request.js';
-import { redeemRequestUri, type PushedExtras, type Redeemed } from './par.js';
 import {
   CANCEL_PATH,
   CONTINUE_PATH,
@@ -26,6 +25,7 @@ import {
   qrStatusRoutes,
   STATUS_PATH,
 } from './qr-status.js';
+import { redeemRequestUri, useUpRequestUri, type PushedExtras, type Redeemed } from './request-uri.js';
 import type { ProviderRoute } from './router.js';
 import { base64url, pooledRandomBytes } from './random-pool.js';
 import type { LoginOverrides, PendingAuthorization } from './store.js';
@@ -69,9 +69,10 @@ function authorize(ctx: ProviderContext, page: QrPage, req: ProviderRequest): An
   const clientId = params.get('client_id');
   const fapi = clientId !== null && ctx.config.clients.get(clientId)?.profile === 'fapi2';
   // A HEAD (a link checker, a mail scanner, a prefetch) is checked as a GET but changes nothing:
-  // no request_uri used up, no code issued, no sign-in waiting, no scripted answer taken.
+  // no code issued, no sign-in waiting, no scripted answer taken.
   const head = req.method === 'HEAD';
   if (fapi) {
+    // Only looked at: the request_uri is used up when the person approves, so a reload works.
     const pushed: Redeemed = redeemRequestUri(ctx, params, !head);
     if (!pushed.ok) return refuse(ctx, params, pushed);
     if (head) return htmlAnswer(200, '');
@@ -174,7 +175,8 @@ function proceed(
     matchChoices: choices,
     status: 'pending',
   };
-  if (extras !== undefined) pending.dpopJkt = extras.dpopJkt;
+  if (extras?.dpopJkt !== undefined) pending.dpopJkt = extras.dpopJkt;
+  if (extras !== undefined) pending.requestUriId = extras.requestUriId;
   if (request.contextMessage !== undefined) pending.contextMessage = request.contextMessage;
   if (request.contextType !== undefined) pending.contextType = request.contextType;
   stores.pendingByMobileId.set(mobileId, pending, expiresAt);
@@ -186,7 +188,7 @@ function proceed(
     pollId,
     matchCode,
     // An empty href re-sends the browser's own request: nothing of the query is echoed. A pushed
-    // request is single-use, so start again goes back to the app.
+    // request is usable for a minute only, so start again goes back to the app.
     startAgainHref:
       extras === undefined
         ? ''
@@ -232,6 +234,10 @@ export function matchNumbers(random: Buffer): { choices: string[]; code: string 
 /** The numbers 0 to 99 as text, written once. */
 const TWO_DIGITS: readonly string[] = Array.from({ length: 100 }, (_, n) => String(n));
 
+/** Why an approval of a pushed request already approved (in another window) is refused. */
+export const REQUEST_URI_USED =
+  'This sign-in was already approved in another window: its request_uri is used up. Start again from the app.';
+
 /** Redirects back at once: with a code for `persona`, or `error=access_denied` when there is none. */
 function answerAtOnce(
   ctx: ProviderContext,
@@ -245,6 +251,10 @@ function answerAtOnce(
     ctx.log('authorize', `${how}: denied for client ${request.clientId}`);
     const denied = { error: 'access_denied', error_description: 'The person declined.', state: request.state };
     return redirect(302, callbackUrl(responseIssuer(ctx.config), request.redirectUri, denied), NO_STORE);
+  }
+  if (extras !== undefined && !useUpRequestUri(ctx, extras.requestUriId)) {
+    ctx.log('authorize', `refused: invalid_request_uri for client ${request.clientId}: already used`);
+    return htmlAnswer(400, renderErrorPage('invalid_request_uri', REQUEST_URI_USED));
   }
   const code = issueCode(ctx, { ...request, dpopJkt: extras?.dpopJkt }, persona, overrides);
   ctx.log('authorize', `${how} for client ${request.clientId}`);

@@ -9,7 +9,8 @@ import { callbackUrl, issueCode } from './grant.js';
 import type { Answer } from './http/answer.js';
 import { bodyField } from './http/body.js';
 import { type ProviderRequest, singleParam } from './http/request.js';
-import { MOBILE_PATH } from './authorize.js';
+import { MOBILE_PATH, REQUEST_URI_USED } from './authorize.js';
+import { useUpRequestUri } from './request-uri.js';
 import type { ProviderRoute } from './router.js';
 import { responseIssuer } from './variant.js';
 import { listPersonas, MAX_PERSONA_SEARCH } from './persona-search.js';
@@ -121,6 +122,17 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
       400,
       renderErrorPage('invalid_request', 'Choose a person from the list to sign in as.', { phone: true }),
     );
+  }
+  // FAPI 2.0: the pushed request is used up now; another window of it approved first ends this one.
+  if (pending.requestUriId !== undefined && !useUpRequestUri(ctx, pending.requestUriId)) {
+    pending.status = 'denied';
+    pending.qrSvg = undefined;
+    pending.redirectTo = callbackUrl(responseIssuer(ctx.config), pending.redirectUri, {
+      error: 'access_denied',
+      state: pending.state,
+    });
+    ctx.log('mobile', `refused for client ${pending.clientId}: request_uri already used`);
+    return htmlAnswer(409, renderErrorPage('invalid_request_uri', REQUEST_URI_USED, { phone: true }));
   }
   const code = issueCode(ctx, pending, persona);
   pending.status = 'approved';

@@ -1,8 +1,9 @@
 /**
  * POST /v2/oauth/par: pushed authorization requests (RFC 9126) of FAPI 2.0 clients, validated by
- * the same function as the authorize query; the `request_uri` is single-use for
- * {@link PUSHED_REQUEST_TTL_S} seconds. At authorize a FAPI client sends `client_id` and
- * `request_uri` only. A base client gets `unauthorized_client`.
+ * the same function as the authorize query; the `request_uri` is usable at authorize for
+ * {@link PUSHED_REQUEST_TTL_S} seconds and used up when the person approves (`request-uri.ts`).
+ * A DPoP proof or `dpop_jkt` binds the code to a key; without either, the token request's proof
+ * does (RFC 9449 section 10). A base client gets `unauthorized_client`.
  */
 import { validateAuthorizeQuery, type Validation } from './authorize-request.js';
 import type { ProviderContext } from './context.js';
@@ -23,17 +24,6 @@ export const PAR_PATH = '/v2/oauth/par';
 export const PUSHED_REQUEST_TTL_S = 60;
 /** The prefix of every `request_uri` (RFC 9126 section 2.2). */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
-
-/** What a pushed request carries to authorize beyond the validated parameters. */
-export interface PushedExtras {
-  /** The thumbprint of the DPoP key the code will be bound to. */
-  dpopJkt: string;
-}
-
-/** The outcome of redeeming a `request_uri` at authorize. */
-export type Redeemed =
-  | { ok: true; request: ValidRequest; extras: PushedExtras }
-  | { ok: false; code: string; message: string };
 
 const AUTH_FIELDS = new Set(['client_assertion', 'client_assertion_type', 'client_secret']);
 const DPOP_JKT = /^[A-Za-z0-9_-]{43}$/;
@@ -69,6 +59,44 @@ function one(params: URLSearchParams, name: string): string | undefined {
   return all[0] === '' ? undefined : all[0];
 }
 
+/**
+ * The DPoP key a pushed request binds its code to: the proof's, or `dpop_jkt` (which must then
+ * match), or none (RFC 9449 section 10: the client's choice; the token request's proof binds it
+ * then, and the audit names it, for an app that wants the stronger binding).
+ * @throws OAuthRefusal, DpopRefusal
+ */
+async function dpopBinding(
+  ctx: ProviderContext,
+  req: ProviderRequest,
+  params: URLSearchParams,
+  clientId: string,
+): Promise<string | undefined> {
+  const dpopJkt = one(params, 'dpop_jkt');
+  if (dpopJkt !== undefined && !DPOP_JKT.test(dpopJkt)) {
+    throw new OAuthRefusal(
+      400,
+      'invalid_request',
+      'The dpop_jkt must be the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP public key.',
+    );
+  }
+  if (req.headers.dpop === undefined) {
+    if (dpopJkt === undefined) ctx.audit.flag(clientId, 'fapi_par_without_dpop_binding');
+    return dpopJkt;
+  }
+  const proven = await verifyDpopProof(ctx, ctx.dpopNonces, clientId, req.headers.dpop, {
+    method: 'POST',
+    url: endpointUrl(ctx.config, PAR_PATH),
+  });
+  if (dpopJkt !== undefined && dpopJkt !== proven) {
+    throw new OAuthRefusal(
+      400,
+      'invalid_dpop_proof',
+      'The dpop_jkt differs from the thumbprint of the DPoP proof key: bind the login to one key.',
+    );
+  }
+  return proven;
+}
+
 async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
   const params = formParams(req);
   const fields = {
@@ -84,7 +112,7 @@ async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer>
       ? new OAuthRefusal(
           400,
           'unauthorized_client',
-          'Pushed authorization requests are for clients registered with profile "fapi2"; this client uses /v2/oauth/authorize directly.',
+          'Pushed authorization requests are for clients registered with profile fapi2; this client uses /v2/oauth/authorize directly.',
         )
       : unnamedClientRefusal(fields);
   }
@@ -101,49 +129,46 @@ async function push(ctx: ProviderContext, req: ProviderRequest): Promise<Answer>
       'invalid_request',
       'Request objects are not supported: push the parameters themselves.',
     );
-  const dpopJkt = one(params, 'dpop_jkt');
-  if (dpopJkt !== undefined && !DPOP_JKT.test(dpopJkt)) {
-    throw new OAuthRefusal(
-      400,
-      'invalid_request',
-      'The dpop_jkt must be the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP public key.',
-    );
-  }
-  let boundTo = dpopJkt;
-  if (req.headers.dpop !== undefined) {
-    const proven = await verifyDpopProof(ctx, ctx.dpopNonces, client.clientId, req.headers.dpop, {
-      method: 'POST',
-      url: endpointUrl(ctx.config, PAR_PATH),
-    });
-    if (dpopJkt !== undefined && dpopJkt !== proven) {
-      throw new OAuthRefusal(
-        400,
-        'invalid_dpop_proof',
-        'The dpop_jkt differs from the thumbprint of the DPoP proof key: bind the login to one key.',
-      );
-    }
-    boundTo = proven;
-  }
-  if (boundTo === undefined) {
-    throw new OAuthRefusal(
-      400,
-      'invalid_request',
-      'FAPI 2.0 binds the code to a DPoP key: send a DPoP proof header (or dpop_jkt) with the pushed request.',
-    );
-  }
+  const boundTo = await dpopBinding(ctx, req, params, client.clientId);
   for (const name of AUTH_FIELDS) params.delete(name);
   if (fields.client_id === undefined) params.set('client_id', client.clientId);
   const result: Validation = validateAuthorizeQuery(ctx, params);
   ctx.audit.authorize(client.clientId, result);
-  if (!result.ok) throw new OAuthRefusal(result.code === 'invalid_client' ? 401 : 400, result.code, result.message);
-  const id = pooledRandomToken(32);
-  ctx.stores.pushed.set(
-    id,
-    { clientId: client.clientId, request: result.request, dpopJkt: boundTo },
-    ctx.config.clock() + PUSHED_REQUEST_TTL_S * 1000,
-  );
+  if (!result.ok) throw parRefusal(result);
+  const id = storePushed(ctx, client.clientId, result.request, boundTo);
   ctx.log('par', `request pushed for client ${client.clientId}`);
   return json(201, { request_uri: `${REQUEST_URI_PREFIX}${id}`, expires_in: PUSHED_REQUEST_TTL_S }, NO_STORE);
+}
+
+/**
+ * The refusal of a pushed request the authorize validation refused: its code, but an unregistered
+ * redirect URI is `invalid_request` here, as RFC 9126 section 2.3 names it (the authorize page
+ * keeps `redirect_uri_mismatch`, which names the fix to a person).
+ */
+function parRefusal(result: { code: string; message: string }): OAuthRefusal {
+  const code = result.code === 'redirect_uri_mismatch' ? 'invalid_request' : result.code;
+  return new OAuthRefusal(code === 'invalid_client' ? 401 : 400, code, result.message);
+}
+
+/**
+ * Keep a pushed request under a fresh id: usable at authorize for {@link PUSHED_REQUEST_TTL_S}
+ * seconds, and kept a QR page's lifetime beyond, so a sign-in begun in time can still use it up.
+ */
+function storePushed(
+  ctx: ProviderContext,
+  clientId: string,
+  request: ValidRequest,
+  dpopJkt: string | undefined,
+): string {
+  const id = pooledRandomToken(32);
+  const now = ctx.config.clock();
+  const usableUntil = now + PUSHED_REQUEST_TTL_S * 1000;
+  ctx.stores.pushed.set(
+    id,
+    { clientId, request, dpopJkt, usableUntil, used: false },
+    usableUntil + ctx.config.ttl.authorization * 1000,
+  );
+  return id;
 }
 
 async function par(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> {
@@ -158,41 +183,6 @@ async function par(ctx: ProviderContext, req: ProviderRequest): Promise<Answer> 
     ctx.log('par', `refused: ${err.error} (${err.status}): ${err.description}`);
     return oauthError(err.status, err.error, err.description, err.headers);
   }
-}
-
-/** The pushed request an authorize query names, taken (single use) unless `take` is false (a HEAD only looks). */
-export function redeemRequestUri(ctx: ProviderContext, params: URLSearchParams, take = true): Redeemed {
-  const clientId = params.get('client_id') ?? '';
-  const extra = [...new Set(params.keys())].filter((name) => name !== 'client_id' && name !== 'request_uri');
-  const requestUris = params.getAll('request_uri');
-  if (requestUris.length === 0 || extra.length > 0) {
-    ctx.audit.flag(clientId, 'fapi_raw_authorize_parameters');
-    return {
-      ok: false,
-      code: 'invalid_request',
-      message:
-        requestUris.length === 0
-          ? 'This client is registered for FAPI 2.0: push the authorization parameters to /v2/oauth/par, then send only client_id and request_uri here.'
-          : `This client is registered for FAPI 2.0: send only client_id and request_uri here (remove ${extra
-              .slice(0, 5)
-              .map((n) => n.slice(0, 32))
-              .join(', ')}).`,
-    };
-  }
-  if (requestUris.length > 1 || params.getAll('client_id').length > 1)
-    return { ok: false, code: 'invalid_request', message: 'Send client_id and request_uri once each.' };
-  const uri = requestUris[0] ?? '';
-  const id = uri.startsWith(REQUEST_URI_PREFIX) ? uri.slice(REQUEST_URI_PREFIX.length) : '';
-  const pushed = id === '' || id.length > 64 ? undefined : ctx.stores.pushed.get(id);
-  if (pushed === undefined || pushed.clientId !== clientId) {
-    return {
-      ok: false,
-      code: 'invalid_request_uri',
-      message: `The request_uri is unknown, already used or expired (it lives ${PUSHED_REQUEST_TTL_S} s and works once): push the request again.`,
-    };
-  }
-  if (take) ctx.stores.pushed.delete(id);
-  return { ok: true, request: pushed.request, extras: { dpopJkt: pushed.dpopJkt } };
 }
 
 /** The routes of this file. */

@@ -162,6 +162,8 @@ export interface PendingAuthorization {
   maxAge: number | undefined;
   /** FAPI 2.0: the RFC 7638 thumbprint of the DPoP key the code is bound to (`dpop_jkt`). */
   dpopJkt?: string;
+  /** FAPI 2.0: the pushed request (random part of its `request_uri`), used up when the person approves. */
+  requestUriId?: string;
   /** The message shown on the phone beside the approval (`authentication_context_message`), when sent. */
   contextMessage?: string;
   /** The kind of sign-in (`authentication_context_type`), when sent. */
@@ -219,13 +221,21 @@ export interface AccessTokenRecord {
   dpopJkt?: string;
 }
 
-/** A pushed authorization request (RFC 9126), waiting for its one use at authorize. */
+/**
+ * A pushed authorization request (RFC 9126): authorize may show it until `usableUntil` (a reload
+ * works), and it is used up when the person approves (`used`). The entry outlives `usableUntil` by
+ * the QR page's lifetime, so an approval after it still finds the request and marks it used.
+ */
 export interface PushedRequest {
   clientId: string;
   /** The validated parameters, exactly as authorize validates its query. */
   request: ValidRequest;
-  /** The thumbprint of the DPoP key the code will be bound to. */
-  dpopJkt: string;
+  /** The thumbprint of the DPoP key the code will be bound to; without it, the token request's proof binds it. */
+  dpopJkt: string | undefined;
+  /** Until when (ms since the epoch) authorize accepts the `request_uri`: its `expires_in`. */
+  usableUntil: number;
+  /** Set when a person approved a sign-in of it: no second approval, no further visit. */
+  used: boolean;
 }
 
 /**

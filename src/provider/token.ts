@@ -197,8 +197,13 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
   if (body.code === undefined) throw new OAuthRefusal(400, 'invalid_request', 'The code parameter is missing.');
   if (body.redirect_uri === undefined)
     throw new OAuthRefusal(400, 'invalid_request', 'The redirect_uri parameter is missing.');
+  // Every code carries a code_challenge: without its verifier the grant fails PKCE (RFC 7636 4.6).
   if (body.code_verifier === undefined)
-    throw new OAuthRefusal(400, 'invalid_request', 'The code_verifier parameter is missing.');
+    throw new OAuthRefusal(
+      400,
+      'invalid_grant',
+      'The code_verifier parameter is missing: send the PKCE verifier of the login.',
+    );
   if (!isPkceString(body.code_verifier)) {
     throw new OAuthRefusal(
       400,

@@ -308,7 +308,8 @@ describe('HTTP control of faults', () => {
       error_description: 'faults: status must be a whole number from 400 to 599; got 700',
     });
     expect((await control('POST', undefined, { kind: 'reset', colour: 'red' })).body!.error_description).toMatch(
-      /a reset fault has no "colour" field; allowed: kind, endpoint, times, forMs/,
+      // The double quotes of the sentence are mended to single ones in an error_description (RFC 6749 5.2).
+      /a reset fault has no 'colour' field; allowed: kind, endpoint, times, forMs/,
     );
     expect((await control('POST', undefined, ['reset'])).status).toBe(400);
   });

@@ -273,7 +273,7 @@ describe('a client served no userinfo beside one that is', () => {
       };
       const scoped = await tokenOf(OTHER_CLIENT, 'openid profile.name');
       expect(scoped.status).toBe(400);
-      expect(await scoped.text()).toMatch(/served no userinfo, so &quot;openid&quot; is the only scope/);
+      expect(await scoped.text()).toMatch(/served no userinfo, so openid is the only scope/);
 
       const { access_token: refusedToken } = (await (await tokenOf(OTHER_CLIENT, 'openid')).json()) as {
         access_token: string;

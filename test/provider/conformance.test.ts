@@ -112,7 +112,7 @@ describe('response_mode', () => {
       expect(res.headers.get('location')).toBeNull();
       const html = await res.text();
       expect(html).toContain('data-error-code="invalid_request"');
-      expect(html).toContain('response_mode must be &quot;query&quot;');
+      expect(html).toContain('response_mode must be query');
     }
   });
 

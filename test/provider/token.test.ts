@@ -119,7 +119,7 @@ describe('token endpoint: success', () => {
 });
 
 describe('token endpoint: invalid request (400 invalid_request)', () => {
-  for (const field of ['client_id', 'client_secret', 'code', 'redirect_uri', 'code_verifier', 'grant_type']) {
+  for (const field of ['client_id', 'client_secret', 'code', 'redirect_uri', 'grant_type']) {
     it(`says invalid_request when ${field} is missing`, async () => {
       const { code, verifier } = await freshCode();
       const body = await expectOAuthError(
@@ -177,6 +177,16 @@ describe('token endpoint: invalid request (400 invalid_request)', () => {
 
   it('refuses a body over 16 KB with 413 invalid_request', async () => {
     await expectOAuthError(await postToken(base, { padding: 'x'.repeat(20_000) }), 413, 'invalid_request');
+  });
+
+  it('says invalid_grant for a token request without code_verifier (RFC 7636 4.6: PKCE fails)', async () => {
+    const { code, verifier } = await freshCode();
+    const body = await expectOAuthError(
+      await postToken(base, tokenBody(code, verifier, { code_verifier: undefined })),
+      400,
+      'invalid_grant',
+    );
+    expect(body.error_description).toMatch(/code_verifier/);
   });
 
   it('says invalid_request for a code_verifier outside 43-128 characters of the allowed set', async () => {

@@ -14,7 +14,7 @@ import type { ProviderContext } from '../context.js';
 import { JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH, withinCompactLimits } from '../../compact-limits.js';
 import { OAuthRefusal } from '../http/refusal.js';
 import { ClientKeysUnavailable, type ClientJwks } from './client-jwks.js';
-import { FAPI_SIGNING_ALGS, isSigningJwk, type PublicJwk } from './registration.js';
+import { algName, FAPI_SIGNING_ALGS, isSigningJwk, type PublicJwk } from './registration.js';
 
 /** The `client_assertion_type` of a JWT client assertion. */
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -66,7 +66,7 @@ export function unnamedClientRefusal(fields: AssertionFields): OAuthRefusal {
       );
     }
     return invalidClient(
-      'The client assertion iss names no client registered with profile "fapi2": make iss and sub the client_id, and send client_id beside it.',
+      'The client assertion iss names no client registered with profile fapi2: make iss and sub the client_id, and send client_id beside it.',
     );
   }
   return invalidClient(
@@ -180,7 +180,7 @@ export async function authenticateAssertion(
     );
   if (!FAPI_SIGNING_ALGS.includes(alg as (typeof FAPI_SIGNING_ALGS)[number])) {
     throw invalidClient(
-      `The client assertion alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')} (ES256 recommended); never none or an HMAC.`,
+      `The client assertion alg ${algName(alg)} is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')} (ES256 recommended); never none or an HMAC.`,
     );
   }
   let payload: JWTPayload;
@@ -196,7 +196,7 @@ export async function authenticateAssertion(
       : payload.aud === undefined
         ? 'missing'
         : 'another value (an endpoint URL is not accepted)';
-    throw invalidClient(`The client assertion aud must be the issuer "${issuer}" as a single string; it is ${why}.`);
+    throw invalidClient(`The client assertion aud must be the issuer ${issuer} as a single string; it is ${why}.`);
   }
   const now = Math.floor(ctx.config.clock() / 1000);
   const exp = payload.exp as number;

@@ -12,7 +12,7 @@ import { calculateJwkThumbprint, decodeProtectedHeader, type JWK, jwtVerify, typ
 import type { ProviderContext } from '../context.js';
 import { JWS_SEGMENTS, MAX_PROVIDER_JWT_LENGTH, withinCompactLimits } from '../../compact-limits.js';
 import type { DpopNonces } from './dpop-nonces.js';
-import { FAPI_SIGNING_ALGS } from './registration.js';
+import { algName, FAPI_SIGNING_ALGS } from './registration.js';
 
 /** How far a proof's `iat` may be from now, in seconds, either way. */
 export const DPOP_IAT_WINDOW_S = 60;
@@ -83,14 +83,14 @@ export async function verifyDpopProof(
   } catch {
     throw refuse('The DPoP header is not a compact JWS.');
   }
-  if (protectedHeader.typ !== 'dpop+jwt') throw refuse('The DPoP proof header typ must be "dpop+jwt".');
+  if (protectedHeader.typ !== 'dpop+jwt') throw refuse('The DPoP proof header typ must be dpop+jwt.');
   // No JWS extension is understood: a crit header fails closed, before its key is imported.
   if (protectedHeader.crit !== undefined)
     throw refuse('The DPoP proof header names critical extensions (crit); none is understood: sign without crit.');
   const alg = protectedHeader.alg;
   if (!FAPI_SIGNING_ALGS.includes(alg as (typeof FAPI_SIGNING_ALGS)[number])) {
     throw refuse(
-      `The DPoP proof alg "${String(alg).slice(0, 16)}" is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')}; never none or an HMAC.`,
+      `The DPoP proof alg ${algName(alg)} is not accepted: sign with ${FAPI_SIGNING_ALGS.join(', ')}; never none or an HMAC.`,
     );
   }
   const jwk = protectedHeader.jwk as JWK | undefined;
@@ -118,10 +118,10 @@ export async function verifyDpopProof(
     throw refuse('The DPoP proof signature does not verify with the jwk of its header.');
   }
   if (payload.htm !== target.method)
-    throw refuse(`The DPoP proof htm must be "${target.method}", the method of this request.`);
+    throw refuse(`The DPoP proof htm must be ${target.method}, the method of this request.`);
   const htu = typeof payload.htu === 'string' ? withoutQuery(payload.htu) : undefined;
   if (htu === undefined || htu !== withoutQuery(target.url))
-    throw refuse(`The DPoP proof htu must be "${target.url}", the URL of this request.`);
+    throw refuse(`The DPoP proof htu must be ${target.url}, the URL of this request.`);
   const now = Math.floor(ctx.config.clock() / 1000);
   if (typeof payload.iat !== 'number' || Math.abs(payload.iat - now) > DPOP_IAT_WINDOW_S) {
     throw refuse(

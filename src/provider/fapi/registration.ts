@@ -35,6 +35,11 @@ export const DEFAULT_FAPI_ID_TOKEN_SIGNING_ALG: IdTokenSigningAlg = 'PS256';
 /** The JWS algorithms accepted for client assertions and DPoP proofs (never `none`, never HS*). */
 export const FAPI_SIGNING_ALGS = ['ES256', 'PS256', 'EdDSA'] as const;
 
+/** An `alg` header value as a refusal may name it: a short algorithm name, or a placeholder for anything else sent. */
+export function algName(alg: unknown): string {
+  return typeof alg === 'string' && /^[A-Za-z0-9+_-]{1,16}$/.test(alg) ? alg : '(not an algorithm name)';
+}
+
 /** A JWE key-management algorithm of an ID token. */
 export type IdTokenEncryptionAlg = (typeof ID_TOKEN_ENCRYPTION_ALGS)[number];
 /** A JWE content encryption of an ID token. */

@@ -73,7 +73,7 @@ export async function encryptIdToken(ctx: ProviderContext, client: ResolvedClien
     throw new OAuthRefusal(
       401,
       'invalid_client',
-      `The client's JWKS has no key to encrypt the ID token with ${registered?.alg ?? 'its registered algorithm'}: publish ${encryptionKeyKind(registered?.alg)} public key with "use": "enc".`,
+      `The client's JWKS has no key to encrypt the ID token with ${registered?.alg ?? 'its registered algorithm'}: publish ${encryptionKeyKind(registered?.alg)} public key with use enc.`,
     );
   }
   let key = importedKeys.get(jwk);

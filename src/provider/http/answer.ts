@@ -35,14 +35,31 @@ export function json(status: number, value: unknown, headers: Readonly<Record<st
   return { status, headers, body: { type: 'json', value } };
 }
 
-/** An RFC 6749 section 5.2 error body, not cached. */
+/** The characters RFC 6749 section 5.2 allows in `error_description`: `%x20-21 / %x23-5B / %x5D-7E`. */
+export const ERROR_DESCRIPTION_CHARS = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * `description` within {@link ERROR_DESCRIPTION_CHARS}: the sentences are written so already, and
+ * what a sentence quotes from outside (a redirect URI, a fault's text) is mended here: a double
+ * quote becomes a single one, a backslash a slash, an ellipsis three dots, anything else a `?`.
+ */
+export function errorDescription(description: string): string {
+  if (ERROR_DESCRIPTION_CHARS.test(description)) return description;
+  return description
+    .replace(/"/g, "'")
+    .replace(/\\/g, '/')
+    .replace(/\u2026/g, '...')
+    .replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
+}
+
+/** An RFC 6749 section 5.2 error body, not cached; the one place an `error_description` is written. */
 export function oauthError(
   status: number,
   error: string,
   description: string,
   headers: Readonly<Record<string, string>> = {},
 ): Answer {
-  return json(status, { error, error_description: description }, { ...NO_STORE, ...headers });
+  return json(status, { error, error_description: errorDescription(description) }, { ...NO_STORE, ...headers });
 }
 
 /** A redirect with no body. */

@@ -23,6 +23,8 @@ export type AuditCode =
   | 'client_auth_outside_spec'
   | 'id_token_not_checked'
   | 'fapi_raw_authorize_parameters'
+  | 'fapi_authorize_parameters_repeated'
+  | 'fapi_par_without_dpop_binding'
   | 'fapi_client_secret_sent'
   | 'client_assertion_jti_reused'
   | 'client_assertion_long_lived'
@@ -52,6 +54,10 @@ export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
     'Userinfo was called with the access token of an ID token the provider had made invalid on purpose: the app did not validate the ID token.',
   fapi_raw_authorize_parameters:
     'A FAPI 2.0 client sent its authorization parameters in the authorize URL: push them to the PAR endpoint and send only client_id and request_uri.',
+  fapi_authorize_parameters_repeated:
+    'A FAPI 2.0 client repeated authorization parameters beside request_uri: the pushed ones were used and these ignored (RFC 9101 section 6.3); send only client_id and request_uri.',
+  fapi_par_without_dpop_binding:
+    'A FAPI 2.0 pushed request carried neither a DPoP proof nor dpop_jkt: the code was bound to the DPoP key of the token request instead; bind it at PAR so a stolen code is of no use without the key.',
   fapi_client_secret_sent: 'A FAPI 2.0 client sent a client_secret: it must authenticate with private_key_jwt only.',
   client_assertion_jti_reused:
     'A client assertion was sent again with a jti already used: make a fresh assertion, with a new jti, for every request.',

@@ -1,5 +1,5 @@
 /** The conformance plan's HTTP control routes (results, report, finish); control routes, so `controlToken` applies. */
-import { empty, json } from '../http/answer.js';
+import { empty, json, oauthError } from '../http/answer.js';
 import type { ProviderRoute } from '../router.js';
 import type { AuditFinding } from './audit.js';
 import type { Conformance } from './conformance.js';
@@ -46,7 +46,7 @@ export function conformanceRoutes(plan: Conformance, finish: FinishOptions): Pro
           return empty(204);
         } catch (err) {
           const description = err instanceof TypeError ? err.message : 'The report could not be read.';
-          return json(400, { error: 'invalid_request', error_description: description }, NO_STORE);
+          return oauthError(400, 'invalid_request', description);
         }
       },
     },

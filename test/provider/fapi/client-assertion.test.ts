@@ -130,7 +130,7 @@ describe('private_key_jwt at the token endpoint: every refusal is invalid_client
     const encode = (v: object): string => Buffer.from(JSON.stringify(v)).toString('base64url');
     const now = Math.floor(f.test.provider.clock() / 1000);
     const unsigned = `${encode({ alg: 'none' })}.${encode({ iss: f.test.client.clientId, sub: f.test.client.clientId, aud: f.test.provider.issuer, jti: 'n', exp: now + 60 })}.`;
-    expect(await refusedAtToken({ assertion: unsigned })).toMatch(/alg "none" is not accepted/);
+    expect(await refusedAtToken({ assertion: unsigned })).toMatch(/alg none is not accepted/);
   });
   it('HS256 signed with anything', async () => {
     const { SignJWT } = await import('jose');
@@ -143,7 +143,7 @@ describe('private_key_jwt at the token endpoint: every refusal is invalid_client
     })
       .setProtectedHeader({ alg: 'HS256' })
       .sign(new TextEncoder().encode('a shared secret of at least 32 bytes!'));
-    expect(await refusedAtToken({ assertion: hs })).toMatch(/alg "HS256" is not accepted/);
+    expect(await refusedAtToken({ assertion: hs })).toMatch(/alg HS256 is not accepted/);
   });
   it('signed by a key that is not registered', async () => {
     const stranger = (await fapiTestKeys()).signingKey;
@@ -229,7 +229,7 @@ describe('no client_id, and an assertion that names no client: invalid_client (4
   it('at PAR and token, a signed assertion whose iss is no registered client', async () => {
     const stranger = await assertion(f.test, { iss: 'nobody', sub: 'nobody' });
     expect(await refused(await push(f.test, f.dpop, withoutClientId(), { assertion: stranger }))).toMatch(
-      /iss names no client registered with profile "fapi2"/,
+      /iss names no client registered with profile fapi2/,
     );
     expect(
       await refused(

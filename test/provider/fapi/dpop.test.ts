@@ -31,7 +31,7 @@ describe('DPoP proofs at the token endpoint: each mistake is invalid_dpop_proof 
   });
   it('typ is not dpop+jwt', async () => {
     expect(await refusedAtToken(await dpop.proof(test, 'POST', tokenUrl, {}, { typ: 'JWT' }))).toMatch(
-      /typ must be "dpop\+jwt"/,
+      /typ must be dpop\+jwt/,
     );
   });
   it('no jwk in the header', async () => {
@@ -65,10 +65,10 @@ describe('DPoP proofs at the token endpoint: each mistake is invalid_dpop_proof 
     })
       .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: dpop.publicJwk })
       .sign(new TextEncoder().encode('a shared secret of at least 32 bytes!'));
-    expect(await refusedAtToken(proof)).toMatch(/alg "HS256" is not accepted/);
+    expect(await refusedAtToken(proof)).toMatch(/alg HS256 is not accepted/);
   });
   it('htm is another method', async () => {
-    expect(await refusedAtToken(await dpop.proof(test, 'GET', tokenUrl))).toMatch(/htm must be "POST"/);
+    expect(await refusedAtToken(await dpop.proof(test, 'GET', tokenUrl))).toMatch(/htm must be POST/);
   });
   it('htu is another URL', async () => {
     expect(await refusedAtToken(await dpop.proof(test, 'POST', `${test.baseUrl}/v2/oauth/par`))).toMatch(/htu must be/);

@@ -104,7 +104,10 @@ describe('FAPI 2.0: PAR refusals', () => {
       f.dpop,
       loginParams(f.test, { redirect_uri: 'http://127.0.0.1:3000/other' }).params,
     );
-    expect((await errorOf(redirect, 400)).error).toBe('redirect_uri_mismatch');
+    // RFC 9126 section 2.3: an unregistered redirect URI at PAR is invalid_request.
+    const mismatch = await errorOf(redirect, 400);
+    expect(mismatch.error).toBe('invalid_request');
+    expect(mismatch.error_description).toMatch(/redirect_uri/);
   });
 
   it('refuses request_uri inside a pushed request', async () => {
@@ -112,9 +115,21 @@ describe('FAPI 2.0: PAR refusals', () => {
     expect((await errorOf(res, 400)).error_description).toMatch(/must not carry request_uri/);
   });
 
-  it('refuses a pushed request with neither a DPoP proof nor dpop_jkt', async () => {
-    const res = await push(f.test, f.dpop, loginParams(f.test).params, { proof: null });
-    expect((await errorOf(res, 400)).error_description).toMatch(/DPoP key/);
+  it('accepts a pushed request with neither a DPoP proof nor dpop_jkt, binds the code to the token request proof, and the audit names it', async () => {
+    const { params, verifier } = loginParams(f.test);
+    const res = await push(f.test, f.dpop, params, { proof: null });
+    expect(res.status).toBe(201);
+    const { request_uri } = (await res.json()) as { request_uri: string };
+    const code =
+      new URL((await authorizeUri(f.test, request_uri)).headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const token = await tokenCall(f.test, f.dpop, { code, code_verifier: verifier });
+    expect(token.status).toBe(200);
+    const tokens = (await token.json()) as { access_token: string; token_type: string };
+    expect(tokens.token_type).toBe('DPoP');
+    // The access token is bound to the key of the token request's proof: another key is refused at userinfo.
+    expect((await userinfoCall(f.test, f.dpop, tokens.access_token)).status).toBe(200);
+    expect((await userinfoCall(f.test, await DpopKey.make(), tokens.access_token)).status).toBe(401);
+    expect(f.test.provider.audit(f.test.client.clientId).map((a) => a.code)).toContain('fapi_par_without_dpop_binding');
   });
 
   it('refuses a dpop_jkt that differs from the proof key', async () => {
@@ -162,8 +177,44 @@ describe('FAPI 2.0: authorize takes only client_id and request_uri', () => {
     expect(f.test.provider.audit(f.test.client.clientId).map((f) => f.code)).toContain('fapi_raw_authorize_parameters');
   });
 
-  it('refuses a request_uri with other parameters beside it', async () => {
-    expect(await pageCode(await authorizeUri(f.test, await pushed(), { state: 'x' }))).toBe('invalid_request');
+  it('ignores parameters repeated beside request_uri in favour of the pushed ones (RFC 9101 6.3), and the audit names them', async () => {
+    const { params, verifier } = loginParams(f.test);
+    const res = await push(f.test, f.dpop, params);
+    const { request_uri } = (await res.json()) as { request_uri: string };
+    const { client_id: _, ...repeated } = params;
+    const back = await authorizeUri(f.test, request_uri, { ...repeated, scope: 'profile.name openid', extra: 'x' });
+    expect(back.status).toBe(302);
+    const callback = new URL(back.headers.get('location') ?? '');
+    expect(callback.searchParams.get('state')).toBe(params['state']);
+    const code = callback.searchParams.get('code') ?? '';
+    expect((await tokenCall(f.test, f.dpop, { code, code_verifier: verifier })).status).toBe(200);
+    expect(f.test.provider.audit(f.test.client.clientId).map((a) => a.code)).toContain(
+      'fapi_authorize_parameters_repeated',
+    );
+  });
+
+  it('uses the pushed state, not one sent only beside request_uri', async () => {
+    const { params } = loginParams(f.test);
+    const { state: _, ...withoutState } = params;
+    const { request_uri } = (await (await push(f.test, f.dpop, withoutState)).json()) as { request_uri: string };
+    const back = await authorizeUri(f.test, request_uri, { state: 'outside' });
+    expect(back.status).toBe(302);
+    expect(new URL(back.headers.get('location') ?? '').searchParams.get('state')).toBeNull();
+  });
+
+  it('refuses a parameter beside request_uri that contradicts the pushed one, and does not use the request_uri up', async () => {
+    const uri = await pushed();
+    const contradictions: Record<string, string>[] = [
+      { state: 'x' },
+      { redirect_uri: 'http://127.0.0.1:3000/other' },
+      { scope: 'openid' },
+      { code_challenge_method: 'plain' },
+    ];
+    for (const contradiction of contradictions) {
+      const res = await authorizeUri(f.test, uri, contradiction);
+      expect(await pageCode(res)).toBe('invalid_request');
+    }
+    expect((await authorizeUri(f.test, uri)).status).toBe(302);
   });
 
   it('uses a request_uri once', async () => {
