@@ -438,30 +438,9 @@ export class IdClient {
     const tokenType = typeof tokens.token_type === 'string' ? tokens.token_type : undefined;
     this.#profile.checkTokenResponse(tokens);
     let claims: IdTokenClaims;
-    let idToken = tokens.id_token;
+    let idToken: string;
     try {
-      if (isCompactJwe(idToken)) {
-        const jwe = idToken;
-        idToken = await inSpan(SPAN.idTokenDecrypt, this.#traceAttributes, () =>
-          decryptIdToken(jwe, this.#profile.idTokenKeys, this.#profile.idTokenDecryption),
-        );
-      }
-      const signed = idToken;
-      // `algorithms`: the allowlist the verification keeps to (a key's own alg and kty must fit it too).
-      const expectations = {
-        issuer: this.issuer,
-        clientId: this.clientId,
-        nonce: params.nonce,
-        accessToken,
-        clockTolerance: this.#clockTolerance,
-        clock: this.#clock,
-        algorithms,
-        keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => this.#keyFor(kid, alg),
-      };
-      claims = await inSpan(SPAN.idTokenValidate, this.#traceAttributes, async () => {
-        requireAllowedAlgorithm(signed, algorithms);
-        return validateIdToken(signed, expectations);
-      });
+      ({ claims, idToken } = await this.#readIdToken(tokens.id_token, params.nonce, accessToken, algorithms));
     } catch (err) {
       // For time failures, measure this machine's clock against the service's, so the log can
       // say whether the clock is wrong rather than the token.
@@ -474,10 +453,44 @@ export class IdClient {
     return {
       sub: claims.sub,
       accessToken,
-      idToken: idToken as string,
+      idToken,
       claims,
       ...(tokenType === undefined ? {} : { tokenType }),
     };
+  }
+
+  /**
+   * The token response's ID token, decrypted when it is a JWE, checked against the allowlist and
+   * validated: its claims, and the signed token.
+   */
+  async #readIdToken(
+    idToken: unknown,
+    nonce: string | null | undefined,
+    accessToken: string,
+    algorithms: readonly string[],
+  ): Promise<{ claims: IdTokenClaims; idToken: string }> {
+    let signed = idToken;
+    if (isCompactJwe(idToken)) {
+      signed = await inSpan(SPAN.idTokenDecrypt, this.#traceAttributes, () =>
+        decryptIdToken(idToken, this.#profile.idTokenKeys, this.#profile.idTokenDecryption),
+      );
+    }
+    // `algorithms`: the allowlist the verification keeps to (a key's own alg and kty must fit it too).
+    const expectations = {
+      issuer: this.issuer,
+      clientId: this.clientId,
+      nonce,
+      accessToken,
+      clockTolerance: this.#clockTolerance,
+      clock: this.#clock,
+      algorithms,
+      keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => this.#keyFor(kid, alg),
+    };
+    const claims = await inSpan(SPAN.idTokenValidate, this.#traceAttributes, async () => {
+      requireAllowedAlgorithm(signed, algorithms);
+      return validateIdToken(signed, expectations);
+    });
+    return { claims, idToken: signed as string };
   }
 
   /**
