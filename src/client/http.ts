@@ -8,6 +8,7 @@ import type * as https from 'node:https';
 import { IdError, type IdErrorCode } from '../errors.js';
 import { nodeBuiltinsError } from './runtime-check.js';
 import { knownOAuthError } from './oauth-error-codes.js';
+import { recordHttpStatus } from '../trace.js';
 
 /** Options of {@link HttpClient}. */
 export interface HttpClientOptions {
@@ -106,6 +107,7 @@ export class HttpClient {
   async json(req: JsonRequest): Promise<unknown> {
     const res = await this.#exchange(req);
     const { status } = res;
+    recordHttpStatus(status);
     if (res.date !== undefined && req.onServerDate !== undefined) req.onServerDate(res.date);
     if (req.onResponse !== undefined) req.onResponse(status, res.headers);
     if (status >= 300 && status < 400) {

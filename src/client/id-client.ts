@@ -54,6 +54,7 @@ import type { DpopKey, StoredDpopKey } from './dpop.js';
 import { checkContextMessage, type IdClientProfile, type PublicJwks } from './fapi-config.js';
 import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
 import { parseProfile, type Profile } from './profile.js';
+import { inSpan, SPAN, serviceAttributes, type TraceAttributes } from '../trace.js';
 
 /** ID-token failures caused by time: a clock difference with the service can explain them. */
 const TIME_CODES: ReadonlySet<string> = new Set([
@@ -110,6 +111,8 @@ export class IdClient {
   readonly #clock: Clock;
   readonly #clockTolerance: number;
   readonly #http: HttpClient;
+  /** What every span of this client carries: the provider's host and the profile. */
+  readonly #traceAttributes: TraceAttributes;
   #jwks: RemoteKeySet | undefined;
   #jwksUrl: string | undefined;
 
@@ -138,6 +141,7 @@ export class IdClient {
     const issuer = parseIssuer(options.issuer, options.hostname, allowInsecureHttp);
     this.origin = issuer.origin;
     this.issuer = issuer.issuer;
+    this.#traceAttributes = serviceAttributes(this.origin, profile.name);
     this.#allowedAlgorithms = parseIdTokenAlgorithms(options.idTokenSigningAlgorithms, profile.name === 'fapi2');
     this.idTokenAlgorithms = this.#allowedAlgorithms;
     if (options.requireIssParameter !== undefined && typeof options.requireIssParameter !== 'boolean') {
@@ -243,7 +247,11 @@ export class IdClient {
    * @throws TypeError on ill-formed parameters or in the base profile; IdError when the service
    *   refuses the request or publishes no pushed-authorization endpoint.
    */
-  async pushAuthorizationRequest(params: PushedAuthorizationParams): Promise<PushedAuthorizationResult> {
+  pushAuthorizationRequest(params: PushedAuthorizationParams): Promise<PushedAuthorizationResult> {
+    return inSpan(SPAN.par, this.#traceAttributes, () => this.#pushAuthorizationRequest(params));
+  }
+
+  async #pushAuthorizationRequest(params: PushedAuthorizationParams): Promise<PushedAuthorizationResult> {
     const fapi = this.#profile.fapi2('pushAuthorizationRequest');
     const { query, nonce } = this.#authorizationParams(params, 'pushAuthorizationRequest');
     const dpopKey = requireDpopKey(params.dpopKey, 'pushAuthorizationRequest');
@@ -413,13 +421,15 @@ export class IdClient {
     };
     const metadata = await this.#metadata('token');
     const algorithms = this.#algorithmsFor(metadata);
-    const body = await this.#profile.requestTokens({
-      url: metadata.tokenEndpoint,
-      grant,
-      onServerDate,
-      dpopKey: params.dpopKey,
-      iss: params.iss,
-    });
+    const body = await inSpan(SPAN.token, this.#traceAttributes, () =>
+      this.#profile.requestTokens({
+        url: metadata.tokenEndpoint,
+        grant,
+        onServerDate,
+        dpopKey: params.dpopKey,
+        iss: params.iss,
+      }),
+    );
     const tokens = asObject(body, 'token endpoint');
     const accessToken = tokens.access_token;
     if (typeof accessToken !== 'string' || accessToken === '') {
@@ -428,23 +438,9 @@ export class IdClient {
     const tokenType = typeof tokens.token_type === 'string' ? tokens.token_type : undefined;
     this.#profile.checkTokenResponse(tokens);
     let claims: IdTokenClaims;
-    let idToken = tokens.id_token;
+    let idToken: string;
     try {
-      if (isCompactJwe(idToken))
-        idToken = await decryptIdToken(idToken, this.#profile.idTokenKeys, this.#profile.idTokenDecryption);
-      requireAllowedAlgorithm(idToken, algorithms);
-      // `algorithms`: the allowlist the verification keeps to (a key's own alg and kty must fit it too).
-      const expectations = {
-        issuer: this.issuer,
-        clientId: this.clientId,
-        nonce: params.nonce,
-        accessToken,
-        clockTolerance: this.#clockTolerance,
-        clock: this.#clock,
-        algorithms,
-        keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => this.#keyFor(kid, alg),
-      };
-      claims = await validateIdToken(idToken, expectations);
+      ({ claims, idToken } = await this.#readIdToken(tokens.id_token, params.nonce, accessToken, algorithms));
     } catch (err) {
       // For time failures, measure this machine's clock against the service's, so the log can
       // say whether the clock is wrong rather than the token.
@@ -457,10 +453,44 @@ export class IdClient {
     return {
       sub: claims.sub,
       accessToken,
-      idToken: idToken as string,
+      idToken,
       claims,
       ...(tokenType === undefined ? {} : { tokenType }),
     };
+  }
+
+  /**
+   * The token response's ID token, decrypted when it is a JWE, checked against the allowlist and
+   * validated: its claims, and the signed token.
+   */
+  async #readIdToken(
+    idToken: unknown,
+    nonce: string | null | undefined,
+    accessToken: string,
+    algorithms: readonly string[],
+  ): Promise<{ claims: IdTokenClaims; idToken: string }> {
+    let signed = idToken;
+    if (isCompactJwe(idToken)) {
+      signed = await inSpan(SPAN.idTokenDecrypt, this.#traceAttributes, () =>
+        decryptIdToken(idToken, this.#profile.idTokenKeys, this.#profile.idTokenDecryption),
+      );
+    }
+    // `algorithms`: the allowlist the verification keeps to (a key's own alg and kty must fit it too).
+    const expectations = {
+      issuer: this.issuer,
+      clientId: this.clientId,
+      nonce,
+      accessToken,
+      clockTolerance: this.#clockTolerance,
+      clock: this.#clock,
+      algorithms,
+      keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => this.#keyFor(kid, alg),
+    };
+    const claims = await inSpan(SPAN.idTokenValidate, this.#traceAttributes, async () => {
+      requireAllowedAlgorithm(signed, algorithms);
+      return validateIdToken(signed, expectations);
+    });
+    return { claims, idToken: signed as string };
   }
 
   /**
@@ -469,7 +499,11 @@ export class IdClient {
    *   when `accessToken` has characters a bearer token cannot have (RFC 6750 b64token), or when
    *   the userinfo call fails, the returned sub differs from `sub`, or decryption fails.
    */
-  async userinfo(params: UserinfoParams): Promise<UserinfoResult> {
+  userinfo(params: UserinfoParams): Promise<UserinfoResult> {
+    return inSpan(SPAN.userinfo, this.#traceAttributes, () => this.#userinfo(params));
+  }
+
+  async #userinfo(params: UserinfoParams): Promise<UserinfoResult> {
     if (typeof params !== 'object' || params === null) {
       throw new TypeError('userinfo: expected an object with sub and accessToken');
     }
@@ -524,7 +558,11 @@ export class IdClient {
       );
     }
     try {
-      return { sub, data: await decryptUserinfo(this.#privateKeys, info.key, entries) };
+      const key = info.key;
+      const data = await inSpan(SPAN.userinfoDecrypt, this.#traceAttributes, () =>
+        decryptUserinfo(this.#privateKeys, key, entries),
+      );
+      return { sub, data };
     } catch (err) {
       logCallFailure(this.#log, 'userinfo', err);
       throw err;
@@ -575,7 +613,12 @@ export class IdClient {
    * the client read the discovery document again (at most once per cooldown): when the provider
    * moved its `jwks_uri`, the key is looked up there.
    */
-  async #keyFor(kid: string | undefined, alg: IdTokenSigningAlgorithm): Promise<import('node:crypto').KeyObject> {
+  #keyFor(kid: string | undefined, alg: IdTokenSigningAlgorithm): Promise<import('node:crypto').KeyObject> {
+    return inSpan(SPAN.jwks, this.#traceAttributes, () => this.#lookUpKey(kid, alg));
+  }
+
+  /** {@link IdClient.#keyFor}'s lookup: the cached key set, fetched again for an unknown `kid`. */
+  async #lookUpKey(kid: string | undefined, alg: IdTokenSigningAlgorithm): Promise<import('node:crypto').KeyObject> {
     const metadata = await this.#metadata('jwks');
     try {
       return await this.#keySet(metadata.jwksUri).keyFor(kid, alg);
@@ -583,7 +626,7 @@ export class IdClient {
       if (!(err instanceof IdError) || err.code !== 'id_token_key_not_found' || !metadata.fromDocument) throw err;
       let fresh: ServiceMetadata;
       try {
-        fresh = await this.#discovery.refresh();
+        fresh = await inSpan(SPAN.discovery, this.#traceAttributes, () => this.#discovery.refresh());
       } catch (refreshErr) {
         logCallFailure(this.#log, 'discovery', refreshErr);
         throw err;
@@ -624,7 +667,7 @@ export class IdClient {
     if (cached !== undefined && this.#discovery.isFresh()) return cached;
     let metadata: ServiceMetadata;
     try {
-      metadata = await this.#discovery.get();
+      metadata = await inSpan(SPAN.discovery, this.#traceAttributes, () => this.#discovery.get());
     } catch (err) {
       logCallFailure(this.#log, endpoint === 'discovery' ? endpoint : 'discovery', err);
       throw err;

@@ -51,6 +51,7 @@ import {
 import { processReplayStore, type ReplayStore } from './replay-store.js';
 import { safeReturnTo } from './return-to.js';
 import type { FlowSession } from './session.js';
+import { inLoginCallback, inSpan, SPAN, serviceAttributes } from '../trace.js';
 
 /** Prefix of the default session key; the key is `nd-id:<client id>` when the client id is known. */
 export const DEFAULT_SESSION_KEY = 'nd-id';
@@ -705,6 +706,8 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     };
   }
 
+  // Each entry point is one span; the client's steps are its children.
+  const traced = serviceAttributes(flowClient.issuer, flowClient.profile ?? 'base');
   return {
     sessionKey,
     maxPendingLogins,
@@ -712,8 +715,8 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     binding,
     log,
     begin,
-    start,
-    complete,
+    start: (session, beginOptions) => inSpan(SPAN.loginStart, traced, () => start(session, beginOptions)),
+    complete: (session, query, request) => inLoginCallback(traced, () => complete(session, query, request)),
     keepPendingLogins,
     completedLogin(state) {
       if (typeof state !== 'string' || state === '' || state.length > MAX_STATE_LENGTH) return undefined;
