@@ -170,6 +170,8 @@ export function createProvider(options: ProviderOptions): Provider {
       scripted.clear();
       stores.pendingByMobileId.clear();
       stores.pendingByPollId.clear();
+      stores.answeredByMobileId.clear();
+      stores.answeredByPollId.clear();
       stores.pendingQuota.clear();
       stores.codes.clear();
       stores.accessTokens.clear();

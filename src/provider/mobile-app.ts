@@ -10,6 +10,7 @@ import type { Answer } from './http/answer.js';
 import { bodyField } from './http/body.js';
 import { type ProviderRequest, singleParam } from './http/request.js';
 import { MOBILE_PATH } from './authorize.js';
+import { answerLogin, loginByMobileId } from './pending-logins.js';
 import type { ProviderRoute } from './router.js';
 import { responseIssuer } from './variant.js';
 import { listPersonas, MAX_PERSONA_SEARCH } from './persona-search.js';
@@ -23,7 +24,7 @@ const EXPIRED_MESSAGE =
 
 function pendingOf(ctx: ProviderContext, req: ProviderRequest): PendingAuthorization | undefined {
   const id = req.params['mobileId'];
-  return typeof id === 'string' && id.length <= 64 ? ctx.stores.pendingByMobileId.get(id) : undefined;
+  return typeof id === 'string' && id.length <= 64 ? loginByMobileId(ctx.stores, id) : undefined;
 }
 
 function clientName(ctx: ProviderContext, pending: PendingAuthorization): string {
@@ -90,8 +91,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   const form = req.body.kind === 'form' ? req.body : { kind: 'none' as const };
   const decision = bodyField(form, 'decision');
   if (decision === 'deny') {
-    pending.status = 'denied';
-    pending.qrSvg = undefined; // served only while pending: freed now, not when the entry expires
+    answerLogin(ctx.stores, pending, 'denied');
     pending.redirectTo = callbackUrl(responseIssuer(ctx.config), pending.redirectUri, {
       error: 'access_denied',
       state: pending.state,
@@ -110,8 +110,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
     );
   }
   if (match !== pending.matchCode) {
-    pending.status = 'mismatch';
-    pending.qrSvg = undefined;
+    answerLogin(ctx.stores, pending, 'mismatch');
     ctx.log('mobile', `number mismatch for client ${pending.clientId}: authorization ended`);
     return htmlAnswer(403, renderMobileMismatch(ctx.config.basePath));
   }
@@ -123,8 +122,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
     );
   }
   const code = issueCode(ctx, pending, persona);
-  pending.status = 'approved';
-  pending.qrSvg = undefined;
+  answerLogin(ctx.stores, pending, 'approved');
   const iss = ctx.conformance.responseIss(pending.clientId, ctx.config.issuer, ctx.config.authorizationResponseIss);
   pending.redirectTo = callbackUrl(iss, pending.redirectUri, {
     code,

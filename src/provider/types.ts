@@ -111,13 +111,15 @@ export interface ProviderOptions {
   /** Clock in ms since the epoch. Default `Date.now`. */
   clock?: Clock;
   /**
-   * Most pending authorizations kept at once. Default 10 000. When full, new authorize requests
-   * get a 429 page; a live one is never evicted.
+   * Most pending authorizations waiting for the phone's answer at once. Default 10 000. When
+   * full, new authorize requests get a 429 page; a live one is never evicted. An answered one
+   * stops counting at once.
    */
   maxPending?: number;
   /**
    * Most live pending authorizations started from one source address (the TCP peer). Default 20.
-   * Past it, that address gets a 429 page until its QR pages expire or are answered.
+   * Past it, that address gets a 429 page until one of its QR logins is answered on the phone
+   * (approved, denied, a wrong number), cancelled, or expires: each gives its place back at once.
    */
   maxPendingPerAddress?: number;
   /** Most authorization codes kept at once. Default 10 000. */
