@@ -62,6 +62,7 @@ const PROVIDER_TUNING = [
   'autoApprove',
   'ttl',
   'signingKey',
+  'signingKeys',
   'subjectSecret',
   'clock',
   'maxPending',

@@ -8,7 +8,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { readClientsFile } from './cli-clients-file.js';
+import { readTtlFlag, rehearsalOptions, TTL_FLAGS, type RehearsalFlags } from './cli-options.js';
 import { resolveConfig } from './config.js';
 import { checkPersonas } from './config-checks.js';
 import { startProvider, type StartedProvider, type StartProviderOptions } from './index.js';
@@ -17,7 +19,7 @@ import { INIT_FILES, runInit } from './cli-init.js';
 import { DEFAULT_PORT, HELP } from './cli-help.js';
 import { packageVersion } from './cli-version.js';
 import { verdictOf } from './testing/verdict.js';
-import type { Persona, ProviderClient } from './types.js';
+import type { Persona } from './types.js';
 import { withoutTrailingSlashes } from './trailing-slashes.js';
 
 export { DEFAULT_PORT };
@@ -44,8 +46,9 @@ interface ParsedArgs {
   clientsFile?: string;
   personasFile?: string;
   autoApprove?: boolean | string;
-  signingKeyFile?: string;
   controlTokenFile?: string;
+  /** The variant, lifetime and signing-key flags (`cli-options.ts`). */
+  rehearsal: RehearsalFlags;
   log: boolean;
   faultControl: boolean;
   auditEndpoint: boolean;
@@ -56,6 +59,8 @@ interface ParsedArgs {
   version: boolean;
   strictClientAuth: boolean;
   dpopNonce: boolean;
+  noIss: boolean;
+  noUserinfo: boolean;
   /** Seconds, or `plan`. */
   exitAfter?: number | 'plan';
 }
@@ -70,7 +75,9 @@ type BooleanField =
   | 'faultControl'
   | 'auditEndpoint'
   | 'auditStrict'
-  | 'conformance';
+  | 'conformance'
+  | 'noIss'
+  | 'noUserinfo';
 
 /** The options that are on when given (`--log`), by name. */
 const FLAGS: Readonly<Record<string, BooleanField>> = {
@@ -84,6 +91,8 @@ const FLAGS: Readonly<Record<string, BooleanField>> = {
   'audit-endpoint': 'auditEndpoint',
   'audit-strict': 'auditStrict',
   conformance: 'conformance',
+  'no-iss': 'noIss',
+  'no-userinfo': 'noUserinfo',
 };
 
 /** The options that take a value (`--port 4000` or `--port=4000`): each stores it, or notes the mistake. */
@@ -109,8 +118,20 @@ const VALUES: Readonly<Record<string, (value: string, out: ParsedArgs, mistakes:
     out.controlTokenFile = v;
   },
   'signing-key': (v, out) => {
-    out.signingKeyFile = v;
+    out.rehearsal.signingKeyFile = v;
   },
+  'signing-keys': (v, out) => {
+    out.rehearsal.signingKeysFile = v;
+  },
+  'issuer-path': (v, out) => {
+    out.rehearsal.issuerPath = v;
+  },
+  ...Object.fromEntries(
+    Object.keys(TTL_FLAGS).map((name) => [
+      name,
+      (v: string, out: ParsedArgs, mistakes: string[]) => readTtlFlag(name, v, out.rehearsal, mistakes),
+    ]),
+  ),
   'exit-after': (v, out, mistakes) => {
     if (v === 'plan') out.exitAfter = 'plan';
     else if (/^[0-9]{1,7}s?$/.test(v) && Number.parseInt(v, 10) > 0) out.exitAfter = Number.parseInt(v, 10);
@@ -136,6 +157,9 @@ function readArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     version: false,
     strictClientAuth: false,
     dpopNonce: false,
+    noIss: false,
+    noUserinfo: false,
+    rehearsal: { noIss: false, noUserinfo: false, ttl: {} }, // the two flags are copied in at use
   };
   const names = [...Object.keys(FLAGS), ...Object.keys(VALUES), 'auto-approve'];
   const options: Record<string, { type: 'boolean'; short?: string }> = Object.fromEntries(
@@ -172,51 +196,6 @@ function readArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     VALUES[token.name]!(value, out, mistakes);
   }
   return out;
-}
-
-function readClientsFile(file: string, mistakes: string[]): { clients?: ProviderClient[]; personas?: Persona[] } {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    mistakes.push(`--clients file "${file}" cannot be read`);
-    return {};
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    mistakes.push(`--clients file "${file}" is not valid JSON`);
-    return {};
-  }
-  const root = Array.isArray(parsed) ? { clients: parsed } : parsed;
-  if (typeof root !== 'object' || root === null || !Array.isArray((root as { clients?: unknown }).clients)) {
-    mistakes.push(`--clients file "${file}" must hold an array of clients or { "clients": [...] }`);
-    return {};
-  }
-  const { clients, personas, ...rest } = root as { clients: unknown[]; personas?: Persona[] };
-  for (const key of Object.keys(rest))
-    mistakes.push(`--clients file "${file}" has an unknown key "${key}"; allowed: clients, personas`);
-  const dir = dirname(resolve(file));
-  const resolved = clients.map((raw, i) => {
-    if (typeof raw !== 'object' || raw === null || !('publicKeyFile' in raw)) return raw;
-    const { publicKeyFile, ...client } = raw as Record<string, unknown>;
-    if ('publicKey' in client) {
-      mistakes.push(`clients[${i}] gives both publicKey and publicKeyFile; keep one`);
-      return client;
-    }
-    if (typeof publicKeyFile !== 'string') {
-      mistakes.push(`clients[${i}].publicKeyFile must be a path`);
-      return client;
-    }
-    try {
-      return { ...client, publicKey: readFileSync(resolve(dir, publicKeyFile), 'utf8') };
-    } catch {
-      mistakes.push(`clients[${i}].publicKeyFile "${publicKeyFile}" cannot be read`);
-      return client;
-    }
-  });
-  return { clients: resolved as ProviderClient[], ...(personas !== undefined ? { personas } : {}) };
 }
 
 function personaTable(personas: readonly Persona[]): string {
@@ -270,7 +249,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   }
   if (args.exitAfter === 'plan' && !args.conformance)
     mistakes.push('--exit-after plan needs --conformance (there is no plan to wait for)');
-  const fromFile = args.clientsFile !== undefined ? readClientsFile(args.clientsFile, mistakes) : {};
+  const fromFile = args.clientsFile !== undefined ? readClientsFile(args.clientsFile, mistakes) : { options: {} };
   if (args.personasFile !== undefined) {
     if (fromFile.personas !== undefined)
       mistakes.push('--personas and a "personas" list in the clients file: give the people once');
@@ -302,7 +281,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     ...(fromFile.personas !== undefined ? { personas: fromFile.personas } : {}),
     ...(args.baseUrl !== undefined ? { baseUrl: args.baseUrl } : {}),
     ...(args.autoApprove !== undefined ? { autoApprove: args.autoApprove } : {}),
-    ...(args.signingKeyFile !== undefined ? { signingKey: { file: args.signingKeyFile } } : {}),
+    ...rehearsalOptions(
+      { ...args.rehearsal, noIss: args.noIss, noUserinfo: args.noUserinfo },
+      fromFile.options,
+      io.env,
+      mistakes,
+    ),
     ...(subjectSecret !== undefined && subjectSecret !== '' ? { subjectSecret } : {}),
     log: (line: string) => {
       if (args.log || ALWAYS_LOGGED.test(line)) io.stderr(`nd-id-provider: ${line}\n`);

@@ -94,7 +94,7 @@ export function createProvider(options: ProviderOptions): Provider {
   const config = resolveConfig(options);
   const stores = createStores(config.clock, config);
   const algs = [...config.clients.values()].map(idTokenAlgOf);
-  const keys = new SigningKeys(config.clock, config.ttl.signingKeyGrace * 1000, config.signingKey, algs);
+  const keys = new SigningKeys(config.clock, config.ttl.signingKeyGrace * 1000, config.signingKeys, algs);
   const personas = PersonaDirectory.create(config.personas);
   const scripted = new ScriptedLogins(personas);
   const audit = new Audit(config.clock, (id) => config.clients.has(id));

@@ -101,8 +101,19 @@ export interface ProviderOptions {
   autoApprove?: boolean | string;
   /** Lifetimes. */
   ttl?: ProviderTtl;
-  /** ID-token signing key: an RSA private key PEM, or `{ file }` to read one. Default: a fresh 2048-bit key per process. */
-  signingKey?: string | { file: string };
+  /**
+   * The RS256 ID-token signing key: an RSA private key as PEM text, as a JWK (JSON text or an
+   * object), or `{ file }` to read either. Default: a fresh 2048-bit key per process.
+   */
+  signingKey?: string | Record<string, unknown> | { file: string };
+  /**
+   * Signing keys of any algorithm the provider signs with (RS256, PS256, ES256, EdDSA): a private
+   * JWKS `{ keys: [...] }`, each key with its `alg` (at most one per algorithm), as an object, its
+   * JSON text, or `{ file }` to read it (`nd-id-provider init` writes one). Keep them, and every
+   * `kid` in the JWKS stays the same across restarts. An algorithm without a key here gets a fresh
+   * one per process. The RS256 key goes here or in `signingKey`, not both.
+   */
+  signingKeys?: string | { keys: readonly Record<string, unknown>[] } | { file: string };
   /**
    * HMAC key of the pairwise `sub`. Default: random per process, so every `sub` changes on restart.
    * Set it (at least 16 characters) to keep `sub` values stable across restarts.

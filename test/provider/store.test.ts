@@ -182,7 +182,7 @@ function matchCodeOf(html: string): string {
 /** Answer a QR page on the phone: approve (with the right number), deny, or pick a wrong number. */
 async function answerOnPhone(payload: string, html: string, how: 'approve' | 'deny' | 'mismatch'): Promise<number> {
   const right = matchCodeOf(html);
-  const fields =
+  const fields: Record<string, string> =
     how === 'deny'
       ? { decision: 'deny' }
       : { decision: 'approve', persona: 'ada', match: how === 'approve' ? right : right === '10' ? '11' : '10' };
