@@ -1,9 +1,8 @@
 /** The provider's options, validated once at start-up; every mistake is reported together, one sentence each. */
 import { randomBytes, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../clock.js';
 import { isRecord } from '../encoding.js';
-import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
+import { importRsaPublicKey, rsaThumbprint } from '../keys.js';
 import { isLoopbackHost } from '../loopback.js';
 import { PROVIDER_OPTIONS } from '../options-check.js';
 import { checkPersonas, isPositiveInt, unknownKeys } from './config-checks.js';
