@@ -85,7 +85,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
     return htmlAnswer(410, renderErrorPage('expired', EXPIRED_MESSAGE, { phone: true }));
   }
   if (pending.status !== 'pending') {
-    ctx.log('mobile', 'answer refused: already answered');
+    ctx.log('mobile', `answer refused for client ${pending.clientId}: already answered`);
     return alreadyAnswered(pending);
   }
   const form = req.body.kind === 'form' ? req.body : { kind: 'none' as const };

@@ -217,7 +217,8 @@ describe('an answered QR login gives its places back at once', () => {
   });
 
   it('the provider-wide bound counts waiting logins only; an answered page still shows its outcome and refuses a second answer', async () => {
-    const started = await startTestProvider({ maxPending: 2, maxPendingPerAddress: 2 });
+    const lines: string[] = [];
+    const started = await startTestProvider({ maxPending: 2, maxPendingPerAddress: 2, log: (l) => lines.push(l) });
     try {
       const first = await openQr(started);
       const second = await openQr(started);
@@ -231,6 +232,9 @@ describe('an answered QR login gives its places back at once', () => {
       expect((await pollOutcome(started, first.html)).status).toBe('approved');
       expect((await pollOutcome(started, second.html)).status).toBe('denied');
       expect(await answerOnPhone(first.payload, first.html, 'approve')).toBe(409);
+      // Each refusal's log line names the client.
+      expect(lines).toContain('authorize: refused: too many pending sign-ins for client test-client');
+      expect(lines).toContain('mobile: answer refused for client test-client: already answered');
     } finally {
       await started.close();
     }
