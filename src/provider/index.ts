@@ -77,7 +77,7 @@ export type { ConformanceCase, ConformanceCaseId } from './testing/conformance-c
 export { CONFORMANCE_CASES } from './testing/conformance-cases.js';
 export type { ApproveNextOptions } from './testing/approve-next.js';
 export type { SignInOptions, SignInProvider, SignInResult } from './testing/sign-in.js';
-export { signIn } from './testing/sign-in.js';
+export { SignInError, signIn } from './testing/sign-in.js';
 export type { StoredCookie } from './testing/cookie-jar.js';
 export { CookieJar } from './testing/cookie-jar.js';
 export type { PersonaDirectory } from './testing/persona-directory.js';
