@@ -2,7 +2,8 @@
 /**
  * `nd-id-provider`: the provider from a shell (options in `cli-help.ts`), or `init` to write a
  * client key pair and a clients.json. The subject secret comes from ND_ID_SUBJECT_SECRET, never
- * argv (argv is visible to other users). A run ends on SIGINT/SIGTERM, on
+ * argv (argv is visible to other users). A run ends on SIGINT/SIGTERM (also when the npx or shell
+ * that started it ends), on
  * `POST /_provider/conformance/finish` or by `--exit-after`, printing the audit, the conformance
  * results and a verdict, and exiting with its status.
  */
@@ -442,6 +443,26 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
 }
 
 /* c8 ignore start */
+/** How often the run checks that the process that started it is still there (ms). */
+const PARENT_CHECK_MS = 250;
+
+/**
+ * Ends the run (verdict printed, port closed) once the process that started it is gone. Under
+ * `npx nd-id-provider` or `npm exec` the provider is a grandchild: a SIGTERM to npx ends npx and
+ * the shell between them, never this process, which would be left serving with its verdict lost.
+ */
+function endWithParent(outcome: { stop(): Promise<number>; ended: Promise<number> }): void {
+  const parent = process.ppid;
+  const check = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(check);
+    process.stderr.write('nd-id-provider: the process that started this one has ended; ending the run\n');
+    outcome.stop().catch(() => process.exit(1));
+  }, PARENT_CHECK_MS);
+  check.unref();
+  void outcome.ended.finally(() => clearInterval(check));
+}
+
 if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.main === module) {
   const io: CliIo = {
     stdout: (t) => process.stdout.write(t),
@@ -464,6 +485,7 @@ if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.m
       };
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
+      endWithParent(outcome);
     },
     () => {
       process.stderr.write('nd-id-provider: failed to start\n');
