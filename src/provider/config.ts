@@ -7,6 +7,7 @@ import { isLoopbackHost } from '../loopback.js';
 import { PROVIDER_OPTIONS } from '../options-check.js';
 import { checkPersonas, isPositiveInt, unknownKeys } from './config-checks.js';
 import { checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
+import { parsedIfJson } from './key-text.js';
 import { checkSigningKeyOptions, type SigningKeyMap } from './signing-key-config.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
 import type { Persona, ProviderOptions } from './types.js';
@@ -54,10 +55,13 @@ export function resolveClientKeys(
 ): ClientKey[] {
   const keys: ClientKey[] = [];
   const kids = new Set<string>();
-  values.forEach((value, i) => {
+  values.forEach((given, i) => {
     const at = single ? where : `${where}[${i}]`;
+    // A JWK may come as its JSON text, wherever a PEM may (a publicKeyFile, an environment variable).
+    const value = parsedIfJson(given, at, mistakes);
+    if (value === undefined) return;
     const wrapped = isRecord(value) && 'key' in value;
-    const material = wrapped ? (value as { key: unknown }).key : value;
+    const material = wrapped ? parsedIfJson((value as { key: unknown }).key, `${at}.key`, mistakes) : value;
     const givenKid: unknown = wrapped ? (value as { kid?: unknown }).kid : isRecord(value) ? value['kid'] : undefined;
     if (givenKid !== undefined && (typeof givenKid !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(givenKid))) {
       mistakes.push(`${at}.kid must be 1 to 128 visible ASCII characters when given`);

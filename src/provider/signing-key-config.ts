@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { isRecord } from '../encoding.js';
 import { importRsaPrivateKey } from '../keys.js';
 import { ID_TOKEN_SIGNING_ALGS, type IdTokenSigningAlg } from './crypto.js';
+import { parsedIfJson } from './key-text.js';
 
 /** One private key per algorithm, as given; the others are generated at start-up. */
 export type SigningKeyMap = Partial<Record<IdTokenSigningAlg, KeyObject>>;
@@ -36,17 +37,6 @@ function contentOf(value: unknown, name: string, what: string, mistakes: string[
     return readFileSync(file, 'utf8');
   } catch {
     mistakes.push(`${name} file "${file}" cannot be read`);
-    return undefined;
-  }
-}
-
-/** JSON text as its value (a JWK or JWKS given as text, as in an environment variable); other text as is. */
-function parsedIfJson(value: unknown, name: string, mistakes: string[]): unknown {
-  if (typeof value !== 'string' || !value.trimStart().startsWith('{')) return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    mistakes.push(`${name} starts with "{" but is not valid JSON (a JWK or JWKS)`);
     return undefined;
   }
 }
