@@ -64,6 +64,7 @@ const PROVIDER_TUNING = [
   'autoApprove',
   'ttl',
   'signingKey',
+  'signingKeys',
   'subjectSecret',
   'clock',
   'maxPending',

@@ -141,7 +141,7 @@ function proceed(
   const address = req.address;
   const expiresAt = now + config.ttl.authorization * 1000;
   if (stores.pendingByMobileId.isFull() || !stores.pendingQuota.tryAdd(quotaKeyOf(address), expiresAt)) {
-    ctx.log('authorize', 'refused: too many pending sign-ins');
+    ctx.log('authorize', `refused: too many pending sign-ins for client ${request.clientId}`);
     return htmlAnswer(
       429,
       renderErrorPage(

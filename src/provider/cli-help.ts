@@ -17,12 +17,25 @@ Options:
                                "publicKey" (PEM or JWK) | "publicKeyFile", "name"? }]
                             or { "clients": [...], "personas": [...] }; a FAPI 2.0 client has
                             "profile": "fapi2", "jwks" | "jwksUri" and
-                            "idTokenEncryptedResponseAlg" instead of "clientSecret"
+                            "idTokenEncryptedResponseAlg" instead of "clientSecret"; a client
+                            with "userinfo": false is served no userinfo (and needs no key).
+                            The object form may also set "issuerPath",
+                            "authorizationResponseIss", "userinfo", "ttl" and "signingKeysFile"
+                            (a path beside the file) or "signingKeys"; a flag overrides them
   --port N                  Port to listen on (default ${DEFAULT_PORT}; 0 = any free port)
   --host HOST               Interface to listen on (default 127.0.0.1)
   --base-url URL            Public origin, when it differs from http://HOST:PORT
   --auto-approve [PERSONA]  Skip the QR page: approve at once as PERSONA (default: the first)
-  --signing-key FILE        RSA private key (PEM) to sign ID tokens (default: generated)
+  --signing-key FILE        RS256 private key (PEM or JWK) to sign ID tokens (default: generated)
+  --signing-keys FILE       Private JWKS of the signing keys, one per "alg" (RS256, PS256, ES256,
+                            EdDSA; init writes one): every kid stays the same across restarts
+  --issuer-path PATH        Issuer path instead of /v2 (e.g. /fapi, or / for the origin); every
+                            endpoint moves with it
+  --no-iss                  Authorization responses carry no "iss" parameter (RFC 9207)
+  --no-userinfo             Serve no userinfo endpoint: sign-in from the ID token alone
+  --token-ttl SECONDS       Lifetime of access and ID tokens (default 600)
+  --code-ttl SECONDS        Lifetime of an authorization code (default 60)
+  --login-ttl SECONDS       How long a QR page can be answered (default 120)
   --log                     Log every request outcome to stderr, not only refusals and audit
                             findings (which are always logged; never secrets or personal data)
   --dpop-nonce              FAPI 2.0: DPoP proofs must carry the server nonce (use_dpop_nonce)
@@ -52,14 +65,16 @@ Options:
   --version                 Print the version, then exit
   --help                    Print this help, then exit
 
-Ending a run: SIGINT (Ctrl-C) or SIGTERM sent to this process, POST
+Ending a run: SIGINT (Ctrl-C) or SIGTERM sent to this process, or to the npx, npm exec or
+shell that started it (the run ends when the process that started it is gone), POST
 /_provider/conformance/finish, or --exit-after. It prints the audit table, the conformance
 table (with --conformance) and "Verdict: PASSED" or "Verdict: FAILED", and exits 0 or 1.
 
 Init:
   init --redirect-uri URL   Write ${INIT_FILES.privateKey} (the app's key), ${INIT_FILES.publicKey}
                             and ${INIT_FILES.clients} registering the callback URL, with a fresh
-                            client secret. --dir DIR writes there; --client-id ID (default
+                            client secret, and ${INIT_FILES.providerSigningKeys} (the provider's
+                            signing keys, named in ${INIT_FILES.clients}). --dir DIR writes there; --client-id ID (default
                             my-app); existing files are kept unless --force. --profile fapi2
                             registers a FAPI 2.0 client instead (no secret; EC signing and
                             encryption keys in ${INIT_FILES.fapiKeys}, public JWKS registered).
@@ -68,6 +83,8 @@ Environment:
   ND_ID_SUBJECT_SECRET      Secret of the pairwise "sub" (at least 16 characters). Set it to
                             keep "sub" values stable across restarts.
   ND_ID_CONTROL_TOKEN       The control token (see --control-token-file).
+  ND_ID_SIGNING_KEY         The RS256 signing key as text (PEM, or a JWK as JSON), for --signing-key
+  ND_ID_SIGNING_KEYS        The signing keys as JWKS JSON text, for --signing-keys
 
 Examples:
   nd-id-provider init --redirect-uri http://localhost:3000/auth/callback

@@ -1,6 +1,7 @@
 /**
  * `nd-id-provider init --redirect-uri URL`: a client key pair and a `clients.json` registering it
- * (with `--profile fapi2`: EC signing and encryption keys as JWKS, no secret). Existing files are
+ * (with `--profile fapi2`: EC signing and encryption keys as JWKS, no secret), and the provider's
+ * own signing keys, which clients.json names so every restart keeps them. Existing files are
  * replaced only with `--force`, and always through a new file renamed into place (see writeNewFile).
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -16,7 +17,22 @@ export const INIT_FILES = Object.freeze({
   clients: 'clients.json',
   /** With `--profile fapi2`: the app's private signing and encryption keys (a JWKS). */
   fapiKeys: 'rp-fapi-private-jwks.json',
+  /** The provider's own ID-token signing keys, one per algorithm it signs with (a private JWKS), so a restart keeps every `kid`. */
+  providerSigningKeys: 'provider-signing-keys.json',
 });
+
+/** A private JWK of the provider's signing key for `alg`, with its `alg` and `use`. */
+function providerKey(alg: 'RS256' | 'PS256' | 'ES256' | 'EdDSA'): object {
+  const meta = { alg, use: 'sig' };
+  if (alg === 'ES256') return { ...generateEcJwkPair('P-256').privateJwk, ...meta };
+  // Encoded by the key generation itself (see the note on the RSA pair in runInit).
+  const encoding = { publicKeyEncoding: { format: 'jwk' }, privateKeyEncoding: { format: 'jwk' } } as const;
+  const { privateKey } =
+    alg === 'EdDSA'
+      ? generateKeyPairSync('ed25519', encoding)
+      : generateKeyPairSync('rsa', { modulusLength: 2048, ...encoding });
+  return { ...privateKey, ...meta };
+}
 
 /** What `init` was asked to do. */
 export interface InitOptions {
@@ -120,6 +136,8 @@ export function runInit(options: InitOptions): InitOutcome {
         }
       : { clientSecret: randomBytes(32).toString('base64url') };
   const clients = {
+    // The provider keeps its signing keys in this file, read at every start.
+    signingKeysFile: INIT_FILES.providerSigningKeys,
     clients: [
       {
         clientId,
@@ -138,6 +156,8 @@ export function runInit(options: InitOptions): InitOutcome {
       SECRET_MODE,
     );
   }
+  const signingKeys = { keys: (['RS256', 'PS256', 'ES256', 'EdDSA'] as const).map(providerKey) };
+  writeNewFile(join(dir, INIT_FILES.providerSigningKeys), `${JSON.stringify(signingKeys, null, 2)}\n`, SECRET_MODE);
   writeNewFile(join(dir, INIT_FILES.privateKey), privateKey, SECRET_MODE);
   writeNewFile(join(dir, INIT_FILES.publicKey), publicKey, PUBLIC_MODE);
   writeNewFile(join(dir, INIT_FILES.clients), `${JSON.stringify(clients, null, 2)}\n`, SECRET_MODE);

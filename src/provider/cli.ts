@@ -2,13 +2,16 @@
 /**
  * `nd-id-provider`: the provider from a shell (options in `cli-help.ts`), or `init` to write a
  * client key pair and a clients.json. The subject secret comes from ND_ID_SUBJECT_SECRET, never
- * argv (argv is visible to other users). A run ends on SIGINT/SIGTERM, on
+ * argv (argv is visible to other users). A run ends on SIGINT/SIGTERM (also when the npx or shell
+ * that started it ends), on
  * `POST /_provider/conformance/finish` or by `--exit-after`, printing the audit, the conformance
  * results and a verdict, and exiting with its status.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { readClientsFile } from './cli-clients-file.js';
+import { readTtlFlag, rehearsalOptions, TTL_FLAGS, type RehearsalFlags } from './cli-options.js';
 import { resolveConfig } from './config.js';
 import { checkPersonas } from './config-checks.js';
 import { startProvider, type StartedProvider, type StartProviderOptions } from './index.js';
@@ -17,7 +20,7 @@ import { INIT_FILES, runInit } from './cli-init.js';
 import { DEFAULT_PORT, HELP } from './cli-help.js';
 import { packageVersion } from './cli-version.js';
 import { verdictOf } from './testing/verdict.js';
-import type { Persona, ProviderClient } from './types.js';
+import type { Persona } from './types.js';
 import { withoutTrailingSlashes } from './trailing-slashes.js';
 
 export { DEFAULT_PORT };
@@ -44,8 +47,9 @@ interface ParsedArgs {
   clientsFile?: string;
   personasFile?: string;
   autoApprove?: boolean | string;
-  signingKeyFile?: string;
   controlTokenFile?: string;
+  /** The variant, lifetime and signing-key flags (`cli-options.ts`). */
+  rehearsal: RehearsalFlags;
   log: boolean;
   faultControl: boolean;
   auditEndpoint: boolean;
@@ -56,6 +60,8 @@ interface ParsedArgs {
   version: boolean;
   strictClientAuth: boolean;
   dpopNonce: boolean;
+  noIss: boolean;
+  noUserinfo: boolean;
   /** Seconds, or `plan`. */
   exitAfter?: number | 'plan';
 }
@@ -70,7 +76,9 @@ type BooleanField =
   | 'faultControl'
   | 'auditEndpoint'
   | 'auditStrict'
-  | 'conformance';
+  | 'conformance'
+  | 'noIss'
+  | 'noUserinfo';
 
 /** The options that are on when given (`--log`), by name. */
 const FLAGS: Readonly<Record<string, BooleanField>> = {
@@ -84,6 +92,8 @@ const FLAGS: Readonly<Record<string, BooleanField>> = {
   'audit-endpoint': 'auditEndpoint',
   'audit-strict': 'auditStrict',
   conformance: 'conformance',
+  'no-iss': 'noIss',
+  'no-userinfo': 'noUserinfo',
 };
 
 /** The options that take a value (`--port 4000` or `--port=4000`): each stores it, or notes the mistake. */
@@ -109,8 +119,20 @@ const VALUES: Readonly<Record<string, (value: string, out: ParsedArgs, mistakes:
     out.controlTokenFile = v;
   },
   'signing-key': (v, out) => {
-    out.signingKeyFile = v;
+    out.rehearsal.signingKeyFile = v;
   },
+  'signing-keys': (v, out) => {
+    out.rehearsal.signingKeysFile = v;
+  },
+  'issuer-path': (v, out) => {
+    out.rehearsal.issuerPath = v;
+  },
+  ...Object.fromEntries(
+    Object.keys(TTL_FLAGS).map((name) => [
+      name,
+      (v: string, out: ParsedArgs, mistakes: string[]) => readTtlFlag(name, v, out.rehearsal, mistakes),
+    ]),
+  ),
   'exit-after': (v, out, mistakes) => {
     if (v === 'plan') out.exitAfter = 'plan';
     else if (/^[0-9]{1,7}s?$/.test(v) && Number.parseInt(v, 10) > 0) out.exitAfter = Number.parseInt(v, 10);
@@ -136,6 +158,9 @@ function readArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     version: false,
     strictClientAuth: false,
     dpopNonce: false,
+    noIss: false,
+    noUserinfo: false,
+    rehearsal: { noIss: false, noUserinfo: false, ttl: {} }, // the two flags are copied in at use
   };
   const names = [...Object.keys(FLAGS), ...Object.keys(VALUES), 'auto-approve'];
   const options: Record<string, { type: 'boolean'; short?: string }> = Object.fromEntries(
@@ -172,51 +197,6 @@ function readArgs(argv: readonly string[], mistakes: string[]): ParsedArgs {
     VALUES[token.name]!(value, out, mistakes);
   }
   return out;
-}
-
-function readClientsFile(file: string, mistakes: string[]): { clients?: ProviderClient[]; personas?: Persona[] } {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    mistakes.push(`--clients file "${file}" cannot be read`);
-    return {};
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    mistakes.push(`--clients file "${file}" is not valid JSON`);
-    return {};
-  }
-  const root = Array.isArray(parsed) ? { clients: parsed } : parsed;
-  if (typeof root !== 'object' || root === null || !Array.isArray((root as { clients?: unknown }).clients)) {
-    mistakes.push(`--clients file "${file}" must hold an array of clients or { "clients": [...] }`);
-    return {};
-  }
-  const { clients, personas, ...rest } = root as { clients: unknown[]; personas?: Persona[] };
-  for (const key of Object.keys(rest))
-    mistakes.push(`--clients file "${file}" has an unknown key "${key}"; allowed: clients, personas`);
-  const dir = dirname(resolve(file));
-  const resolved = clients.map((raw, i) => {
-    if (typeof raw !== 'object' || raw === null || !('publicKeyFile' in raw)) return raw;
-    const { publicKeyFile, ...client } = raw as Record<string, unknown>;
-    if ('publicKey' in client) {
-      mistakes.push(`clients[${i}] gives both publicKey and publicKeyFile; keep one`);
-      return client;
-    }
-    if (typeof publicKeyFile !== 'string') {
-      mistakes.push(`clients[${i}].publicKeyFile must be a path`);
-      return client;
-    }
-    try {
-      return { ...client, publicKey: readFileSync(resolve(dir, publicKeyFile), 'utf8') };
-    } catch {
-      mistakes.push(`clients[${i}].publicKeyFile "${publicKeyFile}" cannot be read`);
-      return client;
-    }
-  });
-  return { clients: resolved as ProviderClient[], ...(personas !== undefined ? { personas } : {}) };
 }
 
 function personaTable(personas: readonly Persona[]): string {
@@ -270,7 +250,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   }
   if (args.exitAfter === 'plan' && !args.conformance)
     mistakes.push('--exit-after plan needs --conformance (there is no plan to wait for)');
-  const fromFile = args.clientsFile !== undefined ? readClientsFile(args.clientsFile, mistakes) : {};
+  const fromFile = args.clientsFile !== undefined ? readClientsFile(args.clientsFile, mistakes) : { options: {} };
   if (args.personasFile !== undefined) {
     if (fromFile.personas !== undefined)
       mistakes.push('--personas and a "personas" list in the clients file: give the people once');
@@ -302,7 +282,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     ...(fromFile.personas !== undefined ? { personas: fromFile.personas } : {}),
     ...(args.baseUrl !== undefined ? { baseUrl: args.baseUrl } : {}),
     ...(args.autoApprove !== undefined ? { autoApprove: args.autoApprove } : {}),
-    ...(args.signingKeyFile !== undefined ? { signingKey: { file: args.signingKeyFile } } : {}),
+    ...rehearsalOptions(
+      { ...args.rehearsal, noIss: args.noIss, noUserinfo: args.noUserinfo },
+      fromFile.options,
+      io.env,
+      mistakes,
+    ),
     ...(subjectSecret !== undefined && subjectSecret !== '' ? { subjectSecret } : {}),
     log: (line: string) => {
       if (args.log || ALWAYS_LOGGED.test(line)) io.stderr(`nd-id-provider: ${line}\n`);
@@ -458,6 +443,26 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
 }
 
 /* c8 ignore start */
+/** How often the run checks that the process that started it is still there (ms). */
+const PARENT_CHECK_MS = 250;
+
+/**
+ * Ends the run (verdict printed, port closed) once the process that started it is gone. Under
+ * `npx nd-id-provider` or `npm exec` the provider is a grandchild: a SIGTERM to npx ends npx and
+ * the shell between them, never this process, which would be left serving with its verdict lost.
+ */
+function endWithParent(outcome: { stop(): Promise<number>; ended: Promise<number> }): void {
+  const parent = process.ppid;
+  const check = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(check);
+    process.stderr.write('nd-id-provider: the process that started this one has ended; ending the run\n');
+    outcome.stop().catch(() => process.exit(1));
+  }, PARENT_CHECK_MS);
+  check.unref();
+  void outcome.ended.finally(() => clearInterval(check));
+}
+
 if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.main === module) {
   const io: CliIo = {
     stdout: (t) => process.stdout.write(t),
@@ -480,6 +485,7 @@ if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.m
       };
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
+      endWithParent(outcome);
     },
     () => {
       process.stderr.write('nd-id-provider: failed to start\n');

@@ -1,13 +1,14 @@
 /** The provider's options, validated once at start-up; every mistake is reported together, one sentence each. */
 import { randomBytes, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { systemClock, type Clock } from '../clock.js';
 import { isRecord } from '../encoding.js';
-import { importRsaPrivateKey, importRsaPublicKey, rsaThumbprint } from '../keys.js';
+import { importRsaPublicKey, rsaThumbprint } from '../keys.js';
 import { isLoopbackHost } from '../loopback.js';
 import { ownOptions, PROVIDER_OPTIONS } from '../options-check.js';
 import { checkPersonas, isPositiveInt, unknownKeys } from './config-checks.js';
 import { checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
+import { parsedIfJson } from './key-text.js';
+import { checkSigningKeyOptions, type SigningKeyMap } from './signing-key-config.js';
 import { movableClock, type MovableClock } from './testing/movable-clock.js';
 import type { Persona, ProviderOptions } from './types.js';
 import { checkBasePath, checkClientUserinfo, checkVariant, type ProviderVariant } from './variant.js';
@@ -54,10 +55,13 @@ export function resolveClientKeys(
 ): ClientKey[] {
   const keys: ClientKey[] = [];
   const kids = new Set<string>();
-  values.forEach((value, i) => {
+  values.forEach((given, i) => {
     const at = single ? where : `${where}[${i}]`;
+    // A JWK may come as its JSON text, wherever a PEM may (a publicKeyFile, an environment variable).
+    const value = parsedIfJson(given, at, mistakes);
+    if (value === undefined) return;
     const wrapped = isRecord(value) && 'key' in value;
-    const material = wrapped ? (value as { key: unknown }).key : value;
+    const material = wrapped ? parsedIfJson((value as { key: unknown }).key, `${at}.key`, mistakes) : value;
     const givenKid: unknown = wrapped ? (value as { kid?: unknown }).kid : isRecord(value) ? value['kid'] : undefined;
     if (givenKid !== undefined && (typeof givenKid !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(givenKid))) {
       mistakes.push(`${at}.kid must be 1 to 128 visible ASCII characters when given`);
@@ -92,7 +96,8 @@ export interface ResolvedConfig extends ProviderVariant {
   personas: readonly Persona[];
   autoApprove: Persona | undefined;
   ttl: { authorization: number; code: number; accessToken: number; signingKeyGrace: number };
-  signingKey: KeyObject | undefined;
+  /** The signing keys given, by algorithm (the others are generated at start-up). */
+  signingKeys: SigningKeyMap;
   subjectSecret: Buffer;
   clock: Clock;
   /** The same clock, with the control that moves it forward (`provider.advanceClock`). */
@@ -270,30 +275,6 @@ function checkClients(value: unknown, mistakes: string[], providerUserinfo = tru
   return clients;
 }
 
-function checkSigningKey(value: unknown, mistakes: string[]): KeyObject | undefined {
-  if (value === undefined) return undefined;
-  let pem: unknown = value;
-  if (isRecord(value)) {
-    const file = value['file'];
-    if (typeof file !== 'string' || file === '') {
-      mistakes.push('signingKey must be a PEM string or { file: "path/to/key.pem" }');
-      return undefined;
-    }
-    try {
-      pem = readFileSync(file, 'utf8');
-    } catch {
-      mistakes.push(`signingKey file "${file}" cannot be read`);
-      return undefined;
-    }
-  }
-  try {
-    return importRsaPrivateKey(pem as string, 'signingKey');
-  } catch (err) {
-    mistakes.push(err instanceof Error ? err.message : 'signingKey is not a usable RSA private key');
-    return undefined;
-  }
-}
-
 function checkTtl(value: unknown, mistakes: string[]): ResolvedConfig['ttl'] {
   const ttl = { ...DEFAULT_TTL };
   if (value === undefined) return ttl;
@@ -354,7 +335,7 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
   }
 
   const ttl = checkTtl(raw['ttl'], mistakes);
-  const signingKey = checkSigningKey(raw['signingKey'], mistakes);
+  const signingKeys = checkSigningKeyOptions(raw, mistakes);
 
   let subjectSecret: Buffer = randomBytes(32);
   const secret = raw['subjectSecret'];
@@ -424,7 +405,7 @@ export function resolveConfig(options: ProviderOptions): ResolvedConfig {
     personas,
     autoApprove,
     ttl,
-    signingKey,
+    signingKeys,
     subjectSecret,
     clock: clock.now,
     movableClock: clock,

@@ -149,12 +149,14 @@ export class SigningKeys {
   constructor(
     private readonly clock: Clock,
     private readonly graceMs: number,
-    initial?: KeyObject,
+    /** The keys kept across restarts, by algorithm; the others are generated. */
+    initial: Partial<Record<IdTokenSigningAlg, KeyObject>> = {},
     algs: readonly IdTokenSigningAlg[] = ['RS256'],
   ) {
     for (const alg of ID_TOKEN_SIGNING_ALGS) {
       if (alg !== 'RS256' && !algs.includes(alg)) continue;
-      const key = alg === 'RS256' && initial !== undefined ? Promise.resolve(initial) : generateSigningKey(alg);
+      const given = initial[alg];
+      const key = given !== undefined ? Promise.resolve(given) : generateSigningKey(alg);
       const current = key.then((k) => prepareKey(k, alg));
       // An unhandled rejection here would only repeat in every caller; callers await `current`.
       current.catch(() => undefined);

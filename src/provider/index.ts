@@ -77,7 +77,7 @@ export type { ConformanceCase, ConformanceCaseId } from './testing/conformance-c
 export { CONFORMANCE_CASES } from './testing/conformance-cases.js';
 export type { ApproveNextOptions } from './testing/approve-next.js';
 export type { SignInOptions, SignInProvider, SignInResult } from './testing/sign-in.js';
-export { signIn } from './testing/sign-in.js';
+export { SignInError, signIn } from './testing/sign-in.js';
 export type { StoredCookie } from './testing/cookie-jar.js';
 export { CookieJar } from './testing/cookie-jar.js';
 export type { PersonaDirectory } from './testing/persona-directory.js';
@@ -94,7 +94,7 @@ export function createProvider(options: ProviderOptions): Provider {
   const config = resolveConfig(options);
   const stores = createStores(config.clock, config);
   const algs = [...config.clients.values()].map(idTokenAlgOf);
-  const keys = new SigningKeys(config.clock, config.ttl.signingKeyGrace * 1000, config.signingKey, algs);
+  const keys = new SigningKeys(config.clock, config.ttl.signingKeyGrace * 1000, config.signingKeys, algs);
   const personas = PersonaDirectory.create(config.personas);
   const scripted = new ScriptedLogins(personas);
   const audit = new Audit(config.clock, (id) => config.clients.has(id));
@@ -170,6 +170,8 @@ export function createProvider(options: ProviderOptions): Provider {
       scripted.clear();
       stores.pendingByMobileId.clear();
       stores.pendingByPollId.clear();
+      stores.answeredByMobileId.clear();
+      stores.answeredByPollId.clear();
       stores.pendingQuota.clear();
       stores.codes.clear();
       stores.accessTokens.clear();

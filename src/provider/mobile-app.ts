@@ -10,6 +10,7 @@ import type { Answer } from './http/answer.js';
 import { bodyField } from './http/body.js';
 import { type ProviderRequest, singleParam } from './http/request.js';
 import { MOBILE_PATH, REQUEST_URI_USED } from './authorize.js';
+import { answerLogin, loginByMobileId } from './pending-logins.js';
 import { useUpRequestUri } from './request-uri.js';
 import type { ProviderRoute } from './router.js';
 import { responseIssuer } from './variant.js';
@@ -24,7 +25,7 @@ const EXPIRED_MESSAGE =
 
 function pendingOf(ctx: ProviderContext, req: ProviderRequest): PendingAuthorization | undefined {
   const id = req.params['mobileId'];
-  return typeof id === 'string' && id.length <= 64 ? ctx.stores.pendingByMobileId.get(id) : undefined;
+  return typeof id === 'string' && id.length <= 64 ? loginByMobileId(ctx.stores, id) : undefined;
 }
 
 function clientName(ctx: ProviderContext, pending: PendingAuthorization): string {
@@ -85,14 +86,13 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
     return htmlAnswer(410, renderErrorPage('expired', EXPIRED_MESSAGE, { phone: true }));
   }
   if (pending.status !== 'pending') {
-    ctx.log('mobile', 'answer refused: already answered');
+    ctx.log('mobile', `answer refused for client ${pending.clientId}: already answered`);
     return alreadyAnswered(pending);
   }
   const form = req.body.kind === 'form' ? req.body : { kind: 'none' as const };
   const decision = bodyField(form, 'decision');
   if (decision === 'deny') {
-    pending.status = 'denied';
-    pending.qrSvg = undefined; // served only while pending: freed now, not when the entry expires
+    answerLogin(ctx.stores, pending, 'denied');
     pending.redirectTo = callbackUrl(responseIssuer(ctx.config), pending.redirectUri, {
       error: 'access_denied',
       state: pending.state,
@@ -111,8 +111,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
     );
   }
   if (match !== pending.matchCode) {
-    pending.status = 'mismatch';
-    pending.qrSvg = undefined;
+    answerLogin(ctx.stores, pending, 'mismatch');
     ctx.log('mobile', `number mismatch for client ${pending.clientId}: authorization ended`);
     return htmlAnswer(403, renderMobileMismatch(ctx.config.basePath));
   }
@@ -125,8 +124,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
   }
   // FAPI 2.0: the pushed request is used up now; another window of it approved first ends this one.
   if (pending.requestUriId !== undefined && !useUpRequestUri(ctx, pending.requestUriId)) {
-    pending.status = 'denied';
-    pending.qrSvg = undefined;
+    answerLogin(ctx.stores, pending, 'denied');
     pending.redirectTo = callbackUrl(responseIssuer(ctx.config), pending.redirectUri, {
       error: 'access_denied',
       state: pending.state,
@@ -135,8 +133,7 @@ function decide(ctx: ProviderContext, req: ProviderRequest): Answer {
     return htmlAnswer(409, renderErrorPage('invalid_request_uri', REQUEST_URI_USED, { phone: true }));
   }
   const code = issueCode(ctx, pending, persona);
-  pending.status = 'approved';
-  pending.qrSvg = undefined;
+  answerLogin(ctx.stores, pending, 'approved');
   const iss = ctx.conformance.responseIss(pending.clientId, ctx.config.issuer, ctx.config.authorizationResponseIss);
   pending.redirectTo = callbackUrl(iss, pending.redirectUri, {
     code,

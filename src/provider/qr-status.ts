@@ -6,10 +6,10 @@ import type { ProviderContext } from './context.js';
 import { callbackUrl } from './grant.js';
 import { bytes, empty, json, redirect, type Answer } from './http/answer.js';
 import type { ProviderRequest } from './http/request.js';
+import { endLogin, loginByPollId } from './pending-logins.js';
 import type { ProviderRoute } from './router.js';
 import { responseIssuer } from './variant.js';
 import { STATIC_ASSETS } from './views/assets.js';
-import { quotaKeyOf } from './user-agent.js';
 import { renderErrorPage } from './views/error-page.js';
 import { escapeHtml, htmlAnswer, renderPage } from './views/html.js';
 import { renderQrSvg } from './views/qr-svg.js';
@@ -39,7 +39,7 @@ const PENDING_ANSWER = json(200, { status: 'pending' }, NO_STORE);
 const MISMATCH_ANSWER = json(200, { status: 'mismatch' }, NO_STORE);
 
 function status(ctx: ProviderContext, req: ProviderRequest): Answer {
-  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  const pending = loginByPollId(ctx.stores, pollIdOf(req));
   if (!pending) return EXPIRED_ANSWER;
   if (pending.status === 'pending') return PENDING_ANSWER;
   if (pending.status === 'mismatch') return MISMATCH_ANSWER;
@@ -58,7 +58,7 @@ function expiredPage(): Answer {
 }
 
 function continueWithoutScript(ctx: ProviderContext, req: ProviderRequest): Answer {
-  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  const pending = loginByPollId(ctx.stores, pollIdOf(req));
   if (!pending) return expiredPage();
   else if (pending.status === 'mismatch') {
     return htmlAnswer(403, renderErrorPage('number_mismatch', MISMATCH_MESSAGE));
@@ -83,7 +83,7 @@ export const MISMATCH_MESSAGE =
 
 /** The QR code of a waiting authorization as SVG, drawn once and kept on the entry. */
 function qrImage(ctx: ProviderContext, req: ProviderRequest): Answer {
-  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  const pending = loginByPollId(ctx.stores, pollIdOf(req));
   if (pending?.status !== 'pending') return empty(404, NO_STORE);
   const seconds = Math.max(0, Math.floor((pending.expiresAt - ctx.config.clock()) / 1000));
   pending.qrSvg ??= renderQrSvg(`${ctx.config.publicBase}${MOBILE_PATH}/${pending.mobileId}`, QR_SIZE);
@@ -97,15 +97,12 @@ function qrImage(ctx: ProviderContext, req: ProviderRequest): Answer {
 
 /** Cancel on the QR page: ends the pending authorization and returns to the client with access_denied. */
 function cancel(ctx: ProviderContext, req: ProviderRequest): Answer {
-  const pending = ctx.stores.pendingByPollId.get(pollIdOf(req));
+  const pending = loginByPollId(ctx.stores, pollIdOf(req));
   if (!pending) return expiredPage();
   if (pending.status === 'approved' && pending.redirectTo !== undefined) {
     return redirect(303, pending.redirectTo, NO_STORE);
   }
-  pending.qrSvg = undefined;
-  ctx.stores.pendingByPollId.delete(pending.pollId);
-  ctx.stores.pendingByMobileId.delete(pending.mobileId);
-  ctx.stores.pendingQuota.release(quotaKeyOf(pending.address), pending.expiresAt);
+  endLogin(ctx.stores, pending);
   ctx.log('authorize', `cancelled on the QR page for client ${pending.clientId}`);
   return redirect(
     303,

@@ -249,9 +249,13 @@ export interface LoginOverrides {
 
 /** All state of one provider. */
 export interface ProviderStores {
+  /** QR logins waiting for the phone's answer: the provider-wide bound counts these only, and never evicts one. */
   pendingByMobileId: ExpiringStore<PendingAuthorization>;
   pendingByPollId: ExpiringStore<PendingAuthorization>;
-  /** Live pending authorizations per source address. */
+  /** QR logins answered on the phone, kept until their expiry for the QR page to pick up (the oldest go first when full). */
+  answeredByMobileId: ExpiringStore<PendingAuthorization>;
+  answeredByPollId: ExpiringStore<PendingAuthorization>;
+  /** Waiting QR logins per source address. */
   pendingQuota: PendingQuota;
   codes: ExpiringStore<AuthorizationCode>;
   accessTokens: ExpiringStore<AccessTokenRecord>;
@@ -282,6 +286,8 @@ export function createStores(
   return {
     pendingByMobileId: new ExpiringStore(clock, bounds.maxPending),
     pendingByPollId: new ExpiringStore(clock, bounds.maxPending),
+    answeredByMobileId: new ExpiringStore(clock, bounds.maxPending),
+    answeredByPollId: new ExpiringStore(clock, bounds.maxPending),
     pendingQuota: new PendingQuota(clock, bounds.maxPendingPerAddress, bounds.maxPending),
     codes: new ExpiringStore(clock, bounds.maxCodes),
     accessTokens: new ExpiringStore(clock, bounds.maxAccessTokens),

@@ -171,8 +171,10 @@ interface Named {
 async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named): Promise<Answer> {
   const { config, stores } = ctx;
   const body = readFields(req);
-  if (body.client_id !== undefined && config.clients.has(body.client_id)) named.clientId = body.client_id;
-  const fapiClient = fapiClientNamed(ctx, { ...body, client_id: body.client_id ?? basicCredentials(req)?.clientId });
+  // The client named in the body or in HTTP Basic, so a refusal's log line says whose request it was.
+  const namedId = body.client_id ?? basicCredentials(req)?.clientId;
+  if (namedId !== undefined && config.clients.has(namedId)) named.clientId = namedId;
+  const fapiClient = fapiClientNamed(ctx, { ...body, client_id: namedId });
   let dpopJkt: string | undefined;
   let client: ResolvedClient;
   if (fapiClient !== undefined) {

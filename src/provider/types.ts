@@ -101,8 +101,19 @@ export interface ProviderOptions {
   autoApprove?: boolean | string;
   /** Lifetimes. */
   ttl?: ProviderTtl;
-  /** ID-token signing key: an RSA private key PEM, or `{ file }` to read one. Default: a fresh 2048-bit key per process. */
-  signingKey?: string | { file: string };
+  /**
+   * The RS256 ID-token signing key: an RSA private key as PEM text, as a JWK (JSON text or an
+   * object), or `{ file }` to read either. Default: a fresh 2048-bit key per process.
+   */
+  signingKey?: string | Record<string, unknown> | { file: string };
+  /**
+   * Signing keys of any algorithm the provider signs with (RS256, PS256, ES256, EdDSA): a private
+   * JWKS `{ keys: [...] }`, each key with its `alg` (at most one per algorithm), as an object, its
+   * JSON text, or `{ file }` to read it (`nd-id-provider init` writes one). Keep them, and every
+   * `kid` in the JWKS stays the same across restarts. An algorithm without a key here gets a fresh
+   * one per process. The RS256 key goes here or in `signingKey`, not both.
+   */
+  signingKeys?: string | { keys: readonly Record<string, unknown>[] } | { file: string };
   /**
    * HMAC key of the pairwise `sub`. Default: random per process, so every `sub` changes on restart.
    * Set it (at least 16 characters) to keep `sub` values stable across restarts.
@@ -111,13 +122,15 @@ export interface ProviderOptions {
   /** Clock in ms since the epoch. Default `Date.now`. */
   clock?: Clock;
   /**
-   * Most pending authorizations kept at once. Default 10 000. When full, new authorize requests
-   * get a 429 page; a live one is never evicted.
+   * Most pending authorizations waiting for the phone's answer at once. Default 10 000. When
+   * full, new authorize requests get a 429 page; a live one is never evicted. An answered one
+   * stops counting at once.
    */
   maxPending?: number;
   /**
    * Most live pending authorizations started from one source address (the TCP peer). Default 20.
-   * Past it, that address gets a 429 page until its QR pages expire or are answered.
+   * Past it, that address gets a 429 page until one of its QR logins is answered on the phone
+   * (approved, denied, a wrong number), cancelled, or expires: each gives its place back at once.
    */
   maxPendingPerAddress?: number;
   /** Most authorization codes kept at once. Default 10 000. */

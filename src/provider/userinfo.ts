@@ -118,11 +118,12 @@ async function checkDpop(
   bound: string | undefined,
 ): Promise<Answer | undefined> {
   if (bound === undefined) {
+    ctx.log('userinfo', `refused: invalid_token (401) for client ${clientId}: a token not DPoP-bound sent as DPoP`);
     return dpopChallenge('invalid_token', 'This access token is not DPoP-bound: send it with Authorization: Bearer.');
   }
   if (scheme !== 'DPoP') {
     ctx.audit.flag(clientId, 'dpop_bearer_scheme_used');
-    ctx.log('userinfo', 'refused: invalid_token (401): a DPoP-bound token sent as Bearer');
+    ctx.log('userinfo', `refused: invalid_token (401) for client ${clientId}: a DPoP-bound token sent as Bearer`);
     return dpopChallenge(
       'invalid_token',
       'This access token is DPoP-bound: send it as Authorization: DPoP <token>, with a DPoP proof carrying ath.',
@@ -138,15 +139,16 @@ async function checkDpop(
     });
   } catch (err) {
     if (err instanceof OAuthRefusal) {
-      ctx.log('userinfo', `refused: ${err.error} (${err.status}): ${err.description}`);
+      ctx.log('userinfo', `refused: ${err.error} (${err.status}) for client ${clientId}: ${err.description}`);
       return oauthError(err.status, err.error, err.description, err.headers);
     }
     if (!(err instanceof DpopRefusal)) throw err;
-    ctx.log('userinfo', `refused: ${err.error} (401): ${err.description}`);
+    ctx.log('userinfo', `refused: ${err.error} (401) for client ${clientId}: ${err.description}`);
     return dpopChallenge(err.error, err.description, err.nonce === undefined ? {} : { 'DPoP-Nonce': err.nonce });
   }
   if (jkt !== bound) {
     ctx.audit.flag(clientId, 'dpop_key_not_bound');
+    ctx.log('userinfo', `refused: invalid_token (401) for client ${clientId}: the DPoP proof key is not the bound one`);
     return dpopChallenge(
       'invalid_token',
       "The DPoP proof key is not the key this access token is bound to (cnf.jkt): use the login's DPoP key.",

@@ -201,7 +201,7 @@ describe('authorize: oversized requests and unknown parameters', () => {
       const config = resolveConfig({ ...providerOptions(), baseUrl: own });
       const ctx: ProviderContext = {
         config,
-        keys: new SigningKeys(config.clock, 0, createPrivateKey(testKeyPair('rp').privateKeyPem)),
+        keys: new SigningKeys(config.clock, 0, { RS256: createPrivateKey(testKeyPair('rp').privateKeyPem) }),
         stores: createStores(config.clock, config),
         personas: PersonaDirectory.create(config.personas),
         scripted: new ScriptedLogins(PersonaDirectory.create(config.personas)),

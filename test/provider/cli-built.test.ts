@@ -157,7 +157,7 @@ describe('nd-id-provider (built): version, help, init', () => {
 
     const again = runBuilt(['init', '--redirect-uri', 'http://localhost:3000/auth/callback', '--dir', target]);
     expect(await again.exit).toBe(2);
-    expect(again.err()).toMatch(/nothing written, 3 mistakes/);
+    expect(again.err()).toMatch(/nothing written, 4 mistakes/);
     expect(again.err()).toMatch(/clients\.json exists; keep it, or pass --force/);
     expect(readFileSync(join(target, 'rp-private-key.pem'), 'utf8')).toBe(privatePem);
 

@@ -45,7 +45,7 @@ async function init(dir: string, ...extra: string[]): Promise<void> {
   expect(outcome).toMatchObject({ exitCode: 0 });
 }
 
-const SECRETS = [INIT_FILES.privateKey, INIT_FILES.clients, INIT_FILES.fapiKeys];
+const SECRETS = [INIT_FILES.privateKey, INIT_FILES.clients, INIT_FILES.fapiKeys, INIT_FILES.providerSigningKeys];
 
 describe.skipIf(process.platform === 'win32')('nd-id-provider init --force', () => {
   it('leaves every secret at mode 0600 where world-readable files were', async () => {

@@ -73,4 +73,34 @@ describe('logging', () => {
       await started.close();
     }
   });
+
+  it('names the client of a wrong secret sent with HTTP Basic (form body, as a generic relying party sends it), never the secret', async () => {
+    const lines: string[] = [];
+    const started = await startProvider(providerOptions({ autoApprove: true, log: (line) => lines.push(line) }));
+    try {
+      const { verifier, challenge } = pkce();
+      const code = await authorizeCode(started.baseUrl, challenge);
+      const wrong = 'wrong-basic-secret-value';
+      const basic = Buffer.from(`${encodeURIComponent(TEST_CLIENT.clientId)}:${encodeURIComponent(wrong)}`).toString(
+        'base64',
+      );
+      const res = await fetch(`${started.baseUrl}/v2/oauth/token`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          redirect_uri: TEST_CLIENT.redirectUri,
+        }),
+      });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_client');
+      const refusal = lines.find((line) => line.includes('refused: invalid_client'));
+      expect(refusal).toMatch(/^token: refused: invalid_client \(401\) for client test-client: /);
+      for (const secret of [wrong, basic, code, verifier]) expect(lines.join('\n')).not.toContain(secret);
+    } finally {
+      await started.close();
+    }
+  });
 });

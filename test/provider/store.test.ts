@@ -173,3 +173,70 @@ describe('pending QR logins per source address', () => {
     }
   });
 });
+
+/** The number the QR page shows, which the phone must pick to approve. */
+function matchCodeOf(html: string): string {
+  return /data-match-code="(\d\d)"/.exec(html)?.[1] ?? '';
+}
+
+/** Answer a QR page on the phone: approve (with the right number), deny, or pick a wrong number. */
+async function answerOnPhone(payload: string, html: string, how: 'approve' | 'deny' | 'mismatch'): Promise<number> {
+  const right = matchCodeOf(html);
+  const fields: Record<string, string> =
+    how === 'deny'
+      ? { decision: 'deny' }
+      : { decision: 'approve', persona: 'ada', match: how === 'approve' ? right : right === '10' ? '11' : '10' };
+  const res = await fetch(payload, { method: 'POST', body: new URLSearchParams(fields) });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/** The QR page's view of its login once answered. */
+async function pollOutcome(started: StartedProvider, html: string): Promise<{ status: string; redirectTo?: string }> {
+  const statusUrl = /"statusUrl":"([^"]+)"/.exec(html)?.[1] ?? '';
+  return (await (await fetch(new URL(statusUrl, started.baseUrl))).json()) as { status: string; redirectTo?: string };
+}
+
+describe('an answered QR login gives its places back at once', () => {
+  it('25 sign-ins one after another from one address all reach the QR page and their answer (default quota of 20)', async () => {
+    const started = await startTestProvider();
+    try {
+      const ways = ['approve', 'deny', 'mismatch'] as const;
+      for (let i = 0; i < 25; i++) {
+        const page = await openQr(started);
+        expect(page.status, `sign-in ${i + 1}`).toBe(200);
+        const how = ways[i % 3]!;
+        expect(await answerOnPhone(page.payload, page.html, how)).toBe(how === 'mismatch' ? 403 : 200);
+        const outcome = await pollOutcome(started, page.html);
+        expect(outcome.status).toBe(how === 'approve' ? 'approved' : how === 'deny' ? 'denied' : 'mismatch');
+        if (how === 'approve') expect(new URL(outcome.redirectTo ?? '').searchParams.get('code')).toBeTruthy();
+      }
+    } finally {
+      await started.close();
+    }
+  });
+
+  it('the provider-wide bound counts waiting logins only; an answered page still shows its outcome and refuses a second answer', async () => {
+    const lines: string[] = [];
+    const started = await startTestProvider({ maxPending: 2, maxPendingPerAddress: 2, log: (l) => lines.push(l) });
+    try {
+      const first = await openQr(started);
+      const second = await openQr(started);
+      expect((await openQr(started)).status).toBe(429);
+      expect(await answerOnPhone(first.payload, first.html, 'approve')).toBe(200);
+      expect(await answerOnPhone(second.payload, second.html, 'deny')).toBe(200);
+      const third = await openQr(started);
+      const fourth = await openQr(started);
+      expect([third.status, fourth.status]).toEqual([200, 200]);
+      expect((await openQr(started)).status).toBe(429);
+      expect((await pollOutcome(started, first.html)).status).toBe('approved');
+      expect((await pollOutcome(started, second.html)).status).toBe('denied');
+      expect(await answerOnPhone(first.payload, first.html, 'approve')).toBe(409);
+      // Each refusal's log line names the client.
+      expect(lines).toContain('authorize: refused: too many pending sign-ins for client test-client');
+      expect(lines).toContain('mobile: answer refused for client test-client: already answered');
+    } finally {
+      await started.close();
+    }
+  });
+});

@@ -6,6 +6,7 @@
 import type { Persona } from '../types.js';
 import type { ApproveNextOptions } from './approve-next.js';
 import { CookieJar, type StoredCookie } from './cookie-jar.js';
+import { navigate, navigationHeaders } from './navigate.js';
 
 /** What `signIn` needs of a provider in this process. */
 export interface SignInProvider {
@@ -32,13 +33,13 @@ export interface SignInOptions {
   jar?: CookieJar;
   /** Most redirects to follow. Default 10. */
   maxRedirects?: number;
-  /** Extra request headers (e.g. `user-agent`); `cookie` is the jar's. */
+  /** Extra request headers, over the navigation's (e.g. `user-agent`); `cookie` is the jar's. */
   headers?: Record<string, string>;
 }
 
 /** What {@link signIn} resolves to. */
 export interface SignInResult {
-  /** The first response that is not a redirect (its body unread). */
+  /** The first response that is not a redirect: the app's page after the sign-in (its body unread). */
   response: Response;
   /** Its URL. */
   url: string;
@@ -82,9 +83,15 @@ function withLoginHint(url: URL, persona: SignInOptions['persona']): URL {
  * await request(appBaseUrl).get('/me').set('Cookie', cookieHeader).expect(200);
  * ```
  *
+ * Each request carries a top-level navigation's headers (`Sec-Fetch-Mode: navigate`,
+ * `Sec-Fetch-Dest: document`, `Accept: text/html…`, `Sec-Fetch-Site` as the redirects go), as a
+ * person's click on the app's page would.
+ *
  * @throws TypeError for unusable options; Error when the redirects do not end (more than
- *   `maxRedirects`), or when the provider shows its QR page (no `provider` given and the provider
- *   does not auto-approve), naming the fix.
+ *   `maxRedirects`); {@link SignInError} (with the `response`) when it ends on anything but the
+ *   app's page after the provider: the QR page (no `provider` given and the provider does not
+ *   auto-approve), a refusal by the provider, an app that never sent the browser to the provider,
+ *   or a 4xx or 5xx answer (with `deny`, only a 5xx), each naming the fix.
  */
 export async function signIn(appBaseUrl: string, options: SignInOptions = {}): Promise<SignInResult> {
   let base: URL;
@@ -126,24 +133,22 @@ export async function signIn(appBaseUrl: string, options: SignInOptions = {}): P
 
   const jar = options.jar ?? new CookieJar();
   const redirects: string[] = [];
+  const chain: URL[] = [];
   let url = new URL(loginPath, base);
   for (let hop = 0; ; hop += 1) {
     if (target === undefined) url = withLoginHint(url, options.persona);
     redirects.push(url.toString());
     const cookie = jar.header(url);
-    const response = await fetch(url, {
-      redirect: 'manual',
-      headers: { ...options.headers, ...(cookie !== '' ? { cookie } : {}) },
+    const response = await navigate(url, {
+      ...navigationHeaders(base, chain, url),
+      ...options.headers,
+      ...(cookie !== '' ? { cookie } : {}),
     });
+    chain.push(url);
     jar.store(url, response.headers.getSetCookie());
     const location = response.headers.get('location');
     if (!REDIRECTS.has(response.status) || location === null) {
-      if (url.pathname.endsWith(AUTHORIZE_PATH) && response.status === 200) {
-        await response.body?.cancel();
-        throw new Error(
-          'signIn: the provider showed its QR page. Pass `provider` (signIn queues the login with approveNext), or start the provider with autoApprove (--auto-approve).',
-        );
-      }
+      checkEnding(response, url, chain, options.deny === true);
       const cookies = jar.cookiesFor(base);
       return { response, url: url.toString(), redirects, cookies, cookieHeader: jar.header(base), jar };
     }
@@ -153,5 +158,51 @@ export async function signIn(appBaseUrl: string, options: SignInOptions = {}): P
         `signIn: more than ${maxRedirects} redirects, the last to ${new URL(location, url).pathname}; is the app redirecting in a loop?`,
       );
     url = new URL(location, url);
+  }
+}
+
+/** Thrown when a sign-in ends on an answer that is not a signed-in (or, with `deny`, a declined) app page. */
+export class SignInError extends Error {
+  override readonly name = 'SignInError';
+  constructor(
+    message: string,
+    /** The answer it ended on (its body unread). */
+    readonly response: Response,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The last answer must be the app's, after a trip through the provider: not the QR page, not a
+ * refusal (4xx or 5xx; with `deny`, only 5xx, as a declined login may end on a 4xx page).
+ * Messages name the status and path only: query strings carry codes and states.
+ */
+function checkEnding(response: Response, url: URL, chain: readonly URL[], deny: boolean): void {
+  const atProvider = url.pathname.endsWith(AUTHORIZE_PATH);
+  const where = `${response.status} at ${url.origin}${url.pathname}`;
+  if (atProvider && response.status === 200) {
+    throw new SignInError(
+      'signIn: the provider showed its QR page. Pass `provider` (signIn queues the login with approveNext), or start the provider with autoApprove (--auto-approve).',
+      response,
+    );
+  }
+  if (atProvider) {
+    throw new SignInError(
+      `signIn: the provider refused the authorization request (${where}); its page names the error (response.text()).`,
+      response,
+    );
+  }
+  if (!chain.some((u) => u.pathname.endsWith(AUTHORIZE_PATH))) {
+    throw new SignInError(
+      `signIn: the app answered ${where} without sending the browser to the provider's authorization endpoint; is loginPath the route that starts a login?`,
+      response,
+    );
+  }
+  if (response.status >= 500 || (!deny && response.status >= 400)) {
+    throw new SignInError(
+      `signIn: the sign-in ended with ${where}, not a page of the signed-in app${deny ? ' (a declined login may end on a 4xx page, not a 5xx)' : ''}. The app refused the request or failed the callback: see its log; response holds its answer.`,
+      response,
+    );
   }
 }

@@ -16,6 +16,7 @@ import {
   CookieJar,
   createTestProvider,
   signIn,
+  SignInError,
   type TestProvider,
   type TestProviderOptions,
 } from '../../../src/provider/index.js';
@@ -33,7 +34,10 @@ async function listen(handler?: express.Express): Promise<{ server: Server; base
 }
 
 /** An Express app with the router, and the provider it signs in against. */
-async function appAndProvider(options: TestProviderOptions = {}): Promise<{ base: string; kit: TestProvider }> {
+async function appAndProvider(
+  options: TestProviderOptions = {},
+  before?: (app: express.Express) => void,
+): Promise<{ base: string; kit: TestProvider }> {
   const { server, base } = await listen();
   const kit = await createTestProvider({ ...options, redirectUri: `${base}/auth/callback` });
   open.push(() => kit.close());
@@ -49,6 +53,7 @@ async function appAndProvider(options: TestProviderOptions = {}): Promise<{ base
   authenticator.serializeUser((u, done) => done(null, u));
   authenticator.deserializeUser((u: Express.User, done) => done(null, u));
   const app = express();
+  before?.(app);
   app.use(session({ secret: 'sign-in-test', resave: false, saveUninitialized: false }));
   app.use(authenticator.session());
   app.use('/auth', ndIdRouter({ passport: authenticator, successRedirect: '/me' }));
@@ -138,5 +143,71 @@ describe('CookieJar', () => {
     expect(jar.header('http://app.example.test/')).toBe('');
     jar.store('http://localhost:3000/', ['lsec=2; Secure']);
     expect(jar.header('http://localhost:3000/')).toBe('lsec=2');
+  });
+
+  it("sends a browser navigation's headers, so an app that refuses scripts' requests (as mod_auth_openidc does) signs the person in", async () => {
+    const seen: Array<Record<string, string | undefined>> = [];
+    const { base, kit } = await appAndProvider({}, (app) => {
+      // A relying party that starts a login only for a top-level page load, as mod_auth_openidc does.
+      app.use('/auth', (req, res, next) => {
+        const h = req.headers;
+        seen.push({
+          path: req.path,
+          mode: h['sec-fetch-mode'] as string,
+          dest: h['sec-fetch-dest'] as string,
+          site: h['sec-fetch-site'] as string,
+          accept: h.accept,
+        });
+        if (h['sec-fetch-mode'] !== 'navigate' || h['sec-fetch-dest'] !== 'document') res.status(401).end();
+        else next();
+      });
+    });
+    const result = await signIn(base, { provider: kit, persona: 'ben' });
+    expect(await result.response.json()).toEqual({ name: 'Ben Samplename' });
+    expect(seen.map((s) => [s.path, s.mode, s.dest, s.site])).toEqual([
+      ['/login', 'navigate', 'document', 'same-origin'],
+      // Back from the provider (another port of the same host): the chain is same-site.
+      ['/callback', 'navigate', 'document', 'same-site'],
+    ]);
+    expect(seen[0]!.accept).toMatch(/^text\/html,/);
+  });
+
+  it('fails with a SignInError naming the status and path when the app answers the sign-in with a 401', async () => {
+    const { base, kit } = await appAndProvider({}, (app) => {
+      app.get('/auth/callback', (_req, res) => res.status(401).send('Unauthorized'));
+    });
+    const failed = signIn(base, { provider: kit });
+    await expect(failed).rejects.toThrow(SignInError);
+    await expect(failed).rejects.toThrow(
+      /ended with 401 at http:\/\/127\.0\.0\.1:\d+\/auth\/callback, not a page of the signed-in app/,
+    );
+    const error = (await failed.catch((e: unknown) => e)) as SignInError;
+    expect(error.response.status).toBe(401);
+    expect(error.message).not.toMatch(/code=|state=/);
+  });
+
+  it('fails when the app never sends the browser to the provider, or the provider refuses the request', async () => {
+    const app = express();
+    app.get('/auth/login', (_req, res) => res.send('<p>Welcome</p>'));
+    app.get('/bad/login', (_req, res) => res.redirect(`${kit.baseUrl}/v2/oauth/authorize?client_id=nobody`));
+    const { base } = await listen(app);
+    const kit = await createTestProvider({ redirectUri: `${base}/auth/callback` });
+    open.push(() => kit.close());
+    await expect(signIn(base, { provider: kit })).rejects.toThrow(
+      /answered 200 at http:\/\/127\.0\.0\.1:\d+\/auth\/login without sending the browser to the provider/,
+    );
+    await expect(signIn(base, { provider: kit, loginPath: '/bad/login' })).rejects.toThrow(
+      /the provider refused the authorization request \(400 at/,
+    );
+  });
+
+  it('with deny, a decline page in 4xx is the expected ending', async () => {
+    const { base, kit } = await appAndProvider({}, (app) => {
+      app.get('/auth/callback', (req, res, next) =>
+        req.query['error'] === 'access_denied' ? res.status(403).send('You declined') : next(),
+      );
+    });
+    const declined = await signIn(base, { provider: kit, deny: true });
+    expect(declined.response.status).toBe(403);
   });
 });
