@@ -10,7 +10,7 @@ import { createHash, createPrivateKey, randomUUID, type KeyObject } from 'node:c
 import { generateEcJwkPair } from '../keys.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { jwkThumbprint, publicJwk } from './fapi-keys.js';
-import { encodeJwsHeader, signWithHeader } from './jws-sign.js';
+import { encodeJwsHeader, signWithHeader } from '../jose/jws-sign.js';
 
 /** The only DPoP proof algorithm used. */
 export const DPOP_ALGORITHM = 'ES256';

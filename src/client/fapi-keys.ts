@@ -3,8 +3,11 @@
  * at construction; each mistake is a TypeError saying what to give. Only public members leave this
  * file ({@link publicJwk}).
  */
-import { createHash, createPrivateKey, createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
-import { MIN_RSA_BITS } from '../keys.js';
+import { createPrivateKey, createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
+import { MIN_RSA_BITS, rsaKeyProblem } from '../jose/rsa-key.js';
+import { jwkThumbprint } from '../jose/thumbprint.js';
+
+export { jwkThumbprint } from '../jose/thumbprint.js';
 
 /** A key as the app may give it: PEM text (PKCS#8, PKCS#1, SEC1), a private JWK, or a node `KeyObject`. */
 export type AppKeyInput = string | AppPrivateJwk | KeyObject;
@@ -17,7 +20,8 @@ export interface AppPrivateJwk {
 }
 
 /** The client-assertion signature algorithms accepted, by key type (FAPI 2.0 5.4: PS256, ES256, EdDSA). */
-export type AssertionAlgorithm = 'ES256' | 'PS256' | 'EdDSA';
+export type { AssertionAlgorithm } from '../jose/jws-sign.js';
+import type { AssertionAlgorithm } from '../jose/jws-sign.js';
 
 /** The ID-token key-management algorithms accepted, by key type. */
 export type IdTokenKeyAlgorithm = 'ECDH-ES+A256KW' | 'RSA-OAEP-256';
@@ -217,6 +221,8 @@ function checkRsaBits(key: KeyObject, what: string): void {
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
   if (bits < MIN_RSA_BITS)
     throw new TypeError(`${what} is an RSA key of ${bits} bits; give one of at least ${MIN_RSA_BITS} bits`);
+  const problem = rsaKeyProblem(key);
+  if (problem !== undefined) throw new TypeError(`${what} is ${problem}; give another RSA key`);
 }
 
 /**
@@ -236,11 +242,4 @@ export function publicJwk(key: KeyObject, kid: string | undefined, use: 'sig' | 
   out.use = use;
   out.alg = alg;
   return out as unknown as PublicJwk;
-}
-
-/** RFC 7638 SHA-256 thumbprint of a public JWK; synchronous, so keys get their `kid` at construction. */
-export function jwkThumbprint(jwk: { kty: string; [member: string]: unknown }): string {
-  const members = [...(PUBLIC_MEMBERS[jwk.kty] ?? []), 'kty'].sort();
-  const canonical = `{${members.map((m) => `${JSON.stringify(m)}:${JSON.stringify(String(jwk[m]))}`).join(',')}}`;
-  return createHash('sha256').update(canonical).digest('base64url');
 }

@@ -15,7 +15,7 @@ import { IdError } from '../errors.js';
 import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
-import { ECDH_ES_ALGORITHMS, ecdhEsContentKey } from './jwe-ecdh.js';
+import { ECDH_ES_ALGORITHMS, ecdhEsContentKey } from '../jose/jwe-ecdh.js';
 import { decodeJsonSegment } from '../encoding.js';
 import {
   CONTENT_ENCRYPTIONS,
@@ -24,7 +24,7 @@ import {
   JweRefused,
   readCompactJwe,
   type CompactJwe,
-} from './jwe-gcm.js';
+} from '../jose/jwe-decrypt.js';
 
 /** The key-management algorithms an encrypted ID token may use. */
 export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = Object.freeze([...ECDH_ES_ALGORITHMS, 'RSA-OAEP-256']);

@@ -25,9 +25,10 @@ import {
   handledHere,
   type JweKey,
   JweRefused,
+  keyAllows,
   readCompactJwe,
   strictBase64url,
-} from './jwe-gcm.js';
+} from '../jose/jwe-decrypt.js';
 
 /** Key-management algorithms accepted for the block key JWE. */
 export const KEY_WRAP_ALGORITHMS: readonly string[] = ['RSA-OAEP-256', 'RSA-OAEP'];
@@ -82,7 +83,13 @@ function candidates(privateKeys: readonly DecryptionKey[], jwe: string): readonl
   return named === undefined ? privateKeys : [named];
 }
 
-async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: string): Promise<Buffer> {
+/** The block key: its bytes, and the algorithm its JWK names (`alg`), which alone it may open attributes with. */
+interface BlockKey {
+  bytes: Buffer;
+  alg: string | undefined;
+}
+
+async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: string): Promise<BlockKey> {
   const what = 'The userinfo block key';
   // Size and shape first: nothing is decoded, and no private key used, for an oversized JWE.
   if (!withinCompactLimits(jwe, JWE_SEGMENTS, MAX_USERINFO_KEY_LENGTH)) {
@@ -129,14 +136,17 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
       'The decrypted userinfo block key is not a symmetric (oct) JSON Web Key.',
     );
   }
+  if (jwk.alg !== undefined && typeof jwk.alg !== 'string') {
+    throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key names an algorithm (alg) that is not a string.');
+  }
   try {
-    return strictBase64url(jwk.k);
+    return { bytes: strictBase64url(jwk.k), alg: jwk.alg };
   } catch {
     throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key is not a valid symmetric key.');
   }
 }
 
-async function decryptAttribute(blockKey: Buffer, scope: string, jwe: unknown): Promise<string> {
+async function decryptAttribute(blockKey: BlockKey, scope: string, jwe: unknown): Promise<string> {
   const what = `The userinfo value for scope "${scopeLabel(scope)}"`;
   if (typeof jwe !== 'string') {
     throw new IdError('userinfo_malformed', `${what} is not a JWE string.`);
@@ -147,9 +157,16 @@ async function decryptAttribute(blockKey: Buffer, scope: string, jwe: unknown): 
       `${what} is not a compact JWE of five parts and at most ${MAX_USERINFO_VALUE_LENGTH} characters.`,
     );
   }
+  const read = readOurs(jwe, ATTRIBUTE_ALGORITHMS, what);
+  if (!keyAllows(blockKey.alg, read.header)) {
+    throw new IdError(
+      'userinfo_alg_not_allowed',
+      `${what} uses "${label(read.header.alg)}", and the block key is for ${label(blockKey.alg)} only.`,
+    );
+  }
   let plaintext: Uint8Array;
   try {
-    plaintext = ours(readOurs(jwe, ATTRIBUTE_ALGORITHMS, what), blockKey, what);
+    plaintext = ours(read, blockKey.bytes, what);
   } catch (err) {
     if (err instanceof IdError) throw err;
     throw new IdError(

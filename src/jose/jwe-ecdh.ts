@@ -5,7 +5,7 @@
  * both make the same decisions.
  */
 import { createECDH, createHash, type ECDH, type KeyObject } from 'node:crypto';
-import { aesKeyUnwrap, CONTENT_KEY_BYTES, JweRefused, strictBase64url, type CompactJwe } from './jwe-gcm.js';
+import { aesKeyUnwrap, CONTENT_KEY_BYTES, JweRefused, strictBase64url, type CompactJwe } from './jwe-decrypt.js';
 
 /** The key-wrapping key size in bits of each ECDH-ES key wrap; `ECDH-ES` alone derives the content key. */
 const ECDH_KW_BITS: Readonly<Record<string, number>> = {
