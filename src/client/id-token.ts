@@ -15,7 +15,14 @@ import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import { decodeJsonSegment } from '../encoding.js';
-import { isJwsAlgorithm, JWS_ALGORITHMS, type JwsAlgorithm, keyFitsAlgorithm, keyNeeded, verifyCompactJws } from '../jose/jws-verify.js';
+import {
+  isJwsAlgorithm,
+  JWS_ALGORITHMS,
+  type JwsAlgorithm,
+  keyFitsAlgorithm,
+  keyNeeded,
+  verifyCompactJws,
+} from '../jose/jws-verify.js';
 import type { IdTokenClaims } from './types.js';
 import { accessTokenHash } from './token-hash.js';
 

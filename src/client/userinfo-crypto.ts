@@ -137,7 +137,10 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
     );
   }
   if (jwk.alg !== undefined && typeof jwk.alg !== 'string') {
-    throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key names an algorithm (alg) that is not a string.');
+    throw new IdError(
+      'userinfo_key_invalid',
+      'The decrypted userinfo block key names an algorithm (alg) that is not a string.',
+    );
   }
   try {
     return { bytes: strictBase64url(jwk.k), alg: jwk.alg };
