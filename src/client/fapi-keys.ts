@@ -40,6 +40,8 @@ export interface IdTokenDecryptionKey {
   readonly key: KeyObject;
   readonly alg: IdTokenKeyAlgorithm;
   readonly kid: string;
+  /** RFC 7638 thumbprint of its public part: a JWE header may name the key by it too. */
+  readonly thumbprint: string;
   /** The public JWK published in the app's JWKS (`use: enc`). */
   readonly publicJwk: PublicJwk;
 }
@@ -92,6 +94,15 @@ export function importIdTokenDecryptionKeys(value: unknown, what: string): IdTok
   );
 }
 
+/**
+ * `key` under its own `kid` (a private JWK's, given with the key elsewhere), published with it; the
+ * same key when there is none.
+ */
+export function withOwnKid(key: IdTokenDecryptionKey, kid: string | undefined): IdTokenDecryptionKey {
+  if (kid === undefined || kid === key.kid) return key;
+  return { ...key, kid, publicJwk: { ...key.publicJwk, kid } };
+}
+
 /** Each private key of `value`, its algorithm (`algorithmOf` refuses a key of no allowed one) and its public JWK. */
 function importKeyList<A extends string>(
   value: unknown,
@@ -99,12 +110,12 @@ function importKeyList<A extends string>(
   expected: string,
   algorithmOf: (key: KeyObject, name: string) => A,
   use: 'sig' | 'enc',
-): { key: KeyObject; alg: A; kid: string; publicJwk: PublicJwk }[] {
+): { key: KeyObject; alg: A; kid: string; thumbprint: string; publicJwk: PublicJwk }[] {
   return importList(value, what, (key, name) => {
     const imported = importPrivate(key, name, expected);
     const alg = algorithmOf(imported.key, name);
     const jwk = publicJwk(imported.key, imported.kid, use, alg);
-    return { key: imported.key, alg, kid: jwk.kid, publicJwk: jwk };
+    return { key: imported.key, alg, kid: jwk.kid, thumbprint: jwkThumbprint({ ...jwk }), publicJwk: jwk };
   });
 }
 

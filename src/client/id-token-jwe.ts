@@ -15,16 +15,10 @@ import { IdError } from '../errors.js';
 import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
-import { ECDH_ES_ALGORITHMS, ecdhEsContentKey } from '../jose/jwe-ecdh.js';
+import { ECDH_ES_ALGORITHMS } from '../jose/jwe-ecdh.js';
+import { decryptWithAppKeys, keyKindFor } from '../jose/jwe-app-keys.js';
 import { decodeJsonSegment } from '../encoding.js';
-import {
-  CONTENT_ENCRYPTIONS,
-  decryptContent,
-  decryptJwe,
-  JweRefused,
-  readCompactJwe,
-  type CompactJwe,
-} from '../jose/jwe-decrypt.js';
+import { CONTENT_ENCRYPTIONS, readCompactJwe, type CompactJwe } from '../jose/jwe-decrypt.js';
 
 /** The key-management algorithms an encrypted ID token may use. */
 export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = Object.freeze([...ECDH_ES_ALGORITHMS, 'RSA-OAEP-256']);
@@ -76,7 +70,7 @@ export async function decryptIdToken(
   } catch {
     throw new IdError('id_token_malformed', 'The encrypted ID token header is not valid base64url JSON.');
   }
-  const { alg, enc, kid } = jwe.header;
+  const { alg, enc } = jwe.header;
   if (jwe.header.crit !== undefined || jwe.header.zip !== undefined) {
     throw new IdError(
       'id_token_malformed',
@@ -93,38 +87,23 @@ export async function decryptIdToken(
       `The ID token is encrypted with an algorithm that is not accepted; only ${algorithms.join(', ')} with ${encryptions.join(', ')} are.`,
     );
   }
-  const ecdh = ECDH_ES_ALGORITHMS.includes(alg);
-  // Keys of the kind the algorithm takes (EC for ECDH-ES*, RSA for RSA-OAEP-256): the one the
-  // header names; without a kid, every one, in order.
-  const candidates = keys.filter(
-    (k) => k.key.asymmetricKeyType === (ecdh ? 'ec' : 'rsa') && (kid === undefined || k.kid === kid),
-  );
-  if (candidates.length === 0) {
+  // The key the header's kid names, else every key of the kind the algorithm takes, in order.
+  const result = decryptWithAppKeys(jwe, keys);
+  if (!('plaintext' in result)) {
+    if (result.refusal === 'malformed')
+      throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');
     throw new IdError(
       'id_token_decrypt_failed',
-      kid === undefined
-        ? `The ID token is encrypted with ${alg}, and no idTokenDecryptionKey is of that kind (${ecdh ? 'an EC key' : 'an RSA key'}).`
-        : 'The ID token is encrypted to a key (kid) that is not among the idTokenDecryptionKey keys.',
+      result.refusal === 'no-key'
+        ? `The ID token is encrypted with ${alg}, and no idTokenDecryptionKey is of that kind (${keyKindFor(alg) === 'ec' ? 'an EC key' : 'an RSA key'}).`
+        : 'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.',
     );
   }
-  let malformed = false;
-  let plaintext: string | undefined;
-  for (const candidate of candidates) {
-    try {
-      const bytes = ecdh ? decryptContent(jwe, ecdhEsContentKey(jwe, candidate.key)) : decryptJwe(jwe, candidate.key);
-      plaintext = utf8.decode(bytes);
-      break;
-    } catch (err) {
-      // the next key, if any
-      if (err instanceof JweRefused && err.reason === 'malformed') malformed = true;
-    }
-  }
-  if (plaintext === undefined) {
-    if (malformed) throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');
-    throw new IdError(
-      'id_token_decrypt_failed',
-      'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.',
-    );
+  let plaintext: string;
+  try {
+    plaintext = utf8.decode(result.plaintext);
+  } catch {
+    throw new IdError('id_token_decrypt_failed', 'The encrypted ID token does not decrypt to UTF-8 text.');
   }
   requireSignedInside(plaintext);
   return plaintext;
