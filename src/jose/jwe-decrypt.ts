@@ -195,7 +195,12 @@ export function pemFallbackInUse(reset = false): boolean {
   return inUse;
 }
 
-function rsaOaepUnwrap(alg: string, encryptedKey: Buffer, key: JweKey): Buffer {
+/**
+ * RSAES-OAEP decryption (RFC 8017 7.1.2, empty label) of a content key under `RSA-OAEP` (SHA-1)
+ * or `RSA-OAEP-256` (SHA-256, MGF1 with SHA-256), with an RSA private key {@link rsaKeyProblem} accepts.
+ * @throws JweRefused `failed` when it does not decrypt.
+ */
+export function rsaOaepUnwrap(alg: string, encryptedKey: Buffer, key: JweKey): Buffer {
   if (
     Buffer.isBuffer(key) ||
     key.asymmetricKeyType !== 'rsa' ||
@@ -204,8 +209,9 @@ function rsaOaepUnwrap(alg: string, encryptedKey: Buffer, key: JweKey): Buffer {
   ) {
     throw new JweRefused('failed');
   }
-  if (encryptedKey.length === 0) throw new JweRefused('failed');
-  return rsaPrivateDecrypt(key, OAEP_HASH[alg] as string, encryptedKey);
+  const hash = OAEP_HASH[alg];
+  if (hash === undefined || encryptedKey.length === 0) throw new JweRefused('failed');
+  return rsaPrivateDecrypt(key, hash, encryptedKey);
 }
 
 /**
@@ -305,8 +311,28 @@ function decryptCbcHmac(aad: Buffer, { iv, ciphertext, tag }: ContentParts, cek:
     .update(al)
     .digest();
   if (!timingSafeEqual(mac.subarray(0, half), tag)) throw new JweRefused('failed');
+  return aesCbcDecrypt(cek.subarray(half), iv, ciphertext);
+}
+
+/**
+ * AES-GCM decryption with the parameters JOSE uses (RFC 7518 5.3, 4.7): a 128-, 192- or 256-bit
+ * key, a 96-bit IV and a 128-bit tag; nothing else is taken.
+ * @throws JweRefused `failed` when the sizes differ or it does not authenticate.
+ */
+export function aesGcmDecrypt(key: Buffer, iv: Buffer, aad: Buffer, ciphertext: Buffer, tag: Buffer): Buffer {
+  if (![16, 24, 32].includes(key.length) || iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
+  return decryptGcm(aad, { iv, ciphertext, tag }, key, key.length);
+}
+
+/**
+ * AES-CBC decryption with PKCS#7 padding, the cipher step of AES-CBC-HMAC-SHA2 (RFC 7518
+ * 5.2.2.2) once the tag has been checked: a 128-, 192- or 256-bit key and a 128-bit IV.
+ * @throws JweRefused `failed` when the sizes differ or the padding is wrong.
+ */
+export function aesCbcDecrypt(key: Buffer, iv: Buffer, ciphertext: Buffer): Buffer {
+  if (![16, 24, 32].includes(key.length) || iv.length !== 16) throw new JweRefused('failed');
   try {
-    const decipher = createDecipheriv(`aes-${half * 8}-cbc` as 'aes-256-cbc', cek.subarray(half), iv);
+    const decipher = createDecipheriv(`aes-${key.length * 8}-cbc` as 'aes-256-cbc', key, iv);
     return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
   } catch (err) {
     throw new JweRefused('failed', err);

@@ -10,6 +10,7 @@
 import { constants, verify, type KeyObject } from 'node:crypto';
 import { strictBase64url } from './base64url.js';
 import { joseToDer } from './ecdsa.js';
+import { JweRefused } from './refused.js';
 import { rsaKeyProblem } from './rsa-key.js';
 
 /**
@@ -77,17 +78,24 @@ export function keyNeeded(alg: JwsAlgorithm): string {
  * RFC 7518 3.4; 64 bytes for Ed25519).
  */
 export function verifyCompactJws(token: string, key: KeyObject, alg: JwsAlgorithm): boolean {
-  if (!isJwsAlgorithm(alg) || !keyFitsAlgorithm(key, alg)) return false;
-  const rule = RULES[alg];
   const lastDot = token.lastIndexOf('.');
   if (lastDot < 0) return false;
-  const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
   let signature: Buffer;
   try {
     signature = strictBase64url(token.slice(lastDot + 1));
   } catch {
     return false;
   }
+  return verifySignature(alg, key, Buffer.from(token.slice(0, lastDot), 'ascii'), signature);
+}
+
+/**
+ * Whether `signature` (in its JWS form) of `signingInput` verifies under `alg` with `key`: the
+ * step {@link verifyCompactJws} ends with, for bytes already decoded.
+ */
+export function verifySignature(alg: JwsAlgorithm, key: KeyObject, signingInput: Buffer, signature: Buffer): boolean {
+  if (!isJwsAlgorithm(alg) || !keyFitsAlgorithm(key, alg)) return false;
+  const rule = RULES[alg];
   const expected = rule.signatureBytes ?? Math.ceil((key.asymmetricKeyDetails?.modulusLength ?? 0) / 8);
   if (signature.length !== expected) return false;
   try {
@@ -109,4 +117,36 @@ export function verifyCompactJws(token: string, key: KeyObject, alg: JwsAlgorith
   } catch {
     return false;
   }
+}
+
+/** Three base64url segments, the first two non-empty: the only JWS shape read. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A compact JWS verified with `key` under `alg`, and read: its header must be a JSON object
+ * naming `alg`, with no `crit` (no extension is understood), every segment canonical base64url.
+ * @returns the protected header and the payload bytes.
+ * @throws JweRefused `malformed` (not such a JWS), `crit`, or `failed` (another alg, or the signature does not verify).
+ */
+export function openCompactJws(
+  token: string,
+  key: KeyObject,
+  alg: JwsAlgorithm,
+): { header: Record<string, unknown>; payload: Buffer } {
+  if (!COMPACT_JWS.test(token)) throw new JweRefused('malformed');
+  const [headerSegment, payloadSegment] = token.split('.') as [string, string, string];
+  let header: unknown;
+  try {
+    header = JSON.parse(utf8.decode(strictBase64url(headerSegment)));
+  } catch {
+    throw new JweRefused('malformed');
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new JweRefused('malformed');
+  const fields = header as Record<string, unknown>;
+  if (fields.crit !== undefined) throw new JweRefused('crit');
+  if (fields.alg !== alg) throw new JweRefused('failed');
+  const payload = strictBase64url(payloadSegment);
+  if (!verifyCompactJws(token, key, alg)) throw new JweRefused('failed');
+  return { header: fields, payload };
 }
