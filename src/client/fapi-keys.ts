@@ -5,7 +5,7 @@
  */
 import { createPrivateKey, createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
 import { MIN_RSA_BITS, rsaKeyProblem } from '../jose/rsa-key.js';
-import { jwkThumbprint } from '../jose/thumbprint.js';
+import { jwkThumbprint, PUBLIC_MEMBERS } from '../jose/thumbprint.js';
 
 export { jwkThumbprint } from '../jose/thumbprint.js';
 
@@ -59,12 +59,6 @@ export interface PublicJwk {
   e?: string;
 }
 
-/** The public members of each key type (RFC 7518 section 6, RFC 8037): the only ones ever copied out. */
-const PUBLIC_MEMBERS: Readonly<Record<string, readonly string[]>> = {
-  EC: ['crv', 'x', 'y'],
-  RSA: ['e', 'n'],
-  OKP: ['crv', 'x'],
-};
 
 /**
  * Imports the client-assertion key (or keys, for rotation: the first signs, all are published).

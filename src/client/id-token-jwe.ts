@@ -16,9 +16,9 @@ import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
 import { ECDH_ES_ALGORITHMS } from '../jose/jwe-ecdh.js';
-import { decryptWithAppKeys, keyKindFor } from '../jose/jwe-app-keys.js';
+import { appKeyCandidates, decryptWithAppKeys } from '../jose/jwe-app-keys.js';
 import { decodeJsonSegment } from '../encoding.js';
-import { CONTENT_ENCRYPTIONS, readCompactJwe, type CompactJwe } from '../jose/jwe-decrypt.js';
+import { CONTENT_ENCRYPTIONS, JweRefused, readCompactJwe, type CompactJwe } from '../jose/jwe-decrypt.js';
 
 /** The key-management algorithms an encrypted ID token may use. */
 export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = Object.freeze([...ECDH_ES_ALGORITHMS, 'RSA-OAEP-256']);
@@ -88,22 +88,28 @@ export async function decryptIdToken(
     );
   }
   // The key the header's kid names, else every key of the kind the algorithm takes, in order.
-  const result = decryptWithAppKeys(jwe, keys);
-  if (!('plaintext' in result)) {
-    if (result.refusal === 'malformed')
+  let bytes: Buffer | undefined;
+  try {
+    bytes = decryptWithAppKeys(jwe, keys);
+  } catch (err) {
+    if (err instanceof JweRefused && err.reason === 'malformed')
       throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');
+  }
+  if (bytes === undefined && appKeyCandidates(keys, alg, undefined).length === 0) {
     throw new IdError(
       'id_token_decrypt_failed',
-      result.refusal === 'no-key'
-        ? `The ID token is encrypted with ${alg}, and no idTokenDecryptionKey is of that kind (${keyKindFor(alg) === 'ec' ? 'an EC key' : 'an RSA key'}).`
-        : 'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.',
+      `The ID token is encrypted with ${alg}, and no idTokenDecryptionKey is of that kind (${ECDH_ES_ALGORITHMS.includes(alg) ? 'an EC key' : 'an RSA key'}).`,
     );
   }
-  let plaintext: string;
+  let plaintext: string | undefined;
   try {
-    plaintext = utf8.decode(result.plaintext);
-  } catch {
-    throw new IdError('id_token_decrypt_failed', 'The encrypted ID token does not decrypt to UTF-8 text.');
+    plaintext = utf8.decode(bytes);
+  } catch {}
+  if (bytes === undefined || plaintext === undefined) {
+    throw new IdError(
+      'id_token_decrypt_failed',
+      'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.',
+    );
   }
   requireSignedInside(plaintext);
   return plaintext;

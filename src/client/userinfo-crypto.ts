@@ -17,7 +17,7 @@ import {
   withinCompactLimits,
 } from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';
-import { decodeJsonSegment } from '../encoding.js';
+import { appKeyCandidates } from '../jose/jwe-app-keys.js';
 import {
   type CompactJwe,
   CONTENT_ENCRYPTIONS,
@@ -66,23 +66,6 @@ export async function decryptUserinfo(
   return result;
 }
 
-/**
- * The keys to try for a block key JWE, in order: the one its `kid` names (by JWK `kid` or RFC 7638
- * thumbprint) when there is one, else all of them in the order given.
- */
-function candidates(privateKeys: readonly DecryptionKey[], jwe: string): readonly DecryptionKey[] {
-  if (privateKeys.length === 1) return privateKeys;
-  let kid: unknown;
-  try {
-    kid = decodeJsonSegment(jwe, 0).kid;
-  } catch {
-    return privateKeys;
-  }
-  if (typeof kid !== 'string') return privateKeys;
-  const named = privateKeys.find((k) => k.kid === kid) ?? privateKeys.find((k) => k.thumbprint === kid);
-  return named === undefined ? privateKeys : [named];
-}
-
 /** The block key: its bytes, and the algorithm its JWK names (`alg`), which alone it may open attributes with. */
 interface BlockKey {
   bytes: Buffer;
@@ -101,7 +84,8 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
   const read = readOurs(jwe, KEY_WRAP_ALGORITHMS, what);
   let plaintext: Uint8Array | undefined;
   let lastError: unknown;
-  for (const { key } of candidates(privateKeys, jwe)) {
+  // The key the header's kid names (by the key's kid or thumbprint), else each in order.
+  for (const { key } of appKeyCandidates(privateKeys, String(read.header.alg), read.header.kid)) {
     try {
       plaintext = ours(read, key, what);
       break;
@@ -136,12 +120,6 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
       'The decrypted userinfo block key is not a symmetric (oct) JSON Web Key.',
     );
   }
-  if (jwk.alg !== undefined && typeof jwk.alg !== 'string') {
-    throw new IdError(
-      'userinfo_key_invalid',
-      'The decrypted userinfo block key names an algorithm (alg) that is not a string.',
-    );
-  }
   try {
     return { bytes: strictBase64url(jwk.k), alg: jwk.alg };
   } catch {
@@ -164,7 +142,7 @@ async function decryptAttribute(blockKey: BlockKey, scope: string, jwe: unknown)
   if (!keyAllows(blockKey.alg, read.header)) {
     throw new IdError(
       'userinfo_alg_not_allowed',
-      `${what} uses "${label(read.header.alg)}", and the block key is for ${label(blockKey.alg)} only.`,
+      `${what} uses "${label(read.header.alg)}", another algorithm than the block key's own (alg).`,
     );
   }
   let plaintext: Uint8Array;
@@ -198,7 +176,7 @@ function readOurs(jwe: string, algorithms: readonly string[], what: string): Com
     throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
   }
   if (handledHere(read.header, algorithms)) return read;
-  checkHeader(jwe, algorithms, what);
+  checkHeader(read.header, algorithms, what);
   // Every allowlisted pair is handled here; this line is never reached while the lists agree.
   throw new IdError('userinfo_alg_not_allowed', `${what} uses an algorithm or header that is not allowed.`);
 }
@@ -225,14 +203,7 @@ function ours(read: CompactJwe, key: JweKey, what: string): Uint8Array {
 }
 
 /** Malformed, compressed, or outside the allowlists: the specific error. */
-function checkHeader(jwe: string, algorithms: readonly string[], what: string): void {
-  let header: Record<string, unknown>;
-  try {
-    if (jwe.split('.').length !== 5) throw new Error('not compact JWE');
-    header = decodeJsonSegment(jwe, 0);
-  } catch {
-    throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
-  }
+function checkHeader(header: Record<string, unknown>, algorithms: readonly string[], what: string): void {
   if (header.zip !== undefined) {
     throw new IdError('userinfo_alg_not_allowed', `${what} is compressed (zip); compressed JWEs are refused.`);
   }

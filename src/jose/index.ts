@@ -12,7 +12,6 @@ export {
   JWS_ALGORITHMS,
   type JwsAlgorithm,
   keyFitsAlgorithm,
-  openCompactJws,
   verifyCompactJws,
   verifySignature,
 } from './jws-verify.js';
@@ -22,6 +21,7 @@ export {
   signCompactJwt as signCompactJws,
   signWithHeader,
 } from './jws-sign.js';
+export { openCompactJws } from './jws-open.js';
 export { decryptCompactJwe, type JweAllowlists, type JweDecryptionKey } from './jwe.js';
 export { appKeyCandidates, decryptWithAppKeys, type AppDecryptionKey } from './jwe-app-keys.js';
 export { jwkThumbprint as thumbprint, rsaThumbprint } from './thumbprint.js';

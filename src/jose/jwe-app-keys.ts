@@ -19,53 +19,33 @@ export interface AppDecryptionKey {
   readonly thumbprint?: string | undefined;
 }
 
-/** What {@link decryptWithAppKeys} found: the plaintext, or why there is none. */
-export type AppKeysResult =
-  | { plaintext: Buffer }
-  | {
-      /** `no-key`: none of the keys is of the kind the algorithm takes; `malformed`: the JWE is not well formed; `failed`: no key decrypts it. */
-      refusal: 'no-key' | 'malformed' | 'failed';
-      /** The error of the last key tried, if any. */
-      cause?: unknown;
-    };
-
-/** The kind of key a key-management algorithm takes: EC for ECDH-ES*, RSA for RSA-OAEP*. */
-export function keyKindFor(alg: string): 'ec' | 'rsa' {
-  return ECDH_ES_ALGORITHMS.includes(alg) ? 'ec' : 'rsa';
-}
-
-/** The keys to try, in order: the one the header's `kid` names among those that fit, else all that fit. */
+/** The keys to try, in order: the one the header's `kid` names among those of the algorithm's kind, else all of that kind. */
 export function appKeyCandidates<K extends AppDecryptionKey>(keys: readonly K[], alg: string, kid: unknown): K[] {
-  const kind = keyKindFor(alg);
+  const kind = ECDH_ES_ALGORITHMS.includes(alg) ? 'ec' : 'rsa';
   const fitting = keys.filter((k) => k.key.type === 'private' && k.key.asymmetricKeyType === kind);
-  if (typeof kid !== 'string') return fitting;
   const named = fitting.find((k) => k.kid === kid) ?? fitting.find((k) => k.thumbprint === kid);
-  return named === undefined ? fitting : [named];
+  return typeof kid !== 'string' || named === undefined ? fitting : [named];
 }
 
 /**
  * Decrypt a compact JWE under `ECDH-ES` (+`A128KW`/`A192KW`/`A256KW`) or `RSA-OAEP(-256)` with
  * the first of the app's keys that opens it ({@link appKeyCandidates}). The caller has checked the
  * algorithms against its allowlists.
+ * @returns the plaintext, or `undefined` when none of the keys is of the kind the algorithm takes.
+ * @throws JweRefused `malformed` when the JWE is not well formed, else `failed` when no key opens it.
  */
-export function decryptWithAppKeys(jwe: CompactJwe, keys: readonly AppDecryptionKey[]): AppKeysResult {
+export function decryptWithAppKeys(jwe: CompactJwe, keys: readonly AppDecryptionKey[]): Buffer | undefined {
   const alg = String(jwe.header.alg);
   const candidates = appKeyCandidates(keys, alg, jwe.header.kid);
-  if (candidates.length === 0) return { refusal: 'no-key' };
-  const ecdh = keyKindFor(alg) === 'ec';
-  let malformed = false;
-  let cause: unknown;
-  for (const candidate of candidates) {
+  if (candidates.length === 0) return undefined;
+  let refusal = new JweRefused('failed');
+  for (const { key } of candidates) {
     try {
-      const plaintext = ecdh
-        ? decryptContent(jwe, ecdhEsContentKey(jwe, candidate.key))
-        : decryptJwe(jwe, candidate.key);
-      return { plaintext };
+      return ECDH_ES_ALGORITHMS.includes(alg) ? decryptContent(jwe, ecdhEsContentKey(jwe, key)) : decryptJwe(jwe, key);
     } catch (err) {
-      // the next key, if any
-      if (err instanceof JweRefused && err.reason === 'malformed') malformed = true;
-      cause = err;
+      // the next key, if any; a malformed JWE is reported as such
+      if (refusal.reason !== 'malformed') refusal = err instanceof JweRefused ? err : new JweRefused('failed', err);
     }
   }
-  return { refusal: malformed ? 'malformed' : 'failed', cause };
+  throw refusal;
 }

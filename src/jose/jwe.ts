@@ -50,12 +50,12 @@ export function decryptCompactJwe(token: string, keys: readonly JweDecryptionKey
     (k): k is JweDecryptionKey & { key: KeyObject } => !Buffer.isBuffer(k.key) && k.key.type === 'private',
   );
   if (ECDH_ES_ALGORITHMS.includes(alg) || alg.startsWith('RSA-OAEP')) {
-    const result = decryptWithAppKeys(
+    const plaintext = decryptWithAppKeys(
       jwe,
       asymmetric.filter((k) => keyAllows(k.alg, jwe.header)),
     );
-    if ('plaintext' in result) return result.plaintext;
-    throw new JweRefused(result.refusal === 'malformed' ? 'malformed' : 'failed', result.cause);
+    if (plaintext === undefined) throw new JweRefused('failed');
+    return plaintext;
   }
   if (!handledHere(jwe.header, allow.algorithms)) throw new JweRefused('failed');
   let last: unknown;

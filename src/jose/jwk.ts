@@ -6,6 +6,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { rsaKeyProblem } from './rsa-key.js';
+import { PUBLIC_MEMBERS } from './thumbprint.js';
 
 /** A usable verification key, its id and the algorithm its JWK names (if any). */
 export interface VerificationJwk {
@@ -15,12 +16,6 @@ export interface VerificationJwk {
   key: KeyObject;
 }
 
-/** The public members read from each key type; nothing else of the JWK reaches node:crypto. */
-const KEY_MEMBERS: Readonly<Record<string, readonly string[]>> = {
-  RSA: ['n', 'e'],
-  EC: ['crv', 'x', 'y'],
-  OKP: ['crv', 'x'],
-};
 /** The curves accepted per key type: those of ES256/ES384/ES512 and of EdDSA (Ed25519). */
 const CURVES: Readonly<Record<string, readonly string[]>> = { EC: ['P-256', 'P-384', 'P-521'], OKP: ['Ed25519'] };
 
@@ -32,8 +27,8 @@ const CURVES: Readonly<Record<string, readonly string[]>> = { EC: ['P-256', 'P-3
 export function importVerificationJwk(entry: unknown): VerificationJwk | undefined {
   if (typeof entry !== 'object' || entry === null) return undefined;
   const jwk = entry as JWK & { key_ops?: unknown };
-  const members = typeof jwk.kty === 'string' ? KEY_MEMBERS[jwk.kty] : undefined;
-  if (members === undefined || !Object.hasOwn(KEY_MEMBERS, jwk.kty as string)) return undefined;
+  const members = typeof jwk.kty === 'string' ? PUBLIC_MEMBERS[jwk.kty] : undefined;
+  if (members === undefined || !Object.hasOwn(PUBLIC_MEMBERS, jwk.kty as string)) return undefined;
   const publicJwk: Record<string, string> = { kty: jwk.kty as string };
   for (const m of members) {
     const value = (jwk as Record<string, unknown>)[m];

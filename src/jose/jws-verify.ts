@@ -10,7 +10,6 @@
 import { constants, verify, type KeyObject } from 'node:crypto';
 import { strictBase64url } from './base64url.js';
 import { joseToDer } from './ecdsa.js';
-import { JweRefused } from './refused.js';
 import { rsaKeyProblem } from './rsa-key.js';
 
 /**
@@ -65,7 +64,7 @@ export function keyFitsAlgorithm(key: KeyObject, alg: JwsAlgorithm): boolean {
 /** What `alg` needs of a key, as a phrase for an error message. */
 export function keyNeeded(alg: JwsAlgorithm): string {
   const rule = RULES[alg];
-  if (rule.keyType === 'rsa') return 'an RSA key of at least 2048 bits with a sound public exponent';
+  if (rule.keyType === 'rsa') return 'a sound RSA key of at least 2048 bits';
   if (rule.keyType === 'ec') return `an EC key on ${rule.crv}`;
   return 'an Ed25519 key';
 }
@@ -117,36 +116,4 @@ export function verifySignature(alg: JwsAlgorithm, key: KeyObject, signingInput:
   } catch {
     return false;
   }
-}
-
-/** Three base64url segments, the first two non-empty: the only JWS shape read. */
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * A compact JWS verified with `key` under `alg`, and read: its header must be a JSON object
- * naming `alg`, with no `crit` (no extension is understood), every segment canonical base64url.
- * @returns the protected header and the payload bytes.
- * @throws JweRefused `malformed` (not such a JWS), `crit`, or `failed` (another alg, or the signature does not verify).
- */
-export function openCompactJws(
-  token: string,
-  key: KeyObject,
-  alg: JwsAlgorithm,
-): { header: Record<string, unknown>; payload: Buffer } {
-  if (!COMPACT_JWS.test(token)) throw new JweRefused('malformed');
-  const [headerSegment, payloadSegment] = token.split('.') as [string, string, string];
-  let header: unknown;
-  try {
-    header = JSON.parse(utf8.decode(strictBase64url(headerSegment)));
-  } catch {
-    throw new JweRefused('malformed');
-  }
-  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new JweRefused('malformed');
-  const fields = header as Record<string, unknown>;
-  if (fields.crit !== undefined) throw new JweRefused('crit');
-  if (fields.alg !== alg) throw new JweRefused('failed');
-  const payload = strictBase64url(payloadSegment);
-  if (!verifyCompactJws(token, key, alg)) throw new JweRefused('failed');
-  return { header: fields, payload };
 }
