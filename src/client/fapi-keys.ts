@@ -59,7 +59,6 @@ export interface PublicJwk {
   e?: string;
 }
 
-
 /**
  * Imports the client-assertion key (or keys, for rotation: the first signs, all are published).
  * @throws TypeError naming `what` and saying what to give.

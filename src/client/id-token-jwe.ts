@@ -12,6 +12,7 @@
  * `test/client/id-token-jwe-differential.test.ts` shows the decisions match jose's.
  */
 import { IdError } from '../errors.js';
+import { utf8 } from '../jose/base64url.js';
 import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
@@ -33,7 +34,6 @@ export interface IdTokenDecryptionOptions {
   encryptions?: readonly string[];
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Five base64url segments (the second, the encrypted key, is empty for `ECDH-ES`). */
 const COMPACT_JWE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
 /** The shape of the signed token inside: three segments, the signature non-empty. */

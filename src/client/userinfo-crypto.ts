@@ -10,6 +10,7 @@
 // jose's subpaths, not its root: importing the root loads all of jose (most of this package's import time).
 import type { JWK } from 'jose';
 import { IdError } from '../errors.js';
+import { utf8 } from '../jose/base64url.js';
 import {
   JWE_SEGMENTS,
   MAX_USERINFO_KEY_LENGTH,
@@ -44,8 +45,6 @@ export const ATTRIBUTE_ALGORITHMS: readonly string[] = [
 ];
 /** Content encryptions accepted for both (the list the ID-token decryption takes too). */
 export { CONTENT_ENCRYPTIONS };
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Decrypt the userinfo `key` with our private key, then every `data` value with the block key.

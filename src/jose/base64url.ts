@@ -6,6 +6,9 @@ import { JweRefused } from './refused.js';
 
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
+/** UTF-8 that refuses invalid bytes: the one text decoder of JOSE headers and payloads. */
+export const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Strict base64url: only the URL-safe alphabet, no padding, no length that cannot occur, and the
  * canonical text of its bytes (no stray low bits in the last character).

@@ -13,7 +13,7 @@ export interface EcJwk {
 }
 
 /** The OpenSSL name of each curve, and the bytes of one coordinate (RFC 7518 6.2.1.2: exactly this length). */
-const EC_CURVES: Readonly<Record<'P-256' | 'P-384' | 'P-521', { name: string; bytes: number }>> = {
+export const EC_CURVES: Readonly<Record<string, { name: string; bytes: number }>> = {
   'P-256': { name: 'prime256v1', bytes: 32 },
   'P-384': { name: 'secp384r1', bytes: 48 },
   'P-521': { name: 'secp521r1', bytes: 66 },

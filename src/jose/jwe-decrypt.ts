@@ -9,7 +9,7 @@
  * `id-token-jwe-differential.test.ts` show the decisions match jose's.
  */
 import { constants, createDecipheriv, createHmac, privateDecrypt, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { strictBase64url } from './base64url.js';
+import { strictBase64url, utf8 } from './base64url.js';
 import { rsaKeyProblem } from './rsa-key.js';
 import { JweRefused } from './refused.js';
 
@@ -47,7 +47,6 @@ const KW_KEY_BYTES: Readonly<Record<string, number>> = { A128KW: 16, A192KW: 24,
 const GCMKW_KEY_BYTES: Readonly<Record<string, number>> = { A128GCMKW: 16, A192GCMKW: 24, A256GCMKW: 32 };
 /** RFC 3394 default initial value. */
 const KW_IV = Buffer.from('A6A6A6A6A6A6A6A6', 'hex');
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Split a compact JWE into its five parts and parse the protected header (strict base64url,

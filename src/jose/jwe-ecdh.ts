@@ -5,6 +5,7 @@
  * both make the same decisions.
  */
 import { createECDH, createHash, type ECDH, type KeyObject } from 'node:crypto';
+import { EC_CURVES } from './ec-keygen.js';
 import { aesKeyUnwrap, CONTENT_KEY_BYTES, JweRefused, strictBase64url, type CompactJwe } from './jwe-decrypt.js';
 
 /** The key-wrapping key size in bits of each ECDH-ES key wrap; `ECDH-ES` alone derives the content key. */
@@ -15,9 +16,6 @@ const ECDH_KW_BITS: Readonly<Record<string, number>> = {
 };
 /** The ECDH-ES key-management algorithms handled here. */
 export const ECDH_ES_ALGORITHMS: readonly string[] = ['ECDH-ES', ...Object.keys(ECDH_KW_BITS)];
-const CURVES: Readonly<Record<string, string>> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' };
-/** Bytes of one coordinate on each curve (RFC 7518 6.2.1.2: exactly this length). */
-const COORDINATE_BYTES: Readonly<Record<string, number>> = { 'P-256': 32, 'P-384': 48, 'P-521': 66 };
 
 /**
  * The content-encryption key of a JWE under `ECDH-ES` (derived) or `ECDH-ES+A128KW`/`A192KW`/
@@ -59,21 +57,18 @@ export function ecdhSharedSecret(key: KeyObject, epk: unknown): Buffer {
   const jwk = epk as Record<string, unknown>;
   if (jwk.kty !== 'EC' || typeof jwk.crv !== 'string') throw new JweRefused('malformed');
   if (jwk.d !== undefined || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') throw new JweRefused('malformed');
-  const size = COORDINATE_BYTES[jwk.crv];
-  if (size === undefined) throw new JweRefused('malformed');
+  const curve = Object.hasOwn(EC_CURVES, jwk.crv) ? EC_CURVES[jwk.crv] : undefined;
+  if (curve === undefined) throw new JweRefused('malformed');
+  const size = curve.bytes;
   const x = strictBase64url(jwk.x);
   const y = strictBase64url(jwk.y);
   if (x.length !== size || y.length !== size) throw new JweRefused('malformed');
-  if (
-    key.asymmetricKeyType !== 'ec' ||
-    key.type !== 'private' ||
-    CURVES[jwk.crv] !== key.asymmetricKeyDetails?.namedCurve
-  ) {
+  if (key.asymmetricKeyType !== 'ec' || key.type !== 'private' || curve.name !== key.asymmetricKeyDetails?.namedCurve) {
     throw new JweRefused('failed');
   }
   try {
     // The uncompressed point 04 || x || y; computeSecret refuses a point that is not on the curve.
-    return agreementFor(key, CURVES[jwk.crv]!).computeSecret(Buffer.concat([UNCOMPRESSED, x, y]));
+    return agreementFor(key, curve.name).computeSecret(Buffer.concat([UNCOMPRESSED, x, y]));
   } catch {
     throw new JweRefused('failed');
   }

@@ -1,12 +1,11 @@
 /** A compact JWS read whole: shape, header and signature, for callers that want its payload. */
 import type { KeyObject } from 'node:crypto';
-import { strictBase64url } from './base64url.js';
+import { strictBase64url, utf8 } from './base64url.js';
 import { type JwsAlgorithm, verifyCompactJws } from './jws-verify.js';
 import { JweRefused } from './refused.js';
 
 /** Three base64url segments, the first two non-empty: the only JWS shape read. */
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * A compact JWS verified with `key` under `alg`, and read: its header must be a JSON object
