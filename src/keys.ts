@@ -3,7 +3,7 @@
  * keys this library works with.
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { MIN_RSA_BITS, rsaKeyProblem } from './jose/rsa-key.js';
+import { rsaKeyProblem } from './jose/rsa-key.js';
 import { rsaThumbprint } from './jose/thumbprint.js';
 
 export { MIN_RSA_BITS } from './jose/rsa-key.js';
@@ -35,12 +35,9 @@ function checkRsa(key: KeyObject, what: string): KeyObject {
   if (key.asymmetricKeyType !== 'rsa') {
     throw new TypeError(`${what} must be an RSA key; got a ${key.asymmetricKeyType ?? 'non-asymmetric'} key`);
   }
-  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-  if (bits < MIN_RSA_BITS) {
-    throw new TypeError(`${what} must be an RSA key of at least ${MIN_RSA_BITS} bits; got ${bits} bits`);
-  }
   const problem = rsaKeyProblem(key);
-  if (problem !== undefined) throw new TypeError(`${what} is ${problem}; give another RSA key`);
+  if (problem !== undefined)
+    throw new TypeError(`${what} must be a sound RSA key of at least 2048 bits; got ${problem}`);
   return key;
 }
 

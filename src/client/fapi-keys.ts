@@ -87,15 +87,6 @@ export function importIdTokenDecryptionKeys(value: unknown, what: string): IdTok
   );
 }
 
-/**
- * `key` under its own `kid` (a private JWK's, given with the key elsewhere), published with it; the
- * same key when there is none.
- */
-export function withOwnKid(key: IdTokenDecryptionKey, kid: string | undefined): IdTokenDecryptionKey {
-  if (kid === undefined || kid === key.kid) return key;
-  return { ...key, kid, publicJwk: { ...key.publicJwk, kid } };
-}
-
 /** Each private key of `value`, its algorithm (`algorithmOf` refuses a key of no allowed one) and its public JWK. */
 function importKeyList<A extends string>(
   value: unknown,
@@ -226,7 +217,7 @@ function checkRsaBits(key: KeyObject, what: string): void {
   if (bits < MIN_RSA_BITS)
     throw new TypeError(`${what} is an RSA key of ${bits} bits; give one of at least ${MIN_RSA_BITS} bits`);
   const problem = rsaKeyProblem(key);
-  if (problem !== undefined) throw new TypeError(`${what} is ${problem}; give another RSA key`);
+  if (problem !== undefined) throw new TypeError(`${what} is an RSA key with ${problem}; give another key`);
 }
 
 /**

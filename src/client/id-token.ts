@@ -184,7 +184,7 @@ async function verifySignature(
       `The ID token's key is not of the type ${alg} takes (${keyNeeded(alg)}).`,
     );
   }
-  if (!jwsSignatureVerifies(token, alg, key)) {
+  if (!verifyCompactJws(token, key, alg)) {
     throw new IdError('id_token_signature_invalid', 'The ID token signature does not verify with the provider key.');
   }
   try {
@@ -192,14 +192,6 @@ async function verifySignature(
   } catch {
     throw new IdError('id_token_malformed', 'The ID token payload is not a JSON object.');
   }
-}
-
-/**
- * Whether the signature of the compact JWS `token` verifies under `alg` with `key` (see
- * `verifyCompactJws` in `src/jose`). Shared by the ID token and the userinfo JWT.
- */
-export function jwsSignatureVerifies(token: string, alg: IdTokenSigningAlgorithm, key: KeyObject): boolean {
-  return verifyCompactJws(token, key, alg);
 }
 
 function requireClaims(payload: JWTPayload): void {

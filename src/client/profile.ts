@@ -20,7 +20,7 @@ import {
 } from './dpop.js';
 import { dpopCall } from './dpop-call.js';
 import { appJwks, parseFapiOptions, type FapiConfig, type IdClientProfile, type PublicJwks } from './fapi-config.js';
-import { importIdTokenDecryptionKeys, type IdTokenDecryptionKey, withOwnKid } from './fapi-keys.js';
+import { importIdTokenDecryptionKeys, type IdTokenDecryptionKey } from './fapi-keys.js';
 import type { HttpClient, JsonRequest } from './http.js';
 import { checkFapiTokenResponse } from './id-token-jwe.js';
 import type { IdClientOptions } from './types.js';
@@ -101,7 +101,7 @@ export function parseProfile(options: IdClientOptions, privateKeys: readonly Dec
       : importIdTokenDecryptionKeys(
           privateKeys.map((k) => k.key),
           'IdClient: privateKey',
-        ).map((key, i) => withOwnKid(key, privateKeys[i]?.kid));
+        ).map((key, i) => ({ ...key, kid: privateKeys[i]?.kid ?? key.kid }));
   return { name: 'base', create: (ctx) => new BaseProfile(ctx, clientSecret, idTokenKeys) };
 }
 

@@ -99,11 +99,8 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
     const cause = lastError instanceof JweRefused && lastError.cause !== undefined ? lastError.cause : lastError;
     throw new IdError(
       'userinfo_key_decrypt_failed',
-      privateKeys.length === 1
-        ? 'The userinfo block key could not be decrypted with privateKey: either privateKey is not the key registered ' +
-            'with the provider (a wrong private key), or the key JWE was altered.'
-        : `The userinfo block key could not be decrypted with any of the ${privateKeys.length} privateKey keys: none is ` +
-            'the key registered with the provider, or the key JWE was altered.',
+      `The userinfo block key could not be decrypted with ${privateKeys.length === 1 ? 'privateKey' : `any of the ${privateKeys.length} privateKey keys`}: ` +
+        'a wrong private key, not the one registered with the provider, or the key JWE was altered.',
       { cause },
     );
   }
@@ -139,10 +136,8 @@ async function decryptAttribute(blockKey: BlockKey, scope: string, jwe: unknown)
   }
   const read = readOurs(jwe, ATTRIBUTE_ALGORITHMS, what);
   if (!keyAllows(blockKey.alg, read.header)) {
-    throw new IdError(
-      'userinfo_alg_not_allowed',
-      `${what} uses "${label(read.header.alg)}", another algorithm than the block key's own (alg).`,
-    );
+    // The block key's own alg decides: an A128GCMKW key opens no A128KW attribute, nor the reverse.
+    throw notAllowed(what);
   }
   let plaintext: Uint8Array;
   try {
@@ -177,7 +172,7 @@ function readOurs(jwe: string, algorithms: readonly string[], what: string): Com
   if (handledHere(read.header, algorithms)) return read;
   checkHeader(read.header, algorithms, what);
   // Every allowlisted pair is handled here; this line is never reached while the lists agree.
-  throw new IdError('userinfo_alg_not_allowed', `${what} uses an algorithm or header that is not allowed.`);
+  throw notAllowed(what);
 }
 
 /**
@@ -199,6 +194,10 @@ function ours(read: CompactJwe, key: JweKey, what: string): Uint8Array {
     }
     throw err;
   }
+}
+
+function notAllowed(what: string): IdError {
+  return new IdError('userinfo_alg_not_allowed', `${what} uses an algorithm or header that is not allowed.`);
 }
 
 /** Malformed, compressed, or outside the allowlists: the specific error. */

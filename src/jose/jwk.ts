@@ -7,6 +7,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { rsaKeyProblem } from './rsa-key.js';
 import { PUBLIC_MEMBERS } from './thumbprint.js';
+import { EC_CURVES } from './ec-keygen.js';
 
 /** A usable verification key, its id and the algorithm its JWK names (if any). */
 export interface VerificationJwk {
@@ -17,7 +18,7 @@ export interface VerificationJwk {
 }
 
 /** The curves accepted per key type: those of ES256/ES384/ES512 and of EdDSA (Ed25519). */
-const CURVES: Readonly<Record<string, readonly string[]>> = { EC: ['P-256', 'P-384', 'P-521'], OKP: ['Ed25519'] };
+const CURVES: Readonly<Record<string, readonly string[]>> = { EC: Object.keys(EC_CURVES), OKP: ['Ed25519'] };
 
 /**
  * An RSA, EC (P-256/384/521) or Ed25519 public key meant for signatures, or undefined for any

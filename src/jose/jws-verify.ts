@@ -9,6 +9,7 @@
  */
 import { constants, verify, type KeyObject } from 'node:crypto';
 import { strictBase64url } from './base64url.js';
+import { EC_CURVES } from './ec-keygen.js';
 import { joseToDer } from './ecdsa.js';
 import { rsaKeyProblem } from './rsa-key.js';
 
@@ -25,9 +26,7 @@ export type JwsAlgorithm = (typeof JWS_ALGORITHMS)[number];
 interface AlgorithmRule {
   digest: string | null;
   keyType: 'rsa' | 'ec' | 'ed25519';
-  /** The EC curve (node's name), for ES*. */
-  curve?: string;
-  /** The JOSE name of that curve. */
+  /** The EC curve (its JOSE name), for ES*. */
   crv?: string;
   /** Signature length in bytes: IEEE P1363 r || s for ES*, 64 for Ed25519 (RSA: the modulus length). */
   signatureBytes?: number;
@@ -37,9 +36,9 @@ interface AlgorithmRule {
 const RULES: Readonly<Record<JwsAlgorithm, AlgorithmRule>> = {
   RS256: { digest: 'sha256', keyType: 'rsa' },
   PS256: { digest: 'sha256', keyType: 'rsa', pss: true },
-  ES256: { digest: 'sha256', keyType: 'ec', curve: 'prime256v1', crv: 'P-256', signatureBytes: 64 },
-  ES384: { digest: 'sha384', keyType: 'ec', curve: 'secp384r1', crv: 'P-384', signatureBytes: 96 },
-  ES512: { digest: 'sha512', keyType: 'ec', curve: 'secp521r1', crv: 'P-521', signatureBytes: 132 },
+  ES256: { digest: 'sha256', keyType: 'ec', crv: 'P-256', signatureBytes: 64 },
+  ES384: { digest: 'sha384', keyType: 'ec', crv: 'P-384', signatureBytes: 96 },
+  ES512: { digest: 'sha512', keyType: 'ec', crv: 'P-521', signatureBytes: 132 },
   EdDSA: { digest: null, keyType: 'ed25519', signatureBytes: 64 },
 };
 
@@ -57,7 +56,7 @@ export function keyFitsAlgorithm(key: KeyObject, alg: JwsAlgorithm): boolean {
   const rule = RULES[alg];
   if (key.type !== 'public' || key.asymmetricKeyType !== rule.keyType) return false;
   if (rule.keyType === 'rsa') return rsaKeyProblem(key) === undefined;
-  if (rule.curve !== undefined) return key.asymmetricKeyDetails?.namedCurve === rule.curve;
+  if (rule.crv !== undefined) return key.asymmetricKeyDetails?.namedCurve === EC_CURVES[rule.crv]?.name;
   return true;
 }
 

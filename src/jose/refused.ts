@@ -12,7 +12,7 @@ export class JweRefused extends Error {
    * @param cause the error node:crypto threw, when there was one (kept for the caller's error).
    */
   constructor(reason: JweRefusal, cause?: unknown) {
-    super(`JWE refused: ${reason}`, cause === undefined ? undefined : { cause });
+    super(reason, cause === undefined ? undefined : { cause });
     this.reason = reason;
   }
 }

@@ -13,8 +13,8 @@ export const MIN_RSA_BITS = 2048;
 const verdicts = new WeakMap<KeyObject, string | undefined>();
 
 /**
- * Why the RSA key `key` (public or private) must not be used, as a phrase for an error message,
- * or `undefined` when it is sound. A key of another type gives `'not an RSA key'`.
+ * Why the RSA key `key` (public or private) must not be used, as a phrase that follows "got" in an
+ * error message (`1024 bits`), or `undefined` when it is sound; `'not an RSA key'` for another type.
  */
 export function rsaKeyProblem(key: KeyObject): string | undefined {
   if (!verdicts.has(key)) verdicts.set(key, examine(key));
@@ -25,13 +25,12 @@ function examine(key: KeyObject): string | undefined {
   const details = key.asymmetricKeyDetails;
   if (key.asymmetricKeyType !== 'rsa') return 'not an RSA key';
   const bits = details?.modulusLength ?? 0;
-  if (bits < MIN_RSA_BITS) return `an RSA key of ${bits} bits, under ${MIN_RSA_BITS}`;
+  if (bits < MIN_RSA_BITS) return `${bits} bits`;
   const e = details?.publicExponent ?? 0n;
-  if (e < 3n || e >> 256n > 0n || (e & 1n) === 0n)
-    return 'an RSA key whose public exponent is not odd and from 3 to 2^256';
+  if (e < 3n || e >> 256n > 0n || (e & 1n) === 0n) return 'a public exponent that is not odd and from 3 to 2^256';
   const n = key.export({ format: 'jwk' }).n;
   return hasRocaFingerprint(BigInt(`0x${Buffer.from(String(n), 'base64url').toString('hex')}`))
-    ? 'an RSA key with the ROCA weakness (CVE-2017-15361)'
+    ? 'a modulus with the ROCA weakness (CVE-2017-15361)'
     : undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * A userinfo JWT's signature is checked on node:crypto (the ID token's `jwsSignatureVerifies`),
+ * A userinfo JWT's signature is checked on node:crypto (`verifyCompactJws` in src/jose, as the ID token's),
  * no longer with jose's `compactVerify`. This differential test runs the former jose path (the
  * same header, algorithm and kid checks, then `compactVerify` with the allowlist, the payload read
  * and its iss/aud checked) and `readUserinfoJwt` over the same hostile corpus, per algorithm, and
