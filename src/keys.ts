@@ -2,10 +2,13 @@
  * RSA key handling with node:crypto only: PEM clean-up, PKCS#1 to PKCS#8, and import of the
  * keys this library works with.
  */
-import { createECDH, createHash, createPrivateKey, createPublicKey, type ECDH, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { rsaKeyProblem } from './jose/rsa-key.js';
+import { rsaThumbprint } from './jose/thumbprint.js';
 
-/** Smallest RSA modulus accepted, in bits. */
-export const MIN_RSA_BITS = 2048;
+export { MIN_RSA_BITS } from './jose/rsa-key.js';
+export { rsaThumbprint } from './jose/thumbprint.js';
+export { generateEcJwkPair, type EcJwk } from './jose/ec-keygen.js';
 
 /**
  * Undo what environment variables and JSON do to PEM text: literal `\n` escapes become line
@@ -32,10 +35,9 @@ function checkRsa(key: KeyObject, what: string): KeyObject {
   if (key.asymmetricKeyType !== 'rsa') {
     throw new TypeError(`${what} must be an RSA key; got a ${key.asymmetricKeyType ?? 'non-asymmetric'} key`);
   }
-  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-  if (bits < MIN_RSA_BITS) {
-    throw new TypeError(`${what} must be an RSA key of at least ${MIN_RSA_BITS} bits; got ${bits} bits`);
-  }
+  const problem = rsaKeyProblem(key);
+  if (problem !== undefined)
+    throw new TypeError(`${what} must be a sound RSA key of at least 2048 bits; got ${problem}`);
   return key;
 }
 
@@ -164,62 +166,4 @@ export function importRsaPrivateKeyOrJwk(key: string | RsaPrivateJwk, what = 'pr
   }
   const obj = importRsaPrivateKey(key, what);
   return { key: obj, kid: undefined, thumbprint: rsaThumbprint(obj) };
-}
-
-/** RFC 7638 JWK thumbprint (SHA-256, base64url) of an RSA key's public part. */
-export function rsaThumbprint(key: KeyObject): string {
-  const jwk = (key.type === 'public' ? key : createPublicKey(key)).export({ format: 'jwk' }) as {
-    e: string;
-    n: string;
-  };
-  // Required members only, in lexicographic order, no whitespace (RFC 7638 section 3.2).
-  const canonical = `{"e":"${jwk.e}","kty":"RSA","n":"${jwk.n}"}`;
-  return createHash('sha256').update(canonical).digest('base64url');
-}
-
-/** The members of an EC JWK that node:crypto writes. */
-export interface EcJwk {
-  kty?: string;
-  crv?: string;
-  x?: string;
-  y?: string;
-  d?: string;
-}
-
-/** The OpenSSL name of each curve, and the bytes of one coordinate (RFC 7518 6.2.1.2: exactly this length). */
-const EC_CURVES: Readonly<Record<'P-256' | 'P-384' | 'P-521', { name: string; bytes: number }>> = {
-  'P-256': { name: 'prime256v1', bytes: 32 },
-  'P-384': { name: 'secp384r1', bytes: 48 },
-  'P-521': { name: 'secp521r1', bytes: 66 },
-};
-
-const ecGenerators = new Map<string, ECDH>();
-
-/**
- * A new EC key pair as private and public JWKs (`kty`, `x`, `y`, `crv`, and `d` in the private
- * one), made by node:crypto's `createECDH`: the raw scalar and point, no key object at all.
- * Two reasons. A key object made by `generateKeyPairSync` must never be exported: on Node 20 a
- * garbage collection during that export can deadlock the process (the key-generation job's
- * cleanup waits for the lock the export holds); and asking `generateKeyPairSync` to write JWKs
- * instead costs about three times what `createECDH` does (figures in docs/internals.md).
- * `d` is left-padded to the curve's size (RFC 7518 6.2.2.1), which `getPrivateKey` does not do.
- */
-export function generateEcJwkPair(namedCurve: 'P-256' | 'P-384' | 'P-521'): { privateJwk: EcJwk; publicJwk: EcJwk } {
-  const curve = EC_CURVES[namedCurve];
-  // One generator per curve: each generateKeys() replaces its key pair with a new one, and
-  // setting up the curve costs as much as the generation itself (one per login start). It holds
-  // the last pair until the next call, as the login's session and key object hold it anyway.
-  let ecdh = ecGenerators.get(namedCurve);
-  if (ecdh === undefined) ecGenerators.set(namedCurve, (ecdh = createECDH(curve.name)));
-  // The uncompressed point: 04 || x || y, each coordinate at its full size.
-  const point = ecdh.generateKeys();
-  const scalar = ecdh.getPrivateKey();
-  const x = point.subarray(1, 1 + curve.bytes).toString('base64url');
-  const y = point.subarray(1 + curve.bytes).toString('base64url');
-  const padded =
-    scalar.length === curve.bytes ? scalar : Buffer.concat([Buffer.alloc(curve.bytes - scalar.length), scalar]);
-  const d = padded.toString('base64url');
-  padded.fill(0);
-  scalar.fill(0);
-  return { privateJwk: { kty: 'EC', x, y, crv: namedCurve, d }, publicJwk: { kty: 'EC', x, y, crv: namedCurve } };
 }

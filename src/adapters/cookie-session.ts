@@ -4,26 +4,13 @@
  * other names cannot open it), `kid` for rotation, an `exp`, a bounded size. A browser can always
  * resend an old copy: the replay store, not the cookie, refuses a replayed callback.
  */
-import { createCipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { assertNodeBuiltins } from '../client/runtime-check.js';
-import { decryptJwe, handledHere, readCompactJwe } from '../client/jwe-gcm.js';
+import { decryptJwe, handledHere, readCompactJwe } from '../jose/jwe-decrypt.js';
+import { sealDirA256Gcm } from '../jose/jwe-encrypt.js';
 import { IdError } from '../errors.js';
 import { checkOptionNames, ownOptions } from '../options-check.js';
 import type { FlowSession } from '../flow/session.js';
-
-/**
- * Seals `plaintext` as a compact `dir` + `A256GCM` JWE (RFC 7516): header base64url as AAD, random
- * 96-bit IV, 128-bit tag. On node:crypto because jose's JWE was most of jose in a worker bundle;
- * `test/security/cookie-session-differential.test.ts` shows jose opens these and refuses the same.
- */
-function sealDirA256Gcm(header: Record<string, unknown>, plaintext: Buffer, key: Uint8Array): string {
-  const protectedHeader = Buffer.from(JSON.stringify(header)).toString('base64url');
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
-  cipher.setAAD(Buffer.from(protectedHeader, 'ascii'));
-  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return `${protectedHeader}..${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
-}
 
 /** Default cookie name of {@link createCookieSession}. */
 export const DEFAULT_COOKIE_SESSION_NAME = 'nd-id.session';

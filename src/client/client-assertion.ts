@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { epochSeconds, type Clock } from '../clock.js';
 import type { SigningKey } from './fapi-keys.js';
-import { encodeJwsHeader, signWithHeader } from './jws-sign.js';
+import { encodeJwsHeader, signWithHeader } from '../jose/jws-sign.js';
 
 /** The lifetime of a client assertion, in seconds (FAPI 2.0 asks for a short one; the provider may refuse longer ones). */
 export const CLIENT_ASSERTION_LIFETIME_S = 60;

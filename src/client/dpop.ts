@@ -10,7 +10,7 @@ import { createHash, createPrivateKey, randomUUID, type KeyObject } from 'node:c
 import { generateEcJwkPair } from '../keys.js';
 import { epochSeconds, type Clock } from '../clock.js';
 import { jwkThumbprint, publicJwk } from './fapi-keys.js';
-import { encodeJwsHeader, signWithHeader } from './jws-sign.js';
+import { encodeJwsHeader, signWithHeader } from '../jose/jws-sign.js';
 
 /** The only DPoP proof algorithm used. */
 export const DPOP_ALGORITHM = 'ES256';
@@ -56,11 +56,8 @@ export function generateDpopKey(): { key: DpopKey; stored: StoredDpopKey } {
 export function restoreDpopKey(stored: StoredDpopKey): DpopKey {
   const id = startedId(stored);
   const started = startedKeys.get(id);
-  if (started !== undefined) {
-    startedKeys.delete(id);
-    return started;
-  }
-  return importDpopKey(stored);
+  startedKeys.delete(id);
+  return started !== undefined && started.until > Date.now() ? started.key : importDpopKey(stored);
 }
 
 function importDpopKey(stored: StoredDpopKey): DpopKey {
@@ -69,24 +66,39 @@ function importDpopKey(stored: StoredDpopKey): DpopKey {
 }
 
 /**
- * The keys of logins this process started, until their callback takes them: importing a kept
- * key costs a JWK import (Node checks the point, a scalar multiplication). Keyed by every member
- * of the kept key, so only the very key a login kept finds its entry; bounded, oldest first, so
- * abandoned logins cost no more than this many key objects.
+ * The keys of logins this process started, until their callback takes them or the login's
+ * lifetime (the default `loginTtl`, 10 minutes) ends, whichever comes first: importing a kept key
+ * costs a JWK import (Node checks the point, a scalar multiplication). Keyed by every member of
+ * the kept key, so only the very key a login kept finds its entry; at most this many, oldest
+ * first. A login finished on another instance, or after that time, imports its key from the
+ * session instead, so an abandoned login's key object lives no longer than the login.
  */
-const startedKeys = new Map<string, DpopKey>();
+const startedKeys = new Map<string, { key: DpopKey; until: number }>();
 const MAX_STARTED_KEYS = 1024;
+/** How long a started login's key object is kept: the default login lifetime (`DEFAULT_LOGIN_TTL_MS`). */
+export const STARTED_KEY_LIFETIME_MS = 10 * 60 * 1000;
 
 function startedId(stored: StoredDpopKey): string {
   return `${stored.crv}.${stored.x}.${stored.y}.${stored.d}`;
 }
 
 function rememberStarted(stored: StoredDpopKey, key: DpopKey): void {
-  if (startedKeys.size >= MAX_STARTED_KEYS) {
-    const oldest = startedKeys.keys().next().value;
-    if (oldest !== undefined) startedKeys.delete(oldest);
+  const now = Date.now();
+  dropStartedKeys(now);
+  if (startedKeys.size >= MAX_STARTED_KEYS) startedKeys.delete(startedKeys.keys().next().value as string);
+  startedKeys.set(startedId(stored), { key, until: now + STARTED_KEY_LIFETIME_MS });
+}
+
+/**
+ * Drops the kept keys whose login lifetime has ended by `now` (oldest first: the map is in start
+ * order) and returns how many are kept. Called at each login start; `now` is given by tests.
+ */
+export function dropStartedKeys(now = Date.now()): number {
+  for (const [id, entry] of startedKeys) {
+    if (entry.until > now) break;
+    startedKeys.delete(id);
   }
-  startedKeys.set(startedId(stored), key);
+  return startedKeys.size;
 }
 
 /** A DPoP key from an app-wide EC P-256 private key (the `dpopKey` option). */

@@ -3,8 +3,11 @@
  * at construction; each mistake is a TypeError saying what to give. Only public members leave this
  * file ({@link publicJwk}).
  */
-import { createHash, createPrivateKey, createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
-import { MIN_RSA_BITS } from '../keys.js';
+import { createPrivateKey, createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
+import { MIN_RSA_BITS, rsaKeyProblem } from '../jose/rsa-key.js';
+import { jwkThumbprint, PUBLIC_MEMBERS } from '../jose/thumbprint.js';
+
+export { jwkThumbprint } from '../jose/thumbprint.js';
 
 /** A key as the app may give it: PEM text (PKCS#8, PKCS#1, SEC1), a private JWK, or a node `KeyObject`. */
 export type AppKeyInput = string | AppPrivateJwk | KeyObject;
@@ -17,7 +20,8 @@ export interface AppPrivateJwk {
 }
 
 /** The client-assertion signature algorithms accepted, by key type (FAPI 2.0 5.4: PS256, ES256, EdDSA). */
-export type AssertionAlgorithm = 'ES256' | 'PS256' | 'EdDSA';
+export type { AssertionAlgorithm } from '../jose/jws-sign.js';
+import type { AssertionAlgorithm } from '../jose/jws-sign.js';
 
 /** The ID-token key-management algorithms accepted, by key type. */
 export type IdTokenKeyAlgorithm = 'ECDH-ES+A256KW' | 'RSA-OAEP-256';
@@ -36,6 +40,8 @@ export interface IdTokenDecryptionKey {
   readonly key: KeyObject;
   readonly alg: IdTokenKeyAlgorithm;
   readonly kid: string;
+  /** RFC 7638 thumbprint of its public part: a JWE header may name the key by it too. */
+  readonly thumbprint: string;
   /** The public JWK published in the app's JWKS (`use: enc`). */
   readonly publicJwk: PublicJwk;
 }
@@ -52,13 +58,6 @@ export interface PublicJwk {
   n?: string;
   e?: string;
 }
-
-/** The public members of each key type (RFC 7518 section 6, RFC 8037): the only ones ever copied out. */
-const PUBLIC_MEMBERS: Readonly<Record<string, readonly string[]>> = {
-  EC: ['crv', 'x', 'y'],
-  RSA: ['e', 'n'],
-  OKP: ['crv', 'x'],
-};
 
 /**
  * Imports the client-assertion key (or keys, for rotation: the first signs, all are published).
@@ -95,12 +94,12 @@ function importKeyList<A extends string>(
   expected: string,
   algorithmOf: (key: KeyObject, name: string) => A,
   use: 'sig' | 'enc',
-): { key: KeyObject; alg: A; kid: string; publicJwk: PublicJwk }[] {
+): { key: KeyObject; alg: A; kid: string; thumbprint: string; publicJwk: PublicJwk }[] {
   return importList(value, what, (key, name) => {
     const imported = importPrivate(key, name, expected);
     const alg = algorithmOf(imported.key, name);
     const jwk = publicJwk(imported.key, imported.kid, use, alg);
-    return { key: imported.key, alg, kid: jwk.kid, publicJwk: jwk };
+    return { key: imported.key, alg, kid: jwk.kid, thumbprint: jwkThumbprint({ ...jwk }), publicJwk: jwk };
   });
 }
 
@@ -217,6 +216,8 @@ function checkRsaBits(key: KeyObject, what: string): void {
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
   if (bits < MIN_RSA_BITS)
     throw new TypeError(`${what} is an RSA key of ${bits} bits; give one of at least ${MIN_RSA_BITS} bits`);
+  const problem = rsaKeyProblem(key);
+  if (problem !== undefined) throw new TypeError(`${what} is an RSA key with ${problem}; give another key`);
 }
 
 /**
@@ -236,11 +237,4 @@ export function publicJwk(key: KeyObject, kid: string | undefined, use: 'sig' | 
   out.use = use;
   out.alg = alg;
   return out as unknown as PublicJwk;
-}
-
-/** RFC 7638 SHA-256 thumbprint of a public JWK; synchronous, so keys get their `kid` at construction. */
-export function jwkThumbprint(jwk: { kty: string; [member: string]: unknown }): string {
-  const members = [...(PUBLIC_MEMBERS[jwk.kty] ?? []), 'kty'].sort();
-  const canonical = `{${members.map((m) => `${JSON.stringify(m)}:${JSON.stringify(String(jwk[m]))}`).join(',')}}`;
-  return createHash('sha256').update(canonical).digest('base64url');
 }

@@ -12,19 +12,14 @@
  * `test/client/id-token-jwe-differential.test.ts` shows the decisions match jose's.
  */
 import { IdError } from '../errors.js';
+import { utf8 } from '../jose/base64url.js';
 import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
-import { ECDH_ES_ALGORITHMS, ecdhEsContentKey } from './jwe-ecdh.js';
+import { ECDH_ES_ALGORITHMS } from '../jose/jwe-ecdh.js';
+import { appKeyCandidates, decryptWithAppKeys } from '../jose/jwe-app-keys.js';
 import { decodeJsonSegment } from '../encoding.js';
-import {
-  CONTENT_ENCRYPTIONS,
-  decryptContent,
-  decryptJwe,
-  JweRefused,
-  readCompactJwe,
-  type CompactJwe,
-} from './jwe-gcm.js';
+import { CONTENT_ENCRYPTIONS, JweRefused, readCompactJwe, type CompactJwe } from '../jose/jwe-decrypt.js';
 
 /** The key-management algorithms an encrypted ID token may use. */
 export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = Object.freeze([...ECDH_ES_ALGORITHMS, 'RSA-OAEP-256']);
@@ -39,7 +34,6 @@ export interface IdTokenDecryptionOptions {
   encryptions?: readonly string[];
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Five base64url segments (the second, the encrypted key, is empty for `ECDH-ES`). */
 const COMPACT_JWE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
 /** The shape of the signed token inside: three segments, the signature non-empty. */
@@ -76,7 +70,7 @@ export async function decryptIdToken(
   } catch {
     throw new IdError('id_token_malformed', 'The encrypted ID token header is not valid base64url JSON.');
   }
-  const { alg, enc, kid } = jwe.header;
+  const { alg, enc } = jwe.header;
   if (jwe.header.crit !== undefined || jwe.header.zip !== undefined) {
     throw new IdError(
       'id_token_malformed',
@@ -93,34 +87,25 @@ export async function decryptIdToken(
       `The ID token is encrypted with an algorithm that is not accepted; only ${algorithms.join(', ')} with ${encryptions.join(', ')} are.`,
     );
   }
-  const ecdh = ECDH_ES_ALGORITHMS.includes(alg);
-  // Keys of the kind the algorithm takes (EC for ECDH-ES*, RSA for RSA-OAEP-256): the one the
-  // header names; without a kid, every one, in order.
-  const candidates = keys.filter(
-    (k) => k.key.asymmetricKeyType === (ecdh ? 'ec' : 'rsa') && (kid === undefined || k.kid === kid),
-  );
-  if (candidates.length === 0) {
+  // The key the header's kid names, else every key of the kind the algorithm takes, in order.
+  let bytes: Buffer | undefined;
+  try {
+    bytes = decryptWithAppKeys(jwe, keys);
+  } catch (err) {
+    if (err instanceof JweRefused && err.reason === 'malformed')
+      throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');
+  }
+  if (bytes === undefined && appKeyCandidates(keys, alg, undefined).length === 0) {
     throw new IdError(
       'id_token_decrypt_failed',
-      kid === undefined
-        ? `The ID token is encrypted with ${alg}, and no idTokenDecryptionKey is of that kind (${ecdh ? 'an EC key' : 'an RSA key'}).`
-        : 'The ID token is encrypted to a key (kid) that is not among the idTokenDecryptionKey keys.',
+      `The ID token is encrypted with ${alg}, and no idTokenDecryptionKey is of that kind (${ECDH_ES_ALGORITHMS.includes(alg) ? 'an EC key' : 'an RSA key'}).`,
     );
   }
-  let malformed = false;
   let plaintext: string | undefined;
-  for (const candidate of candidates) {
-    try {
-      const bytes = ecdh ? decryptContent(jwe, ecdhEsContentKey(jwe, candidate.key)) : decryptJwe(jwe, candidate.key);
-      plaintext = utf8.decode(bytes);
-      break;
-    } catch (err) {
-      // the next key, if any
-      if (err instanceof JweRefused && err.reason === 'malformed') malformed = true;
-    }
-  }
-  if (plaintext === undefined) {
-    if (malformed) throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');
+  try {
+    plaintext = utf8.decode(bytes);
+  } catch {}
+  if (bytes === undefined || plaintext === undefined) {
     throw new IdError(
       'id_token_decrypt_failed',
       'The encrypted ID token cannot be decrypted with idTokenDecryptionKey.',

@@ -4,23 +4,29 @@
  * default, as the spec signs); the token's `alg` is only ever checked against it, and the key
  * must be of the type that algorithm takes (`kty`, curve, size), whatever the key set gave.
  *
- * jose parses the header and the claims; the signature itself is checked with one synchronous
- * `crypto.verify` over the ASCII of the first two segments. jose's own verify runs on the libuv
- * thread pool, and that hop cost ~100 µs of CPU per login here, a tenth of a relying party's
- * whole login. The token's shape is checked strictly before anything else.
+ * The token's shape is checked strictly before anything else; the header and the claims are
+ * read here, and the signature is checked by `src/jose` (`verifyCompactJws`).
  * `test/client/id-token-differential.test.ts` shows the decisions match jose's, per algorithm.
  */
-import { constants, verify, type KeyObject } from 'node:crypto';
-// jose's subpaths, not its root: importing the root loads all of jose (most of this package's import time).
+import type { KeyObject } from 'node:crypto';
+// jose's types only: nothing of jose is loaded at run time.
 import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { epochSeconds, type Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
-import { joseToDer } from '../ecdsa.js';
 import { decodeJsonSegment } from '../encoding.js';
-import { MIN_RSA_BITS } from '../keys.js';
+import {
+  isJwsAlgorithm,
+  JWS_ALGORITHMS,
+  type JwsAlgorithm,
+  keyFitsAlgorithm,
+  keyNeeded,
+  verifyCompactJws,
+} from '../jose/jws-verify.js';
 import type { IdTokenClaims } from './types.js';
 import { accessTokenHash } from './token-hash.js';
+
+export { keyFitsAlgorithm } from '../jose/jws-verify.js';
 
 /** The ID-token signature algorithm accepted by default (the spec's service signs RS256). */
 export const ID_TOKEN_ALGORITHM = 'RS256';
@@ -30,10 +36,10 @@ export const ID_TOKEN_ALGORITHM = 'RS256';
  * FAPI 2.0 profile allows (5.4.1: PS256, ES256, EdDSA with Ed25519), with ES384 and ES512 for
  * P-384 and P-521 keys. `none` and the HMAC algorithms are never accepted.
  */
-export const ID_TOKEN_SIGNING_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+export const ID_TOKEN_SIGNING_ALGORITHMS = JWS_ALGORITHMS;
 
 /** One of {@link ID_TOKEN_SIGNING_ALGORITHMS}. */
-export type IdTokenSigningAlgorithm = (typeof ID_TOKEN_SIGNING_ALGORITHMS)[number];
+export type IdTokenSigningAlgorithm = JwsAlgorithm;
 
 /** The default allowlist: RS256 only. */
 export const DEFAULT_ID_TOKEN_ALGORITHMS: readonly IdTokenSigningAlgorithm[] = Object.freeze([ID_TOKEN_ALGORITHM]);
@@ -58,38 +64,6 @@ export function checkIdTokenAlgorithms(value: unknown, what: string): readonly I
     }
   }
   return Object.freeze([...new Set(value as IdTokenSigningAlgorithm[])]);
-}
-
-/** What each algorithm needs: the node:crypto digest, and the key type, curve and signature size. */
-interface AlgorithmRule {
-  digest: string | null;
-  keyType: 'rsa' | 'ec' | 'ed25519';
-  /** The EC curve (node's name), for ES*. */
-  curve?: string;
-  /** IEEE P1363 signature length in bytes, for ES*. */
-  signatureBytes?: number;
-  pss?: boolean;
-}
-
-const RULES: Readonly<Record<IdTokenSigningAlgorithm, AlgorithmRule>> = {
-  RS256: { digest: 'sha256', keyType: 'rsa' },
-  PS256: { digest: 'sha256', keyType: 'rsa', pss: true },
-  ES256: { digest: 'sha256', keyType: 'ec', curve: 'prime256v1', signatureBytes: 64 },
-  ES384: { digest: 'sha384', keyType: 'ec', curve: 'secp384r1', signatureBytes: 96 },
-  ES512: { digest: 'sha512', keyType: 'ec', curve: 'secp521r1', signatureBytes: 132 },
-  EdDSA: { digest: null, keyType: 'ed25519' },
-};
-
-/**
- * True when `key` is a public key of the type `alg` takes: RSA of at least 2048 bits for RS256
- * and PS256, EC on the curve for ES256/384/512, Ed25519 for EdDSA.
- */
-export function keyFitsAlgorithm(key: KeyObject, alg: IdTokenSigningAlgorithm): boolean {
-  const rule = RULES[alg];
-  if (key.type !== 'public' || key.asymmetricKeyType !== rule.keyType) return false;
-  if (rule.keyType === 'rsa') return (key.asymmetricKeyDetails?.modulusLength ?? 0) >= MIN_RSA_BITS;
-  if (rule.curve !== undefined) return key.asymmetricKeyDetails?.namedCurve === rule.curve;
-  return true;
 }
 
 /** What a token is checked against. */
@@ -181,9 +155,9 @@ function readHeader(token: string): ProtectedHeaderParameters {
 /** The token's `alg`, when the allowlist has it (and this client verifies it: never none or HMAC). */
 function requireAlgorithm(header: ProtectedHeaderParameters, algorithms: readonly string[]): IdTokenSigningAlgorithm {
   const { alg } = header;
-  if (typeof alg !== 'string' || !algorithms.includes(alg) || !Object.hasOwn(RULES, alg)) {
+  if (typeof alg !== 'string' || !algorithms.includes(alg) || !isJwsAlgorithm(alg)) {
     const shown = typeof alg === 'string' && /^[\w-]{1,20}$/.test(alg) ? alg : 'unknown';
-    const allowed = algorithms.filter((a) => Object.hasOwn(RULES, a));
+    const allowed = algorithms.filter(isJwsAlgorithm);
     throw new IdError(
       'id_token_alg_not_allowed',
       `The ID token is signed with "${shown}"; only ${allowed.join(', ') || 'RS256'} ${allowed.length > 1 ? 'are' : 'is'} accepted.`,
@@ -210,7 +184,7 @@ async function verifySignature(
       `The ID token's key is not of the type ${alg} takes (${keyNeeded(alg)}).`,
     );
   }
-  if (!jwsSignatureVerifies(token, alg, key)) {
+  if (!verifyCompactJws(token, key, alg)) {
     throw new IdError('id_token_signature_invalid', 'The ID token signature does not verify with the provider key.');
   }
   try {
@@ -218,49 +192,6 @@ async function verifySignature(
   } catch {
     throw new IdError('id_token_malformed', 'The ID token payload is not a JSON object.');
   }
-}
-
-/**
- * Whether the signature of the compact JWS `token` (three base64url parts) verifies under `alg`
- * with `key`, on node:crypto: the key must also fit the algorithm ({@link keyFitsAlgorithm}).
- * Shared by the ID token and the userinfo JWT (`userinfo-jwt.ts`).
- */
-export function jwsSignatureVerifies(token: string, alg: IdTokenSigningAlgorithm, key: KeyObject): boolean {
-  if (!keyFitsAlgorithm(key, alg)) return false;
-  const rule = RULES[alg];
-  const lastDot = token.lastIndexOf('.');
-  const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
-  const signature = Buffer.from(token.slice(lastDot + 1), 'base64url');
-  try {
-    if (rule.signatureBytes !== undefined) {
-      // ECDSA: the JWS form is r || s, each exactly the curve's size (RFC 7518 3.4).
-      return (
-        signature.length === rule.signatureBytes &&
-        verify(rule.digest, signingInput, key, joseToDer(signature, rule.signatureBytes / 2))
-      );
-    }
-    if (rule.pss === true) {
-      // RSASSA-PSS with SHA-256, MGF1 with SHA-256, a salt of the hash's size (RFC 7518 3.5).
-      return verify(
-        rule.digest,
-        signingInput,
-        { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
-        signature,
-      );
-    }
-    // RS256: RSASSA-PKCS1-v1_5, node's default padding for an RSA key; EdDSA: no digest.
-    return verify(rule.digest, signingInput, key, signature);
-  } catch {
-    return false;
-  }
-}
-
-function keyNeeded(alg: IdTokenSigningAlgorithm): string {
-  const rule = RULES[alg];
-  if (rule.keyType === 'rsa') return `an RSA key of at least ${MIN_RSA_BITS} bits`;
-  if (rule.keyType === 'ec')
-    return `an EC key on ${{ prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' }[rule.curve as string]}`;
-  return 'an Ed25519 key';
 }
 
 function requireClaims(payload: JWTPayload): void {

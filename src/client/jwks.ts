@@ -14,14 +14,13 @@
  *   the token's algorithm, and only a key of the type it takes (and whose `alg`, when the
  *   provider states one, is that algorithm) is chosen: the `kid` alone never picks a key.
  */
-import { createPublicKey, type KeyObject } from 'node:crypto';
-import type { JWK } from 'jose';
+import type { KeyObject } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { IdError } from '../errors.js';
 import type { HttpClient } from './http.js';
 import { LOG_EVENTS, type Log } from '../log.js';
 import { logCallFailure } from './call-log.js';
-import { MIN_RSA_BITS } from '../keys.js';
+import { importVerificationJwk } from '../jose/jwk.js';
 import { ID_TOKEN_ALGORITHM, keyFitsAlgorithm, type IdTokenSigningAlgorithm } from './id-token.js';
 
 /** A usable verification key, its id and the algorithm its JWK names (if any). */
@@ -153,7 +152,7 @@ export class RemoteKeySet {
     }
     const keys: CachedKey[] = [];
     for (const entry of entries) {
-      const key = await usableKey(entry);
+      const key = importVerificationJwk(entry);
       if (key) keys.push(key);
     }
     return keys;
@@ -175,47 +174,4 @@ function select(keys: CachedKey[], kid: string | undefined, alg: IdTokenSigningA
     );
   }
   return fitting[0]?.key;
-}
-
-/** The public members read from each key type; nothing else of the JWK reaches node:crypto. */
-const KEY_MEMBERS: Readonly<Record<string, readonly string[]>> = {
-  RSA: ['n', 'e'],
-  EC: ['crv', 'x', 'y'],
-  OKP: ['crv', 'x'],
-};
-/** The curves accepted per key type: those of ES256/ES384/ES512 and of EdDSA (Ed25519). */
-const CURVES: Readonly<Record<string, readonly string[]>> = { EC: ['P-256', 'P-384', 'P-521'], OKP: ['Ed25519'] };
-
-/**
- * An RSA, EC (P-256/384/521) or Ed25519 public key meant for signatures, or undefined for any
- * other entry (skipped): an encryption key, a private key, another curve, an RSA key under
- * 2048 bits, an `alg` this client does not verify.
- */
-async function usableKey(entry: unknown): Promise<CachedKey | undefined> {
-  if (typeof entry !== 'object' || entry === null) return undefined;
-  const jwk = entry as JWK & { key_ops?: unknown };
-  const members = typeof jwk.kty === 'string' ? KEY_MEMBERS[jwk.kty] : undefined;
-  if (members === undefined || !Object.hasOwn(KEY_MEMBERS, jwk.kty as string)) return undefined;
-  const publicJwk: Record<string, string> = { kty: jwk.kty as string };
-  for (const m of members) {
-    const value = (jwk as Record<string, unknown>)[m];
-    if (typeof value !== 'string') return undefined;
-    publicJwk[m] = value;
-  }
-  const curves = CURVES[jwk.kty as string];
-  if (curves !== undefined && !curves.includes(publicJwk.crv as string)) return undefined;
-  if (jwk.d !== undefined) return undefined; // a private key has no business in a public key set
-  if (jwk.use !== undefined && jwk.use !== 'sig') return undefined;
-  if (jwk.alg !== undefined && typeof jwk.alg !== 'string') return undefined;
-  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) return undefined;
-  if (jwk.kid !== undefined && typeof jwk.kid !== 'string') return undefined;
-  let key: KeyObject;
-  try {
-    key = createPublicKey({ key: publicJwk, format: 'jwk' });
-  } catch {
-    return undefined;
-  }
-  if (key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS)
-    return undefined;
-  return { kid: jwk.kid, alg: jwk.alg, key };
 }

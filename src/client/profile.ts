@@ -103,7 +103,7 @@ export function parseProfile(options: IdClientOptions, privateKeys: readonly Dec
       : importIdTokenDecryptionKeys(
           privateKeys.map((k) => k.key),
           'IdClient: privateKey',
-        );
+        ).map((key, i) => ({ ...key, kid: privateKeys[i]?.kid ?? key.kid }));
   return { name: 'base', create: (ctx) => new BaseProfile(ctx, clientSecret, idTokenKeys) };
 }
 

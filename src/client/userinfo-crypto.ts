@@ -10,6 +10,7 @@
 // jose's subpaths, not its root: importing the root loads all of jose (most of this package's import time).
 import type { JWK } from 'jose';
 import { IdError } from '../errors.js';
+import { utf8 } from '../jose/base64url.js';
 import {
   JWE_SEGMENTS,
   MAX_USERINFO_KEY_LENGTH,
@@ -17,7 +18,7 @@ import {
   withinCompactLimits,
 } from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';
-import { decodeJsonSegment } from '../encoding.js';
+import { appKeyCandidates } from '../jose/jwe-app-keys.js';
 import {
   type CompactJwe,
   CONTENT_ENCRYPTIONS,
@@ -25,9 +26,10 @@ import {
   handledHere,
   type JweKey,
   JweRefused,
+  keyAllows,
   readCompactJwe,
   strictBase64url,
-} from './jwe-gcm.js';
+} from '../jose/jwe-decrypt.js';
 
 /** Key-management algorithms accepted for the block key JWE. */
 export const KEY_WRAP_ALGORITHMS: readonly string[] = ['RSA-OAEP-256', 'RSA-OAEP'];
@@ -43,8 +45,6 @@ export const ATTRIBUTE_ALGORITHMS: readonly string[] = [
 ];
 /** Content encryptions accepted for both (the list the ID-token decryption takes too). */
 export { CONTENT_ENCRYPTIONS };
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * Decrypt the userinfo `key` with our private key, then every `data` value with the block key.
@@ -65,24 +65,13 @@ export async function decryptUserinfo(
   return result;
 }
 
-/**
- * The keys to try for a block key JWE, in order: the one its `kid` names (by JWK `kid` or RFC 7638
- * thumbprint) when there is one, else all of them in the order given.
- */
-function candidates(privateKeys: readonly DecryptionKey[], jwe: string): readonly DecryptionKey[] {
-  if (privateKeys.length === 1) return privateKeys;
-  let kid: unknown;
-  try {
-    kid = decodeJsonSegment(jwe, 0).kid;
-  } catch {
-    return privateKeys;
-  }
-  if (typeof kid !== 'string') return privateKeys;
-  const named = privateKeys.find((k) => k.kid === kid) ?? privateKeys.find((k) => k.thumbprint === kid);
-  return named === undefined ? privateKeys : [named];
+/** The block key: its bytes, and the algorithm its JWK names (`alg`), which alone it may open attributes with. */
+interface BlockKey {
+  bytes: Buffer;
+  alg: string | undefined;
 }
 
-async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: string): Promise<Buffer> {
+async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: string): Promise<BlockKey> {
   const what = 'The userinfo block key';
   // Size and shape first: nothing is decoded, and no private key used, for an oversized JWE.
   if (!withinCompactLimits(jwe, JWE_SEGMENTS, MAX_USERINFO_KEY_LENGTH)) {
@@ -94,7 +83,8 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
   const read = readOurs(jwe, KEY_WRAP_ALGORITHMS, what);
   let plaintext: Uint8Array | undefined;
   let lastError: unknown;
-  for (const { key } of candidates(privateKeys, jwe)) {
+  // The key the header's kid names (by the key's kid or thumbprint), else each in order.
+  for (const { key } of appKeyCandidates(privateKeys, String(read.header.alg), read.header.kid)) {
     try {
       plaintext = ours(read, key, what);
       break;
@@ -109,11 +99,8 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
     const cause = lastError instanceof JweRefused && lastError.cause !== undefined ? lastError.cause : lastError;
     throw new IdError(
       'userinfo_key_decrypt_failed',
-      privateKeys.length === 1
-        ? 'The userinfo block key could not be decrypted with privateKey: either privateKey is not the key registered ' +
-            'with the provider (a wrong private key), or the key JWE was altered.'
-        : `The userinfo block key could not be decrypted with any of the ${privateKeys.length} privateKey keys: none is ` +
-            'the key registered with the provider, or the key JWE was altered.',
+      `The userinfo block key could not be decrypted with ${privateKeys.length === 1 ? 'privateKey' : `any of the ${privateKeys.length} privateKey keys`}: ` +
+        'a wrong private key, not the one registered with the provider, or the key JWE was altered.',
       { cause },
     );
   }
@@ -130,13 +117,13 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
     );
   }
   try {
-    return strictBase64url(jwk.k);
+    return { bytes: strictBase64url(jwk.k), alg: jwk.alg };
   } catch {
     throw new IdError('userinfo_key_invalid', 'The decrypted userinfo block key is not a valid symmetric key.');
   }
 }
 
-async function decryptAttribute(blockKey: Buffer, scope: string, jwe: unknown): Promise<string> {
+async function decryptAttribute(blockKey: BlockKey, scope: string, jwe: unknown): Promise<string> {
   const what = `The userinfo value for scope "${scopeLabel(scope)}"`;
   if (typeof jwe !== 'string') {
     throw new IdError('userinfo_malformed', `${what} is not a JWE string.`);
@@ -147,9 +134,14 @@ async function decryptAttribute(blockKey: Buffer, scope: string, jwe: unknown): 
       `${what} is not a compact JWE of five parts and at most ${MAX_USERINFO_VALUE_LENGTH} characters.`,
     );
   }
+  const read = readOurs(jwe, ATTRIBUTE_ALGORITHMS, what);
+  if (!keyAllows(blockKey.alg, read.header)) {
+    // The block key's own alg decides: an A128GCMKW key opens no A128KW attribute, nor the reverse.
+    throw notAllowed(what);
+  }
   let plaintext: Uint8Array;
   try {
-    plaintext = ours(readOurs(jwe, ATTRIBUTE_ALGORITHMS, what), blockKey, what);
+    plaintext = ours(read, blockKey.bytes, what);
   } catch (err) {
     if (err instanceof IdError) throw err;
     throw new IdError(
@@ -178,9 +170,9 @@ function readOurs(jwe: string, algorithms: readonly string[], what: string): Com
     throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
   }
   if (handledHere(read.header, algorithms)) return read;
-  checkHeader(jwe, algorithms, what);
+  checkHeader(read.header, algorithms, what);
   // Every allowlisted pair is handled here; this line is never reached while the lists agree.
-  throw new IdError('userinfo_alg_not_allowed', `${what} uses an algorithm or header that is not allowed.`);
+  throw notAllowed(what);
 }
 
 /**
@@ -204,15 +196,12 @@ function ours(read: CompactJwe, key: JweKey, what: string): Uint8Array {
   }
 }
 
+function notAllowed(what: string): IdError {
+  return new IdError('userinfo_alg_not_allowed', `${what} uses an algorithm or header that is not allowed.`);
+}
+
 /** Malformed, compressed, or outside the allowlists: the specific error. */
-function checkHeader(jwe: string, algorithms: readonly string[], what: string): void {
-  let header: Record<string, unknown>;
-  try {
-    if (jwe.split('.').length !== 5) throw new Error('not compact JWE');
-    header = decodeJsonSegment(jwe, 0);
-  } catch {
-    throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
-  }
+function checkHeader(header: Record<string, unknown>, algorithms: readonly string[], what: string): void {
   if (header.zip !== undefined) {
     throw new IdError('userinfo_alg_not_allowed', `${what} is compressed (zip); compressed JWEs are refused.`);
   }

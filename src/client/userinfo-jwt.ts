@@ -8,7 +8,8 @@ import type { KeyObject } from 'node:crypto';
 import { IdError } from '../errors.js';
 import { JWS_SEGMENTS, MAX_USERINFO_JWT_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
-import { jwsSignatureVerifies, type IdTokenSigningAlgorithm } from './id-token.js';
+import type { IdTokenSigningAlgorithm } from './id-token.js';
+import { verifyCompactJws } from '../jose/jws-verify.js';
 import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
 
 /** Three base64url parts: nothing else is decoded (Buffer would skip other characters). */
@@ -86,7 +87,7 @@ export async function readUserinfoJwt(
   if (
     !COMPACT_JWS.test(jws) ||
     !onlyEncodedPayload(header as Record<string, unknown>) ||
-    !jwsSignatureVerifies(jws, header.alg as IdTokenSigningAlgorithm, key)
+    !verifyCompactJws(jws, key, header.alg as IdTokenSigningAlgorithm)
   ) {
     throw new IdError('userinfo_malformed', 'The userinfo JWT signature does not verify with the provider key.');
   }

@@ -22,7 +22,7 @@ import { calculateJwkThumbprint, exportJWK, type JWTPayload } from 'jose';
 import type { Clock } from '../clock.js';
 import { base64url } from '../encoding.js';
 import { pooledRandomBytes } from './random-pool.js';
-import { derToJose } from '../ecdsa.js';
+import { derToJose } from '../jose/ecdsa.js';
 
 /** The algorithms the provider signs ID tokens with: RS256 (spec 2.1), and the FAPI 2.0 ones (FAPI 2.0 section 5.4.1). */
 export const ID_TOKEN_SIGNING_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;

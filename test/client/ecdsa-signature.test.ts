@@ -1,13 +1,13 @@
 /**
  * ES256 signing and verifying run on the key object alone (DER signatures) and convert to and from
- * the JWS form r || s here (src/ecdsa.ts). node:crypto's own `ieee-p1363` encoding is the
+ * the JWS form r || s here (src/jose/ecdsa.ts). node:crypto's own `ieee-p1363` encoding is the
  * reference: every converted signature verifies under it, and every signature it makes converts
  * to DER that verifies, on each curve, over enough signatures to meet integers with their high
  * bit set and with leading zero bytes (where DER and the JWS form differ most).
  */
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { derToJose, joseToDer } from '../../src/ecdsa.js';
+import { derToJose, joseToDer } from '../../src/jose/ecdsa.js';
 import { generateEcJwkPair } from '../../src/keys.js';
 
 const CURVES = [

@@ -1,5 +1,5 @@
 /**
- * A userinfo JWT's signature is checked on node:crypto (the ID token's `jwsSignatureVerifies`),
+ * A userinfo JWT's signature is checked on node:crypto (`verifyCompactJws` in src/jose, as the ID token's),
  * no longer with jose's `compactVerify`. This differential test runs the former jose path (the
  * same header, algorithm and kid checks, then `compactVerify` with the allowlist, the payload read
  * and its iss/aud checked) and `readUserinfoJwt` over the same hostile corpus, per algorithm, and
@@ -225,7 +225,18 @@ function corpus(s: (typeof SETUPS)[number]): Case[] {
       jws: `${hs}.${ps.slice(0, 3)} ${ps.slice(3)}.${good.split('.')[2]}`,
       ...base,
     },
-    { name: 'a non-canonical signature segment', jws: withSignature(good, nonCanonical), ...base },
+    {
+      name: 'a non-canonical signature segment',
+      jws: withSignature(good, nonCanonical),
+      ...base,
+      // A signature of a whole number of 3-byte groups has no unused bits: the flip changes its bytes.
+      ...(Buffer.from(good.slice(good.lastIndexOf('.') + 1), 'base64url').length % 3 === 0
+        ? {}
+        : {
+            stricterByDesign:
+              'one strict base64url decoder reads every JWS signature and JWE part (RFC 7515 2, RFC 4648 3.5); jose 6 ignores the stray bits',
+          }),
+    },
   ];
 }
 

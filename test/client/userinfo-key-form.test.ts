@@ -7,7 +7,7 @@
  */
 import { KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { pemFallbackInUse } from '../../src/client/jwe-gcm.js';
+import { pemFallbackInUse } from '../../src/jose/jwe-decrypt.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { clientFor, login, startStubProvider, type StubProvider } from './support.js';
 

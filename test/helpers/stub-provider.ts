@@ -69,6 +69,8 @@ export interface UserinfoSpec {
   dataHeader?: Record<string, unknown>;
   /** Public key the block key is encrypted to. Default: the RP's. */
   recipient?: KeyObject;
+  /** The `alg` member of the block key's JWK. Default: none. */
+  blockKeyAlg?: string;
 }
 
 /** Options of {@link startStubProvider}. */
@@ -296,7 +298,11 @@ export async function encryptUserinfo(
 ): Promise<{ sub: string; key: string; data: Record<string, string> }> {
   const size = spec.dataAlg === 'dir' ? JWE_KEY_BYTES[spec.dataEnc] : JWE_KEY_BYTES[spec.dataAlg];
   const secret = randomBytes(size ?? 16);
-  const blockJwk = { kty: 'oct', k: secret.toString('base64url') };
+  const blockJwk = {
+    kty: 'oct',
+    k: secret.toString('base64url'),
+    ...(spec.blockKeyAlg === undefined ? {} : { alg: spec.blockKeyAlg }),
+  };
   const plaintext = new TextEncoder().encode(JSON.stringify(blockJwk));
   const header = { alg: spec.keyAlg, enc: spec.keyEnc, ...spec.keyHeader };
   const key =

@@ -5,22 +5,32 @@
  * `dsaEncoding: 'ieee-p1363'` costs on Node 24 (figures in docs/internals.md).
  */
 
-/** The JWS form of a DER `ECDSA-Sig-Value` (SEQUENCE of INTEGER r, INTEGER s) for a curve of `size`-byte integers. */
+/**
+ * The JWS form of a DER `ECDSA-Sig-Value` (SEQUENCE of INTEGER r, INTEGER s) for a curve of
+ * `size`-byte integers. Only DER itself is read: lengths in their shortest form, each integer
+ * positive and minimal (a zero byte before it only when its high bit is set), nothing after.
+ */
 export function derToJose(der: Uint8Array, size: number): Buffer {
   let at = 0;
   if (der[at++] !== 0x30) malformed();
   let length = der[at++] ?? malformed();
-  // A signature on P-521 is longer than 127 bytes: one length byte after 0x81.
-  if (length === 0x81) length = der[at++] ?? malformed();
-  else if (length > 0x80) malformed();
+  // A signature on P-521 is longer than 127 bytes: one length byte after 0x81, and only then.
+  if (length === 0x81) {
+    length = der[at++] ?? malformed();
+    if (length < 0x80) malformed();
+  } else if (length > 0x80) malformed();
   if (at + length !== der.length) malformed();
   const out = Buffer.alloc(2 * size);
   for (let i = 0; i < 2; i++) {
     if (der[at++] !== 0x02) malformed();
     let bytes = der[at++] ?? malformed();
     if (bytes === 0 || bytes > 0x7f || at + bytes > der.length) malformed();
+    const first = der[at] as number;
+    // Negative (high bit set), or a zero byte that is not needed: not DER.
+    if ((first & 0x80) !== 0) malformed();
+    if (first === 0 && (bytes === 1 || ((der[at + 1] as number) & 0x80) === 0)) malformed();
     // DER adds a zero byte before an integer whose high bit is set.
-    while (bytes > size && der[at] === 0) {
+    if (first === 0) {
       at += 1;
       bytes -= 1;
     }

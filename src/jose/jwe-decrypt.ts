@@ -9,6 +9,12 @@
  * `id-token-jwe-differential.test.ts` show the decisions match jose's.
  */
 import { constants, createDecipheriv, createHmac, privateDecrypt, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { strictBase64url, utf8 } from './base64url.js';
+import { rsaKeyProblem } from './rsa-key.js';
+import { JweRefused } from './refused.js';
+
+export { JweRefused, type JweRefusal } from './refused.js';
+export { strictBase64url } from './base64url.js';
 
 /** A compact JWE split and read: the header parsed, the other parts still base64url text. */
 export interface CompactJwe {
@@ -16,23 +22,6 @@ export interface CompactJwe {
   header: Record<string, unknown>;
   /** The five segments as received. */
   parts: readonly [string, string, string, string, string];
-}
-
-/** Why this path refused a JWE; the caller turns it into its own error. */
-export type JweRefusal = 'malformed' | 'crit' | 'failed';
-
-/** Thrown by this module's functions; `reason` says which refusal, `cause` the runtime's error, if any. */
-export class JweRefused extends Error {
-  /** Which refusal. */
-  readonly reason: JweRefusal;
-  /**
-   * @param reason which refusal.
-   * @param cause the error node:crypto threw, when there was one (kept for the caller's error).
-   */
-  constructor(reason: JweRefusal, cause?: unknown) {
-    super(`JWE refused: ${reason}`, cause === undefined ? undefined : { cause });
-    this.reason = reason;
-  }
 }
 
 /** A symmetric key as bytes, or a node key (secret for `dir` and the key wraps, RSA private for RSA-OAEP). */
@@ -58,21 +47,6 @@ const KW_KEY_BYTES: Readonly<Record<string, number>> = { A128KW: 16, A192KW: 24,
 const GCMKW_KEY_BYTES: Readonly<Record<string, number>> = { A128GCMKW: 16, A192GCMKW: 24, A256GCMKW: 32 };
 /** RFC 3394 default initial value. */
 const KW_IV = Buffer.from('A6A6A6A6A6A6A6A6', 'hex');
-const MIN_RSA_BITS = 2048;
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-const BASE64URL = /^[A-Za-z0-9_-]*$/;
-
-/**
- * Strict base64url: only the URL-safe alphabet, no padding, no length that cannot occur, and the
- * canonical text of its bytes (no stray low bits in the last character).
- * @throws JweRefused `malformed` otherwise.
- */
-export function strictBase64url(text: string): Buffer {
-  if (!BASE64URL.test(text) || text.length % 4 === 1) throw new JweRefused('malformed');
-  const bytes = Buffer.from(text, 'base64url');
-  if (bytes.toString('base64url') !== text) throw new JweRefused('malformed');
-  return bytes;
-}
 
 /**
  * Split a compact JWE into its five parts and parse the protected header (strict base64url,
@@ -116,14 +90,17 @@ export function handledHere(header: Record<string, unknown>, algorithms: readonl
  * Decrypt a JWE {@link handledHere} accepts, with an RSA private key (`RSA-OAEP*`) or the
  * symmetric key (`dir`, the key wraps). Refuses any `crit` (no extension is understood), an IV
  * or tag of another size than `enc` takes, a content key of the wrong size for `enc`, a key of
- * the wrong type or size for `alg`, an RSA key under 2048 bits, and anything that does not
+ * the wrong type or size for `alg`, an RSA key that `rsaKeyProblem` refuses, and anything that does not
  * authenticate. The AAD is the ASCII protected header.
+ * @param keyAlg the algorithm the key is for (its JWK `alg`), when it names one: then only a JWE of
+ *   that algorithm opens with it ({@link keyAllows}).
  * @throws JweRefused `malformed`, `crit` or `failed`.
  */
-export function decryptJwe(jwe: CompactJwe, key: JweKey): Buffer {
+export function decryptJwe(jwe: CompactJwe, key: JweKey, keyAlg?: string): Buffer {
   const { header, parts } = jwe;
   if (header.crit !== undefined) throw new JweRefused('crit');
   const alg = header.alg as string;
+  if (!keyAllows(keyAlg, header)) throw new JweRefused('failed');
   const cekBytes = CONTENT_KEY_BYTES[header.enc as string];
   if (cekBytes === undefined) throw new JweRefused('failed');
   const encryptedKey = strictBase64url(parts[1]);
@@ -143,6 +120,17 @@ export function decryptJwe(jwe: CompactJwe, key: JweKey): Buffer {
     throw new JweRefused('failed');
   }
   return decryptContentParts(jwe, content, cek);
+}
+
+/**
+ * True when a key whose JWK names `keyAlg` may open a JWE with this header: a key names the
+ * key-management algorithm it is for (`A128KW`, `A128GCMKW`, `RSA-OAEP-256`, ...), or, used
+ * directly (`dir`), the content encryption (`A128GCM`). A key that names none opens any.
+ * An AES key for the key wrap never opens a GCM key wrap, nor the reverse (RFC 7517 4.4).
+ */
+export function keyAllows(keyAlg: string | undefined, header: Record<string, unknown>): boolean {
+  if (keyAlg === undefined) return true;
+  return header.alg === keyAlg || (header.alg === 'dir' && header.enc === keyAlg);
 }
 
 /** Byte size of a symmetric key, or -1 for an asymmetric one. */
@@ -206,17 +194,23 @@ export function pemFallbackInUse(reset = false): boolean {
   return inUse;
 }
 
-function rsaOaepUnwrap(alg: string, encryptedKey: Buffer, key: JweKey): Buffer {
+/**
+ * RSAES-OAEP decryption (RFC 8017 7.1.2, empty label) of a content key under `RSA-OAEP` (SHA-1)
+ * or `RSA-OAEP-256` (SHA-256, MGF1 with SHA-256), with an RSA private key {@link rsaKeyProblem} accepts.
+ * @throws JweRefused `failed` when it does not decrypt.
+ */
+export function rsaOaepUnwrap(alg: string, encryptedKey: Buffer, key: JweKey): Buffer {
   if (
     Buffer.isBuffer(key) ||
     key.asymmetricKeyType !== 'rsa' ||
     key.type !== 'private' ||
-    (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_RSA_BITS
+    rsaKeyProblem(key) !== undefined
   ) {
     throw new JweRefused('failed');
   }
-  if (encryptedKey.length === 0) throw new JweRefused('failed');
-  return rsaPrivateDecrypt(key, OAEP_HASH[alg] as string, encryptedKey);
+  const hash = OAEP_HASH[alg];
+  if (hash === undefined || encryptedKey.length === 0) throw new JweRefused('failed');
+  return rsaPrivateDecrypt(key, hash, encryptedKey);
 }
 
 /**
@@ -316,8 +310,28 @@ function decryptCbcHmac(aad: Buffer, { iv, ciphertext, tag }: ContentParts, cek:
     .update(al)
     .digest();
   if (!timingSafeEqual(mac.subarray(0, half), tag)) throw new JweRefused('failed');
+  return aesCbcDecrypt(cek.subarray(half), iv, ciphertext);
+}
+
+/**
+ * AES-GCM decryption with the parameters JOSE uses (RFC 7518 5.3, 4.7): a 128-, 192- or 256-bit
+ * key, a 96-bit IV and a 128-bit tag; nothing else is taken.
+ * @throws JweRefused `failed` when the sizes differ or it does not authenticate.
+ */
+export function aesGcmDecrypt(key: Buffer, iv: Buffer, aad: Buffer, ciphertext: Buffer, tag: Buffer): Buffer {
+  if (![16, 24, 32].includes(key.length) || iv.length !== 12 || tag.length !== 16) throw new JweRefused('failed');
+  return decryptGcm(aad, { iv, ciphertext, tag }, key, key.length);
+}
+
+/**
+ * AES-CBC decryption with PKCS#7 padding, the cipher step of AES-CBC-HMAC-SHA2 (RFC 7518
+ * 5.2.2.2) once the tag has been checked: a 128-, 192- or 256-bit key and a 128-bit IV.
+ * @throws JweRefused `failed` when the sizes differ or the padding is wrong.
+ */
+export function aesCbcDecrypt(key: Buffer, iv: Buffer, ciphertext: Buffer): Buffer {
+  if (![16, 24, 32].includes(key.length) || iv.length !== 16) throw new JweRefused('failed');
   try {
-    const decipher = createDecipheriv(`aes-${half * 8}-cbc` as 'aes-256-cbc', cek.subarray(half), iv);
+    const decipher = createDecipheriv(`aes-${key.length * 8}-cbc` as 'aes-256-cbc', key, iv);
     return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
   } catch (err) {
     throw new JweRefused('failed', err);

@@ -9,9 +9,11 @@
  * its own claims ({@link signWithHeader}).
  */
 import { constants, sign, type KeyObject } from 'node:crypto';
-import { derToJose } from '../ecdsa.js';
+import { derToJose } from './ecdsa.js';
 import { base64url } from '../encoding.js';
-import type { AssertionAlgorithm } from './fapi-keys.js';
+
+/** The algorithms the client signs with (FAPI 2.0 5.4: ES256, PS256, EdDSA). */
+export type AssertionAlgorithm = 'ES256' | 'PS256' | 'EdDSA';
 
 /** The base64url JOSE header segment: `header` with `alg` last. */
 export function encodeJwsHeader(header: Record<string, unknown>, alg: AssertionAlgorithm): string {

@@ -5,7 +5,8 @@
  * both make the same decisions.
  */
 import { createECDH, createHash, type ECDH, type KeyObject } from 'node:crypto';
-import { aesKeyUnwrap, CONTENT_KEY_BYTES, JweRefused, strictBase64url, type CompactJwe } from './jwe-gcm.js';
+import { EC_CURVES } from './ec-keygen.js';
+import { aesKeyUnwrap, CONTENT_KEY_BYTES, JweRefused, strictBase64url, type CompactJwe } from './jwe-decrypt.js';
 
 /** The key-wrapping key size in bits of each ECDH-ES key wrap; `ECDH-ES` alone derives the content key. */
 const ECDH_KW_BITS: Readonly<Record<string, number>> = {
@@ -15,9 +16,6 @@ const ECDH_KW_BITS: Readonly<Record<string, number>> = {
 };
 /** The ECDH-ES key-management algorithms handled here. */
 export const ECDH_ES_ALGORITHMS: readonly string[] = ['ECDH-ES', ...Object.keys(ECDH_KW_BITS)];
-const CURVES: Readonly<Record<string, string>> = { 'P-256': 'prime256v1', 'P-384': 'secp384r1', 'P-521': 'secp521r1' };
-/** Bytes of one coordinate on each curve (RFC 7518 6.2.1.2: exactly this length). */
-const COORDINATE_BYTES: Readonly<Record<string, number>> = { 'P-256': 32, 'P-384': 48, 'P-521': 66 };
 
 /**
  * The content-encryption key of a JWE under `ECDH-ES` (derived) or `ECDH-ES+A128KW`/`A192KW`/
@@ -32,36 +30,7 @@ export function ecdhEsContentKey(jwe: CompactJwe, key: KeyObject): Buffer {
   if (typeof alg !== 'string' || !ECDH_ES_ALGORITHMS.includes(alg)) throw new JweRefused('failed');
   const cekBytes = CONTENT_KEY_BYTES[header.enc as string];
   if (cekBytes === undefined) throw new JweRefused('failed');
-  const epk = header.epk as Record<string, unknown> | undefined;
-  if (
-    typeof epk !== 'object' ||
-    epk === null ||
-    Array.isArray(epk) ||
-    epk.kty !== 'EC' ||
-    typeof epk.crv !== 'string'
-  ) {
-    throw new JweRefused('malformed');
-  }
-  if (epk.d !== undefined || typeof epk.x !== 'string' || typeof epk.y !== 'string') throw new JweRefused('malformed');
-  const size = COORDINATE_BYTES[epk.crv];
-  if (size === undefined || strictBase64url(epk.x).length !== size || strictBase64url(epk.y).length !== size)
-    throw new JweRefused('malformed');
-  if (
-    key.asymmetricKeyType !== 'ec' ||
-    key.type !== 'private' ||
-    CURVES[epk.crv] !== key.asymmetricKeyDetails?.namedCurve
-  ) {
-    throw new JweRefused('failed');
-  }
-  let shared: Buffer;
-  try {
-    // The uncompressed point 04 || x || y; computeSecret refuses a point that is not on the curve.
-    shared = agreementFor(key, CURVES[epk.crv]!).computeSecret(
-      Buffer.concat([UNCOMPRESSED, strictBase64url(epk.x), strictBase64url(epk.y)]),
-    );
-  } catch {
-    throw new JweRefused('failed');
-  }
+  const shared = ecdhSharedSecret(key, header.epk);
   const apu = optionalBytes(header.apu);
   const apv = optionalBytes(header.apv);
   const wrapped = strictBase64url(parts[1]);
@@ -75,6 +44,34 @@ export function ecdhEsContentKey(jwe: CompactJwe, key: KeyObject): Buffer {
   // The content key wrapped: its size plus one 64-bit integrity block.
   if (wrapped.length !== cekBytes + 8) throw new JweRefused('failed');
   return aesKeyUnwrap(wrapped, kek);
+}
+
+/**
+ * The ECDH shared secret of the app's EC private key `key` and the ephemeral public JWK `epk`
+ * (RFC 7518 4.6.1.1): an EC JWK on P-256, P-384 or P-521 with coordinates of exactly the curve's
+ * size, on the key's curve, and a point on that curve.
+ * @throws JweRefused `malformed` (no usable `epk`) or `failed` (another curve, a point not on it).
+ */
+export function ecdhSharedSecret(key: KeyObject, epk: unknown): Buffer {
+  if (typeof epk !== 'object' || epk === null || Array.isArray(epk)) throw new JweRefused('malformed');
+  const jwk = epk as Record<string, unknown>;
+  if (jwk.kty !== 'EC' || typeof jwk.crv !== 'string') throw new JweRefused('malformed');
+  if (jwk.d !== undefined || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') throw new JweRefused('malformed');
+  const curve = Object.hasOwn(EC_CURVES, jwk.crv) ? EC_CURVES[jwk.crv] : undefined;
+  if (curve === undefined) throw new JweRefused('malformed');
+  const size = curve.bytes;
+  const x = strictBase64url(jwk.x);
+  const y = strictBase64url(jwk.y);
+  if (x.length !== size || y.length !== size) throw new JweRefused('malformed');
+  if (key.asymmetricKeyType !== 'ec' || key.type !== 'private' || curve.name !== key.asymmetricKeyDetails?.namedCurve) {
+    throw new JweRefused('failed');
+  }
+  try {
+    // The uncompressed point 04 || x || y; computeSecret refuses a point that is not on the curve.
+    return agreementFor(key, curve.name).computeSecret(Buffer.concat([UNCOMPRESSED, x, y]));
+  } catch {
+    throw new JweRefused('failed');
+  }
 }
 
 /**
