@@ -6,7 +6,7 @@
  */
 import { IdError } from '../errors.js';
 import { LOG_EVENTS } from '../log.js';
-import type { LoginFlow } from './login-flow.js';
+import type { LoginFlow, RestorePendingLogins } from './login-flow.js';
 import type { SessionPolicy, SignInRecord, StepUpOutcome } from './session-policy.js';
 import type { SignInSession } from './sign-in-session.js';
 import type { FlowSession } from './session.js';
@@ -98,18 +98,50 @@ export async function endForOtherPerson(core: SignInCore, session: SignInSession
   await storeStep(core, () => session.destroy(), 'The session could not be ended in its store.');
 }
 
-/** A fresh session id for the sign-in, with the other tabs' pending logins carried over. */
-export async function regenerateKeepingLogins(core: SignInCore, session: SignInSession): Promise<void> {
-  const restore = core.flow.keepPendingLogins(session);
-  await storeStep(core, () => session.regenerate(), 'The session store failed while signing in.');
-  restore(session);
+/**
+ * Step 1: a step-up login judged against the session's earlier sign-in. Refused: the session is
+ * kept as it was (saved: its pending login was taken out), or ended when another person came back.
+ */
+export async function refuseStepUp(
+  core: SignInCore,
+  session: SignInSession,
+  signIn: CompletedSignIn,
+  prior: SignInRecord | undefined,
+): Promise<StepUpRefusal | undefined> {
+  const refusal = judgeStepUp(core.policy, prior, signIn);
+  if (refusal === undefined) return undefined;
+  if (refusal.outcome === 'other_person') await endForOtherPerson(core, session);
+  else await storeStep(core, () => session.save(), 'The session could not be saved.');
+  return refusal;
+}
+
+/** Step 2, before the session is regenerated: the other tabs' pending logins, to carry into the new one. */
+export function carryPendingLogins(core: SignInCore, session: FlowSession): RestorePendingLogins {
+  return core.flow.keepPendingLogins(session);
 }
 
 /**
- * Finishes a completed login on `session`: judges a step-up against `prior` (refusing it, and
- * ending the session for another person), regenerates the session keeping other tabs' logins,
- * lets `keepUser` store the person, writes the sign-in record and saves. Rejects with
- * `session_store_unavailable` (reported) when the store fails.
+ * Step 3, on the regenerated session: the other tabs' logins back, the person (`keepUser`), the
+ * sign-in record, and the session saved before the answer leaves.
+ */
+export async function recordSignIn(
+  core: SignInCore,
+  session: SignInSession,
+  signIn: CompletedSignIn,
+  carried: RestorePendingLogins | undefined,
+  keepUser?: (session: SignInSession) => void,
+): Promise<SignedIn> {
+  carried?.(session);
+  keepUser?.(session);
+  const record = core.policy.start(session, signIn);
+  await storeStep(core, () => session.save(), 'The session could not be saved.');
+  return { kind: 'signed_in', record };
+}
+
+/**
+ * Finishes a completed login on `session`: refuses a step-up that may not sign in, regenerates
+ * the session keeping other tabs' logins, keeps the person and the sign-in record, and saves.
+ * Rejects with `session_store_unavailable` (reported) when the store fails.
  */
 export async function finishSignIn(
   core: SignInCore,
@@ -118,15 +150,9 @@ export async function finishSignIn(
   prior: SignInRecord | undefined,
   keepUser?: (session: SignInSession) => void,
 ): Promise<SignedIn | StepUpRefusal> {
-  const refusal = judgeStepUp(core.policy, prior, signIn);
-  if (refusal !== undefined) {
-    if (refusal.outcome === 'other_person') await endForOtherPerson(core, session);
-    else await storeStep(core, () => session.save(), 'The session could not be saved.');
-    return refusal;
-  }
-  await regenerateKeepingLogins(core, session);
-  keepUser?.(session);
-  const record = core.policy.start(session, signIn);
-  await storeStep(core, () => session.save(), 'The session could not be saved.');
-  return { kind: 'signed_in', record };
+  const refusal = await refuseStepUp(core, session, signIn, prior);
+  if (refusal !== undefined) return refusal;
+  const carried = carryPendingLogins(core, session);
+  await storeStep(core, () => session.regenerate(), 'The session store failed while signing in.');
+  return recordSignIn(core, session, signIn, carried, keepUser);
 }
