@@ -3,7 +3,7 @@
  * `Response`s; the session is reached through `createFetchLogin`'s hooks so cookie and
  * app-supplied sessions work alike.
  */
-import { IdError } from '../errors.js';
+import type { IdError } from '../errors.js';
 import { checkOptionNames } from '../options-check.js';
 import { checkAccessOptions, refuseAccess, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
 import { decideAccess, type AccessDecision } from '../flow/access-check.js';
