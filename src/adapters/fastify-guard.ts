@@ -12,8 +12,11 @@ import { defaultSessionPolicy, type SessionPolicy, type SignInRecord } from '../
 import { fastifySignInSession } from './fastify-session.js';
 import { sendFastifyFailure, type FastifyReplyLike, type FastifyRequestLike } from './fastify-reply.js';
 
-/** A Fastify `preHandler` hook: answers the request itself when it may not pass. */
-export type NdIdFastifyHook = (request: FastifyRequestLike, reply: FastifyReplyLike) => Promise<void>;
+/** A Fastify `preHandler` hook: answers the request itself (and resolves to the reply) when it may not pass. */
+export type NdIdFastifyHook = (
+  request: FastifyRequestLike,
+  reply: FastifyReplyLike,
+) => Promise<FastifyReplyLike | undefined>;
 
 /** Who a guard let through: the person kept in the session, and the sign-in record. */
 export interface NdIdFastifySignedIn {
@@ -90,7 +93,7 @@ export function ndIdFastifyGuards(options: NdIdFastifyGuardsOptions = {}): NdIdF
       }
       if (decision.kind === 'pass') {
         passed.set(request, { user: personOf(request, stored), signIn: decision.record });
-        return;
+        return undefined;
       }
       const answer = refuseAccess(
         checked,
@@ -98,11 +101,8 @@ export function ndIdFastifyGuards(options: NdIdFastifyGuardsOptions = {}): NdIdF
         decision.reason,
         seconds,
       );
-      if (answer.kind === 'redirect') {
-        reply.redirect(answer.location, 303);
-        return;
-      }
-      reply.code(answer.status).header('www-authenticate', answer.wwwAuthenticate).send(answer.body);
+      if (answer.kind === 'redirect') return reply.redirect(answer.location, 303);
+      return reply.code(answer.status).header('www-authenticate', answer.wwwAuthenticate).send(answer.body);
     };
   }
 

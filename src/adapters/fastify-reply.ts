@@ -32,11 +32,15 @@ export interface FastifyFailureOptions {
 }
 
 /** Answers `err` with the failure page of its status (a server-side failure never says more than that). */
-export function sendFastifyFailure(reply: FastifyReplyLike, err: unknown, options: FastifyFailureOptions = {}): void {
+export function sendFastifyFailure(
+  reply: FastifyReplyLike,
+  err: unknown,
+  options: FastifyFailureOptions = {},
+): FastifyReplyLike {
   const failure = classifyFailure(err);
   const idError = err instanceof IdError ? err : undefined;
   const diagnosis = options.showDiagnosis === true ? idError?.diagnosis : undefined;
-  sendFastifyPage(reply, {
+  return sendFastifyPage(reply, {
     status: failure.status,
     title: failure.serverSide ? 'Sign-in is unavailable' : 'Sign-in failed',
     message: failure.message,
@@ -49,13 +53,13 @@ export function sendFastifyFailure(reply: FastifyReplyLike, err: unknown, option
 }
 
 /** Answers a failure page. */
-export function sendFastifyPage(reply: FastifyReplyLike, page: FailurePage): void {
-  sendFastifyHtml(reply, page.status, renderFailurePage(page));
+export function sendFastifyPage(reply: FastifyReplyLike, page: FailurePage): FastifyReplyLike {
+  return sendFastifyHtml(reply, page.status, renderFailurePage(page));
 }
 
 /** Answers an HTML page with the failure pages' headers (no-store among them). */
-export function sendFastifyHtml(reply: FastifyReplyLike, status: number, html: string): void {
+export function sendFastifyHtml(reply: FastifyReplyLike, status: number, html: string): FastifyReplyLike {
   reply.code(status);
   for (const [name, value] of Object.entries(FAILURE_PAGE_HEADERS)) reply.header(name, value);
-  reply.send(html);
+  return reply.send(html);
 }

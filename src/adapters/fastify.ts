@@ -204,7 +204,7 @@ function queryOf(request: FastifyRequestLike): Record<string, unknown> {
 
 /** The three route handlers. */
 function fastifyRoutes(c: RouteContext): { login: Handler; callback: Handler; logout: Handler } {
-  const fail = (reply: FastifyReplyLike, err: unknown): void => sendFastifyFailure(reply, err, c.pages);
+  const fail = (reply: FastifyReplyLike, err: unknown): FastifyReplyLike => sendFastifyFailure(reply, err, c.pages);
 
   async function login(request: FastifyRequestLike, reply: FastifyReplyLike): Promise<unknown> {
     reply.header('cache-control', SESSION_CACHE_CONTROL);
