@@ -77,10 +77,11 @@ describe.each(ADAPTERS)('%s', (_name, start) => {
   it('lets two tabs of one browser both complete: the other tab’s login survives the sign-in', async () => {
     const app = await apps.start();
     const browser = new Browser(app.baseUrl);
-    const first = await approvedCallback(browser);
-    const second = await approvedCallback(browser);
-    expect((await browser.request(second)).status).toBe(302);
-    expect((await browser.request(first)).status).toBe(302);
+    const first = await approvedCallback(browser, '/auth/login?returnTo=%2Fone');
+    const second = await approvedCallback(browser, '/auth/login?returnTo=%2Ftwo');
+    expect((await browser.request(second)).headers.get('location')).toBe('/two');
+    // Completed, not merely sent on as a signed-in replay (which would go to '/').
+    expect((await browser.request(first)).headers.get('location')).toBe('/one');
     expect((await browser.request('/account')).status).toBe(200);
   });
 
