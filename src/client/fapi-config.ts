@@ -15,7 +15,7 @@ import {
   type PublicJwk,
   type SigningKey,
 } from './fapi-keys.js';
-import type { IdClientOptions, IdClientProfile, RetiredPublicKey } from './types.js';
+import type { IdClientOptions, RetiredPublicKey } from './types.js';
 
 export { MAX_CONTEXT_MESSAGE_LENGTH };
 
