@@ -4,55 +4,16 @@
  * entry (src/client.ts, src/index.ts, ...), no Passport, adapter or framework module; the adapters
  * import no entry. (test/provider/import-graph.test.ts holds the provider's own rules.)
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { circlesOf, importGraph, importsOf, sourceFiles } from './helpers/import-graph.js';
 
 const SRC = resolve(__dirname, '../src');
 const ENTRIES = ['index.ts', 'client.ts', 'fetch.ts', 'nest.ts', 'fastify.ts'].map((f) => join(SRC, f));
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
-function importsOf(file: string): string[] {
-  return ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles.map((f) => f.fileName);
-}
-
 const files = sourceFiles(SRC);
-const graph = new Map<string, string[]>(
-  files.map((file) => [
-    file,
-    importsOf(file)
-      .filter((spec) => spec.startsWith('.'))
-      .map((spec) => resolve(dirname(file), spec.replace(/\.js$/, '.ts'))),
-  ]),
-);
-
-/** Every circle, as a list of files relative to src/. */
-function circles(): string[][] {
-  const found: string[][] = [];
-  const state = new Map<string, 'open' | 'done'>();
-  const stack: string[] = [];
-  const visit = (file: string): void => {
-    state.set(file, 'open');
-    stack.push(file);
-    for (const next of graph.get(file) ?? []) {
-      if (state.get(next) === 'open')
-        found.push([...stack.slice(stack.indexOf(next)), next].map((f) => relative(SRC, f)));
-      else if (!state.has(next)) visit(next);
-    }
-    stack.pop();
-    state.set(file, 'done');
-  };
-  for (const file of graph.keys()) if (!state.has(file)) visit(file);
-  return found;
-}
+const graph = importGraph(files);
+const circles = (): string[][] => circlesOf(graph, SRC);
 
 /** Imports from files under `dir` that land on one of `targets` (or match `bare`), as "from -> to". */
 function reaching(dir: string, targets: (path: string) => boolean, bare: (spec: string) => boolean = () => false) {

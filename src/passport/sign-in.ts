@@ -11,7 +11,7 @@ import {
   type CompletedSignIn,
   type SignInCore,
 } from '../flow/finish-sign-in.js';
-import type { FlowSession } from '../flow/session.js';
+import { recordSession, type FlowSession } from '../flow/session.js';
 import type { SignInSession } from '../flow/sign-in-session.js';
 import { IdError } from '../errors.js';
 
@@ -60,7 +60,7 @@ function clearCookie(req: Request, name: string, cookie: ExpressSession['cookie'
 export function expressSignInSession(req: Request, view: FlowSession, cookieName: string): SignInSession {
   const current = (): FlowSession => {
     const session = plainSession(req);
-    return session === undefined ? view : recordOf(session);
+    return session === undefined ? view : recordSession(session);
   };
   return {
     get: (key) => current().get(key),
@@ -84,18 +84,6 @@ async function endMethodSession(req: Request): Promise<void> {
   if (typeof session?.destroy === 'function') await session.destroy();
   else if (typeof session?.delete === 'function') session.delete();
   (req as { user?: unknown }).user = undefined;
-}
-
-function recordOf(record: Record<string, unknown>): FlowSession {
-  return {
-    get: (key) => (Object.hasOwn(record, key) ? record[key] : undefined),
-    set: (key, value) => {
-      record[key] = value;
-    },
-    delete: (key) => {
-      delete record[key];
-    },
-  };
 }
 
 /**
