@@ -6,7 +6,7 @@
 import { IdError } from '../errors.js';
 import { LOG_EVENTS } from '../log.js';
 import { refusalReason, type AccessRefusalReason } from './access.js';
-import type { SessionCheck, SessionPolicy, SignInRecord } from './session-policy.js';
+import type { SessionCheck, SessionEndReason, SessionPolicy, SignInRecord } from './session-policy.js';
 import type { SignInSession } from './sign-in-session.js';
 
 /** The guard's decision: pass with the sign-in record (`touched`: "last seen" was written), or refuse. */
@@ -22,35 +22,34 @@ export interface AccessCheck {
   hasUser?: boolean;
 }
 
-/** The policy's check of `session`; a sign-out store that cannot be read is `session_store_unavailable`. */
-export async function checkSession(policy: SessionPolicy, session: SignInSession): Promise<SessionCheck> {
-  try {
-    return await policy.check(session);
-  } catch (err) {
-    throw new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err });
-  }
-}
-
 /**
  * Decides a guarded request on `session`. An ended session (lifetime, sign-out everywhere) is
- * logged and destroyed. Rejects with `session_store_unavailable` when a store fails.
+ * logged and destroyed. Rejects with `session_store_unavailable` when a store fails. (One promise
+ * chain, no async frame of its own: it runs on every guarded request.)
  */
-export async function decideAccess(
+export function decideAccess(
   policy: SessionPolicy,
   session: SignInSession,
   check: AccessCheck = {},
 ): Promise<AccessDecision> {
-  const result = await checkSession(policy, session);
+  return policy.check(session).then(
+    (result) => decide(policy, session, result, check),
+    (err: unknown) => {
+      throw new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err });
+    },
+  );
+}
+
+/** The decision on the policy's check of the session. */
+function decide(
+  policy: SessionPolicy,
+  session: SignInSession,
+  result: SessionCheck,
+  check: AccessCheck,
+): AccessDecision | Promise<AccessDecision> {
   if (!result.signedIn) {
-    if (result.ended !== undefined) {
-      policy.ended(result.ended);
-      try {
-        await session.destroy();
-      } catch (err) {
-        throw new IdError('session_store_unavailable', 'The session could not be ended in its store.', { cause: err });
-      }
-    }
-    return { kind: 'refuse', reason: refusalReason(result.ended), ended: result.ended !== undefined };
+    if (result.ended === undefined) return { kind: 'refuse', reason: refusalReason(undefined), ended: false };
+    return endSession(policy, session, result.ended);
   }
   if (check.hasUser === false) return { kind: 'refuse', reason: 'sign_in_required', ended: false };
   const seconds = check.recentSeconds;
@@ -60,4 +59,19 @@ export async function decideAccess(
     return { kind: 'refuse', reason: 'recent_sign_in_required', ended: false };
   }
   return { kind: 'pass', record: result.record, touched: result.touched };
+}
+
+/** Logs why the policy ended the session, and destroys it. */
+async function endSession(
+  policy: SessionPolicy,
+  session: SignInSession,
+  ended: SessionEndReason,
+): Promise<AccessDecision> {
+  policy.ended(ended);
+  try {
+    await session.destroy();
+  } catch (err) {
+    throw new IdError('session_store_unavailable', 'The session could not be ended in its store.', { cause: err });
+  }
+  return { kind: 'refuse', reason: refusalReason(ended), ended: true };
 }

@@ -13,7 +13,6 @@ import { decideAccess } from '../flow/access-check.js';
 import { SESSION_CACHE_CONTROL } from '../flow/finish-sign-in.js';
 import type { SignInSession } from '../flow/sign-in-session.js';
 import { defaultSessionPolicy, type SessionPolicy, type SignInRecord } from '../flow/session-policy.js';
-import { recordSession } from '../flow/session.js';
 import { sessionEndedOn } from './signed-in-session.js';
 
 /** Options of {@link requireSignIn} and {@link requireRecentSignIn}. */
@@ -62,18 +61,34 @@ export function destroySession(req: Request, res: Response, cookieName: string, 
   });
 }
 
-/** express-session's session as the guard core speaks to it (Express saves it as it answers). */
-function guardSession(req: Request, res: Response, session: ExpressSession, cookieName: string): SignInSession {
-  const record = recordSession(session);
-  return {
-    ...record,
-    regenerate: () => Promise.reject(new Error('A guard never regenerates the session.')),
-    save: async () => undefined,
-    destroy: () =>
-      new Promise<void>((resolve, reject) =>
-        destroySession(req, res, cookieName, (err) => (err ? reject(err) : resolve())),
-      ),
-  };
+/** express-session's session as the guard core speaks to it (Express saves it as it answers); a class, as it is made per request. */
+class GuardSession implements SignInSession {
+  constructor(
+    private readonly req: Request,
+    private readonly res: Response,
+    private readonly session: ExpressSession,
+    private readonly cookieName: string,
+  ) {}
+  get(key: string): unknown {
+    return Object.hasOwn(this.session, key) ? this.session[key] : undefined;
+  }
+  set(key: string, value: unknown): void {
+    this.session[key] = value;
+  }
+  delete(key: string): void {
+    delete this.session[key];
+  }
+  regenerate(): Promise<void> {
+    return Promise.reject(new Error('A guard never regenerates the session.'));
+  }
+  save(): Promise<void> {
+    return Promise.resolve();
+  }
+  destroy(): Promise<void> {
+    return new Promise<void>((resolve, reject) =>
+      destroySession(this.req, this.res, this.cookieName, (err) => (err ? reject(err) : resolve())),
+    );
+  }
 }
 
 function guard(options: RequireSignInOptions | undefined, seconds: number | undefined, who: string): RequestHandler {
@@ -112,7 +127,7 @@ function guard(options: RequireSignInOptions | undefined, seconds: number | unde
     }
     // A record without a Passport user (logged out with req.logout, or passport.session() missing) is not a sign-in.
     const hasUser = typeof req.isAuthenticated !== 'function' || req.isAuthenticated();
-    decideAccess(policy, guardSession(req, res, session, cookieName), {
+    decideAccess(policy, new GuardSession(req, res, session, cookieName), {
       hasUser,
       ...(seconds === undefined ? {} : { recentSeconds: seconds }),
     }).then((decision) => {
