@@ -5,8 +5,11 @@
  * HTTP and real cookies against the provider with its movable clock. A guarantee that holds on
  * one adapter and not another fails here.
  */
-import { describe, expect, it } from 'vitest';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createRedisSignOutStore } from '../../src/flow/redis-sign-out-store.js';
 import type { SignOutStore } from '../../src/flow/sign-out-store.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
 import {
   appsUnderTest,
   Browser,
@@ -57,7 +60,22 @@ const FAILING_STORE: SignOutStore = {
   },
 };
 
-describe.each(ADAPTERS)('%s', (_name, start) => {
+/** One redis-server (loopback) for the Redis sign-out store cases. */
+let redis: TestRedis | undefined;
+let redisClient: ReturnType<typeof createClient> | undefined;
+beforeAll(async () => {
+  const problem = inject('systemPackagesProblem');
+  if (problem) throw new Error(problem);
+  redis = await startRedis();
+  redisClient = createClient({ url: redis.url });
+  await redisClient.connect();
+});
+afterAll(async () => {
+  await redisClient?.quit();
+  await redis?.close();
+});
+
+describe.each(ADAPTERS)('%s', (name, start) => {
   const apps = appsUnderTest(start);
 
   it('answers the login start, the callback and the guarded page with Cache-Control: no-store', async () => {
@@ -165,6 +183,16 @@ describe.each(ADAPTERS)('%s', (_name, start) => {
     expect(api.status).toBe(401);
     expect(((await api.json()) as { error: string }).error).toBe('session_ended');
     expect((await other.request('/account')).status).toBe(200);
+  });
+
+  it('signOutEverywhere through a Redis sign-out store ends the person’s sessions on this adapter too', async () => {
+    const signOutStore = createRedisSignOutStore(redisClient!, { prefix: `conformance:${name}:` });
+    const { app, browser } = await apps.signedIn({ policy: { signOutStore } });
+    const copy = browser.cookieHeader();
+    await app.sessions.signOutEverywhere(await subOf(browser));
+    expect((await browser.request('/account')).status).toBe(303);
+    const replay = await fetch(`${app.baseUrl}/api/me`, { headers: { cookie: copy, accept: 'application/json' } });
+    expect(replay.status).toBe(401);
   });
 
   it('step-up: an older sign-in starts a login with max_age, and a fresh one lets the action through', async () => {
