@@ -202,98 +202,107 @@ function queryOf(request: FastifyRequestLike): Record<string, unknown> {
   return typeof request.query === 'object' && request.query !== null ? (request.query as Record<string, unknown>) : {};
 }
 
+/** Answers a failure page with the routes' settings. */
+function fail(c: RouteContext, reply: FastifyReplyLike, err: unknown): FastifyReplyLike {
+  return sendFastifyFailure(reply, err, c.pages);
+}
+
+async function loginRoute(c: RouteContext, request: FastifyRequestLike, reply: FastifyReplyLike): Promise<unknown> {
+  reply.header('cache-control', SESSION_CACHE_CONTROL);
+  const session = fastifySignInSession(request);
+  if (session === undefined) return fail(c, reply, c.flow.report(sessionMissing('ndIdFastify')));
+  const query = queryOf(request);
+  const returnTo = safeReturnTo(query.returnTo);
+  const maxAge = stepUpMaxAge(query.maxAge);
+  try {
+    const { redirectUrl } = await c.flow.start(session, {
+      ...(returnTo === undefined ? {} : { returnTo }),
+      ...(maxAge === undefined ? {} : { maxAge }),
+      request: factsOf(request),
+    });
+    return reply.redirect(redirectUrl, 302);
+  } catch (err) {
+    return fail(c, reply, c.flow.report(err, factsOf(request)));
+  }
+}
+
+async function callbackRoute(c: RouteContext, request: FastifyRequestLike, reply: FastifyReplyLike): Promise<unknown> {
+  reply.header('cache-control', SESSION_CACHE_CONTROL);
+  const session = fastifySignInSession(request);
+  if (session === undefined) return fail(c, reply, c.flow.report(sessionMissing('ndIdFastify')));
+  const query = queryOf(request);
+  // Read before the sign-in replaces the session: a step-up is judged against it.
+  const prior = priorSignIn(c.core.policy, session);
+  let result: CompleteResult;
+  try {
+    result = await c.flow.complete(withoutRegeneration(session), query, () => factsOf(request));
+  } catch (err) {
+    return refusedCallback(c, session, reply, query, err);
+  }
+  return finish(c, session, reply, result, prior);
+}
+
+/** A refused callback: a signed-in person replaying it (back button) is sent on; anyone else sees why. */
+function refusedCallback(
+  c: RouteContext,
+  session: SignInSession,
+  reply: FastifyReplyLike,
+  query: Record<string, unknown>,
+  err: unknown,
+): unknown {
+  if (err instanceof IdError && err.code === 'state_mismatch' && session.get(c.userKey) !== undefined) {
+    const done = c.flow.completedLogin(query.state);
+    return reply.redirect(safeReturnTo(done?.returnTo) ?? c.successRedirect, 302);
+  }
+  return fail(c, reply, err);
+}
+
+async function finish(
+  c: RouteContext,
+  session: SignInSession,
+  reply: FastifyReplyLike,
+  result: CompleteResult,
+  prior: ReturnType<typeof priorSignIn>,
+): Promise<unknown> {
+  const signIn = { ...result.user, ...(result.maxAge === undefined ? {} : { maxAge: result.maxAge }) };
+  try {
+    const finished = await finishSignIn(c.core, session, signIn, prior, (fresh) =>
+      fresh.set(c.userKey, c.toSessionUser(result.user)),
+    );
+    if (finished.kind === 'signed_in') return reply.redirect(safeReturnTo(result.returnTo) ?? c.successRedirect, 302);
+    const retry = finished.outcome === 'other_person' ? c.loginPath : (safeReturnTo(result.returnTo) ?? '/');
+    return sendFastifyHtml(reply, finished.status, stepUpRefusedPage(finished.outcome, retry));
+  } catch (err) {
+    return fail(c, reply, storeFailure(c.core, err, 'The session could not be saved.'));
+  }
+}
+
+async function logoutRoute(c: RouteContext, request: FastifyRequestLike, reply: FastifyReplyLike): Promise<unknown> {
+  reply.header('cache-control', SESSION_CACHE_CONTROL);
+  const refusal = crossSiteRefusal({
+    fetchSite: header(request, 'sec-fetch-site'),
+    origin: header(request, 'origin'),
+    host: header(request, 'host'),
+    protocol: `${request.protocol}:`,
+    method: request.method,
+  });
+  if (refusal !== undefined) return sendFastifyPage(reply, signOutRefusedPage(refusal, c.pages.showDiagnosis));
+  const session = fastifySignInSession(request);
+  if (session === undefined) return fail(c, reply, c.flow.report(sessionMissing('ndIdFastify')));
+  try {
+    await session.destroy();
+  } catch (err) {
+    return fail(c, reply, storeFailure(c.core, err, 'The session could not be ended in its store.'));
+  }
+  c.core.policy.signedOut();
+  return reply.redirect(c.logoutRedirect, 303);
+}
+
 /** The three route handlers. */
 function fastifyRoutes(c: RouteContext): { login: Handler; callback: Handler; logout: Handler } {
-  const fail = (reply: FastifyReplyLike, err: unknown): FastifyReplyLike => sendFastifyFailure(reply, err, c.pages);
-
-  async function login(request: FastifyRequestLike, reply: FastifyReplyLike): Promise<unknown> {
-    reply.header('cache-control', SESSION_CACHE_CONTROL);
-    const session = fastifySignInSession(request);
-    if (session === undefined) return fail(reply, c.flow.report(sessionMissing('ndIdFastify')));
-    const query = queryOf(request);
-    const returnTo = safeReturnTo(query.returnTo);
-    const maxAge = stepUpMaxAge(query.maxAge);
-    try {
-      const { redirectUrl } = await c.flow.start(session, {
-        ...(returnTo === undefined ? {} : { returnTo }),
-        ...(maxAge === undefined ? {} : { maxAge }),
-        request: factsOf(request),
-      });
-      return reply.redirect(redirectUrl, 302);
-    } catch (err) {
-      return fail(reply, c.flow.report(err, factsOf(request)));
-    }
-  }
-
-  async function callback(request: FastifyRequestLike, reply: FastifyReplyLike): Promise<unknown> {
-    reply.header('cache-control', SESSION_CACHE_CONTROL);
-    const session = fastifySignInSession(request);
-    if (session === undefined) return fail(reply, c.flow.report(sessionMissing('ndIdFastify')));
-    const query = queryOf(request);
-    // Read before the sign-in replaces the session: a step-up is judged against it.
-    const prior = priorSignIn(c.core.policy, session);
-    let result: CompleteResult;
-    try {
-      result = await c.flow.complete(withoutRegeneration(session), query, () => factsOf(request));
-    } catch (err) {
-      return refusedCallback(session, reply, query, err);
-    }
-    return finish(session, reply, result, prior);
-  }
-
-  /** A refused callback: a signed-in person replaying it (back button) is sent on; anyone else sees why. */
-  function refusedCallback(
-    session: SignInSession,
-    reply: FastifyReplyLike,
-    query: Record<string, unknown>,
-    err: unknown,
-  ): unknown {
-    if (err instanceof IdError && err.code === 'state_mismatch' && session.get(c.userKey) !== undefined) {
-      const done = c.flow.completedLogin(query.state);
-      return reply.redirect(safeReturnTo(done?.returnTo) ?? c.successRedirect, 302);
-    }
-    return fail(reply, err);
-  }
-
-  async function finish(
-    session: SignInSession,
-    reply: FastifyReplyLike,
-    result: CompleteResult,
-    prior: ReturnType<typeof priorSignIn>,
-  ): Promise<unknown> {
-    const signIn = { ...result.user, ...(result.maxAge === undefined ? {} : { maxAge: result.maxAge }) };
-    try {
-      const finished = await finishSignIn(c.core, session, signIn, prior, (fresh) =>
-        fresh.set(c.userKey, c.toSessionUser(result.user)),
-      );
-      if (finished.kind === 'signed_in') return reply.redirect(safeReturnTo(result.returnTo) ?? c.successRedirect, 302);
-      const retry = finished.outcome === 'other_person' ? c.loginPath : (safeReturnTo(result.returnTo) ?? '/');
-      return sendFastifyHtml(reply, finished.status, stepUpRefusedPage(finished.outcome, retry));
-    } catch (err) {
-      return fail(reply, storeFailure(c.core, err, 'The session could not be saved.'));
-    }
-  }
-
-  async function logout(request: FastifyRequestLike, reply: FastifyReplyLike): Promise<unknown> {
-    reply.header('cache-control', SESSION_CACHE_CONTROL);
-    const refusal = crossSiteRefusal({
-      fetchSite: header(request, 'sec-fetch-site'),
-      origin: header(request, 'origin'),
-      host: header(request, 'host'),
-      protocol: `${request.protocol}:`,
-      method: request.method,
-    });
-    if (refusal !== undefined) return sendFastifyPage(reply, signOutRefusedPage(refusal, c.pages.showDiagnosis));
-    const session = fastifySignInSession(request);
-    if (session === undefined) return fail(reply, c.flow.report(sessionMissing('ndIdFastify')));
-    try {
-      await session.destroy();
-    } catch (err) {
-      return fail(reply, storeFailure(c.core, err, 'The session could not be ended in its store.'));
-    }
-    c.core.policy.signedOut();
-    return reply.redirect(c.logoutRedirect, 303);
-  }
-
-  return { login, callback, logout };
+  return {
+    login: (request, reply) => loginRoute(c, request, reply),
+    callback: (request, reply) => callbackRoute(c, request, reply),
+    logout: (request, reply) => logoutRoute(c, request, reply),
+  };
 }
