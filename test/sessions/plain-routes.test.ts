@@ -2,7 +2,7 @@
  * Sign-in through plain `passport.authenticate('nd-id')` routes (no ndIdRouter), over real HTTP
  * and real cookies: ndIdSession() makes `req.user` on an unguarded route answer nobody once the
  * session policy has ended the session. What every adapter guarantees (the record, step-up, other
- * tabs kept, no-store) is in test/adapters/conformance.test.ts.
+ * tabs kept, no-store) is in test/adapters/cases.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { Browser, MINUTE, OTHER_PERSONA, appsUnderTest, recordingLogger, startExpressApp } from './harness.js';

@@ -3,7 +3,8 @@
  * `passport.authenticate('nd-id')`, the Express router, NestJS, the fetch handlers on Hono, and
  * Fastify on @fastify/session, @fastify/secure-session and beside @fastify/passport — over real
  * HTTP and real cookies against the provider with its movable clock. A guarantee that holds on
- * one adapter and not another fails here.
+ * one adapter and not another fails here. The conformance-*.test.ts files run it per framework.
+ * Not a test file itself.
  */
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -16,24 +17,9 @@ import {
   MINUTE,
   OTHER_PERSONA,
   recordingLogger,
-  startExpressApp,
   type TestApp,
   type TestAppOptions,
 } from '../sessions/harness.js';
-import { startFastifyApp } from './fastify-app.js';
-import { startHonoApp } from './hono-app.js';
-import { startNestConformanceApp } from './nest-app.js';
-
-/** Each adapter, started with the suite's routes. */
-const ADAPTERS: Array<[string, (options?: TestAppOptions) => Promise<TestApp>]> = [
-  ['Express, plain passport.authenticate', (o) => startExpressApp({ ...o, routes: 'plain' })],
-  ['Express, ndIdRouter', (o) => startExpressApp(o)],
-  ['NestJS', (o) => startNestConformanceApp(o)],
-  ['fetch handlers on Hono', (o) => startHonoApp(o)],
-  ['Fastify, @fastify/session', (o) => startFastifyApp({ ...o, plugin: 'session' })],
-  ['Fastify, @fastify/secure-session', (o) => startFastifyApp({ ...o, plugin: 'secure-session' })],
-  ['Fastify beside @fastify/passport', (o) => startFastifyApp({ ...o, plugin: 'session', withPassport: true })],
-];
 
 /** Starts a login in `browser` and has the provider approve it: the callback URL to open. */
 async function approvedCallback(browser: Browser, loginPath = '/auth/login'): Promise<string> {
@@ -60,22 +46,33 @@ const FAILING_STORE: SignOutStore = {
   },
 };
 
-/** One redis-server (loopback) for the Redis sign-out store cases. */
-let redis: TestRedis | undefined;
-let redisClient: ReturnType<typeof createClient> | undefined;
-beforeAll(async () => {
-  const problem = inject('systemPackagesProblem');
-  if (problem) throw new Error(problem);
-  redis = await startRedis();
-  redisClient = createClient({ url: redis.url });
-  await redisClient.connect();
-});
-afterAll(async () => {
-  await redisClient?.quit();
-  await redis?.close();
-});
+/** An adapter of the suite: its name, and how to start its app with the suite's routes. */
+export type Adapter = [name: string, start: (options?: TestAppOptions) => Promise<TestApp>];
 
-describe.each(ADAPTERS)('%s', (name, start) => {
+/**
+ * Runs every case against each of `adapters`; call once at the top of a test file (one file per
+ * framework, so the files run side by side).
+ */
+export function conformanceSuite(adapters: Adapter[]): void {
+  /** One redis-server (loopback) for the Redis sign-out store cases. */
+  let redis: TestRedis | undefined;
+  let redisClient: ReturnType<typeof createClient> | undefined;
+  beforeAll(async () => {
+    const problem = inject('systemPackagesProblem');
+    if (problem) throw new Error(problem);
+    redis = await startRedis();
+    redisClient = createClient({ url: redis.url });
+    await redisClient.connect();
+  });
+  afterAll(async () => {
+    await redisClient?.quit();
+    await redis?.close();
+  });
+  describe.each(adapters)('%s', (name, start) => adapterCases(name, start, () => redisClient!));
+}
+
+/** The cases, against one adapter. */
+function adapterCases(name: string, start: Adapter[1], redisClient: () => ReturnType<typeof createClient>): void {
   const apps = appsUnderTest(start);
 
   it('answers the login start, the callback and the guarded page with Cache-Control: no-store', async () => {
@@ -186,7 +183,7 @@ describe.each(ADAPTERS)('%s', (name, start) => {
   });
 
   it('signOutEverywhere through a Redis sign-out store ends the person’s sessions on this adapter too', async () => {
-    const signOutStore = createRedisSignOutStore(redisClient!, { prefix: `conformance:${name}:` });
+    const signOutStore = createRedisSignOutStore(redisClient(), { prefix: `conformance:${name}:` });
     const { app, browser } = await apps.signedIn({ policy: { signOutStore } });
     const copy = browser.cookieHeader();
     await app.sessions.signOutEverywhere(await subOf(browser));
@@ -252,4 +249,4 @@ describe.each(ADAPTERS)('%s', (name, start) => {
     expect(res.headers.get('cache-control')).toContain('no-store');
     expect((await browser.request('/api/me', { headers: { accept: 'application/json' } })).status).toBe(401);
   });
-});
+}
