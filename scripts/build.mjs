@@ -44,7 +44,7 @@ execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', joi
 // One ES module per public entry, modules shared between entries in common chunks: Node then
 // reads a handful of files rather than one per source file (most of the import time of an ES
 // module graph is spent per file). Dependencies and Node's modules stay imports.
-const ENTRIES = ['index', 'client', 'fetch', 'nest', 'provider/index'];
+const ENTRIES = ['index', 'client', 'fetch', 'nest', 'fastify', 'provider/index'];
 await build({
   absWorkingDir: root,
   entryPoints: ENTRIES.map((e) => ({ in: `src/${e}.ts`, out: e })),

@@ -23,6 +23,7 @@ describe('docs/sessions.md', () => {
       'signOutEverywhere',
       'createRedisSignOutStore',
       'ndIdSignInGuard',
+      'ndIdFastify',
       'logoutRedirect',
     ]) {
       expect(all, name).toContain(name);

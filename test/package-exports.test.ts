@@ -93,6 +93,28 @@ describe('package exports', () => {
     });
   });
 
+  it("loads 'passport-nd-id/fastify' with both require and import, the client's exports the root's own", () => {
+    const code = [
+      "import { createRequire } from 'node:module';",
+      "const require = createRequire(process.cwd() + '/');",
+      "const esm = await import('passport-nd-id/fastify');",
+      "const esmRoot = await import('passport-nd-id');",
+      "const cjs = require('passport-nd-id/fastify');",
+      'const names = Object.keys(esm).sort();',
+      'console.log(JSON.stringify({',
+      '  cjsNames: Object.keys(cjs).filter((n) => n !== "__esModule").sort().join() === names.join(),',
+      '  sameClient: esm.IdClient === esmRoot.IdClient,',
+      '  plugin: typeof esm.ndIdFastify, guards: typeof cjs.ndIdFastifyGuards,',
+      '}));',
+    ].join('\n');
+    expect(node(['--input-type=module', '-e', code])).toEqual({
+      cjsNames: true,
+      sameClient: true,
+      plugin: 'function',
+      guards: 'function',
+    });
+  });
+
   it.each(['client', 'fetch', 'nest'])(
     "loads 'passport-nd-id/%s' with both require and import, each export the root's own",
     (entry) => {

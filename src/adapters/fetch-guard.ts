@@ -1,22 +1,15 @@
 /**
- * The fetch-standard guards and the after-sign-in steps of the callback, reaching the session
- * through `createFetchLogin`'s hooks so cookie and app-supplied sessions work alike.
+ * The fetch-standard guards, translating the core's access decision (`access-check.ts`) to
+ * `Response`s; the session is reached through `createFetchLogin`'s hooks so cookie and
+ * app-supplied sessions work alike.
  */
-import { IdError } from '../errors.js';
+import type { IdError } from '../errors.js';
 import { checkOptionNames, ownOptions } from '../options-check.js';
-import {
-  checkAccessOptions,
-  refuseAccess,
-  refusalReason,
-  stepUpRefusedPage,
-  type AccessOptions,
-  type AccessRefusalReason,
-} from '../flow/access.js';
-import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
-import type { CompleteResult } from '../flow/login-flow.js';
-import type { SessionCheck, SessionPolicy, SignInRecord } from '../flow/session-policy.js';
+import { checkAccessOptions, refuseAccess, type AccessOptions, type AccessRefusalReason } from '../flow/access.js';
+import { decideAccess, type AccessDecision } from '../flow/access-check.js';
+import type { SessionPolicy, SignInRecord } from '../flow/session-policy.js';
 import type { FlowSession } from '../flow/session.js';
-import { LOG_EVENTS } from '../log.js';
+import type { SignInSession } from '../flow/sign-in-session.js';
 
 /** What a guarded handler receives. */
 export interface SignedInRequest {
@@ -43,8 +36,8 @@ export interface FetchGuardHooks {
   sessionOf(request: Request): Promise<FlowSession>;
   /** Adds the session's Set-Cookie (when it changed) to `headers`. */
   commit(session: FlowSession, request: Request, headers: Headers): Promise<void>;
-  /** Ends the session: a cookie session is destroyed, an app-supplied one loses the person. */
-  end(session: FlowSession): void;
+  /** The session as the sign-in core speaks to it (destroy: a cookie session is cleared, an app-supplied one loses the person). */
+  signInSession(session: FlowSession): SignInSession;
   /** Reports `err` (logged with a reference) and answers its failure page. */
   failurePage(err: IdError): Response;
 }
@@ -115,31 +108,24 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
     const access = checkAccessOptions({ loginPath: hooks.loginPath, ...options }, who);
     const session = await hooks.sessionOf(request);
     const headers = new Headers();
-    let result: SessionCheck;
+    let decision: AccessDecision;
     try {
-      result = await policy.check(session);
+      decision = await decideAccess(policy, hooks.signInSession(session), {
+        hasUser: session.get(hooks.userKey) !== undefined,
+        ...(seconds === undefined ? {} : { recentSeconds: seconds }),
+      });
     } catch (err) {
-      return hooks.failurePage(
-        new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err }),
-      );
+      return hooks.failurePage(err as IdError);
     }
-    if (!result.signedIn) {
-      if (result.ended !== undefined) {
-        policy.ended(result.ended);
-        hooks.end(session);
-        await hooks.commit(session, request, headers);
-      }
-      return answer(request, access, refusalReason(result.ended), headers, seconds);
+    if (decision.kind === 'refuse') {
+      if (decision.ended) await hooks.commit(session, request, headers);
+      return answer(request, access, decision.reason, headers, seconds);
     }
-    const user = session.get(hooks.userKey);
-    if (user === undefined) return answer(request, access, 'sign_in_required', headers, seconds);
-    if (seconds !== undefined && !policy.isRecent(result.record, seconds)) {
-      if (policy.log.debugEnabled)
-        policy.log.write('debug', { event: LOG_EVENTS.stepUpStarted, maxAge: seconds }, 'A recent sign-in is needed');
-      return answer(request, access, 'recent_sign_in_required', headers, seconds);
-    }
-    if (result.touched) await hooks.commit(session, request, headers);
-    return privateAnswer(await handler({ request, user, signIn: result.record }), headers);
+    if (decision.touched) await hooks.commit(session, request, headers);
+    return privateAnswer(
+      await handler({ request, user: session.get(hooks.userKey), signIn: decision.record }),
+      headers,
+    );
   }
 
   return {
@@ -161,36 +147,6 @@ export function createFetchGuards(hooks: FetchGuardHooks) {
         throw new TypeError('requireRecentSignIn: seconds must be a whole number of seconds, like 300 (5 minutes).');
       }
       return guard(request, seconds, handler, options, 'requireRecentSignIn');
-    },
-    /**
-     * After a completed login, judges a step-up against the session it was for: the refusal page,
-     * or undefined. `prior`/`priorUser` are what the session held before it was regenerated.
-     */
-    async afterLogin(
-      session: FlowSession,
-      request: Request,
-      result: CompleteResult,
-      prior: SignInRecord | undefined,
-      priorUser: unknown,
-    ): Promise<Response | undefined> {
-      if (result.maxAge === undefined) return undefined;
-      const outcome = policy.stepUpOutcome(prior, result.user, result.maxAge);
-      if (outcome === 'ok') return undefined;
-      policy.log.write('info', { event: LOG_EVENTS.stepUpRefused, reason: outcome }, 'A re-authentication was refused');
-      const headers = new Headers(FAILURE_PAGE_HEADERS);
-      if (outcome === 'other_person') {
-        policy.ended('other_person');
-        hooks.end(session);
-      } else if (prior !== undefined && priorUser !== undefined) {
-        // The person stays signed in as before (a cookie session was regenerated: put them back).
-        session.set(hooks.userKey, priorUser);
-        session.set(policy.recordKey, prior);
-      }
-      await hooks.commit(session, request, headers);
-      return new Response(
-        stepUpRefusedPage(outcome, outcome === 'other_person' ? hooks.loginPath : (result.returnTo ?? '/')),
-        { status: 403, headers },
-      );
     },
   };
 }

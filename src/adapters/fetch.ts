@@ -19,7 +19,9 @@ import { safeReturnTo } from '../flow/return-to.js';
 import { isFlowSession, type FlowSession } from '../flow/session.js';
 import { FAILURE_PAGE_HEADERS, renderFailurePage } from '../flow/failure-page.js';
 import { appendSessionCookie, readCookie, type CookieFlowSession, type CookieSessionStore } from './cookie-session.js';
-import { DEFAULT_LOGIN_PATH, stepUpMaxAge, type AccessOptions } from '../flow/access.js';
+import { DEFAULT_LOGIN_PATH, stepUpMaxAge, stepUpRefusedPage, type AccessOptions } from '../flow/access.js';
+import { finishSignIn, priorSignIn, storeFailure } from '../flow/finish-sign-in.js';
+import { readOnlySession, withoutRegeneration, type SignInSession } from '../flow/sign-in-session.js';
 import { defaultSessionPolicy, type SessionCheck, type SessionPolicy } from '../flow/session-policy.js';
 import { createFetchGuards, type SignedInHandler } from './fetch-guard.js';
 import { JWKS_HEADERS, jwksBody, type KeyPublisher } from '../flow/publish-keys.js';
@@ -269,44 +271,67 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     const query = Object.fromEntries(new URL(request.url).searchParams);
     let result: CompleteResult;
     const headers = new Headers();
-    // Read before complete regenerates the session: a step-up is judged against them.
-    const prior = policy.read(session);
-    const priorUser = session.get(userKey);
+    // Read before the sign-in replaces the session: a step-up is judged against it.
+    const prior = priorSignIn(policy, session);
     try {
-      result = await flow.complete(session, query, requestFacts);
+      result = await flow.complete(withoutRegeneration(session), query, requestFacts);
     } catch (err) {
-      // The pending login was taken out: write that back, so the same state is not found again.
-      try {
-        await commit(session, request, headers);
-      } catch {
-        // A session too large to write fails the same way below; the failure page is what matters.
-      }
-      // A person still signed in who replays a callback (the back button) is sent on, not failed.
-      const signedInReplay =
-        err instanceof IdError && err.code === 'state_mismatch' && session.get(userKey) !== undefined;
-      const done = signedInReplay ? flow.completedLogin(query.state) : undefined;
-      if (signedInReplay) return redirect(safeReturnTo(done?.returnTo) ?? successRedirect, headers);
-      const response = failurePage(err);
-      for (const cookie of headers.getSetCookie()) response.headers.append('set-cookie', cookie);
-      return response;
+      return refusedCallback(session, request, query, err, headers);
     }
     try {
-      const refused = await guards.afterLogin(session, request, result, prior, priorUser);
-      if (refused !== undefined) return refused;
-      session.set(userKey, toSessionUser(result.user));
-      policy.start(session, result.user);
-      await commit(session, request, headers);
-      return redirect(safeReturnTo(result.returnTo) ?? successRedirect, headers);
-    } catch (err) {
-      return failurePage(
-        flow.report(
-          err instanceof IdError
-            ? err
-            : new IdError('session_store_unavailable', 'The session could not be saved.', { cause: err }),
-          requestFacts,
-        ),
+      const finished = await finishSignIn(
+        { flow, policy },
+        signInSession(session),
+        { ...result.user, ...(result.maxAge === undefined ? {} : { maxAge: result.maxAge }) },
+        prior,
+        (fresh) => fresh.set(userKey, toSessionUser(result.user)),
       );
+      await commit(session, request, headers);
+      if (finished.kind === 'signed_in') return redirect(safeReturnTo(result.returnTo) ?? successRedirect, headers);
+      for (const [name, value] of Object.entries(FAILURE_PAGE_HEADERS)) headers.set(name, value);
+      const retry = finished.outcome === 'other_person' ? (loginPath ?? DEFAULT_LOGIN_PATH) : (result.returnTo ?? '/');
+      return new Response(stepUpRefusedPage(finished.outcome, retry), { status: 403, headers });
+    } catch (err) {
+      return failurePage(storeFailure({ flow, policy }, err, 'The session could not be saved.'));
     }
+  }
+
+  /** A callback the flow refused: the pending login's removal is kept; a signed-in replay (back button) is sent on. */
+  async function refusedCallback(
+    session: FlowSession,
+    request: Request,
+    query: Record<string, string>,
+    err: unknown,
+    headers: Headers,
+  ): Promise<Response> {
+    try {
+      await commit(session, request, headers);
+    } catch {
+      // A session too large to write fails the same way below; the failure page is what matters.
+    }
+    const signedInReplay =
+      err instanceof IdError && err.code === 'state_mismatch' && session.get(userKey) !== undefined;
+    if (signedInReplay) {
+      const done = flow.completedLogin(query.state);
+      return redirect(safeReturnTo(done?.returnTo) ?? successRedirect, headers);
+    }
+    const response = failurePage(err);
+    for (const cookie of headers.getSetCookie()) response.headers.append('set-cookie', cookie);
+    return response;
+  }
+
+  /** The request's session as the sign-in core speaks to it; it is committed to the cookie afterwards. */
+  function signInSession(session: FlowSession): SignInSession {
+    return {
+      get: (key) => session.get(key),
+      set: (key, value) => session.set(key, value),
+      delete: (key) => session.delete(key),
+      regenerate: async () => {
+        await session.regenerate?.();
+      },
+      save: async () => undefined,
+      destroy: async () => end(session),
+    };
   }
 
   /** The person, read as the guards read it: a session the policy has ended (or never started) has nobody. */
@@ -315,7 +340,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     let result: SessionCheck;
     try {
       // A read-only view: reading the person does not write "last seen" (only guarded routes do).
-      result = await policy.check({ get: (key) => session.get(key), set: () => undefined, delete: () => undefined });
+      result = await policy.check(readOnlySession(session));
     } catch (err) {
       throw new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err });
     }
@@ -360,7 +385,7 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     loginPath: loginPath ?? DEFAULT_LOGIN_PATH,
     sessionOf,
     commit,
-    end,
+    signInSession,
     failurePage: (err) => failurePage(flow.report(err)),
   });
 

@@ -10,7 +10,16 @@ import type { LoginFlow } from '../flow/login-flow.js';
 import { recordSession } from '../flow/session.js';
 import { renderFailurePage } from '../flow/failure-page.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
-import { LOG_EVENTS } from '../log.js';
+import type { Request } from 'express';
+import {
+  carryPendingLogins,
+  priorSignIn,
+  recordSignIn,
+  refuseStepUp,
+  type CompletedSignIn,
+  type SignInCore,
+} from '../flow/finish-sign-in.js';
+import { expressSignInSession } from '../passport/sign-in.js';
 
 /** Marks an NdIdLoginFailure of either build of this package (ES module and CommonJS). */
 const LOGIN_FAILURE_BRAND = Symbol.for('passport-nd-id.NdIdLoginFailure');
@@ -139,57 +148,35 @@ export async function ndIdLogIn(
   strategy: { readonly flow: LoginFlow },
   sessions: SessionPolicy = defaultSessionPolicy(),
 ): Promise<void> {
+  const req = request as unknown as Request;
   const before = request.session;
-  const signIn = (
-    request.authInfo as { signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number } } | undefined
-  )?.signIn;
-  if (signIn?.maxAge !== undefined && typeof before === 'object' && before !== null) {
-    const outcome = sessions.stepUpOutcome(
-      sessions.read(recordSession(before as Record<string, unknown>)),
-      signIn,
-      signIn.maxAge,
-    );
-    if (outcome !== 'ok') {
-      sessions.log.write(
-        'info',
-        { event: LOG_EVENTS.stepUpRefused, reason: outcome },
-        'A re-authentication was refused',
-      );
-      if (outcome === 'other_person') {
-        sessions.ended('other_person');
-        const destroy = (before as { destroy?: (cb: (err?: unknown) => void) => void }).destroy;
-        if (typeof destroy === 'function') await new Promise<void>((resolve) => destroy.call(before, () => resolve()));
-      }
-      throw new NdIdLoginFailure(
-        403,
-        outcome === 'not_recent'
-          ? 'This action needs a fresh confirmation in the app, and the sign-in that came back was an earlier one. Try again.'
-          : 'A different person confirmed the sign-in, so this session was ended. Sign in again.',
-        outcome === 'not_recent' ? 'step_up_not_recent' : 'step_up_other_person',
-      );
-    }
+  if (typeof before !== 'object' || before === null) return logIn(request, user);
+  const core: SignInCore = { flow: strategy.flow, policy: sessions };
+  const session = expressSignInSession(req, recordSession(before as Record<string, unknown>), 'connect.sid');
+  const signIn = (request.authInfo as { signIn?: CompletedSignIn } | undefined)?.signIn;
+  if (signIn !== undefined) {
+    const refusal = await refuseStepUp(core, session, signIn, priorSignIn(sessions, session));
+    if (refusal !== undefined) throw new NdIdLoginFailure(refusal.status, refusal.message, refusal.code);
   }
-  const restore =
-    typeof before === 'object' && before !== null
-      ? strategy.flow.keepPendingLogins(recordSession(before as Record<string, unknown>))
-      : undefined;
-  await new Promise<void>((resolve, reject) => {
-    const logIn = request.logIn as unknown as (
+  const carried = carryPendingLogins(core, session);
+  await logIn(request, user);
+  // express-session saves the regenerated session as it answers.
+  if (signIn !== undefined) await recordSignIn(core, { ...session, save: async () => undefined }, signIn, carried);
+  else carried(session);
+}
+
+/** Passport's `req.logIn`, as a promise. */
+function logIn(request: NdIdLogInRequest, user: unknown): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const passportLogIn = request.logIn as unknown as (
       user: unknown,
       options: object,
       callback: (err?: unknown) => void,
     ) => void;
-    logIn.call(request, user, {}, (err?: unknown) =>
+    passportLogIn.call(request, user, {}, (err?: unknown) =>
       err === undefined || err === null
         ? resolve()
         : reject(err instanceof Error ? err : new Error('Sign-in could not be saved.')),
     );
   });
-  const after = request.session;
-  if (typeof after === 'object' && after !== null) {
-    const record = recordSession(after as Record<string, unknown>);
-    restore?.(record);
-    // express-session saves the regenerated session as it answers.
-    if (signIn !== undefined) sessions.start(record, signIn);
-  }
 }

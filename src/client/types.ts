@@ -4,8 +4,24 @@ import type { Clock } from '../clock.js';
 import type { RsaPrivateJwk } from '../keys.js';
 import type { Logger } from '../log.js';
 import type { DpopKey } from './dpop.js';
-import type { IdClientProfile, RetiredPublicKey } from './fapi-config.js';
 import type { AppKeyInput } from './fapi-keys.js';
+
+/** The profile an {@link IdClient} speaks: the service as its spec describes it, or the FAPI 2.0 Security Profile. */
+export type IdClientProfile = 'base' | 'fapi2';
+
+/** A key that is no longer used but stays in the published JWKS until `until`, so the service can finish with it. */
+export interface RetiredPublicKey {
+  /** The public key: PEM (`-----BEGIN PUBLIC KEY-----`) or a public JWK. A private key here is refused. */
+  publicKey: string | { kty: string; kid?: string; [member: string]: unknown };
+  /**
+   * What it was: `'sig'`, a client-assertion key. (A retired ID-token key is not published: the
+   * service would encrypt to a key the app no longer holds. Keep the old private key in the
+   * `idTokenDecryptionKey` list, after the new one, for the overlap instead.)
+   */
+  use: 'sig';
+  /** Last moment it is listed: a `Date`, an ISO 8601 string or ms since the epoch. */
+  until: Date | string | number;
+}
 
 /** Constructor options of IdClient (spec 4.7, plus tuning). */
 export interface IdClientOptions {

@@ -9,9 +9,10 @@ import {
   type AccessOptions,
   type AccessRefusalReason,
 } from '../flow/access.js';
-import { LOG_EVENTS } from '../log.js';
+import { decideAccess } from '../flow/access-check.js';
+import { SESSION_CACHE_CONTROL } from '../flow/finish-sign-in.js';
+import type { SignInSession } from '../flow/sign-in-session.js';
 import { defaultSessionPolicy, type SessionPolicy, type SignInRecord } from '../flow/session-policy.js';
-import { recordSession } from '../flow/session.js';
 import { sessionEndedOn } from './signed-in-session.js';
 
 /** Options of {@link requireSignIn} and {@link requireRecentSignIn}. */
@@ -60,6 +61,36 @@ export function destroySession(req: Request, res: Response, cookieName: string, 
   });
 }
 
+/** express-session's session as the guard core speaks to it (Express saves it as it answers); a class, as it is made per request. */
+class GuardSession implements SignInSession {
+  constructor(
+    private readonly req: Request,
+    private readonly res: Response,
+    private readonly session: ExpressSession,
+    private readonly cookieName: string,
+  ) {}
+  get(key: string): unknown {
+    return Object.hasOwn(this.session, key) ? this.session[key] : undefined;
+  }
+  set(key: string, value: unknown): void {
+    this.session[key] = value;
+  }
+  delete(key: string): void {
+    delete this.session[key];
+  }
+  regenerate(): Promise<void> {
+    return Promise.reject(new Error('A guard never regenerates the session.'));
+  }
+  save(): Promise<void> {
+    return Promise.resolve();
+  }
+  destroy(): Promise<void> {
+    return new Promise<void>((resolve, reject) =>
+      destroySession(this.req, this.res, this.cookieName, (err) => (err ? reject(err) : resolve())),
+    );
+  }
+}
+
 function guard(given: RequireSignInOptions | undefined, seconds: number | undefined, who: string): RequestHandler {
   const options = ownOptions(given);
   const access = checkAccessOptions(options, who);
@@ -74,7 +105,7 @@ function guard(given: RequireSignInOptions | undefined, seconds: number | undefi
 
   function refuse(req: Request, res: Response, reason: AccessRefusalReason, maxAge?: number): void {
     const answer = refuseAccess(access, { url: req.originalUrl, accept: req.get('accept') }, reason, maxAge);
-    res.set('Cache-Control', 'no-store');
+    res.set('Cache-Control', SESSION_CACHE_CONTROL);
     if (answer.kind === 'redirect') return res.redirect(303, answer.location);
     res.status(answer.status).set('WWW-Authenticate', answer.wwwAuthenticate).json(answer.body);
   }
@@ -95,35 +126,18 @@ function guard(given: RequireSignInOptions | undefined, seconds: number | undefi
         err ? next(err) : refuse(req, res, refusalReason(endedEarlier), seconds),
       );
     }
-    policy.check(recordSession(session)).then(
-      (result) => {
-        // A record without a Passport user (logged out with req.logout, or passport.session() missing) is not a sign-in.
-        const passportSaysNo = typeof req.isAuthenticated === 'function' && !req.isAuthenticated();
-        if (result.signedIn && !passportSaysNo) {
-          if (seconds !== undefined && !policy.isRecent(result.record, seconds)) {
-            if (policy.log.debugEnabled)
-              policy.log.write(
-                'debug',
-                { event: LOG_EVENTS.stepUpStarted, maxAge: seconds },
-                'A recent sign-in is needed',
-              );
-            return refuse(req, res, 'recent_sign_in_required', seconds);
-          }
-          req.signIn = result.record;
-          // A page behind a sign-in is the person's, and may carry the session's refreshed cookie: no cache keeps it.
-          res.set('Cache-Control', 'no-store');
-          return next();
-        }
-        const ended = result.signedIn ? undefined : result.ended;
-        if (ended === undefined) return refuse(req, res, 'sign_in_required', seconds);
-        policy.ended(ended);
-        destroySession(req, res, cookieName, (err) =>
-          err ? next(err) : refuse(req, res, refusalReason(ended), seconds),
-        );
-      },
-      (err: unknown) =>
-        next(new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err })),
-    );
+    // A record without a Passport user (logged out with req.logout, or passport.session() missing) is not a sign-in.
+    const hasUser = typeof req.isAuthenticated !== 'function' || req.isAuthenticated();
+    decideAccess(policy, new GuardSession(req, res, session, cookieName), {
+      hasUser,
+      ...(seconds === undefined ? {} : { recentSeconds: seconds }),
+    }).then((decision) => {
+      if (decision.kind === 'refuse') return refuse(req, res, decision.reason, seconds);
+      req.signIn = decision.record;
+      // A page behind a sign-in is the person's, and may carry the session's refreshed cookie: no cache keeps it.
+      res.set('Cache-Control', SESSION_CACHE_CONTROL);
+      next();
+    }, next);
   };
 }
 

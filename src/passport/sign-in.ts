@@ -1,28 +1,30 @@
 /**
- * What the strategy does around Passport's `req.logIn`, so a plain `passport.authenticate('nd-id')`
- * route signs in as `ndIdRouter()` does; and the step-up judgement, which needs the session as it
- * was before sign-in.
+ * The Passport side of the sign-in core (`src/flow/finish-sign-in.ts`): the request's session as a
+ * {@link SignInSession}, and the one point Passport offers after it regenerates the session at
+ * sign-in (its `req.logIn`), where the core's last step runs. Nothing is decided here.
  */
 import type { Request } from 'express';
-import { IdError } from '../errors.js';
-import type { LoginFlow, RestorePendingLogins } from '../flow/login-flow.js';
-import type { SessionPolicy, StepUpOutcome } from '../flow/session-policy.js';
+import {
+  carryPendingLogins,
+  recordSignIn,
+  storeFailure,
+  type CompletedSignIn,
+  type SignInCore,
+} from '../flow/finish-sign-in.js';
 import { recordSession, type FlowSession } from '../flow/session.js';
-import { LOG_EVENTS } from '../log.js';
-import type { WiringChecks } from './wiring.js';
+import type { SignInSession } from '../flow/sign-in-session.js';
+import { IdError } from '../errors.js';
 
-/** The completed sign-in, as the session record keeps it; `maxAge` when it was a step-up. */
-export interface CompletedSignIn {
-  sub: string;
-  signedInAt: number;
-  authTime?: number;
-  maxAge?: number;
-}
+export type { StepUpRefusalCode } from '../flow/finish-sign-in.js';
 
-type LogIn = (user: unknown, options?: unknown, done?: (err?: unknown) => void) => unknown;
+type Callback = (err?: unknown) => void;
+type LogIn = (user: unknown, options?: unknown, done?: Callback) => unknown;
 
 interface ExpressSession {
-  save?: (cb: (err?: unknown) => void) => void;
+  cookie?: { path?: string; domain?: string };
+  save?: (cb: Callback) => void;
+  regenerate?: (cb: Callback) => void;
+  destroy?: (cb: Callback) => void;
 }
 
 /** express-session's `req.session` (a plain record), or undefined for none or a get/set session. */
@@ -34,94 +36,87 @@ function plainSession(req: Request): (Record<string, unknown> & ExpressSession) 
     : (session as Record<string, unknown> & ExpressSession);
 }
 
-/**
- * Makes this request's next `req.logIn` finish the sign-in: after Passport regenerated the session,
- * the other tabs' logins and the sign-in record go into it and it is saved again, so the redirect
- * never reaches a session without its record. Get/set sessions (Fastify's) are left to their framework.
- */
-export function finishSignInAtLogIn(
-  req: Request,
-  signIn: CompletedSignIn,
-  context: { flow: LoginFlow; policy: SessionPolicy; wiring: WiringChecks; sessionKey: string },
-): void {
-  const before = plainSession(req);
-  const target = req as unknown as { logIn?: LogIn; login?: LogIn };
-  const logIn = target.logIn;
-  if (before === undefined || typeof logIn !== 'function') return;
-  const beforeRecord = recordSession(before);
-  // Captured now: Passport's logIn replaces the session, and these logins belong to the same person.
-  const restore: RestorePendingLogins | undefined =
-    beforeRecord.get(context.sessionKey) === undefined ? undefined : context.flow.keepPendingLogins(beforeRecord);
-  const { sub, signedInAt, authTime } = signIn;
-  const record = { sub, signedInAt, ...(authTime === undefined ? {} : { authTime }) };
-
-  const finish =
-    (done: ((err?: unknown) => void) | undefined) =>
-    (err?: unknown): void => {
-      if (err) {
-        const failed =
-          err instanceof IdError
-            ? err
-            : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err });
-        return done?.(failed.reference === undefined ? context.flow.report(failed) : failed);
-      }
-      const after = plainSession(req);
-      if (after === undefined)
-        return done?.(context.flow.report(new IdError('session_missing', 'The session disappeared during sign-in.')));
-      const session = recordSession(after);
-      restore?.(session);
-      context.policy.start(session, record);
-      context.wiring.cookieWillBeSaved(req, context.flow.log);
-      if (typeof after.save !== 'function') return done?.();
-      after.save((saveErr) => {
-        if (!saveErr) return done?.();
-        done?.(
-          context.flow.report(
-            new IdError('session_store_unavailable', 'The session could not be saved.', { cause: saveErr }),
-          ),
-        );
-      });
-    };
-
-  const wrapped: LogIn = (user, options, done) => {
-    target.logIn = target.login = logIn;
-    if (typeof options === 'function') return logIn.call(req, user, {}, finish(options as (err?: unknown) => void));
-    return logIn.call(req, user, options ?? {}, finish(done));
-  };
-  target.logIn = target.login = wrapped;
+/** Calls a callback-style session method as a promise (a missing one does nothing). */
+function call(session: ExpressSession | undefined, method: 'save' | 'regenerate' | 'destroy'): Promise<void> {
+  const fn = session?.[method];
+  if (typeof fn !== 'function') return Promise.resolve();
+  return new Promise((resolve, reject) => fn.call(session, (err) => (err ? reject(err) : resolve())));
 }
 
-/** The failure codes of a refused step-up login. */
-export type StepUpRefusalCode = 'step_up_not_recent' | 'step_up_other_person';
+/** The response's cookie clearing, when the request has an Express response. */
+function clearCookie(req: Request, name: string, cookie: ExpressSession['cookie']): void {
+  const res = (req as { res?: { headersSent?: boolean; clearCookie?: (n: string, o: object) => void } }).res;
+  if (res?.headersSent === true || typeof res?.clearCookie !== 'function') return;
+  res.clearCookie(name, {
+    path: cookie?.path ?? '/',
+    ...(cookie?.domain === undefined ? {} : { domain: cookie.domain }),
+  });
+}
 
-const STEP_UP_MESSAGES: Record<Exclude<StepUpOutcome, 'ok'>, string> = {
-  not_recent:
-    'This action needs a fresh confirmation in the app, and the sign-in that came back was an earlier one. Try again.',
-  other_person: 'A different person confirmed the sign-in, so this session was ended. Sign in again.',
-};
-
-/** Judges a completed step-up login: `undefined` when it may sign in, else the refusal (signing out a different person). */
-export function judgeStepUp(
-  req: Request,
-  session: FlowSession,
-  policy: SessionPolicy,
-  user: { sub: string; authTime?: number },
-  maxAge: number,
-): { code: StepUpRefusalCode; message: string; outcome: Exclude<StepUpOutcome, 'ok'> } | undefined {
-  const outcome = policy.stepUpOutcome(policy.read(session), user, maxAge);
-  if (outcome === 'ok') return undefined;
-  policy.log.write('info', { event: LOG_EVENTS.stepUpRefused, reason: outcome }, 'A re-authentication was refused');
-  if (outcome === 'other_person') {
-    policy.ended('other_person');
-    // Signed out here whatever the route; ndIdRouter() also destroys the session and clears its cookie.
-    session.delete(policy.recordKey);
-    const passport = session.get('passport');
-    if (typeof passport === 'object' && passport !== null) session.set('passport', { ...passport, user: undefined });
-    (req as { user?: unknown }).user = undefined;
-  }
-  return {
-    code: outcome === 'not_recent' ? 'step_up_not_recent' : 'step_up_other_person',
-    message: STEP_UP_MESSAGES[outcome],
-    outcome,
+/**
+ * `req.session` as the core speaks to it: express-session's record (read afresh each time, as it
+ * is replaced when regenerated), or a get/set session (`@fastify/passport`'s) through `view`.
+ */
+export function expressSignInSession(req: Request, view: FlowSession, cookieName: string): SignInSession {
+  const current = (): FlowSession => {
+    const session = plainSession(req);
+    return session === undefined ? view : recordSession(session);
   };
+  return {
+    get: (key) => current().get(key),
+    set: (key, value) => current().set(key, value),
+    delete: (key) => current().delete(key),
+    regenerate: () => call(plainSession(req), 'regenerate'),
+    save: () => call(plainSession(req), 'save'),
+    destroy: async () => {
+      const session = plainSession(req);
+      if (session === undefined) return endMethodSession(req);
+      await call(session, 'destroy');
+      clearCookie(req, cookieName, session.cookie);
+      (req as { user?: unknown }).user = undefined;
+    },
+  };
+}
+
+/** Ends a get/set session: `@fastify/session`'s `destroy()`, `@fastify/secure-session`'s `delete()`. */
+async function endMethodSession(req: Request): Promise<void> {
+  const session = (req as unknown as { session?: { destroy?: () => unknown; delete?: () => unknown } }).session;
+  if (typeof session?.destroy === 'function') await session.destroy();
+  else if (typeof session?.delete === 'function') session.delete();
+  (req as { user?: unknown }).user = undefined;
+}
+
+/**
+ * Passport regenerates the session inside `req.logIn`, after the strategy's `success`: the core's
+ * last step (other tabs' logins, the sign-in record, the save) runs there, on the new session,
+ * before Passport's callback (and so before the redirect). A get/set session (`@fastify/passport`)
+ * takes the record now, kept across its sign-in by `clearSessionIgnoreFields`.
+ */
+export async function finishAtPassportLogIn(
+  req: Request,
+  core: SignInCore,
+  session: SignInSession,
+  signIn: CompletedSignIn,
+): Promise<void> {
+  const target = req as unknown as { logIn?: LogIn; login?: LogIn };
+  const logIn = target.logIn;
+  if (plainSession(req) === undefined || typeof logIn !== 'function') {
+    await recordSignIn(core, { ...session, save: async () => undefined }, signIn, undefined);
+    return;
+  }
+  const carried = carryPendingLogins(core, session);
+  const finish =
+    (done: Callback | undefined): Callback =>
+    (err) => {
+      if (err) return done?.(storeFailure(core, err, 'The session store failed while signing in.'));
+      if (plainSession(req) === undefined)
+        return done?.(core.flow.report(new IdError('session_missing', 'The session disappeared during sign-in.')));
+      recordSignIn(core, session, signIn, carried).then(() => done?.(), done ?? (() => undefined));
+    };
+  const once: LogIn = (user, options, done) => {
+    target.logIn = target.login = logIn;
+    if (typeof options === 'function') return logIn.call(req, user, {}, finish(options as Callback));
+    return logIn.call(req, user, options ?? {}, finish(done));
+  };
+  target.logIn = target.login = once;
 }

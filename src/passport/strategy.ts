@@ -27,7 +27,14 @@ import { recordSession, type FlowSession } from '../flow/session.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import type { Logger } from '../log.js';
 import { hostOf, requestFacts } from './request-facts.js';
-import { finishSignInAtLogIn, judgeStepUp, type StepUpRefusalCode } from './sign-in.js';
+import { expressSignInSession, finishAtPassportLogIn } from './sign-in.js';
+import {
+  priorSignIn,
+  refuseStepUp,
+  type SignInCore,
+  type StepUpRefusal,
+  type StepUpRefusalCode,
+} from '../flow/finish-sign-in.js';
 import { PassportStrategyBase } from './strategy-base.js';
 import { strategiesClash, WiringChecks } from './wiring.js';
 import { runVerify, type NdIdInfo, type NdIdVerify, type NdIdVerifyWithRequest, type VerifyOutcome } from './verify.js';
@@ -532,6 +539,9 @@ export class NdIdStrategy extends PassportStrategyBase {
     if (session === undefined)
       return this.error(this.flow.report(this.sessionMissing(), requestFacts(req, cookieName)));
 
+    const policy = options.sessions ?? this.sessions;
+    // Read before the sign-in replaces the session: a step-up is judged against it.
+    const prior = priorSignIn(policy, session);
     let user: NdIdUser;
     let returnTo: string | undefined;
     let maxAge: number | undefined;
@@ -575,29 +585,29 @@ export class NdIdStrategy extends PassportStrategyBase {
             : 'Your account may not sign in here.';
       return this.fail({ ...details, message, code: 'user_refused' } satisfies NdIdFailure, 401);
     }
-    const policy = options.sessions ?? this.sessions;
-    if (maxAge !== undefined) {
-      const refusal = judgeStepUp(req, session, policy, user, maxAge);
-      if (refusal !== undefined) {
-        return this.fail(
-          {
-            message: refusal.message,
-            code: refusal.code,
-            ...(returnTo === undefined ? {} : { returnTo }),
-          } satisfies NdIdFailure,
-          403,
-        );
-      }
-    }
     const signIn: NonNullable<NdIdSuccessInfo['signIn']> = {
       sub: user.sub,
       signedInAt: user.signedInAt,
       ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
       ...(maxAge === undefined ? {} : { maxAge }),
     };
-    // With session: false, Passport signs nobody into the session, so there is no sign-in to record.
-    if (options.session !== false)
-      finishSignInAtLogIn(req, signIn, { flow: this.flow, policy, wiring: this.wiring, sessionKey: this.sessionKey });
+    const core: SignInCore = { flow: this.flow, policy };
+    const signInSession = expressSignInSession(req, session, cookieName ?? 'connect.sid');
+    let refusal: StepUpRefusal | undefined;
+    try {
+      refusal = await refuseStepUp(core, signInSession, signIn, prior);
+      // With session: false, Passport signs nobody into the session, so there is no sign-in to record.
+      if (refusal === undefined && options.session !== false) {
+        this.wiring.cookieWillBeSaved(req, this.flow.log);
+        await finishAtPassportLogIn(req, core, signInSession, signIn);
+      }
+    } catch (err) {
+      return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
+    }
+    if (refusal !== undefined) {
+      const failure: NdIdFailure = { message: refusal.message, code: refusal.code };
+      return this.fail(returnTo === undefined ? failure : { ...failure, returnTo }, refusal.status);
+    }
     const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
     this.success(outcome.user, successInfo);
   }

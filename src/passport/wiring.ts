@@ -4,7 +4,12 @@
  */
 import type { Request } from 'express';
 import { LOG_EVENTS, type Log } from '../log.js';
-import type { NdIdStrategy } from './strategy.js';
+
+/** What the checks read of a strategy (its type is not imported: the strategy imports these checks). */
+interface WiredStrategy {
+  readonly sessionKey: string;
+  readonly flow: { readonly binding: { readonly redirectUri: string }; readonly log: Log };
+}
 
 /** Where a strategy keeps its pending logins, and for which callback URL. */
 interface SessionUse {
@@ -19,7 +24,7 @@ const ranByPassport = new WeakMap<object, Map<string, SessionUse>>();
  * Notes that `passport` ran `strategy` under `name`; describes the clash when another nd-id strategy
  * shares its session key for another callback URL (each would evict the other's logins).
  */
-export function strategiesClash(passport: object, name: string, strategy: NdIdStrategy): string | undefined {
+export function strategiesClash(passport: object, name: string, strategy: WiredStrategy): string | undefined {
   let ran = ranByPassport.get(passport);
   if (ran === undefined) {
     ran = new Map();
@@ -72,7 +77,7 @@ export class WiringChecks {
   }
 
   /** Whether `callbackURL`'s path is the router's callback route as mounted; logged once when not. */
-  callbackRouteMatches(strategy: NdIdStrategy, actual: string | false): boolean {
+  callbackRouteMatches(strategy: WiredStrategy, actual: string | false): boolean {
     if (actual === false) return true; // the app handles the callback itself
     const expected = this.callbackPathOf(strategy.flow.binding.redirectUri);
     if (expected === undefined) return true;

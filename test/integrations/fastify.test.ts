@@ -1,5 +1,5 @@
 /**
- * NdIdStrategy in a real Fastify 5 app with @fastify/passport, once over @fastify/session (a
+ * NdIdStrategy in a real Fastify 5 app with @fastify/passport (and ndIdFastifyGuards on /account), once over @fastify/session (a
  * server-side session) and once over @fastify/secure-session (the whole session sealed in a
  * cookie), against the provider over loopback.
  */
@@ -12,6 +12,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml } from '../../src/html.js';
 import { NdIdStrategy, type NdIdFailure } from '../../src/passport/strategy.js';
+import { ndIdFastifyGuards } from '../../src/fastify.js';
+import { createSessionPolicy, type SessionPolicy } from '../../src/flow/session-policy.js';
 import type { StartedProvider } from '../../src/provider/index.js';
 import {
   approve,
@@ -35,6 +37,7 @@ interface FastifyRp {
   provider: StartedProvider;
   tokenCalls: () => number;
   log: () => string;
+  sessions: SessionPolicy;
   close(): Promise<void>;
 }
 
@@ -59,7 +62,12 @@ async function startFastifyRp(plugin: Plugin, keepOtherTabs = true): Promise<Fas
   let strategy: NdIdStrategy | undefined;
   const sessionKey = `nd-id:${CLIENT_ID}`;
   // clearSessionIgnoreFields keeps the other tabs' pending logins across the session regeneration at sign-in.
-  const passport = new Authenticator(keepOtherTabs ? { clearSessionIgnoreFields: [sessionKey] } : {});
+  const sessions = createSessionPolicy();
+  // The sign-in record (sessions.recordKey) is kept the same way, for the guards.
+  const passport = new Authenticator(
+    keepOtherTabs ? { clearSessionIgnoreFields: [sessionKey, sessions.recordKey] } : {},
+  );
+  const guards = ndIdFastifyGuards({ sessions, loginPath: '/auth/login' });
   passport.registerUserSerializer(async (user: { sub: string; data: Record<string, string> }) => ({
     sub: user.sub,
     data: user.data,
@@ -103,6 +111,7 @@ async function startFastifyRp(plugin: Plugin, keepOtherTabs = true): Promise<Fas
     await reply.redirect('/');
   });
   app.get('/me', async (request) => ({ user: request.user ?? null }));
+  app.get('/account', { preHandler: guards.requireSignIn() }, async (request) => guards.signedIn(request));
   app.get('/mark', async (request) => {
     request.session.set('marker' as never, 'before-login' as never);
     return { ok: true };
@@ -119,6 +128,7 @@ async function startFastifyRp(plugin: Plugin, keepOtherTabs = true): Promise<Fas
     callbackURL: `${baseUrl}/auth/callback`,
     scope: 'openid profile.name profile.nric_number',
     logger: recorded.logger,
+    sessions,
   });
   expect(strategy.sessionKey).toBe(sessionKey);
   passport.use('nd-id', strategy as never);
@@ -127,6 +137,7 @@ async function startFastifyRp(plugin: Plugin, keepOtherTabs = true): Promise<Fas
     provider,
     tokenCalls,
     log: recorded.text,
+    sessions,
     close: async () => {
       await provider.close();
       await app.close();
@@ -184,6 +195,18 @@ describe.each(['session', 'secure-session'] as const)('Fastify with @fastify/pas
       403,
       /not started in this browser/,
     );
+  });
+
+  it('keeps the sign-in record for ndIdFastifyGuards: after signOutEverywhere the guard refuses', async () => {
+    const browser = new Browser(rp.baseUrl);
+    await browser.get((await approve(await startLogin(browser, '/auth/login'))).href);
+    const account = await browser.get('/account');
+    expect(account.status).toBe(200);
+    const { signIn } = JSON.parse(account.text) as { signIn: { sub: string } };
+    await rp.sessions.signOutEverywhere(signIn.sub);
+    const after = await browser.get('/account');
+    expect(after.status).toBe(303);
+    expect(after.location).toBe('/auth/login?returnTo=%2Faccount');
   });
 
   it('signs out', async () => {

@@ -55,6 +55,7 @@ describe('the packed tarball', () => {
     expect(Object.keys(report.analysis.entrypoints).sort()).toEqual([
       '.',
       './client',
+      './fastify',
       './fetch',
       './nest',
       './package.json',
@@ -63,7 +64,7 @@ describe('the packed tarball', () => {
     const provider = report.analysis.entrypoints['./provider']!.resolutions;
     expect(provider.node10?.resolution?.fileName).toMatch(/cjs\/provider\/index\.d\.ts$/);
     expect(provider['node16-esm']?.resolution?.fileName).toMatch(/esm\/provider\/index\.d\.ts$/);
-    for (const entry of ['client', 'fetch', 'nest']) {
+    for (const entry of ['client', 'fetch', 'nest', 'fastify']) {
       const resolutions = report.analysis.entrypoints[`./${entry}`]!.resolutions;
       expect(resolutions.node10?.resolution?.fileName, entry).toMatch(new RegExp(`cjs/${entry}\\.d\\.ts$`));
       expect(resolutions['node16-esm']?.resolution?.fileName, entry).toMatch(new RegExp(`esm/${entry}\\.d\\.ts$`));

@@ -112,6 +112,34 @@ async function tsc(project: string): Promise<string> {
   );
 }
 
+/** docs/fastify.md's app, on the Fastify entry: the plugin and its guards. */
+const FASTIFY_ENTRY_APP = `
+import Fastify from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifySession from '@fastify/session';
+import { IdClient, createSessionPolicy, ndIdFastify } from 'passport-nd-id/fastify';
+
+const sessions = createSessionPolicy({ idleTimeout: 30 * 60 * 1000 });
+const auth = ndIdFastify({
+  client: new IdClient({
+    hostname: process.env.ND_ID_HOSTNAME ?? '',
+    clientId: process.env.ND_ID_CLIENT_ID ?? '',
+    clientSecret: process.env.ND_ID_CLIENT_SECRET ?? '',
+    privateKey: process.env.ND_ID_PRIVATE_KEY ?? '',
+    redirectUri: process.env.ND_ID_REDIRECT_URI ?? 'http://127.0.0.1:3000/auth/callback',
+  }),
+  sessions,
+  loginPath: '/auth/login',
+});
+const app = Fastify();
+app.register(fastifyCookie);
+app.register(fastifySession, { secret: process.env.SESSION_SECRET ?? '', saveUninitialized: false });
+app.register(auth.plugin, { prefix: '/auth' });
+app.get('/account', { preHandler: auth.requireSignIn() }, async (request) => ({ user: auth.signedIn(request)?.user }));
+app.get('/transfer', { preHandler: auth.requireRecentSignIn(300) }, async () => 'ok');
+export default app;
+`;
+
 beforeAll(async () => {
   const problem = inject('buildProblem');
   if (problem) throw new Error(problem);
@@ -138,8 +166,9 @@ beforeAll(async () => {
   );
   writeFileSync(join(dir, 'hono.mts'), HONO_APP);
   writeFileSync(join(dir, 'fastify.mts'), FASTIFY_APP);
+  writeFileSync(join(dir, 'fastify-entry.mts'), FASTIFY_ENTRY_APP);
   writeFileSync(join(dir, 'hono-root.mts'), HONO_ON_ROOT);
-  writeFileSync(join(dir, 'tsconfig.json'), tsconfig(['hono.mts', 'fastify.mts']));
+  writeFileSync(join(dir, 'tsconfig.json'), tsconfig(['hono.mts', 'fastify.mts', 'fastify-entry.mts']));
   writeFileSync(join(dir, 'tsconfig.root.json'), tsconfig(['hono-root.mts']));
 }, 400_000);
 
@@ -153,7 +182,7 @@ describe('entry points by framework, in apps without Express or Passport types',
       expect(existsSync(join(dir, 'node_modules', name)), name).toBe(false);
   });
 
-  it('compiles a Hono app on passport-nd-id/fetch and a Fastify app on passport-nd-id/client: strict, NodeNext, no skipLibCheck, 0 errors', async () => {
+  it('compiles a Hono app on passport-nd-id/fetch, and Fastify apps on passport-nd-id/client and passport-nd-id/fastify: strict, NodeNext, no skipLibCheck, 0 errors', async () => {
     expect(await tsc('tsconfig.json')).toBe('');
   }, 180_000);
 

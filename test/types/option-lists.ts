@@ -22,6 +22,7 @@ import type {
   RequireSignInOptions,
   SessionPolicyOptions,
 } from '../../src/index.js';
+import type { NdIdFastifyGuardsOptions, NdIdFastifyOptions } from '../../src/fastify.js';
 import type { ProviderOptions, StartProviderOptions, TestProviderOptions } from '../../src/provider/index.js';
 
 type Listed<O extends keyof typeof OPTIONS_OF> = (typeof OPTIONS_OF)[O];
@@ -33,6 +34,8 @@ export const optionListsMatchTheirTypes: [
   SameKeys<IdClientOptions, Listed<'new IdClient()'>>,
   SameKeys<LoginFlowOptions, Listed<'createLoginFlow()'>>,
   SameKeys<FetchLoginOptions, Listed<'createFetchLogin()'>>,
+  SameKeys<NdIdFastifyOptions, Listed<'ndIdFastify()'>>,
+  SameKeys<NdIdFastifyGuardsOptions, Listed<'ndIdFastifyGuards()'>>,
   SameKeys<CookieSessionOptions, Listed<'createCookieSession()'>>,
   SameKeys<RequireSignInOptions, Listed<'requireSignIn()'>>,
   SameKeys<NdIdSignInGuardOptions, Listed<'ndIdSignInGuard()'>>,
@@ -45,4 +48,25 @@ export const optionListsMatchTheirTypes: [
   SameKeys<ProviderOptions, Listed<'createProvider()'>>,
   SameKeys<StartProviderOptions, Listed<'startProvider()'>>,
   SameKeys<TestProviderOptions, Listed<'createTestProvider()'>>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+  true,
+];
