@@ -84,8 +84,12 @@ describe('the packed tarball', () => {
     expect(changelog).toMatch(/jose 6/);
   });
 
-  it('makes express and passport optional peers', () => {
-    expect(pkg.peerDependenciesMeta).toEqual({ express: { optional: true }, passport: { optional: true } });
+  it('makes express, passport and the OpenTelemetry API optional peers', () => {
+    expect(pkg.peerDependenciesMeta).toEqual({
+      '@opentelemetry/api': { optional: true },
+      express: { optional: true },
+      passport: { optional: true },
+    });
   });
 
   it('declares sideEffects: false, and its ES module build is ES modules (no CommonJS wrapper)', async () => {
