@@ -3,6 +3,8 @@
 // worker conditions, Node's modules left to the runtime as workerd's nodejs_compat provides
 // them). Prints the minified and gzipped sizes, and how much of it is this package's own code.
 // Goal: at most 150 KiB minified. Run `npm run build` first. Exits 1 over the goal.
+// `npm run size -- --modules` also bundles the same worker from the sources (src/fetch.ts, no
+// build needed) and lists the bytes each source module adds, to see what the fetch entry pulls in.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -79,6 +81,44 @@ export async function bundleWorker() {
   }
 }
 
+/**
+ * The same worker bundled from the sources (dist/esm is chunked, so its inputs do not name the
+ * modules); resolves the minified bytes each module of src/ adds, largest first, and the whole.
+ */
+export async function moduleBytes() {
+  const work = join(root, '.tmp', `size-modules-${process.pid}`);
+  mkdirSync(work, { recursive: true });
+  try {
+    const entry = join(root, 'src', 'fetch.ts').split('\\').join('/');
+    writeFileSync(join(work, 'worker.mjs'), WORKER.replace("'passport-nd-id/fetch'", JSON.stringify(entry)));
+    const result = await build({
+      absWorkingDir: root,
+      entryPoints: [join(work, 'worker.mjs')],
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      platform: 'neutral',
+      conditions: ['workerd', 'worker', 'browser'],
+      mainFields: ['browser', 'module', 'main'],
+      external: ['node:*'],
+      tsconfig: join(root, 'tsconfig.build.json'),
+      // As scripts/build.mjs builds dist/esm.
+      define: { __filename: 'import.meta.filename', __dirname: 'import.meta.dirname' },
+      metafile: true,
+      write: false,
+      logLevel: 'error',
+    });
+    const output = result.metafile.outputs[Object.keys(result.metafile.outputs)[0]];
+    const modules = Object.entries(output.inputs)
+      .filter(([file]) => file.startsWith('src/'))
+      .map(([file, { bytesInOutput }]) => ({ file, bytes: bytesInOutput }))
+      .sort((a, b) => b.bytes - a.bytes);
+    return { bytes: output.bytes, modules };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { bytes, gzip, ours, jose, hono } = await bundleWorker();
   const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
@@ -89,4 +129,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   console.log(`  of which passport-nd-id ${kib(ours)}, jose ${kib(jose)}, hono ${kib(hono)}`);
   console.log(`Goal: at most ${GOAL_KIB} KiB minified: ${bytes <= GOAL_KIB * 1024 ? 'met' : 'NOT met'}.`);
   if (bytes > GOAL_KIB * 1024) process.exitCode = 1;
+  if (process.argv.includes('--modules')) {
+    const breakdown = await moduleBytes();
+    console.log(`From the sources (${kib(breakdown.bytes)} in all), bytes per module of src/:`);
+    for (const { file, bytes: b } of breakdown.modules) console.log(`  ${String(b).padStart(6)}  ${file}`);
+  }
 }

@@ -17,7 +17,7 @@ import type {
 import type { DpopKey, StoredDpopKey } from '../client/dpop.js';
 import { checkContextMessage } from '../client/fapi-config.js';
 import { checkAuthorizationParams, checkContextType } from '../client/client-options.js';
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { knownOAuthError } from '../client/oauth-error-codes.js';
 import { IdError } from '../errors.js';
 import { checkLogger, createLog, LOG_EVENTS, newReference, type Log, type Logger } from '../log.js';
@@ -35,7 +35,7 @@ import { LoginLedger } from './login-ledger.js';
 import { probeService, serviceNotAnswering, shouldProbe } from './provider-probe.js';
 import { generateNonce, generatePkcePair, generateState } from '../pkce.js';
 import { requestedAttributes, scopeList } from './attributes.js';
-import { checkAbsoluteUrl, checkInteger, checkMilliseconds, checkScope, optionError } from './options.js';
+import { checkAbsoluteUrl, checkClock, checkInteger, checkMilliseconds, checkScope, optionError } from './options.js';
 import { checkOptionNames, ownOptions } from '../options-check.js';
 import {
   addPendingLogin,
@@ -310,10 +310,7 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
   const discover = typeof flowClient.discover === 'function' ? flowClient.discover.bind(flowClient) : undefined;
   const hasUserinfoEndpoint =
     typeof flowClient.hasUserinfoEndpoint === 'function' ? flowClient.hasUserinfoEndpoint.bind(flowClient) : undefined;
-  if (options.clock !== undefined && typeof options.clock !== 'function') {
-    throw optionError(who, 'clock', 'must be a function returning the time in ms since the epoch.');
-  }
-  const clock = options.clock ?? systemClock;
+  const clock = checkClock(options.clock, who);
   const redirectUri =
     options.redirectUri === undefined ? undefined : checkAbsoluteUrl(options.redirectUri, who, 'redirectUri');
   const defaultScope = options.scope === undefined ? DEFAULT_FLOW_SCOPE : checkScope(options.scope, who, 'scope');

@@ -1,5 +1,6 @@
 /** Checks of the login flow's options; each mistake is a TypeError naming the option and the fix. */
 
+import { systemClock, type Clock } from '../clock.js';
 import { optionError } from '../options-check.js';
 
 export { optionError };
@@ -64,4 +65,13 @@ export function checkMilliseconds(value: unknown, who: string, option: string, e
     throw optionError(who, option, `is in milliseconds and must be at least 1000; got ${String(value)} (${example}).`);
   }
   return value;
+}
+
+/** The `clock` option: a function returning ms since the epoch, or the system clock when left out. */
+export function checkClock(value: unknown, who: string): Clock {
+  if (value === undefined) return systemClock;
+  if (typeof value !== 'function') {
+    throw optionError(who, 'clock', 'must be a function returning the time in ms since the epoch.');
+  }
+  return value as Clock;
 }

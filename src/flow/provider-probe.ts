@@ -44,14 +44,13 @@ export async function probeService(url: URL): Promise<string | undefined> {
 
 /** The failure of a login whose service (of the authorization URL `url`) did not answer, with its diagnosis. */
 export function serviceNotAnswering(url: URL, detail: string): IdError {
-  const where = `${url.origin} (tried ${probeUrl(url)}: ${detail})`;
-  const err = new IdError(
-    'provider_unreachable',
-    `The identity service did not answer at ${where}: it is not started, or ND_ID_HOSTNAME (the hostname or issuer option) names another host or port.`,
-  );
+  const where = `The identity service did not answer at ${url.origin} (tried ${probeUrl(url)}: ${detail})`;
+  // The error and the diagnosis say the same; the diagnosis adds what the browser would have shown.
+  const why = ': it is not started, or ND_ID_HOSTNAME (the hostname or issuer option) names another host or port.';
+  const err = new IdError('provider_unreachable', `${where}${why}`);
   const diagnosis: Diagnosis = {
     code: 'provider_not_answering',
-    cause: `The identity service did not answer at ${where}, so the browser would have shown a connection error: it is not started, or ND_ID_HOSTNAME (the hostname or issuer option) names another host or port.`,
+    cause: `${where}, so the browser would have shown a connection error${why}`,
     fix: 'Start the provider (npx nd-id-provider --clients clients.json --port 4000) and wait for "nd-id-provider ready at ...", or set ND_ID_HOSTNAME to the address it prints.',
   };
   err.diagnosis = diagnosis;

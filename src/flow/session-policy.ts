@@ -3,9 +3,9 @@
  * protected request against `maxSessionAge`, `idleTimeout` and "signed out everywhere".
  */
 import { hash } from 'node:crypto';
-import { systemClock, type Clock } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { checkLogger, createLog, LOG_EVENTS, type Log, type Logger } from '../log.js';
-import { optionError } from './options.js';
+import { checkClock, optionError } from './options.js';
 import { checkOptionNames, ownOptions } from '../options-check.js';
 import type { FlowSession } from './session.js';
 import { processSignOutStore, type SignOutStore } from './sign-out-store.js';
@@ -215,10 +215,7 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
       'must be a non-empty string no other code uses in the session (not "passport" or "cookie").',
     );
   }
-  if (options.clock !== undefined && typeof options.clock !== 'function') {
-    throw optionError(who, 'clock', 'must be a function returning the time in ms since the epoch.');
-  }
-  const clock = options.clock ?? systemClock;
+  const clock = checkClock(options.clock, who);
   const log = createLog(checkLogger(options.logger, who), 'sessions');
   const retention = maxSessionAge === false ? SIGN_OUT_RETENTION_WITHOUT_MAX_AGE_MS : maxSessionAge;
 

@@ -262,6 +262,7 @@ describe('createLoginFlow with a plain-object session', () => {
     ['maxPendingLogins', { maxPendingLogins: 0 }],
     ['loginTtl', { loginTtl: 600 }],
     ['replayStore', { replayStore: {} }],
+    ['clock', { clock: 5 }],
   ])('throws a TypeError naming %s when it is wrong', (option, extra) => {
     expect(() => flowWith(new FakeClient(), extra as Partial<LoginFlowOptions>)).toThrow(
       new RegExp(`createLoginFlow: ${option} `),

@@ -19,6 +19,9 @@ describe('createSessionPolicy', () => {
     );
     expect(() => createSessionPolicy({ recordKey: 'passport' })).toThrow(/recordKey/);
     expect(() => createSessionPolicy({ signOutStore: {} as never })).toThrow(/signOutStore/);
+    expect(() => createSessionPolicy({ clock: 5 as never })).toThrow(
+      'createSessionPolicy: clock must be a function returning the time in ms since the epoch.',
+    );
     expect(() => createRedisSignOutStore({} as never)).toThrow(/node-redis client/);
   });
 
