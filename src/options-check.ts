@@ -111,6 +111,7 @@ export const OPTIONS_OF = {
     'publishKeys',
     'authenticationContextMessage',
     'authorizationParams',
+    'backchannelLogout',
   ],
   'new NdIdStrategy()': [
     ...ID_CLIENT,
@@ -136,7 +137,9 @@ export const OPTIONS_OF = {
     'loginPath',
     'showDiagnosis',
     'sessions',
+    'backchannelLogout',
   ],
+  'createBackchannelLogout()': ['client', 'sessions', 'replayStore', 'maxTokenAge', 'logger'],
   'createCookieSession()': ['secret', 'cookieName', 'maxAge', 'secure', 'path', 'clock'],
   'requireSignIn()': REQUIRE_SIGN_IN,
   'ndIdSignInGuard()': [...REQUIRE_SIGN_IN, 'recentSeconds'],

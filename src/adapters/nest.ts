@@ -140,7 +140,9 @@ export async function ndIdLogIn(
 ): Promise<void> {
   const before = request.session;
   const signIn = (
-    request.authInfo as { signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number } } | undefined
+    request.authInfo as
+      | { signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number; sid?: string } }
+      | undefined
   )?.signIn;
   if (signIn?.maxAge !== undefined && typeof before === 'object' && before !== null) {
     const outcome = sessions.stepUpOutcome(

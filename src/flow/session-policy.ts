@@ -33,10 +33,23 @@ export interface SignInRecord {
   authTime?: number;
   /** When the session was last seen by a protected route (written at most once per `touchInterval`). */
   seenAt: number;
+  /** The provider's session id (the ID token's `sid`), when the token carried one: a back-channel logout by `sid` ends it. */
+  sid?: string;
+}
+
+/** What a back-channel logout names: the provider's session, the person, or both. */
+export interface LogoutTarget {
+  sub?: string;
+  sid?: string;
 }
 
 /** Why a session was ended by the library. */
-export type SessionEndReason = 'max_session_age' | 'idle_timeout' | 'signed_out_everywhere' | 'other_person';
+export type SessionEndReason =
+  | 'max_session_age'
+  | 'idle_timeout'
+  | 'signed_out_everywhere'
+  | 'provider_logout'
+  | 'other_person';
 
 /** The answer of {@link SessionPolicy.check}. */
 export type SessionCheck =
@@ -79,7 +92,10 @@ export interface SessionPolicy {
   /** The policy's log. */
   readonly log: Log;
   /** Keeps the record of a sign-in that just completed in `session`, and returns it. */
-  start(session: FlowSession, user: { sub: string; authTime?: number; signedInAt?: number }): SignInRecord;
+  start(
+    session: FlowSession,
+    user: { sub: string; authTime?: number; signedInAt?: number; sid?: string; claims?: object },
+  ): SignInRecord;
   /** The record kept in `session`, when there is a well-formed one. */
   read(session: FlowSession): SignInRecord | undefined;
   /**
@@ -101,6 +117,12 @@ export interface SessionPolicy {
   signedOut(): void;
   /** Ends, at their next request on every instance sharing the sign-out store, every session of `sub` started until now. */
   signOutEverywhere(sub: string): Promise<void>;
+  /**
+   * A back-channel logout: with a `sid`, ends the sessions of that provider session (and, with a
+   * `sub` too, that person's sessions that recorded no `sid`); with only a `sub`, every session
+   * of that person. On every instance sharing the sign-out store, at their next request.
+   */
+  endProviderSession(target: LogoutTarget): Promise<void>;
 }
 
 function checkDuration(value: unknown, option: string, example: string): number | false {
@@ -125,29 +147,58 @@ function isSignInRecord(value: unknown): value is SignInRecord {
     Number.isFinite(v.signedInAt) &&
     typeof v.seenAt === 'number' &&
     Number.isFinite(v.seenAt) &&
-    (v.authTime === undefined || (typeof v.authTime === 'number' && Number.isFinite(v.authTime)))
+    (v.authTime === undefined || (typeof v.authTime === 'number' && Number.isFinite(v.authTime))) &&
+    (v.sid === undefined || (typeof v.sid === 'string' && v.sid !== ''))
   );
 }
 
-/** Most person keys remembered, so a busy person's key is not hashed on every request. */
-const PERSON_KEY_CACHE = 1000;
-const personKeys = new Map<string, string>();
+/** Most store keys remembered, so a busy person's key is not hashed on every request. */
+const STORE_KEY_CACHE = 1000;
+const storeKeys = new Map<string, string>();
 
-/** The store key of a person: a hash, so the store never holds the `sub` itself. */
-function personKey(sub: string): string {
-  let key = personKeys.get(sub);
+/**
+ * What a sign-out store key stands for: every session of a person (`sign-out`), the sessions of
+ * one provider session (`sid`), or a person's sessions that recorded no `sid` (`sidless`).
+ */
+type StoreKeyKind = 'sign-out' | 'sid' | 'sidless';
+
+/** The store key of a person or provider session: a hash, so the store never holds the `sub` or `sid` itself. */
+function storeKey(kind: StoreKeyKind, value: string): string {
+  const input = `nd-id ${kind}\n${value}`;
+  let key = storeKeys.get(input);
   if (key === undefined) {
-    key = hash('sha256', `nd-id sign-out\n${sub}`, 'base64url');
-    if (personKeys.size >= PERSON_KEY_CACHE) personKeys.clear();
-    personKeys.set(sub, key);
+    key = hash('sha256', input, 'base64url');
+    if (storeKeys.size >= STORE_KEY_CACHE) storeKeys.clear();
+    storeKeys.set(input, key);
   }
   return key;
+}
+
+/** The ID token's `sid`, when it is a usable one. */
+function sidOf(user: { sid?: string; claims?: object }): string | undefined {
+  const sid = user.sid ?? (user.claims as { sid?: unknown } | undefined)?.sid;
+  return typeof sid === 'string' && sid !== '' && sid.length <= 256 ? sid : undefined;
+}
+
+/** Whether `record` was ended by a sign-out everywhere or a back-channel logout (the two reads run at once). */
+async function signedOutByStore(
+  store: SignOutStore,
+  record: SignInRecord,
+): Promise<'signed_out_everywhere' | 'provider_logout' | undefined> {
+  const [everywhere, provider] = await Promise.all([
+    store.signedOutBefore(storeKey('sign-out', record.sub)),
+    store.signedOutBefore(record.sid === undefined ? storeKey('sidless', record.sub) : storeKey('sid', record.sid)),
+  ]);
+  if (everywhere !== undefined && record.signedInAt <= everywhere) return 'signed_out_everywhere';
+  if (provider !== undefined && record.signedInAt <= provider) return 'provider_logout';
+  return undefined;
 }
 
 const END_MESSAGES: Record<SessionEndReason, string> = {
   max_session_age: 'Session ended: its maximum age (maxSessionAge) passed',
   idle_timeout: 'Session ended: idle for longer than idleTimeout',
   signed_out_everywhere: 'Session ended: the person was signed out everywhere after it started',
+  provider_logout: 'Session ended: the provider ended it by back-channel logout',
   other_person: 'Session ended: a different person completed the re-authentication',
 };
 
@@ -236,11 +287,13 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     read,
     start(session, user) {
       const at = user.signedInAt ?? clock();
+      const sid = sidOf(user);
       const record: SignInRecord = {
         sub: user.sub,
         signedInAt: at,
         ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
         seenAt: at,
+        ...(sid === undefined ? {} : { sid }),
       };
       session.set(recordKey, record);
       return record;
@@ -253,9 +306,8 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
         return { signedIn: false, ended: 'max_session_age' };
       if (idleTimeout !== false && now - record.seenAt >= idleTimeout)
         return { signedIn: false, ended: 'idle_timeout' };
-      const before = await signOutStore.signedOutBefore(personKey(record.sub));
-      if (before !== undefined && record.signedInAt <= before)
-        return { signedIn: false, ended: 'signed_out_everywhere' };
+      const signedOut = await signedOutByStore(signOutStore, record);
+      if (signedOut !== undefined) return { signedIn: false, ended: signedOut };
       if (idleTimeout !== false && now - record.seenAt >= touchInterval) {
         const touched = { ...record, seenAt: now };
         session.set(recordKey, touched);
@@ -281,11 +333,28 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     async signOutEverywhere(sub) {
       if (typeof sub !== 'string' || sub === '')
         throw new TypeError("signOutEverywhere: sub must be the person's identifier (user.sub).");
-      await signOutStore.signOutBefore(personKey(sub), clock(), retention);
+      await signOutStore.signOutBefore(storeKey('sign-out', sub), clock(), retention);
       log.write(
         'info',
         { event: LOG_EVENTS.signedOutEverywhere },
         'Every session of one person will end at its next request',
+      );
+    },
+    async endProviderSession(target) {
+      const { sub, sid } = target;
+      const at = clock();
+      if (sid !== undefined) {
+        await signOutStore.signOutBefore(storeKey('sid', sid), at, retention);
+        if (sub !== undefined) await signOutStore.signOutBefore(storeKey('sidless', sub), at, retention);
+      } else if (sub !== undefined) {
+        await signOutStore.signOutBefore(storeKey('sign-out', sub), at, retention);
+      } else {
+        throw new TypeError('endProviderSession: give the sub, the sid or both of the logout token.');
+      }
+      log.write(
+        'info',
+        { event: LOG_EVENTS.backchannelLogout, by: sid === undefined ? 'sub' : 'sid' },
+        "The provider ended a person's session: the matching sessions end at their next request",
       );
     },
   };

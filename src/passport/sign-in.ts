@@ -17,6 +17,7 @@ export interface CompletedSignIn {
   signedInAt: number;
   authTime?: number;
   maxAge?: number;
+  sid?: string;
 }
 
 type LogIn = (user: unknown, options?: unknown, done?: (err?: unknown) => void) => unknown;
@@ -52,8 +53,13 @@ export function finishSignInAtLogIn(
   // Captured now: Passport's logIn replaces the session, and these logins belong to the same person.
   const restore: RestorePendingLogins | undefined =
     beforeRecord.get(context.sessionKey) === undefined ? undefined : context.flow.keepPendingLogins(beforeRecord);
-  const { sub, signedInAt, authTime } = signIn;
-  const record = { sub, signedInAt, ...(authTime === undefined ? {} : { authTime }) };
+  const { sub, signedInAt, authTime, sid } = signIn;
+  const record = {
+    sub,
+    signedInAt,
+    ...(authTime === undefined ? {} : { authTime }),
+    ...(sid === undefined ? {} : { sid }),
+  };
 
   const finish =
     (done: ((err?: unknown) => void) | undefined) =>

@@ -160,7 +160,7 @@ export interface NdIdSuccessInfo {
   /** The sanitized return path given when the login started, if any. */
   returnTo?: string;
   /** The completed sign-in, for the session record: who, when, when authenticated, and the step-up `maxAge` it was started with. */
-  signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number };
+  signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number; sid?: string };
 }
 
 /** Passport's fail challenge for a refused login: code, sentence, and the service's own error code and description when it sent one. */
@@ -262,7 +262,11 @@ export class NdIdStrategy extends PassportStrategyBase {
 
   private readonly wiring = new WiringChecks();
 
-  private readonly client: NdIdClientLike & { publicJwks?: () => PublicJwks };
+  private readonly client: NdIdClientLike & {
+    publicJwks?: () => PublicJwks;
+    clockTolerance?: number;
+    validateLogoutToken?: IdClient['validateLogoutToken'];
+  };
   private readonly passReqToCallback: boolean;
   private readonly verify: NdIdVerify | NdIdVerifyWithRequest | undefined;
 
@@ -449,6 +453,22 @@ export class NdIdStrategy extends PassportStrategyBase {
       : undefined;
   }
 
+  /** The client's allowed clock skew, in seconds. */
+  get clockTolerance(): number | undefined {
+    return this.client.clockTolerance;
+  }
+
+  /**
+   * Validates a back-channel logout token with the client (`IdClient.validateLogoutToken`), for
+   * `createBackchannelLogout({ client: strategy })`.
+   * @throws TypeError when the strategy's client cannot validate logout tokens.
+   */
+  validateLogoutToken(token: unknown, maxAge: number): ReturnType<IdClient['validateLogoutToken']> {
+    if (typeof this.client.validateLogoutToken !== 'function')
+      throw new TypeError('NdIdStrategy: its client cannot validate logout tokens; give an IdClient.');
+    return this.client.validateLogoutToken(token, maxAge);
+  }
+
   /** Wiring mistakes seen from this request: logged once each; one that makes the login impossible is returned. */
   private checkWiring(req: Request, options: NdIdAuthenticateOptions, isCallback: boolean): IdError | undefined {
     this.wiring.sessionRestored(req, this.flow.log);
@@ -589,6 +609,8 @@ export class NdIdStrategy extends PassportStrategyBase {
       signedInAt: user.signedInAt,
       ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
       ...(maxAge === undefined ? {} : { maxAge }),
+      // The provider's session, so a back-channel logout by sid finds this sign-in.
+      ...(typeof user.claims.sid === 'string' ? { sid: user.claims.sid } : {}),
     };
     // With session: false, Passport signs nobody into the session, so there is no sign-in to record.
     if (options.session !== false)

@@ -6,6 +6,7 @@
 import type { OPTIONS_OF, SameKeys } from '../../src/options-check.js';
 import type {
   AccessOptions,
+  BackchannelLogoutOptions,
   CookieSessionOptions,
   FetchLoginOptions,
   IdClientOptions,
@@ -45,4 +46,5 @@ export const optionListsMatchTheirTypes: [
   SameKeys<ProviderOptions, Listed<'createProvider()'>>,
   SameKeys<StartProviderOptions, Listed<'startProvider()'>>,
   SameKeys<TestProviderOptions, Listed<'createTestProvider()'>>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+  SameKeys<BackchannelLogoutOptions, Listed<'createBackchannelLogout()'>>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
