@@ -180,15 +180,19 @@ function sidOf(user: { sid?: string; claims?: object }): string | undefined {
   return typeof sid === 'string' && sid !== '' && sid.length <= 256 ? sid : undefined;
 }
 
-/** Whether `record` was ended by a sign-out everywhere or a back-channel logout (the two reads run at once). */
+/** Whether `record` was ended by a sign-out everywhere or a back-channel logout (one read of the store for both). */
 async function signedOutByStore(
   store: SignOutStore,
   record: SignInRecord,
 ): Promise<'signed_out_everywhere' | 'provider_logout' | undefined> {
-  const [everywhere, provider] = await Promise.all([
-    store.signedOutBefore(storeKey('sign-out', record.sub)),
-    store.signedOutBefore(record.sid === undefined ? storeKey('sidless', record.sub) : storeKey('sid', record.sid)),
-  ]);
+  const keys = [
+    storeKey('sign-out', record.sub),
+    record.sid === undefined ? storeKey('sidless', record.sub) : storeKey('sid', record.sid),
+  ];
+  const [everywhere, provider] =
+    store.signedOutBeforeEach === undefined
+      ? await Promise.all(keys.map((key) => store.signedOutBefore(key)))
+      : await store.signedOutBeforeEach(keys);
   if (everywhere !== undefined && record.signedInAt <= everywhere) return 'signed_out_everywhere';
   if (provider !== undefined && record.signedInAt <= provider) return 'provider_logout';
   return undefined;

@@ -64,7 +64,7 @@ describe('signOutEverywhere with Redis', () => {
     // One read of the shared store per protected request, and no write.
     commands.length = 0;
     expect((await onB.request('/account')).status).toBe(200);
-    expect(commands).toEqual(['GET']);
+    expect(commands).toEqual(['MGET']);
 
     const sub = ((await (await onA.request('/account')).json()) as { user: { sub: string } }).user.sub;
     await a.sessions.signOutEverywhere(sub); // asked on instance A only

@@ -1,0 +1,207 @@
+/**
+ * Back-channel logout at the relying party (OpenID Connect Back-Channel Logout 1.0), over real
+ * HTTP with real cookies: a person signs in through the provider, the provider's logout token is
+ * POSTed to `/auth/backchannel-logout` and the person's next request is refused. Every refusal
+ * answers 400 `invalid_request` with its own code, never cached, and ends nothing.
+ */
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, SignJWT, type JWTPayload } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { BACKCHANNEL_LOGOUT_EVENT } from '../../src/client/logout-token.js';
+import { createMemoryReplayStore } from '../../src/flow/replay-store.js';
+import { createMemorySignOutStore } from '../../src/flow/sign-out-store.js';
+import { pooledKeyPair } from '../helpers/keys.js';
+import { freePort } from '../helpers/ports.js';
+import {
+  appsUnderTest,
+  Browser,
+  CLIENT_ID,
+  OTHER_PERSONA,
+  startExpressApp,
+  startFetchApp,
+  startTestProvider,
+  type TestApp,
+} from './harness.js';
+
+/** The provider's signing key (the test pool's), and its kid as the provider publishes it. */
+const providerPem = pooledKeyPair().privateKeyPem;
+const providerKey: KeyObject = createPrivateKey(providerPem);
+let providerKid: string | undefined;
+async function kid(): Promise<string> {
+  providerKid ??= await calculateJwkThumbprint(await exportJWK(createPublicKey(providerKey)), 'sha256');
+  return providerKid;
+}
+
+interface TokenSpec {
+  claims?: Record<string, unknown>;
+  /** Claims to leave out. */
+  without?: string[];
+  header?: Record<string, unknown>;
+  key?: KeyObject | Uint8Array;
+  alg?: string;
+}
+
+/** A logout token from the app's provider for `sub`, changed as the spec says. */
+async function logoutToken(app: TestApp, sub: string, spec: TokenSpec = {}): Promise<string> {
+  const now = Math.floor(app.provider.provider.clock() / 1000);
+  const claims: Record<string, unknown> = {
+    iss: `${app.provider.baseUrl}/v2`,
+    aud: CLIENT_ID,
+    iat: now,
+    exp: now + 120,
+    jti: randomUUID(),
+    sub,
+    events: { [BACKCHANNEL_LOGOUT_EVENT]: {} },
+    ...spec.claims,
+  };
+  for (const name of spec.without ?? []) delete claims[name];
+  return new SignJWT(claims as JWTPayload)
+    .setProtectedHeader({ alg: spec.alg ?? 'RS256', typ: 'logout+jwt', kid: await kid(), ...spec.header })
+    .sign(spec.key ?? providerKey);
+}
+
+/** POSTs a form to the app's back-channel logout route, as a provider does (no cookie). */
+function post(app: TestApp, form: string, contentType = 'application/x-www-form-urlencoded'): Promise<Response> {
+  return fetch(`${app.baseUrl}/auth/backchannel-logout`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: form,
+  });
+}
+
+function tokenForm(token: string): string {
+  return new URLSearchParams({ logout_token: token }).toString();
+}
+
+async function subOf(browser: Browser): Promise<string> {
+  const res = await browser.request('/account', { headers: { accept: 'application/json' } });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { user: { sub: string } }).user.sub;
+}
+
+async function expectSignedIn(browser: Browser, signedIn: boolean): Promise<void> {
+  const res = await browser.request('/account', { headers: { accept: 'application/json' } });
+  expect(res.status).toBe(signedIn ? 200 : 401);
+}
+
+async function expectRefused(res: Response, code: string): Promise<void> {
+  expect(res.status, code).toBe(400);
+  expect(res.headers.get('cache-control')).toBe('no-store');
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = (await res.json()) as { error: string; code: string };
+  expect(body).toMatchObject({ error: 'invalid_request', code });
+}
+
+for (const [adapter, start] of [
+  ['ndIdRouter (Express)', startExpressApp],
+  ['createFetchLogin', startFetchApp],
+] as const) {
+  describe(`back-channel logout through ${adapter}`, () => {
+    const apps = appsUnderTest<TestApp>((options) => start({ ...options, signingKey: providerPem }));
+
+    it("ends the person's session at its next request: 200, no-store, empty body", async () => {
+      const { app, browser } = await apps.signedIn();
+      const sub = await subOf(browser);
+      const res = await post(app, tokenForm(await logoutToken(app, sub)));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(await res.text()).toBe('');
+      await expectSignedIn(browser, false);
+    });
+
+    it("leaves another person's session alone", async () => {
+      const { app, browser } = await apps.signedIn();
+      const sub = await subOf(browser);
+      app.provider.provider.approveNext({ persona: OTHER_PERSONA.id });
+      const other = new Browser(app.baseUrl);
+      expect((await other.signIn()).status).toBe(302);
+      const otherSub = await subOf(other);
+      expect(otherSub).not.toBe(sub);
+      expect((await post(app, tokenForm(await logoutToken(app, otherSub)))).status).toBe(200);
+      await expectSignedIn(other, false);
+      await expectSignedIn(browser, true);
+    });
+
+    it('takes each logout token once only: the same jti again is logout_token_replayed', async () => {
+      const { app, browser } = await apps.signedIn();
+      const token = await logoutToken(app, await subOf(browser));
+      expect((await post(app, tokenForm(token))).status).toBe(200);
+      await expectRefused(await post(app, tokenForm(token)), 'logout_token_replayed');
+    });
+
+    it('refuses a request that is not a form with one logout_token: logout_token_missing', async () => {
+      const { app, browser } = await apps.signedIn();
+      const token = await logoutToken(app, await subOf(browser));
+      await expectRefused(await post(app, ''), 'logout_token_missing');
+      await expectRefused(await post(app, JSON.stringify({ logout_token: token }), 'application/json'), 'logout_token_missing');
+      await expectRefused(await post(app, `${tokenForm(token)}&${tokenForm(token)}`), 'logout_token_missing');
+      await expectSignedIn(browser, true);
+    });
+  });
+}
+
+describe('back-channel logout refusals (each rule of 2.6, one code each)', () => {
+  const apps = appsUnderTest<TestApp>((options) => startExpressApp({ ...options, signingKey: providerPem }));
+  const otherRsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+
+  const cases: Array<[string, string, TokenSpec | ((app: TestApp, sub: string) => Promise<string> | string)]> = [
+    ['a token that is not a JWS', 'logout_token_malformed', () => 'not.a-token'],
+    ['an algorithm outside the ID-token allowlist (ES256)', 'logout_token_alg_not_allowed', { alg: 'ES256', key: ec }],
+    ['an HMAC signature', 'logout_token_alg_not_allowed', { alg: 'HS256', key: new Uint8Array(32) }],
+    ['a typ other than logout+jwt', 'logout_token_typ_invalid', { header: { typ: 'JWT' } }],
+    ['a signature by another key under the provider kid', 'logout_token_signature_invalid', { key: otherRsa }],
+    ['a kid the provider does not publish', 'id_token_key_not_found', { header: { kid: 'no-such-key' } }],
+    ['another issuer', 'logout_token_iss_mismatch', { claims: { iss: 'https://elsewhere.example/v2' } }],
+    ['another audience', 'logout_token_aud_mismatch', { claims: { aud: 'another-client' } }],
+    ['no iat', 'logout_token_iat_invalid', { without: ['iat'] }],
+    ['an iat in the future', 'logout_token_iat_invalid', { claims: { iat: 4_000_000_000 } }],
+    ['an iat long past', 'logout_token_iat_invalid', { claims: { iat: 1_000_000_000, exp: 4_000_000_000 } }],
+    ['an exp in the past', 'logout_token_expired', { claims: { exp: 1_000_000_000 } }],
+    ['no jti', 'logout_token_jti_missing', { without: ['jti'] }],
+    ['no events claim', 'logout_token_events_invalid', { without: ['events'] }],
+    ['an events claim without the logout event', 'logout_token_events_invalid', { claims: { events: { other: {} } } }],
+    ['a logout event that is not an object', 'logout_token_events_invalid', { claims: { events: { [BACKCHANNEL_LOGOUT_EVENT]: 'yes' } } }],
+    ['neither sub nor sid', 'logout_token_sub_sid_missing', { without: ['sub'] }],
+    ['a nonce (an ID token in disguise)', 'logout_token_nonce_present', { claims: { nonce: 'n-0S6_WzA2Mj' } }],
+  ];
+
+  it.each(cases)('refuses %s: %s, and ends nothing', async (_what, code, spec) => {
+    const { app, browser } = await apps.signedIn();
+    const sub = await subOf(browser);
+    const token = typeof spec === 'function' ? await spec(app, sub) : await logoutToken(app, sub, spec);
+    await expectRefused(await post(app, tokenForm(token)), code);
+    await expectSignedIn(browser, true);
+  });
+});
+
+describe('back-channel logout across instances', () => {
+  it('ends the session on every instance sharing the stores, and takes a jti once across them', async () => {
+    const ports = [await freePort(), await freePort()];
+    const provider = await startTestProvider(
+      ports.map((p) => `http://127.0.0.1:${p}/auth/callback`),
+      providerPem,
+    );
+    const replayStore = createMemoryReplayStore();
+    const signOutStore = createMemorySignOutStore();
+    const shared = { provider, replayStore, policy: { signOutStore } };
+    const a = await startExpressApp({ ...shared, port: ports[0]! });
+    const b = await startFetchApp({ ...shared, port: ports[1]! });
+    try {
+      const atA = new Browser(a.baseUrl);
+      const atB = new Browser(b.baseUrl);
+      expect((await atA.signIn()).status).toBe(302);
+      expect((await atB.signIn()).status).toBe(302);
+      const sub = await subOf(atB);
+      const token = await logoutToken(a, sub);
+      expect((await post(a, tokenForm(token))).status).toBe(200);
+      await expectRefused(await post(b, tokenForm(token)), 'logout_token_replayed');
+      await expectSignedIn(atA, false);
+      await expectSignedIn(atB, false);
+    } finally {
+      await a.close();
+      await b.close();
+      await provider.close();
+    }
+  });
+});
