@@ -567,7 +567,9 @@ export class IdClient {
       try {
         token = await decryptIdToken(token, this.#profile.idTokenKeys);
       } catch (err) {
-        throw new IdError('logout_token_malformed', 'The encrypted logout token could not be decrypted.', { cause: err });
+        throw new IdError('logout_token_malformed', 'The encrypted logout token could not be decrypted.', {
+          cause: err,
+        });
       }
     }
     return validateLogoutToken(token, {

@@ -101,7 +101,10 @@ function readHeader(token: string): Record<string, unknown> {
     refuse('logout_token_malformed', 'The logout token header is not valid base64url JSON.');
   }
   if (header.crit !== undefined || header.b64 !== undefined)
-    refuse('logout_token_malformed', 'The logout token header uses a JWS extension (crit or b64) that is not supported.');
+    refuse(
+      'logout_token_malformed',
+      'The logout token header uses a JWS extension (crit or b64) that is not supported.',
+    );
   if (header.kid !== undefined && typeof header.kid !== 'string')
     refuse('logout_token_malformed', 'The logout token header has a kid that is not a string.');
   // 2.4: explicit typing is recommended; when present it must say logout+jwt (case-insensitive media type, RFC 8725 3.11).
@@ -137,7 +140,8 @@ function readClaims(token: string): Record<string, unknown> {
 }
 
 function checkIssuerAndAudience(claims: Record<string, unknown>, expect: LogoutTokenExpectations): void {
-  if (claims.iss !== expect.issuer) refuse('logout_token_iss_mismatch', `The logout token issuer is not ${expect.issuer}.`);
+  if (claims.iss !== expect.issuer)
+    refuse('logout_token_iss_mismatch', `The logout token issuer is not ${expect.issuer}.`);
   const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
   if (!audiences.includes(expect.clientId))
     refuse('logout_token_aud_mismatch', 'The logout token audience does not include this clientId.');
@@ -161,7 +165,10 @@ function checkLogoutClaims(claims: Record<string, unknown>): void {
     refuse('logout_token_jti_missing', 'The logout token has no "jti" claim of at most 256 characters.');
   const events = claims.events;
   if (!isRecord(events) || !isRecord(events[BACKCHANNEL_LOGOUT_EVENT]))
-    refuse('logout_token_events_invalid', `The logout token's "events" claim has no ${BACKCHANNEL_LOGOUT_EVENT} object.`);
+    refuse(
+      'logout_token_events_invalid',
+      `The logout token's "events" claim has no ${BACKCHANNEL_LOGOUT_EVENT} object.`,
+    );
   const { sub, sid } = claims;
   const hasSub = typeof sub === 'string' && sub !== '';
   const hasSid = typeof sid === 'string' && sid !== '';

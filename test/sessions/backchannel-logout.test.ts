@@ -81,7 +81,10 @@ for (const [adapter, start] of [
       const { app, browser } = await apps.signedIn();
       const token = await logoutToken(app, await subOf(browser));
       await expectRefused(await post(app, ''), 'logout_token_missing');
-      await expectRefused(await post(app, JSON.stringify({ logout_token: token }), 'application/json'), 'logout_token_missing');
+      await expectRefused(
+        await post(app, JSON.stringify({ logout_token: token }), 'application/json'),
+        'logout_token_missing',
+      );
       await expectRefused(await post(app, `${tokenForm(token)}&${tokenForm(token)}`), 'logout_token_missing');
       await expectSignedIn(browser, true);
     });
@@ -109,7 +112,11 @@ describe('back-channel logout refusals (each rule of 2.6, one code each)', () =>
     ['no jti', 'logout_token_jti_missing', { without: ['jti'] }],
     ['no events claim', 'logout_token_events_invalid', { without: ['events'] }],
     ['an events claim without the logout event', 'logout_token_events_invalid', { claims: { events: { other: {} } } }],
-    ['a logout event that is not an object', 'logout_token_events_invalid', { claims: { events: { [BACKCHANNEL_LOGOUT_EVENT]: 'yes' } } }],
+    [
+      'a logout event that is not an object',
+      'logout_token_events_invalid',
+      { claims: { events: { [BACKCHANNEL_LOGOUT_EVENT]: 'yes' } } },
+    ],
     ['neither sub nor sid', 'logout_token_sub_sid_missing', { without: ['sub'] }],
     ['a nonce (an ID token in disguise)', 'logout_token_nonce_present', { claims: { nonce: 'n-0S6_WzA2Mj' } }],
   ];

@@ -57,4 +57,3 @@ export function post(app: TestApp, form: string, contentType = 'application/x-ww
 export function tokenForm(token: string): string {
   return new URLSearchParams({ logout_token: token }).toString();
 }
-
