@@ -9,6 +9,7 @@ import { authorizeRoutes } from './authorize.js';
 import { ClientJwks } from './fapi/client-jwks.js';
 import { DpopNonces } from './fapi/dpop-nonces.js';
 import { idTokenAlgOf } from './fapi/registration.js';
+import { ProviderSessions, signOutAtProvider } from './backchannel-logout.js';
 import { servesUserinfo } from './variant.js';
 import { parRoutes } from './par.js';
 import { resolveConfig } from './config.js';
@@ -125,6 +126,7 @@ export function createProvider(options: ProviderOptions): Provider {
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
     clientJwks: new ClientJwks(config.clock),
     dpopNonces: config.dpopNonce ? new DpopNonces(config.clock) : undefined,
+    sessions: new ProviderSessions(),
   };
   audit.listen((clientId, code, count) =>
     config.log?.(`audit: finding ${code} for client ${clientId} (${count}): ${AUDIT_MESSAGES[code]}`),
@@ -161,6 +163,7 @@ export function createProvider(options: ProviderOptions): Provider {
     approveNext: (approval) => scripted.enqueue(approval),
     setClientKeys: (clientId, publicKeys) => setClientKeys(config, clientId, publicKeys),
     rotateSigningKey: () => keys.rotate(),
+    signOut: (signOut) => signOutAtProvider(ctx, ctx.sessions, signOut),
     subjectFor: ctx.subjectFor,
     faults,
     audit: (clientId) => ctx.audit.findings(clientId),
@@ -175,6 +178,7 @@ export function createProvider(options: ProviderOptions): Provider {
       stores.accessTokens.clear();
       stores.pushed.clear();
       stores.usedJtis.clear();
+      ctx.sessions.clear();
     },
   };
 }

@@ -1,0 +1,237 @@
+/**
+ * The provider's end of back-channel logout, over real HTTP: discovery advertises it, ID tokens
+ * carry `sid`, and `provider.signOut()` POSTs a logout token to each client of the person that
+ * registered a `backchannelLogoutUri`. The tokens are checked by a validator written here from
+ * the spec's rules (Back-Channel Logout 1.0, 2.4 and 2.6) on jose, not by this package's code;
+ * they end the sessions of our own Express app; a relying party that refuses, fails or does not
+ * answer is an audit finding.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
+import { testKeyPair } from '../helpers/keys.js';
+import { freePort } from '../helpers/ports.js';
+import { Browser, CLIENT_ID, CLIENT_SECRET, startExpressApp, type TestApp } from '../sessions/harness.js';
+
+const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+const PERSONA = DEFAULT_PERSONAS[0]!;
+
+/** A relying party's back-channel logout endpoint that keeps each POSTed form, answering as told. */
+interface Receiver {
+  url: string;
+  forms: URLSearchParams[];
+  answer: (res: ServerResponse) => void;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const receiver = {
+    forms: [] as URLSearchParams[],
+    answer: (res: ServerResponse) => {
+      res.writeHead(200).end();
+    },
+  };
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      receiver.forms.push(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+      receiver.answer(res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return Object.assign(receiver, {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/backchannel-logout`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+}
+
+const opened: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const item of opened.splice(0).reverse()) await item.close();
+});
+
+async function providerFor(backchannelLogoutUri: string, redirectUri: string): Promise<StartedProvider> {
+  const started = await startProvider({
+    clients: [
+      {
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        redirectUris: [redirectUri],
+        publicKey: testKeyPair('sessions').publicKeyPem,
+        backchannelLogoutUri,
+      },
+    ],
+    autoApprove: true,
+  });
+  opened.push(started);
+  return started;
+}
+
+/** An app of the sessions harness whose provider registers its back-channel logout route. */
+async function appWithProvider(): Promise<TestApp> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const provider = await providerFor(`${base}/auth/backchannel-logout`, `${base}/auth/callback`);
+  const app = await startExpressApp({ provider, port });
+  opened.push(app);
+  return app;
+}
+
+/** The spec's validation (2.6), written here on jose alone: the claims, or a thrown reason. */
+async function validateBySpec(token: string, issuer: string, clientId: string): Promise<Record<string, unknown>> {
+  const discovery = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as {
+    jwks_uri: string;
+    id_token_signing_alg_values_supported: string[];
+  };
+  const { payload, protectedHeader } = await jwtVerify(token, createRemoteJWKSet(new URL(discovery.jwks_uri)), {
+    issuer,
+    audience: clientId,
+    algorithms: discovery.id_token_signing_alg_values_supported,
+    typ: 'logout+jwt',
+    requiredClaims: ['iat', 'jti'],
+  });
+  expect(protectedHeader.typ).toBe('logout+jwt');
+  const events = payload.events as Record<string, unknown> | undefined;
+  if (typeof events?.[EVENT] !== 'object' || events[EVENT] === null) throw new Error('no logout event');
+  if (payload.sub === undefined && payload.sid === undefined) throw new Error('neither sub nor sid');
+  if ('nonce' in payload) throw new Error('a nonce');
+  const now = Math.floor(Date.now() / 1000);
+  if (Math.abs((payload.iat as number) - now) > 60) throw new Error('iat not recent');
+  if (payload.exp === undefined || payload.exp - (payload.iat as number) > 300) throw new Error('exp not short');
+  return payload;
+}
+
+describe("the provider's back-channel logout", () => {
+  it('advertises back-channel logout with sid in its discovery document', async () => {
+    const receiver = await startReceiver();
+    opened.push(receiver);
+    const started = await providerFor(receiver.url, 'http://127.0.0.1:9/cb');
+    const doc = (await (await fetch(`${started.provider.issuer}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(doc.backchannel_logout_supported).toBe(true);
+    expect(doc.backchannel_logout_session_supported).toBe(true);
+  });
+
+  it("refuses a backchannelLogoutUri that is not https (or http on loopback), naming the client's field", async () => {
+    await expect(
+      startProvider({
+        clients: [
+          {
+            clientId: 'c',
+            clientSecret: 's',
+            redirectUris: ['http://127.0.0.1:9/cb'],
+            publicKey: testKeyPair('sessions').publicKeyPem,
+            backchannelLogoutUri: 'http://rp.example/logout',
+          },
+        ],
+      }),
+    ).rejects.toThrow(/clients\[0\]\.backchannelLogoutUri must be an absolute https URL/);
+  });
+
+  it("sends logout tokens that pass the spec's rules checked on jose, naming the ID token's sid", async () => {
+    const receiver = await startReceiver();
+    opened.push(receiver);
+    const port = await freePort();
+    const started = await providerFor(receiver.url, `http://127.0.0.1:${port}/auth/callback`);
+    const app = await startExpressApp({ provider: started, port });
+    opened.push(app);
+    const browser = new Browser(app.baseUrl);
+    expect((await browser.signIn()).status).toBe(302);
+    const signIn = ((await (await browser.request('/account')).json()) as { signIn: { sub: string; sid?: string } })
+      .signIn;
+    expect(signIn.sid).toEqual(expect.any(String));
+
+    const deliveries = await started.provider.signOut({ persona: PERSONA.id });
+    expect(deliveries).toEqual([{ clientId: CLIENT_ID, outcome: 'ok', status: 200 }]);
+    expect(receiver.forms).toHaveLength(1);
+    const token = receiver.forms[0]!.get('logout_token') ?? '';
+    const claims = await validateBySpec(token, started.provider.issuer, CLIENT_ID);
+    expect(claims).toMatchObject({ sub: signIn.sub, sid: signIn.sid, aud: CLIENT_ID });
+    expect(started.provider.audit(CLIENT_ID)).toEqual([]);
+    // The session is forgotten: signing out again sends nothing.
+    expect(await started.provider.signOut({ persona: PERSONA.id })).toEqual([]);
+  });
+
+  it("ends the person's session in our Express app; by sid, only that sign-in", async () => {
+    const app = await appWithProvider();
+    const first = new Browser(app.baseUrl);
+    const second = new Browser(app.baseUrl);
+    expect((await first.signIn()).status).toBe(302);
+    expect((await second.signIn()).status).toBe(302);
+    const sidOf = async (b: Browser) =>
+      ((await (await b.request('/account')).json()) as { signIn: { sid: string } }).signIn.sid;
+    const firstSid = await sidOf(first);
+    expect(await sidOf(second)).not.toBe(firstSid);
+
+    expect(await app.provider.provider.signOut({ sid: firstSid })).toEqual([
+      { clientId: CLIENT_ID, outcome: 'ok', status: 200 },
+    ]);
+    expect((await first.request('/account')).status).toBe(303);
+    expect((await second.request('/account')).status).toBe(200);
+
+    await app.provider.provider.signOut({ persona: PERSONA.id });
+    expect((await second.request('/account')).status).toBe(303);
+  });
+
+  it('reports a relying party that answers other than 200, or not at all, in the audit', async () => {
+    const receiver = await startReceiver();
+    opened.push(receiver);
+    const port = await freePort();
+    const started = await providerFor(receiver.url, `http://127.0.0.1:${port}/auth/callback`);
+    const app = await startExpressApp({ provider: started, port });
+    opened.push(app);
+    const browser = new Browser(app.baseUrl);
+
+    receiver.answer = (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
+    expect((await browser.signIn()).status).toBe(302);
+    expect(await started.provider.signOut({ persona: PERSONA.id })).toEqual([
+      { clientId: CLIENT_ID, outcome: 'refused', status: 400 },
+    ]);
+    expect(started.provider.audit(CLIENT_ID).map((f) => f.code)).toEqual(['backchannel_logout_failed']);
+
+    await receiver.close();
+    expect((await browser.signIn()).status).toBe(302);
+    expect(await started.provider.signOut({ persona: PERSONA.id })).toEqual([
+      { clientId: CLIENT_ID, outcome: 'unreachable' },
+    ]);
+  });
+
+  it('gives up on a relying party that does not answer within 5 seconds', async () => {
+    const receiver = await startReceiver();
+    opened.push(receiver);
+    receiver.answer = () => undefined; // never answers
+    const port = await freePort();
+    const started = await providerFor(receiver.url, `http://127.0.0.1:${port}/auth/callback`);
+    const app = await startExpressApp({ provider: started, port });
+    opened.push(app);
+    expect((await new Browser(app.baseUrl).signIn()).status).toBe(302);
+    const at = performance.now();
+    expect(await started.provider.signOut({ persona: PERSONA.id })).toEqual([
+      { clientId: CLIENT_ID, outcome: 'timeout' },
+    ]);
+    expect(performance.now() - at).toBeLessThan(8_000);
+    expect(started.provider.audit(CLIENT_ID).map((f) => f.code)).toEqual(['backchannel_logout_failed']);
+  }, 15_000);
+
+  it('the logout token is not an ID token: it carries no nonce, and its typ is logout+jwt', async () => {
+    const receiver = await startReceiver();
+    opened.push(receiver);
+    const port = await freePort();
+    const started = await providerFor(receiver.url, `http://127.0.0.1:${port}/auth/callback`);
+    const app = await startExpressApp({ provider: started, port });
+    opened.push(app);
+    expect((await new Browser(app.baseUrl).signIn()).status).toBe(302);
+    await started.provider.signOut({ persona: PERSONA.id });
+    const claims = decodeJwt(receiver.forms[0]!.get('logout_token') ?? '');
+    expect(claims.nonce).toBeUndefined();
+    expect(Object.keys(claims).sort()).toEqual(['aud', 'events', 'exp', 'iat', 'iss', 'jti', 'sid', 'sub']);
+  });
+});
