@@ -10,7 +10,10 @@ import type { ResolvedClient } from './config.js';
 import type { ProviderContext } from './context.js';
 import { idTokenAlgOf } from './fapi/registration.js';
 import { pooledRandomToken } from './random-pool.js';
+import type { ProviderSession, ProviderSessions, ProviderSignOut } from './provider-sessions.js';
 import { epochSeconds } from '../clock.js';
+
+export type { ProviderSignOut } from './provider-sessions.js';
 
 /** The member of `events` that makes a JWT a logout token. */
 export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
@@ -18,15 +21,6 @@ export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backcha
 export const LOGOUT_TOKEN_TTL_S = 120;
 /** Longest wait for a relying party's answer: 5 seconds. */
 export const BACKCHANNEL_TIMEOUT_MS = 5_000;
-/** Most provider sessions remembered; past it the oldest is forgotten (its person can still be signed out by `sub`). */
-export const MAX_PROVIDER_SESSIONS = 100_000;
-
-/** One sign-in at the provider: a person at a client. */
-interface ProviderSession {
-  clientId: string;
-  personaId: string;
-  sub: string;
-}
 
 /** What one delivery of a logout token came to. */
 export interface BackchannelDelivery {
@@ -35,46 +29,6 @@ export interface BackchannelDelivery {
   outcome: 'ok' | 'refused' | 'unreachable' | 'timeout';
   /** The relying party's HTTP status, when it answered. */
   status?: number;
-}
-
-/** Which sessions a sign-out ends: all of a persona's, or one provider session. */
-export interface ProviderSignOut {
-  /** Every session of this persona (at every client). */
-  persona?: string;
-  /** One provider session, by its `sid`. */
-  sid?: string;
-}
-
-/** The provider sessions of one provider instance, by `sid`. */
-export class ProviderSessions {
-  readonly #sessions = new Map<string, ProviderSession>();
-
-  /** Records a sign-in and returns its new `sid`. */
-  start(clientId: string, personaId: string, sub: string): string {
-    const sid = pooledRandomToken(16);
-    this.#sessions.set(sid, { clientId, personaId, sub });
-    if (this.#sessions.size > MAX_PROVIDER_SESSIONS) {
-      const oldest = this.#sessions.keys().next().value as string;
-      this.#sessions.delete(oldest);
-    }
-    return sid;
-  }
-
-  /** Forgets and returns the sessions a sign-out names. */
-  end(signOut: ProviderSignOut): Array<ProviderSession & { sid: string }> {
-    const ended: Array<ProviderSession & { sid: string }> = [];
-    for (const [sid, session] of this.#sessions) {
-      if (sid === signOut.sid || (signOut.persona !== undefined && session.personaId === signOut.persona)) {
-        ended.push({ sid, ...session });
-        this.#sessions.delete(sid);
-      }
-    }
-    return ended;
-  }
-
-  clear(): void {
-    this.#sessions.clear();
-  }
 }
 
 /**

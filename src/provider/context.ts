@@ -5,7 +5,7 @@ import type { ClientJwks } from './fapi/client-jwks.js';
 import type { DpopNonces } from './fapi/dpop-nonces.js';
 import type { ProviderStores } from './store.js';
 import type { Audit } from './testing/audit.js';
-import type { ProviderSessions } from './backchannel-logout.js';
+import type { ProviderSessions } from './provider-sessions.js';
 import type { Conformance } from './testing/conformance.js';
 import type { ScriptedLogins } from './testing/approve-next.js';
 import type { PersonaDirectory } from './testing/persona-directory.js';

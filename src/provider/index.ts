@@ -9,7 +9,8 @@ import { authorizeRoutes } from './authorize.js';
 import { ClientJwks } from './fapi/client-jwks.js';
 import { DpopNonces } from './fapi/dpop-nonces.js';
 import { idTokenAlgOf } from './fapi/registration.js';
-import { ProviderSessions, signOutAtProvider } from './backchannel-logout.js';
+import { signOutAtProvider } from './backchannel-logout.js';
+import { ProviderSessions } from './provider-sessions.js';
 import { servesUserinfo } from './variant.js';
 import { parRoutes } from './par.js';
 import { resolveConfig } from './config.js';
@@ -38,6 +39,7 @@ import { PersonaDirectory } from './testing/persona-directory.js';
 
 export type { Persona, ProviderClient, ProviderEndpoint, ProviderOptions, ProviderTtl } from './types.js';
 export type { Provider, ProviderHandler } from './provider.js';
+export type { BackchannelDelivery, ProviderSignOut } from './backchannel-logout.js';
 export type { ProviderRequest } from './http/request.js';
 export type { Answer, AnswerBody } from './http/answer.js';
 export type { RequestBody, FormFields } from './http/body.js';

@@ -1,4 +1,4 @@
-import { ProviderSessions } from '../../src/provider/backchannel-logout.js';
+import { ProviderSessions } from '../../src/provider/provider-sessions.js';
 import { Audit } from '../../src/provider/testing/audit.js';
 import { Conformance } from '../../src/provider/testing/conformance.js';
 import { ScriptedLogins } from '../../src/provider/testing/approve-next.js';
