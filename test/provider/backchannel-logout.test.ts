@@ -6,13 +6,18 @@
  * they end the sessions of our own Express app; a relying party that refuses, fails or does not
  * answer is an audit finding.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/ports.js';
+import { runCli } from '../../src/provider/cli.js';
+import { INIT_FILES } from '../../src/provider/cli-init.js';
 import { Browser, CLIENT_ID, CLIENT_SECRET, startExpressApp, type TestApp } from '../sessions/harness.js';
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
@@ -233,5 +238,33 @@ describe("the provider's back-channel logout", () => {
     const claims = decodeJwt(receiver.forms[0]!.get('logout_token') ?? '');
     expect(claims.nonce).toBeUndefined();
     expect(Object.keys(claims).sort()).toEqual(['aud', 'events', 'exp', 'iat', 'iss', 'jti', 'sid', 'sub']);
+  });
+});
+
+describe('nd-id-provider init', () => {
+  it('registers and prints the back-channel logout URI beside the callback, and the provider takes the clients.json', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nd-id-bcl-init-'));
+    try {
+      const out: string[] = [];
+      const outcome = await runCli(['init', '--redirect-uri', 'http://127.0.0.1:3000/auth/callback', '--dir', dir], {
+        stdout: (text) => out.push(text),
+        stderr: (text) => out.push(text),
+        env: {},
+      });
+      expect(outcome).toMatchObject({ exitCode: 0 });
+      expect(out.join('')).toContain('backchannel_logout_uri');
+      expect(out.join('')).toContain('http://127.0.0.1:3000/auth/backchannel-logout');
+      const written = JSON.parse(readFileSync(join(dir, INIT_FILES.clients), 'utf8')) as {
+        clients: Array<Record<string, unknown>>;
+      };
+      expect(written.clients[0]!.backchannelLogoutUri).toBe('http://127.0.0.1:3000/auth/backchannel-logout');
+      const { publicKeyFile: _file, ...client } = written.clients[0]!;
+      const started = await startProvider({
+        clients: [{ ...client, publicKey: readFileSync(join(dir, INIT_FILES.publicKey), 'utf8') } as never],
+      });
+      await started.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
