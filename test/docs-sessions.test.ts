@@ -24,6 +24,8 @@ describe('docs/sessions.md', () => {
       'createRedisSignOutStore',
       'ndIdSignInGuard',
       'logoutRedirect',
+      'createBackchannelLogout',
+      'auth.backchannelLogout(',
     ]) {
       expect(all, name).toContain(name);
     }
@@ -42,6 +44,8 @@ describe('docs/sessions.md', () => {
       LOG_EVENTS.signedOutEverywhere,
       LOG_EVENTS.stepUpStarted,
       LOG_EVENTS.stepUpRefused,
+      LOG_EVENTS.backchannelLogout,
+      LOG_EVENTS.backchannelLogoutRefused,
     ]) {
       expect(guide).toContain(`\`${event}\``);
     }
