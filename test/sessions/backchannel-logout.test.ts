@@ -5,9 +5,14 @@
  * answers 400 `invalid_request` with its own code, never cached, and ends nothing.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import express, { type RequestHandler } from 'express';
+import passport from 'passport';
 import { describe, expect, it } from 'vitest';
 import { BACKCHANNEL_LOGOUT_EVENT } from '../../src/client/logout-token.js';
+import { createBackchannelLogout } from '../../src/flow/backchannel-logout.js';
 import { createMemoryReplayStore } from '../../src/flow/replay-store.js';
+import { ndIdRouter } from '../../src/passport/router.js';
 import { createMemorySignOutStore } from '../../src/flow/sign-out-store.js';
 import { freePort } from '../helpers/ports.js';
 import {
@@ -160,3 +165,54 @@ describe('back-channel logout across instances', () => {
     }
   });
 });
+
+describe('the back-channel logout route of ndIdRouter', () => {
+  async function serve(router: RequestHandler): Promise<{ url: string; close(): Promise<void> }> {
+    const app = express();
+    app.use('/auth', router);
+    app.use((_req, res) => {
+      res.status(404).send('app 404');
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+  const receiver = createBackchannelLogout({
+    client: { validateLogoutToken: () => Promise.reject(new Error('not reached')) } as never,
+  });
+  const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' };
+
+  it('moves with routes.backchannelLogout, is off with false or without a receiver', async () => {
+    const passportInstance = new passport.Passport();
+    for (const [options, path, status] of [
+      [{ routes: { backchannelLogout: '/bcl' }, backchannelLogout: receiver }, '/auth/bcl', 400],
+      [{ routes: { backchannelLogout: '/bcl' }, backchannelLogout: receiver }, '/auth/backchannel-logout', 404],
+      [{ routes: { backchannelLogout: false }, backchannelLogout: receiver }, '/auth/backchannel-logout', 404],
+      [{}, '/auth/backchannel-logout', 404],
+    ] as const) {
+      const server = await serve(ndIdRouter({ passport: passportInstance, ...options }));
+      try {
+        expect((await fetch(`${server.url}${path}`, form)).status, `${JSON.stringify(options)} ${path}`).toBe(status);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  it('refuses a backchannelLogout option that is not a receiver, saying what to give', () => {
+    expect(() => ndIdRouter({ passport: new passport.Passport(), backchannelLogout: {} as never })).toThrow(
+      /backchannelLogout must be createBackchannelLogout\(\{ client, sessions \}\)/,
+    );
+    expect(() => createBackchannelLogout({ client: {} as never })).toThrow(
+      /client must be the IdClient or NdIdStrategy/,
+    );
+    expect(() => createBackchannelLogout({ client: receiverClient, maxTokenAge: 5 })).toThrow(
+      /maxTokenAge is in seconds/,
+    );
+  });
+});
+
+const receiverClient = { validateLogoutToken: () => Promise.reject(new Error('not reached')) } as never;
