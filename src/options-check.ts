@@ -164,6 +164,7 @@ export const OPTIONS_OF = {
     'idTokenEncryptedResponseEnc',
     'idTokenSignedResponseAlg',
     'clientUserinfo',
+    'backchannelLogoutUri',
   ],
 } as const satisfies Record<string, readonly string[]>;
 

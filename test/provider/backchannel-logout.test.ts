@@ -12,8 +12,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import express from 'express';
+import session from 'express-session';
+import passport from 'passport';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
+import { createBackchannelLogout } from '../../src/flow/backchannel-logout.js';
+import { createSessionPolicy } from '../../src/flow/session-policy.js';
+import { requireSignIn } from '../../src/passport/require-sign-in.js';
+import { ndIdRouter } from '../../src/passport/router.js';
+import { NdIdStrategy } from '../../src/passport/strategy.js';
+import {
+  createTestProvider,
+  DEFAULT_PERSONAS,
+  signIn,
+  startProvider,
+  type StartedProvider,
+} from '../helpers/provider.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/ports.js';
 import { runCli } from '../../src/provider/cli.js';
@@ -266,5 +280,49 @@ describe('nd-id-provider init', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the test kit', () => {
+  it("createTestProvider registers a backchannelLogoutUri: signIn, then provider.signOut ends the app's session", async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const kit = await createTestProvider({
+      redirectUri: `${base}/auth/callback`,
+      backchannelLogoutUri: `${base}/auth/backchannel-logout`,
+      autoApprove: true,
+    });
+    opened.push(kit);
+    const strategy = new NdIdStrategy({
+      clientId: kit.client.clientId,
+      clientSecret: kit.client.clientSecret,
+      privateKey: kit.client.privateKey,
+      hostname: kit.baseUrl,
+      callbackURL: kit.client.redirectUri,
+    });
+    const authenticator = new passport.Passport();
+    authenticator.serializeUser((user, done) => done(null, user));
+    authenticator.deserializeUser((user: Express.User, done) => done(null, user));
+    authenticator.use(strategy);
+    const sessions = createSessionPolicy();
+    const app = express();
+    app.use(session({ secret: 'test-kit-bcl', resave: false, saveUninitialized: false }));
+    app.use(authenticator.session());
+    const backchannelLogout = createBackchannelLogout({ client: strategy, sessions });
+    app.use('/auth', ndIdRouter({ passport: authenticator, sessions, backchannelLogout }));
+    app.get('/account', requireSignIn({ sessions, api: true }), (_req, res) => {
+      res.send('account');
+    });
+    const server = app.listen(port, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    opened.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+
+    const signedIn = await signIn(base, { provider: kit });
+    const account = () => fetch(`${base}/account`, { headers: { cookie: signedIn.cookieHeader } });
+    expect((await account()).status).toBe(200);
+    expect(await kit.provider.signOut({ persona: PERSONA.id })).toEqual([
+      { clientId: kit.client.clientId, outcome: 'ok', status: 200 },
+    ]);
+    expect((await account()).status).toBe(401);
   });
 });
