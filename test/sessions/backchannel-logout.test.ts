@@ -91,6 +91,8 @@ for (const [adapter, start] of [
         'logout_token_missing',
       );
       await expectRefused(await post(app, `${tokenForm(token)}&${tokenForm(token)}`), 'logout_token_missing');
+      // Past 32 KiB the body is not read: no token in it.
+      await expectRefused(await post(app, `${tokenForm(token)}&pad=${'a'.repeat(40_000)}`), 'logout_token_missing');
       await expectSignedIn(browser, true);
     });
   });
@@ -199,6 +201,24 @@ describe('the back-channel logout route of ndIdRouter', () => {
       } finally {
         await server.close();
       }
+    }
+  });
+
+  it('takes the form a body parser already read (express.urlencoded)', async () => {
+    const app = express();
+    app.use(express.urlencoded({ extended: false }));
+    app.use('/auth', ndIdRouter({ passport: new passport.Passport(), backchannelLogout: receiver }));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth/backchannel-logout`;
+      // The receiver's client refuses every token: reaching it proves the parsed form was read.
+      const res = await fetch(url, { ...form, body: 'logout_token=a.b.c' });
+      expect(res.status).toBe(500); // its plain Error: server_error
+      const empty = await fetch(url, form);
+      expect(((await empty.json()) as { code: string }).code).toBe('logout_token_missing');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 
