@@ -102,6 +102,17 @@ async function appWithProvider(): Promise<TestApp> {
   return app;
 }
 
+/** An app of the sessions harness, its provider posting logout tokens to a separate receiver. */
+async function appWithReceiver(): Promise<{ receiver: Receiver; started: StartedProvider; app: TestApp }> {
+  const receiver = await startReceiver();
+  opened.push(receiver);
+  const port = await freePort();
+  const started = await providerFor(receiver.url, `http://127.0.0.1:${port}/auth/callback`);
+  const app = await startExpressApp({ provider: started, port });
+  opened.push(app);
+  return { receiver, started, app };
+}
+
 /** The spec's validation (2.6), written here on jose alone: the claims, or a thrown reason. */
 async function validateBySpec(token: string, issuer: string, clientId: string): Promise<Record<string, unknown>> {
   const discovery = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as {
@@ -156,12 +167,7 @@ describe("the provider's back-channel logout", () => {
   });
 
   it("sends logout tokens that pass the spec's rules checked on jose, naming the ID token's sid", async () => {
-    const receiver = await startReceiver();
-    opened.push(receiver);
-    const port = await freePort();
-    const started = await providerFor(receiver.url, `http://127.0.0.1:${port}/auth/callback`);
-    const app = await startExpressApp({ provider: started, port });
-    opened.push(app);
+    const { receiver, started, app } = await appWithReceiver();
     const browser = new Browser(app.baseUrl);
     expect((await browser.signIn()).status).toBe(302);
     const signIn = ((await (await browser.request('/account')).json()) as { signIn: { sub: string; sid?: string } })
@@ -201,12 +207,7 @@ describe("the provider's back-channel logout", () => {
   });
 
   it('reports a relying party that answers other than 200, or not at all, in the audit', async () => {
-    const receiver = await startReceiver();
-    opened.push(receiver);
-    const port = await freePort();
-    const started = await providerFor(receiver.url, `http://127.0.0.1:${port}/auth/callback`);
-    const app = await startExpressApp({ provider: started, port });
-    opened.push(app);
+    const { receiver, started, app } = await appWithReceiver();
     const browser = new Browser(app.baseUrl);
 
     receiver.answer = (res) => res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
@@ -241,12 +242,7 @@ describe("the provider's back-channel logout", () => {
   }, 15_000);
 
   it('the logout token is not an ID token: it carries no nonce, and its typ is logout+jwt', async () => {
-    const receiver = await startReceiver();
-    opened.push(receiver);
-    const port = await freePort();
-    const started = await providerFor(receiver.url, `http://127.0.0.1:${port}/auth/callback`);
-    const app = await startExpressApp({ provider: started, port });
-    opened.push(app);
+    const { receiver, started, app } = await appWithReceiver();
     expect((await new Browser(app.baseUrl).signIn()).status).toBe(302);
     await started.provider.signOut({ persona: PERSONA.id });
     const claims = decodeJwt(receiver.forms[0]!.get('logout_token') ?? '');
