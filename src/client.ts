@@ -103,7 +103,7 @@ export {
   type SessionCheck,
   type SessionEndReason,
   type StepUpOutcome,
-  type LogoutTarget,
+  type StoreKeyKind,
 } from './flow/session-policy.js';
 export {
   createMemorySignOutStore,

@@ -137,7 +137,6 @@ export const OPTIONS_OF = {
     'loginPath',
     'showDiagnosis',
     'sessions',
-    'backchannelLogout',
   ],
   'createBackchannelLogout()': ['client', 'sessions', 'replayStore', 'maxTokenAge', 'logger'],
   'createCookieSession()': ['secret', 'cookieName', 'maxAge', 'secure', 'path', 'clock'],

@@ -25,7 +25,7 @@ describe('docs/sessions.md', () => {
       'ndIdSignInGuard',
       'logoutRedirect',
       'createBackchannelLogout',
-      'auth.backchannelLogout(',
+      'backchannelLogout.fetch(',
     ]) {
       expect(all, name).toContain(name);
     }

@@ -23,8 +23,6 @@ import { DEFAULT_LOGIN_PATH, stepUpMaxAge, type AccessOptions } from '../flow/ac
 import { defaultSessionPolicy, type SessionCheck, type SessionPolicy } from '../flow/session-policy.js';
 import { createFetchGuards, type SignedInHandler } from './fetch-guard.js';
 import { JWKS_HEADERS, jwksBody, type KeyPublisher } from '../flow/publish-keys.js';
-import type { BackchannelLogout } from '../flow/backchannel-logout.js';
-import { fetchBackchannelLogout, fetchBackchannelReceiver } from './fetch-backchannel.js';
 
 export type { SignedInHandler, SignedInRequest } from './fetch-guard.js';
 
@@ -62,11 +60,6 @@ export interface FetchLoginOptions extends LoginFlowOptions {
   showDiagnosis?: boolean;
   /** The rules of signed-in sessions (lifetimes, sign-out everywhere), from `createSessionPolicy`. Default: the defaults. */
   sessions?: SessionPolicy;
-  /**
-   * The back-channel logout receiver of {@link FetchLogin.backchannelLogout}. Default: one on this
-   * `client`, `sessions` and `replayStore` (`createBackchannelLogout`), when the client is an `IdClient`.
-   */
-  backchannelLogout?: BackchannelLogout;
 }
 
 /** Per-login options of {@link FetchLogin.login}. */
@@ -108,11 +101,6 @@ export interface FetchLogin {
    * GET is also refused (403, `signout_fetch_metadata_missing`) without `Sec-Fetch-Site`.
    */
   logout(request: Request, redirectTo?: string): Promise<Response>;
-  /**
-   * POST back-channel logout: the provider's `logout_token` ends the matching sessions (200), or
-   * 400 `invalid_request`; register its URL as `backchannel_logout_uri`. 404 when the client cannot validate logout tokens.
-   */
-  backchannelLogout(request: Request): Promise<Response>;
   /**
    * Runs `handler` for a signed-in person and answers its response; otherwise a redirect to the
    * login route (`loginPath`, default `/auth/login`) with `returnTo`, or 401 JSON for an API
@@ -384,15 +372,6 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     return new Response(body, { status: 200, headers: JWKS_HEADERS });
   }
 
-  const backchannelLogout = fetchBackchannelLogout(
-    fetchBackchannelReceiver(options.backchannelLogout, {
-      client: options.client,
-      sessions: policy,
-      ...(options.replayStore === undefined ? {} : { replayStore: options.replayStore }),
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
-    }),
-  );
-
   return {
     flow,
     login,
@@ -400,7 +379,6 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     callback,
     user,
     logout,
-    backchannelLogout,
     requireSignIn: guards.requireSignIn,
     requireRecentSignIn: guards.requireRecentSignIn,
   };

@@ -48,7 +48,7 @@ import { decryptUserinfo } from './userinfo-crypto.js';
 import { checkResponseIssuer } from './authorization-response.js';
 import { DiscoveryCache, type ServiceMetadata } from './discovery.js';
 import { readUserinfoJwt } from './userinfo-jwt.js';
-import { validateLogoutToken, type LogoutTokenClaims } from './logout-token.js';
+import type { LogoutTokenChecks } from './logout-token.js';
 import type { DpopKey, StoredDpopKey } from './dpop.js';
 import { checkContextMessage, type IdClientProfile, type PublicJwks } from './fapi-config.js';
 import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
@@ -179,11 +179,6 @@ export class IdClient {
       specService: issuer.byHostname,
       ...(fallback === undefined ? {} : { fallback }),
     });
-  }
-
-  /** Allowed clock skew when checking token times, in seconds (the `clockTolerance` option). */
-  get clockTolerance(): number {
-    return this.#clockTolerance;
   }
 
   /** How many times this client fetched the provider's key set (one in steady state). */
@@ -553,34 +548,23 @@ export class IdClient {
   }
 
   /**
-   * Validates a back-channel logout token (OpenID Connect Back-Channel Logout 1.0, 2.6) the
-   * provider POSTed: signed by the provider's key set under the ID-token allowlist (decrypted
-   * first with the ID-token keys when encrypted), this issuer and client, `iat` within `maxAge`
-   * seconds, `exp` when present, a `jti`, the logout event, `sub` and/or `sid`, no `nonce`.
-   * The `jti` is not consumed: `createBackchannelLogout` does that once across instances.
-   * @throws IdError `logout_token_*` naming the rule broken, or a key-set failure.
+   * What a back-channel logout token from this provider is checked against (OpenID Connect
+   * Back-Channel Logout 1.0, 2.6): this issuer and client, the ID-token allowlist narrowed to the
+   * provider's, the clock and its tolerance, the provider's key set and the ID-token decryption
+   * keys. `createBackchannelLogout({ client })` validates with it; reads the discovery document
+   * when it is not cached.
    */
-  async validateLogoutToken(logoutToken: unknown, maxAge: number): Promise<LogoutTokenClaims> {
+  async logoutTokenChecks(): Promise<LogoutTokenChecks> {
     const metadata = await this.#metadata('jwks');
-    let token = logoutToken;
-    if (isCompactJwe(token)) {
-      try {
-        token = await decryptIdToken(token, this.#profile.idTokenKeys);
-      } catch (err) {
-        throw new IdError('logout_token_malformed', 'The encrypted logout token could not be decrypted.', {
-          cause: err,
-        });
-      }
-    }
-    return validateLogoutToken(token, {
+    return {
       issuer: this.issuer,
       clientId: this.clientId,
       algorithms: this.#algorithmsFor(metadata),
       clockTolerance: this.#clockTolerance,
-      maxAge,
       clock: this.#clock,
       keyFor: (kid, alg) => this.#keyFor(kid, alg),
-    });
+      decryptionKeys: this.#profile.idTokenKeys,
+    };
   }
 
   /**

@@ -9,7 +9,9 @@ import { epochSeconds, type Clock } from '../clock.js';
 import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import { decodeJsonSegment, isRecord } from '../encoding.js';
 import { IdError, type IdErrorCode } from '../errors.js';
+import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS, jwsSignatureVerifies, type IdTokenSigningAlgorithm } from './id-token.js';
+import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
 
 /** The member of `events` that makes a JWT a logout token. */
 export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
@@ -34,18 +36,24 @@ export interface LogoutTokenClaims {
   [claim: string]: unknown;
 }
 
-/** What a logout token is checked against. */
-export interface LogoutTokenExpectations {
+/** What a client gives to check its provider's logout tokens against (`IdClient.logoutTokenChecks()`). */
+export interface LogoutTokenChecks {
   issuer: string;
   clientId: string;
   /** The ID-token signature allowlist. */
   algorithms: readonly string[];
   /** Allowed clock skew, in seconds. */
   clockTolerance: number;
-  /** Oldest `iat` accepted, in seconds before now. */
-  maxAge: number;
   clock: Clock;
   keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => Promise<KeyObject>;
+  /** The ID-token decryption keys, for an encrypted logout token. */
+  decryptionKeys: readonly IdTokenDecryptionKey[];
+}
+
+/** What a logout token is checked against: the client's checks and the oldest `iat` taken. */
+export interface LogoutTokenExpectations extends LogoutTokenChecks {
+  /** Oldest `iat` accepted, in seconds before now. */
+  maxAge: number;
 }
 
 /** The error codes of refused logout tokens, for the docs and tests. */
@@ -75,8 +83,9 @@ function refuse(code: (typeof LOGOUT_TOKEN_CODES)[number], message: string): nev
  * @throws IdError with the code of the first rule the token breaks, or a key-set failure
  *   (`id_token_key_not_found`, an HTTP code).
  */
-export async function validateLogoutToken(token: unknown, expect: LogoutTokenExpectations): Promise<LogoutTokenClaims> {
-  if (typeof token !== 'string' || token === '') refuse('logout_token_missing', 'The request carries no logout_token.');
+export async function validateLogoutToken(given: unknown, expect: LogoutTokenExpectations): Promise<LogoutTokenClaims> {
+  if (typeof given !== 'string' || given === '') refuse('logout_token_missing', 'The request carries no logout_token.');
+  const token = await decrypted(given, expect.decryptionKeys);
   const header = readHeader(token);
   const alg = requireAlgorithm(header, expect.algorithms);
   const key = await expect.keyFor(header.kid as string | undefined, alg);
@@ -87,6 +96,16 @@ export async function validateLogoutToken(token: unknown, expect: LogoutTokenExp
   checkTimes(claims, expect);
   checkLogoutClaims(claims);
   return claims as LogoutTokenClaims;
+}
+
+/** The JWS inside an encrypted logout token (the ID token's keys), or the token itself. */
+async function decrypted(token: string, keys: readonly IdTokenDecryptionKey[]): Promise<string> {
+  if (!isCompactJwe(token)) return token;
+  try {
+    return await decryptIdToken(token, keys);
+  } catch {
+    refuse('logout_token_malformed', 'The encrypted logout token could not be decrypted with the ID-token keys.');
+  }
 }
 
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;

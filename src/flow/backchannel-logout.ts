@@ -5,29 +5,30 @@
  * ends the matching sessions through the session policy's sign-out store, and gives the answer
  * the spec asks for: 200, or 400 with `invalid_request`, never cached. Adapters only translate.
  */
+import { validateLogoutToken, type LogoutTokenChecks } from '../client/logout-token.js';
 import { IdError, isIdError } from '../errors.js';
 import { checkLogger, createLog, LOG_EVENTS, type Log, type Logger } from '../log.js';
 import { checkOptionNames } from '../options-check.js';
 import { optionError } from './options.js';
 import { processReplayStore, type ReplayStore } from './replay-store.js';
 import { defaultSessionPolicy, type SessionPolicy } from './session-policy.js';
+import { MAX_BACKCHANNEL_LOGOUT_BODY_BYTES, readBackchannelBody } from './backchannel-request.js';
+
+export {
+  checkBackchannelLogout,
+  MAX_BACKCHANNEL_LOGOUT_BODY_BYTES,
+  readBackchannelBody,
+} from './backchannel-request.js';
 
 /** Default path of the back-channel logout route, below where the routes are mounted. */
 export const DEFAULT_BACKCHANNEL_LOGOUT_PATH = '/backchannel-logout';
 /** Default oldest logout token accepted: issued at most 5 minutes ago, in seconds. */
 export const DEFAULT_MAX_LOGOUT_TOKEN_AGE_S = 300;
-/** Largest request body read: a logout token is at most 16 KiB, the form a little more. */
-export const MAX_BACKCHANNEL_LOGOUT_BODY_BYTES = 32 * 1024;
 
 /** What the receiver needs from a client: an `IdClient` or an `NdIdStrategy` is one. */
 export interface LogoutTokenValidator {
-  /** Allowed clock skew in seconds, when the client says. Default 60. */
-  readonly clockTolerance?: number;
-  /** Validates the token and returns its claims (`sub` and/or `sid`, `jti`, `iat`). */
-  validateLogoutToken(
-    token: unknown,
-    maxAge: number,
-  ): Promise<{ jti: string; iat: number; sub?: string; sid?: string; iss: string }>;
+  /** What its provider's logout tokens are checked against (issuer, client, allowlist, keys, clock). */
+  logoutTokenChecks(): Promise<LogoutTokenChecks>;
 }
 
 /** Options of {@link createBackchannelLogout}. */
@@ -66,6 +67,8 @@ export interface BackchannelLogoutAnswer {
 export interface BackchannelLogout {
   /** Validates the request's logout token, ends the matching sessions, and gives the answer. Never throws. */
   handle(request: BackchannelLogoutRequest): Promise<BackchannelLogoutAnswer>;
+  /** The same for a fetch-standard POST: the form read (at most 32 KiB), the answer as a `Response`. */
+  fetch(request: Request): Promise<Response>;
 }
 
 const OK_HEADERS = Object.freeze({ 'Cache-Control': 'no-store' });
@@ -79,10 +82,10 @@ function checkOptions(options: BackchannelLogoutOptions): void {
     throw optionError(who, 'options', 'must be an object with client (the IdClient or NdIdStrategy).');
   checkOptionNames(options, 'createBackchannelLogout()');
   const client = options.client as Partial<LogoutTokenValidator> | undefined;
-  if (typeof client !== 'object' || client === null || typeof client.validateLogoutToken !== 'function')
+  if (typeof client !== 'object' || client === null || typeof client.logoutTokenChecks !== 'function')
     throw optionError(who, 'client', 'must be the IdClient or NdIdStrategy whose provider sends the logout tokens.');
   const sessions = options.sessions as Partial<SessionPolicy> | undefined;
-  if (sessions !== undefined && typeof sessions?.endProviderSession !== 'function')
+  if (sessions !== undefined && typeof sessions?.endSessionsOf !== 'function')
     throw optionError(who, 'sessions', 'must be createSessionPolicy({ ... }), the same one given to the router.');
   if (options.replayStore !== undefined && typeof options.replayStore?.consume !== 'function')
     throw optionError(who, 'replayStore', 'must have a consume method (see createRedisReplayStore).');
@@ -111,36 +114,56 @@ export function createBackchannelLogout(options: BackchannelLogoutOptions): Back
 
   async function logOut(request: BackchannelLogoutRequest): Promise<void> {
     const token = logoutTokenOf(request);
-    const claims = await client.validateLogoutToken(token, maxTokenAge);
+    const checks = await client.logoutTokenChecks();
+    const claims = await validateLogoutToken(token, { ...checks, maxAge: maxTokenAge });
     // Kept until no clock could still take the token: its age limit and the skew on both sides.
-    const tolerance = client.clockTolerance ?? 60;
-    const ttlMs = (maxTokenAge + 2 * tolerance + 1) * 1000;
+    const ttlMs = (maxTokenAge + 2 * checks.clockTolerance + 1) * 1000;
     if (!(await storeCall(() => replayStore.consume(`backchannel-logout\n${claims.iss}\n${claims.jti}`, ttlMs))))
       throw new IdError('logout_token_replayed', 'This logout token (its jti) was used already.');
-    const target = {
-      ...(claims.sub === undefined ? {} : { sub: claims.sub }),
-      ...(claims.sid === undefined ? {} : { sid: claims.sid }),
-    };
-    await storeCall(() => sessions.endProviderSession(target));
+    await storeCall(() => endSessions(sessions, claims));
+    log.write(
+      'info',
+      { event: LOG_EVENTS.backchannelLogout, by: claims.sid === undefined ? 'sub' : 'sid' },
+      "The provider ended a person's session: the matching sessions end at their next request",
+    );
+  }
+
+  async function handle(request: BackchannelLogoutRequest): Promise<BackchannelLogoutAnswer> {
+    try {
+      await logOut(request);
+      return { status: 200, headers: OK_HEADERS, body: '' };
+    } catch (err) {
+      return refusal(err, log);
+    }
   }
 
   return {
-    async handle(request) {
-      try {
-        await logOut(request);
-        return { status: 200, headers: OK_HEADERS, body: '' };
-      } catch (err) {
-        return refusal(err, log);
-      }
+    handle,
+    async fetch(request) {
+      if (request.method !== 'POST') return new Response(null, { status: 405, headers: { Allow: 'POST' } });
+      const declared = Number(request.headers.get('content-length') ?? '0');
+      const body =
+        request.body === null || declared > MAX_BACKCHANNEL_LOGOUT_BODY_BYTES
+          ? ''
+          : await readBackchannelBody(request.body as unknown as AsyncIterable<Uint8Array>);
+      const answer = await handle({ contentType: request.headers.get('content-type') ?? undefined, body });
+      return new Response(answer.status === 200 ? null : answer.body, {
+        status: answer.status,
+        headers: answer.headers,
+      });
     },
   };
 }
 
-/** `value` when it is a receiver made by {@link createBackchannelLogout}, else a TypeError naming `who` and `option`. */
-export function checkBackchannelLogout(value: unknown, who: string, option: string): BackchannelLogout {
-  if (typeof value !== 'object' || value === null || typeof (value as Partial<BackchannelLogout>).handle !== 'function')
-    throw new TypeError(`${who}: ${option} must be createBackchannelLogout({ client, sessions }).`);
-  return value as BackchannelLogout;
+/**
+ * Back-Channel Logout 1.0, 2.4 and 2.7: with a `sid`, the sessions of that provider session end
+ * (and, with a `sub` too, that person's sessions that recorded no `sid`); with only a `sub`,
+ * every session of that person.
+ */
+async function endSessions(sessions: SessionPolicy, target: { sub?: string; sid?: string }): Promise<void> {
+  if (target.sid === undefined) return sessions.endSessionsOf('sign-out', target.sub as string);
+  await sessions.endSessionsOf('sid', target.sid);
+  if (target.sub !== undefined) await sessions.endSessionsOf('nosid', target.sub);
 }
 
 /** A store call whose failure is `session_store_unavailable`. */
@@ -184,20 +207,4 @@ function refusal(err: unknown, log: Log): BackchannelLogoutAnswer {
   );
   const body = JSON.stringify({ error, error_description: message, code });
   return { status, headers: ERROR_HEADERS, body, code };
-}
-
-/**
- * The request body as text, at most {@link MAX_BACKCHANNEL_LOGOUT_BODY_BYTES} bytes (a larger one
- * reads as empty, so it carries no token): for adapters whose framework did not parse it.
- */
-export async function readBackchannelBody(stream: AsyncIterable<Uint8Array | string>): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk);
-    size += bytes.length;
-    if (size > MAX_BACKCHANNEL_LOGOUT_BODY_BYTES) return '';
-    chunks.push(bytes);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -37,12 +37,6 @@ export interface SignInRecord {
   sid?: string;
 }
 
-/** What a back-channel logout names: the provider's session, the person, or both. */
-export interface LogoutTarget {
-  sub?: string;
-  sid?: string;
-}
-
 /** Why a session was ended by the library. */
 export type SessionEndReason =
   | 'max_session_age'
@@ -118,11 +112,11 @@ export interface SessionPolicy {
   /** Ends, at their next request on every instance sharing the sign-out store, every session of `sub` started until now. */
   signOutEverywhere(sub: string): Promise<void>;
   /**
-   * A back-channel logout: with a `sid`, ends the sessions of that provider session (and, with a
-   * `sub` too, that person's sessions that recorded no `sid`); with only a `sub`, every session
-   * of that person. On every instance sharing the sign-out store, at their next request.
+   * Ends, at their next request on every instance sharing the sign-out store, the sessions started
+   * until now that `kind` and `value` name: a person's (`sign-out`, the `sub`), a provider
+   * session's (`sid`), or a person's that recorded no `sid` (`nosid`, the `sub`). For back-channel logout.
    */
-  endProviderSession(target: LogoutTarget): Promise<void>;
+  endSessionsOf(kind: StoreKeyKind, value: string): Promise<void>;
 }
 
 function checkDuration(value: unknown, option: string, example: string): number | false {
@@ -148,7 +142,7 @@ function isSignInRecord(value: unknown): value is SignInRecord {
     typeof v.seenAt === 'number' &&
     Number.isFinite(v.seenAt) &&
     (v.authTime === undefined || (typeof v.authTime === 'number' && Number.isFinite(v.authTime))) &&
-    (v.sid === undefined || (typeof v.sid === 'string' && v.sid !== ''))
+    (v.sid === undefined || typeof v.sid === 'string')
   );
 }
 
@@ -158,9 +152,9 @@ const storeKeys = new Map<string, string>();
 
 /**
  * What a sign-out store key stands for: every session of a person (`sign-out`), the sessions of
- * one provider session (`sid`), or a person's sessions that recorded no `sid` (`sidless`).
+ * one provider session (`sid`), or a person's sessions that recorded no `sid` (`nosid`).
  */
-type StoreKeyKind = 'sign-out' | 'sid' | 'sidless';
+export type StoreKeyKind = 'sign-out' | 'sid' | 'nosid';
 
 /** The store key of a person or provider session: a hash, so the store never holds the `sub` or `sid` itself. */
 function storeKey(kind: StoreKeyKind, value: string): string {
@@ -187,22 +181,18 @@ async function signedOutByStore(
 ): Promise<'signed_out_everywhere' | 'provider_logout' | undefined> {
   const keys = [
     storeKey('sign-out', record.sub),
-    record.sid === undefined ? storeKey('sidless', record.sub) : storeKey('sid', record.sid),
+    record.sid === undefined ? storeKey('nosid', record.sub) : storeKey('sid', record.sid),
   ];
-  const [everywhere, provider] =
-    store.signedOutBeforeEach === undefined
-      ? await Promise.all(keys.map((key) => store.signedOutBefore(key)))
-      : await store.signedOutBeforeEach(keys);
-  if (everywhere !== undefined && record.signedInAt <= everywhere) return 'signed_out_everywhere';
-  if (provider !== undefined && record.signedInAt <= provider) return 'provider_logout';
-  return undefined;
+  const times = await (store.signedOutBeforeEach?.(keys) ?? Promise.all(keys.map((k) => store.signedOutBefore(k))));
+  const ended = times.findIndex((at) => at !== undefined && record.signedInAt <= at);
+  return ended < 0 ? undefined : ended ? 'provider_logout' : 'signed_out_everywhere';
 }
 
 const END_MESSAGES: Record<SessionEndReason, string> = {
   max_session_age: 'Session ended: its maximum age (maxSessionAge) passed',
   idle_timeout: 'Session ended: idle for longer than idleTimeout',
   signed_out_everywhere: 'Session ended: the person was signed out everywhere after it started',
-  provider_logout: 'Session ended: the provider ended it by back-channel logout',
+  provider_logout: 'Session ended: provider logout',
   other_person: 'Session ended: a different person completed the re-authentication',
 };
 
@@ -281,6 +271,10 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     return isSignInRecord(value) ? value : undefined;
   }
 
+  function endSessionsOf(kind: StoreKeyKind, value: string): Promise<void> {
+    return signOutStore.signOutBefore(storeKey(kind, value), clock(), retention);
+  }
+
   return {
     maxSessionAge,
     idleTimeout,
@@ -337,30 +331,14 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     async signOutEverywhere(sub) {
       if (typeof sub !== 'string' || sub === '')
         throw new TypeError("signOutEverywhere: sub must be the person's identifier (user.sub).");
-      await signOutStore.signOutBefore(storeKey('sign-out', sub), clock(), retention);
+      await endSessionsOf('sign-out', sub);
       log.write(
         'info',
         { event: LOG_EVENTS.signedOutEverywhere },
         'Every session of one person will end at its next request',
       );
     },
-    async endProviderSession(target) {
-      const { sub, sid } = target;
-      const at = clock();
-      if (sid !== undefined) {
-        await signOutStore.signOutBefore(storeKey('sid', sid), at, retention);
-        if (sub !== undefined) await signOutStore.signOutBefore(storeKey('sidless', sub), at, retention);
-      } else if (sub !== undefined) {
-        await signOutStore.signOutBefore(storeKey('sign-out', sub), at, retention);
-      } else {
-        throw new TypeError('endProviderSession: give the sub, the sid or both of the logout token.');
-      }
-      log.write(
-        'info',
-        { event: LOG_EVENTS.backchannelLogout, by: sid === undefined ? 'sub' : 'sid' },
-        "The provider ended a person's session: the matching sessions end at their next request",
-      );
-    },
+    endSessionsOf,
   };
 }
 

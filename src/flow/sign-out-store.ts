@@ -50,22 +50,15 @@ export function createMemorySignOutStore(options: MemorySignOutStoreOptions = {}
       return Promise.resolve();
     },
     signedOutBefore(key) {
-      return Promise.resolve(read(key));
-    },
-    signedOutBeforeEach(keys) {
-      return Promise.resolve(keys.map(read));
+      const entry = entries.get(key);
+      if (entry === undefined) return Promise.resolve(undefined);
+      if (entry.expiresAt <= clock()) {
+        entries.delete(key);
+        return Promise.resolve(undefined);
+      }
+      return Promise.resolve(entry.at);
     },
   };
-
-  function read(key: string): number | undefined {
-    const entry = entries.get(key);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt <= clock()) {
-      entries.delete(key);
-      return undefined;
-    }
-    return entry.at;
-  }
 }
 
 /** The sign-out store of every session policy of this process that was given none. */

@@ -1,6 +1,7 @@
 /** `POST {mount}/backchannel-logout` for Express: a thin translation to the back-channel logout receiver. */
 import type { NextFunction, Request, Response } from 'express';
-import { readBackchannelBody, type BackchannelLogout } from '../flow/backchannel-logout.js';
+import type { BackchannelLogout } from '../flow/backchannel-logout.js';
+import { readBackchannelBody } from '../flow/backchannel-request.js';
 
 /**
  * The route: the form as a body parser left it (`express.urlencoded()`), or read here (bounded)

@@ -264,8 +264,7 @@ export class NdIdStrategy extends PassportStrategyBase {
 
   private readonly client: NdIdClientLike & {
     publicJwks?: () => PublicJwks;
-    clockTolerance?: number;
-    validateLogoutToken?: IdClient['validateLogoutToken'];
+    logoutTokenChecks?: IdClient['logoutTokenChecks'];
   };
   private readonly passReqToCallback: boolean;
   private readonly verify: NdIdVerify | NdIdVerifyWithRequest | undefined;
@@ -453,20 +452,15 @@ export class NdIdStrategy extends PassportStrategyBase {
       : undefined;
   }
 
-  /** The client's allowed clock skew, in seconds. */
-  get clockTolerance(): number | undefined {
-    return this.client.clockTolerance;
-  }
-
   /**
-   * Validates a back-channel logout token with the client (`IdClient.validateLogoutToken`), for
+   * What the client checks back-channel logout tokens against (`IdClient.logoutTokenChecks`), for
    * `createBackchannelLogout({ client: strategy })`.
-   * @throws TypeError when the strategy's client cannot validate logout tokens.
+   * @throws TypeError when the strategy's client has no such checks (not an IdClient).
    */
-  validateLogoutToken(token: unknown, maxAge: number): ReturnType<IdClient['validateLogoutToken']> {
-    if (typeof this.client.validateLogoutToken !== 'function')
-      throw new TypeError('NdIdStrategy: its client cannot validate logout tokens; give an IdClient.');
-    return this.client.validateLogoutToken(token, maxAge);
+  logoutTokenChecks(): ReturnType<IdClient['logoutTokenChecks']> {
+    if (typeof this.client.logoutTokenChecks !== 'function')
+      throw new TypeError('NdIdStrategy: its client cannot check logout tokens; give an IdClient.');
+    return this.client.logoutTokenChecks();
   }
 
   /** Wiring mistakes seen from this request: logged once each; one that makes the login impossible is returned. */

@@ -183,7 +183,7 @@ describe('the back-channel logout route of ndIdRouter', () => {
     };
   }
   const receiver = createBackchannelLogout({
-    client: { validateLogoutToken: () => Promise.reject(new Error('not reached')) } as never,
+    client: { logoutTokenChecks: () => Promise.reject(new Error('not reached')) } as never,
   });
   const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' };
 
@@ -235,4 +235,4 @@ describe('the back-channel logout route of ndIdRouter', () => {
   });
 });
 
-const receiverClient = { validateLogoutToken: () => Promise.reject(new Error('not reached')) } as never;
+const receiverClient = { logoutTokenChecks: () => Promise.reject(new Error('not reached')) } as never;

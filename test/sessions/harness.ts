@@ -230,27 +230,30 @@ export async function startFetchApp(options: TestAppOptions = {}): Promise<TestA
   const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`], options.signingKey));
   const clock = provider.provider.clock;
   const sessions = createSessionPolicy({ ...options.policy, clock });
+  const client = new (await import('../../src/client/id-client.js')).IdClient({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    privateKey: testKeyPair('sessions').privateKeyPem,
+    hostname: provider.baseUrl,
+    redirectUri: `${baseUrl}/auth/callback`,
+    clock,
+  });
+  const replayStore = options.replayStore ?? createMemoryReplayStore();
   const auth = createFetchLogin({
-    client: new (await import('../../src/client/id-client.js')).IdClient({
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      privateKey: testKeyPair('sessions').privateKeyPem,
-      hostname: provider.baseUrl,
-      redirectUri: `${baseUrl}/auth/callback`,
-      clock,
-    }),
+    client,
     clock,
     session: createCookieSession({ secret: 'sessions-test-cookie-secret-0123456789abcdef', clock }),
     loginPath: '/auth/login',
     sessions,
-    replayStore: options.replayStore ?? createMemoryReplayStore(),
+    replayStore,
   });
+  const backchannelLogout = createBackchannelLogout({ client, sessions, replayStore });
   const handler = async (request: Request): Promise<Response> => {
     const { pathname } = new URL(request.url);
     if (pathname === '/auth/login') return auth.login(request);
     if (pathname === '/auth/callback') return auth.callback(request);
     if (pathname === '/auth/logout' && request.method === 'POST') return auth.logout(request, '/signed-out');
-    if (pathname === '/auth/backchannel-logout') return auth.backchannelLogout(request);
+    if (pathname === '/auth/backchannel-logout') return backchannelLogout.fetch(request);
     if (pathname === '/account')
       return auth.requireSignIn(request, ({ user, signIn }) => Response.json({ user, signIn }));
     if (pathname === '/api/me')
