@@ -14,11 +14,7 @@ import { processReplayStore, type ReplayStore } from './replay-store.js';
 import { defaultSessionPolicy, type SessionPolicy } from './session-policy.js';
 import { MAX_BACKCHANNEL_LOGOUT_BODY_BYTES, readBackchannelBody } from './backchannel-request.js';
 
-export {
-  checkBackchannelLogout,
-  MAX_BACKCHANNEL_LOGOUT_BODY_BYTES,
-  readBackchannelBody,
-} from './backchannel-request.js';
+export { MAX_BACKCHANNEL_LOGOUT_BODY_BYTES, readBackchannelBody } from './backchannel-request.js';
 
 /** Default path of the back-channel logout route, below where the routes are mounted. */
 export const DEFAULT_BACKCHANNEL_LOGOUT_PATH = '/backchannel-logout';
@@ -164,6 +160,13 @@ async function endSessions(sessions: SessionPolicy, target: { sub?: string; sid?
   if (target.sid === undefined) return sessions.endSessionsOf('sign-out', target.sub as string);
   await sessions.endSessionsOf('sid', target.sid);
   if (target.sub !== undefined) await sessions.endSessionsOf('nosid', target.sub);
+}
+
+/** `value` when it is a receiver made by {@link createBackchannelLogout}, else a TypeError naming `who` and `option`. */
+export function checkBackchannelLogout(value: unknown, who: string, option: string): BackchannelLogout {
+  if (typeof value !== 'object' || value === null || typeof (value as Partial<BackchannelLogout>).handle !== 'function')
+    throw new TypeError(`${who}: ${option} must be createBackchannelLogout({ client, sessions }).`);
+  return value as BackchannelLogout;
 }
 
 /** A store call whose failure is `session_store_unavailable`. */
