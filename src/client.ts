@@ -103,6 +103,7 @@ export {
   type SessionCheck,
   type SessionEndReason,
   type StepUpOutcome,
+  type StoreKeyKind,
 } from './flow/session-policy.js';
 export {
   createMemorySignOutStore,
@@ -110,6 +111,22 @@ export {
   type SignOutStore,
   type MemorySignOutStoreOptions,
 } from './flow/sign-out-store.js';
+export {
+  createBackchannelLogout,
+  readBackchannelBody,
+  DEFAULT_BACKCHANNEL_LOGOUT_PATH,
+  DEFAULT_MAX_LOGOUT_TOKEN_AGE_S,
+  type BackchannelLogout,
+  type BackchannelLogoutOptions,
+  type BackchannelLogoutRequest,
+  type BackchannelLogoutAnswer,
+  type LogoutTokenValidator,
+} from './flow/backchannel-logout.js';
+export {
+  BACKCHANNEL_LOGOUT_EVENT,
+  LOGOUT_TOKEN_TYPE,
+  type LogoutTokenClaims,
+} from './client/logout-token.js';
 export {
   createRedisSignOutStore,
   DEFAULT_REDIS_SIGN_OUT_PREFIX,

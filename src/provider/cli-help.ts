@@ -14,7 +14,8 @@ a QR login page and a simulated mobile app. For development and CI only.
 Options:
   --clients FILE            JSON file of registered clients (required to serve):
                             [{ "clientId", "clientSecret", "redirectUris": [...],
-                               "publicKey" (PEM or JWK) | "publicKeyFile", "name"? }]
+                               "publicKey" (PEM or JWK) | "publicKeyFile", "name"?,
+                               "backchannelLogoutUri"? }]
                             or { "clients": [...], "personas": [...] }; a FAPI 2.0 client has
                             "profile": "fapi2", "jwks" | "jwksUri" and
                             "idTokenEncryptedResponseAlg" instead of "clientSecret"; a client

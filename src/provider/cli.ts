@@ -437,6 +437,9 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
   io.stdout(
     `Wrote:\n${outcome.files.map((f) => `  ${f}\n`).join('')}` +
       `Client id: ${outcome.clientId} (${profile ? `FAPI 2.0: its private keys are in ${INIT_FILES.fapiKeys}` : `its secret is in ${INIT_FILES.clients}`}; keep the private keys and clients.json out of version control)\n` +
+      (outcome.backchannelLogoutUri === undefined
+        ? ''
+        : `Back-channel logout URI (backchannel_logout_uri, served by ndIdRouter({ backchannelLogout })): ${outcome.backchannelLogoutUri}\n`) +
       `Next: nd-id-provider --clients ${dir !== undefined ? `${withoutTrailingSlashes(dir)}/` : ''}${INIT_FILES.clients} --auto-approve\n`,
   );
   return { exitCode: 0 };

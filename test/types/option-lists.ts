@@ -6,6 +6,7 @@
 import type { OPTIONS_OF, SameKeys } from '../../src/options-check.js';
 import type {
   AccessOptions,
+  BackchannelLogoutOptions,
   CookieSessionOptions,
   FetchLoginOptions,
   IdClientOptions,
@@ -48,7 +49,9 @@ export const optionListsMatchTheirTypes: [
   SameKeys<ProviderOptions, Listed<'createProvider()'>>,
   SameKeys<StartProviderOptions, Listed<'startProvider()'>>,
   SameKeys<TestProviderOptions, Listed<'createTestProvider()'>>,
+  SameKeys<BackchannelLogoutOptions, Listed<'createBackchannelLogout()'>>,
 ] = [
+  true,
   true,
   true,
   true,
