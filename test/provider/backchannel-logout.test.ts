@@ -309,6 +309,9 @@ describe('the test kit', () => {
     app.get('/account', requireSignIn({ sessions, api: true }), (_req, res) => {
       res.send('account');
     });
+    app.get('/', (_req, res) => {
+      res.send('home');
+    });
     const server = app.listen(port, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     opened.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
