@@ -98,7 +98,11 @@ export function ephemeralPoint(epk: unknown): EphemeralPoint {
  */
 export function ecdhSharedSecret(key: KeyObject, epk: unknown): Buffer {
   const point = ephemeralPoint(epk);
-  if (key.asymmetricKeyType !== 'ec' || key.type !== 'private' || point.curve !== key.asymmetricKeyDetails?.namedCurve) {
+  if (
+    key.asymmetricKeyType !== 'ec' ||
+    key.type !== 'private' ||
+    point.curve !== key.asymmetricKeyDetails?.namedCurve
+  ) {
     throw new JweRefused('failed');
   }
   try {

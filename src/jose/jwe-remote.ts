@@ -6,7 +6,13 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { JweDecrypter } from './key-reference.js';
-import { type CompactJwe, CONTENT_KEY_BYTES, decryptContent, readContentParts, strictBase64url } from './jwe-decrypt.js';
+import {
+  type CompactJwe,
+  CONTENT_KEY_BYTES,
+  decryptContent,
+  readContentParts,
+  strictBase64url,
+} from './jwe-decrypt.js';
 import { checkEcdhHeader, contentKeyFromSecret, ECDH_ES_ALGORITHMS, ephemeralPoint, onCurve } from './jwe-ecdh.js';
 import { JweRefused } from './refused.js';
 
@@ -62,7 +68,12 @@ async function agreedContentKey(jwe: CompactJwe, decrypter: JweDecrypter, public
   ) {
     throw new JweRefused('failed');
   }
-  const epk = { kty: 'EC', crv: point.crv, x: point.x.toString('base64url'), y: point.y.toString('base64url') } as const;
+  const epk = {
+    kty: 'EC',
+    crv: point.crv,
+    x: point.x.toString('base64url'),
+    y: point.y.toString('base64url'),
+  } as const;
   const shared = await called(() => derive.call(decrypter, epk));
   if (shared.length !== point.bytes) throw new JweRefused('failed');
   return contentKeyFromSecret(jwe, shared);

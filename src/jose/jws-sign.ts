@@ -65,7 +65,11 @@ export async function signWithSigner(
   const input = `${headerSegment}.${base64url(JSON.stringify(claims))}`;
   const signature = await sign(Buffer.from(input, 'ascii'));
   const size = SIGNATURE_BYTES[alg];
-  if (!(signature instanceof Uint8Array) || signature.length === 0 || (size !== undefined && signature.length !== size)) {
+  if (
+    !(signature instanceof Uint8Array) ||
+    signature.length === 0 ||
+    (size !== undefined && signature.length !== size)
+  ) {
     throw new TypeError(
       `The ${alg} signer returned ${signature instanceof Uint8Array ? `${signature.length} bytes` : 'no bytes'}; it must resolve to the JOSE signature${alg === 'ES256' ? ' (64 bytes of r || s: convert a DER signature with derToJose)' : ''}`,
     );

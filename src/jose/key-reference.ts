@@ -133,7 +133,9 @@ export function checkDecrypter(value: unknown, what: string, rsaOnly = false): C
   } else if (type === 'ec' && !rsaOnly) {
     const curve = publicKey.asymmetricKeyDetails?.namedCurve;
     if (curve !== 'prime256v1' && curve !== 'secp384r1' && curve !== 'secp521r1')
-      throw new TypeError(`${what}.publicJwk is an EC key on ${curve ?? 'an unknown curve'}; give P-256, P-384 or P-521`);
+      throw new TypeError(
+        `${what}.publicJwk is an EC key on ${curve ?? 'an unknown curve'}; give P-256, P-384 or P-521`,
+      );
     if (typeof decrypter.deriveSharedSecret !== 'function')
       throw new TypeError(
         `${what} states an EC key but has no deriveSharedSecret function; give { publicJwk, deriveSharedSecret(epk) => Promise<sharedSecret> }`,
@@ -164,7 +166,8 @@ function importReferenceJwk(jwk: unknown, what: string): KeyObject {
 function checkRsaPublic(key: KeyObject, what: string): void {
   if (key.asymmetricKeyType !== 'rsa') return;
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-  if (bits < MIN_RSA_BITS) throw new TypeError(`${what} is an RSA key of ${bits} bits; give one of at least ${MIN_RSA_BITS} bits`);
+  if (bits < MIN_RSA_BITS)
+    throw new TypeError(`${what} is an RSA key of ${bits} bits; give one of at least ${MIN_RSA_BITS} bits`);
   const problem = rsaKeyProblem(key);
   if (problem !== undefined) throw new TypeError(`${what} is an RSA key with ${problem}; give another key`);
 }

@@ -9,11 +9,13 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as pkcs11js from 'pkcs11js';
+import { inject } from 'vitest';
 import type { JweDecrypter, JwsSigner } from '../../src/client.js';
 import { docSnippets, repoRoot } from './doc-snippets.js';
+import { SOFTHSM_MODULE_PATH } from '../setup/system.js';
 
-/** Where Debian installs SoftHSM2's PKCS#11 module. */
-export const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
+/** Where Debian installs SoftHSM2's PKCS#11 module (test/setup/system.ts installs it when missing). */
+export const SOFTHSM_MODULE = SOFTHSM_MODULE_PATH;
 const TOKEN_LABEL = 'nd-id-test';
 const PIN = '246810';
 
@@ -43,6 +45,13 @@ let started: SoftHsm | undefined;
 
 /** Why SoftHSM2 cannot be used here, or undefined when it can. */
 export function softHsmProblem(): string | undefined {
+  let problem: string | null = null;
+  try {
+    problem = inject('softhsmProblem');
+  } catch {
+    // outside Vitest (perf/hsm-login.ts): the module's presence alone says
+  }
+  if (problem) return problem;
   if (!existsSync(SOFTHSM_MODULE))
     return `SoftHSM2 is not installed (${SOFTHSM_MODULE} is missing): run \`apt-get install -y softhsm2\`, then the tests again.`;
   return undefined;
@@ -58,12 +67,16 @@ export async function startSoftHsm(): Promise<SoftHsm> {
   const conf = join(dir, 'softhsm2.conf');
   writeFileSync(conf, `directories.tokendir = ${join(dir, 'tokens')}\nobjectstore.backend = file\nlog.level = ERROR\n`);
   process.env.SOFTHSM2_CONF = conf;
-  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', TOKEN_LABEL, '--pin', PIN, '--so-pin', `${PIN}0`], {
-    env: { ...process.env, SOFTHSM2_CONF: conf },
-    stdio: 'ignore',
-  });
+  execFileSync(
+    'softhsm2-util',
+    ['--init-token', '--free', '--label', TOKEN_LABEL, '--pin', PIN, '--so-pin', `${PIN}0`],
+    {
+      env: { ...process.env, SOFTHSM2_CONF: conf },
+      stdio: 'ignore',
+    },
+  );
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  const recipe = await loadRecipe(dir);
+  const recipe = await loadRecipe();
   const token = recipe.openToken(SOFTHSM_MODULE, TOKEN_LABEL, PIN);
   started = {
     recipe,
@@ -78,7 +91,7 @@ export async function startSoftHsm(): Promise<SoftHsm> {
 }
 
 /** Writes the page's PKCS#11 snippet to a module under the repository (so `pkcs11js` resolves) and imports it. */
-async function loadRecipe(dir: string): Promise<Pkcs11Recipe> {
+async function loadRecipe(): Promise<Pkcs11Recipe> {
   const snippet = docSnippets('ts').find((s) => s.file === 'docs/keys.md' && s.kind === 'hsm');
   if (snippet === undefined) throw new Error('docs/keys.md has no snippet marked <!-- readme-test: hsm -->');
   const folder = join(repoRoot, '.tmp', `pkcs11-recipe-${process.pid}`);
@@ -86,7 +99,6 @@ async function loadRecipe(dir: string): Promise<Pkcs11Recipe> {
   const file = join(folder, 'recipe.ts');
   writeFileSync(file, snippet.code);
   process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
-  void dir;
   return (await import(file)) as Pkcs11Recipe;
 }
 

@@ -178,48 +178,51 @@ describe('a FAPI 2.0 login with the keys in the HSM, against oidc-provider', () 
   it.for([
     ['ECDH-ES+A256KW', () => idTokenKey],
     ['RSA-OAEP-256', () => rsaIdTokenKey],
-  ] as const)('signs a person in with the assertion signed in the HSM and the %s ID token decrypted there', async ([alg, key]) => {
-    app = await startExpressApp();
-    provider = await startOidcProvider({
-      fapi: true,
-      clients: [
+  ] as const)(
+    'signs a person in with the assertion signed in the HSM and the %s ID token decrypted there',
+    async ([alg, key]) => {
+      app = await startExpressApp();
+      provider = await startOidcProvider({
+        fapi: true,
+        clients: [
+          {
+            client_id: 'fapi-app',
+            redirect_uris: [app.callbackURL],
+            token_endpoint_auth_method: 'private_key_jwt',
+            token_endpoint_auth_signing_alg: 'ES256',
+            jwks_uri: `${app.baseUrl}/auth/jwks.json`,
+            id_token_signed_response_alg: 'PS256',
+            id_token_encrypted_response_alg: alg,
+            id_token_encrypted_response_enc: 'A256GCM',
+            dpop_bound_access_tokens: true,
+            response_types: ['code'],
+            grant_types: ['authorization_code'],
+          },
+        ],
+      });
+      const strategy = new NdIdStrategy(
         {
-          client_id: 'fapi-app',
-          redirect_uris: [app.callbackURL],
-          token_endpoint_auth_method: 'private_key_jwt',
-          token_endpoint_auth_signing_alg: 'ES256',
-          jwks_uri: `${app.baseUrl}/auth/jwks.json`,
-          id_token_signed_response_alg: 'PS256',
-          id_token_encrypted_response_alg: alg,
-          id_token_encrypted_response_enc: 'A256GCM',
-          dpop_bound_access_tokens: true,
-          response_types: ['code'],
-          grant_types: ['authorization_code'],
+          clientId: 'fapi-app',
+          issuer: provider.issuer,
+          callbackURL: app.callbackURL,
+          scope: 'openid profile',
+          profile: 'fapi2',
+          clientAssertionKey: assertionKey,
+          idTokenDecryptionKey: key(),
+          idTokenEncryptedResponseAlg: alg,
+          idTokenSigningAlgorithms: ['PS256'],
         },
-      ],
-    });
-    const strategy = new NdIdStrategy(
-      {
-        clientId: 'fapi-app',
-        issuer: provider.issuer,
-        callbackURL: app.callbackURL,
-        scope: 'openid profile',
-        profile: 'fapi2',
-        clientAssertionKey: assertionKey,
-        idTokenDecryptionKey: key(),
-        idTokenEncryptedResponseAlg: alg,
-        idTokenSigningAlgorithms: ['PS256'],
-      },
-      async (user: NdIdUser) => ({ sub: user.sub, iss: user.claims.iss, name: user.userinfo?.name ?? null }),
-    );
-    app.install(strategy, { publishKeys: true });
-    const browser = app.browser();
-    const login = await browser.get('/auth/login');
-    expect(login.status, login.text).toBe(302);
-    const callback = await signInAtProvider(login.location ?? '', provider);
-    const done = await browser.get(callback.pathname + callback.search);
-    expect(done.status, done.text).toBe(302);
-    const me = JSON.parse((await browser.get('/me')).text) as { user: Record<string, unknown> };
-    expect(me.user).toEqual({ sub: 'alice', iss: provider.issuer, name: 'Person alice' });
-  });
+        async (user: NdIdUser) => ({ sub: user.sub, iss: user.claims.iss, name: user.userinfo?.name ?? null }),
+      );
+      app.install(strategy, { publishKeys: true });
+      const browser = app.browser();
+      const login = await browser.get('/auth/login');
+      expect(login.status, login.text).toBe(302);
+      const callback = await signInAtProvider(login.location ?? '', provider);
+      const done = await browser.get(callback.pathname + callback.search);
+      expect(done.status, done.text).toBe(302);
+      const me = JSON.parse((await browser.get('/me')).text) as { user: Record<string, unknown> };
+      expect(me.user).toEqual({ sub: 'alice', iss: provider.issuer, name: 'Person alice' });
+    },
+  );
 });
