@@ -9,7 +9,6 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as pkcs11js from 'pkcs11js';
-import { inject } from 'vitest';
 import type { JweDecrypter, JwsSigner } from '../../src/client.js';
 import { docSnippets, repoRoot } from './doc-snippets.js';
 import { SOFTHSM_MODULE_PATH } from '../setup/system.js';
@@ -43,24 +42,21 @@ const P256_PARAMS = Buffer.from('06082a8648ce3d030107', 'hex');
 
 let started: SoftHsm | undefined;
 
-/** Why SoftHSM2 cannot be used here, or undefined when it can. */
-export function softHsmProblem(): string | undefined {
-  let problem: string | null = null;
-  try {
-    problem = inject('softhsmProblem');
-  } catch {
-    // outside Vitest (perf/hsm-login.ts): the module's presence alone says
-  }
-  if (problem) return problem;
+/**
+ * Why SoftHSM2 cannot be used here, or undefined when it can.
+ * @param installProblem what the test setup said when installing it failed (`inject('softhsmProblem')`).
+ */
+export function softHsmProblem(installProblem?: string | null): string | undefined {
+  if (installProblem) return installProblem;
   if (!existsSync(SOFTHSM_MODULE))
     return `SoftHSM2 is not installed (${SOFTHSM_MODULE} is missing): run \`apt-get install -y softhsm2\`, then the tests again.`;
   return undefined;
 }
 
 /** The process's SoftHSM2 token (one per test process: PKCS#11 is initialised once), made at first use. */
-export async function startSoftHsm(): Promise<SoftHsm> {
+export async function startSoftHsm(installProblem?: string | null): Promise<SoftHsm> {
   if (started !== undefined) return started;
-  const problem = softHsmProblem();
+  const problem = softHsmProblem(installProblem);
   if (problem !== undefined) throw new Error(problem);
   const dir = mkdtempSync(join(tmpdir(), 'nd-id-softhsm-'));
   mkdirSync(join(dir, 'tokens'));

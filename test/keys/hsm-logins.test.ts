@@ -7,7 +7,7 @@
  * the token, sensitive and not extractable: no login here could use them any other way.
  */
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import type { JweDecrypter, JwsSigner } from '../../src/client.js';
 import type { NdIdUser } from '../../src/passport/strategy.js';
@@ -29,7 +29,7 @@ let idTokenKey: JweDecrypter;
 let rsaIdTokenKey: JweDecrypter;
 
 beforeAll(async () => {
-  hsm = await startSoftHsm();
+  hsm = await startSoftHsm(inject('softhsmProblem'));
   hsm.generate('userinfo', 'rsa-decrypt');
   hsm.generate('assertion', 'ec-sign');
   hsm.generate('id-token', 'ec-derive');
