@@ -4,11 +4,13 @@
  * refused with the conversion to use; and the DPoP key stays in memory.
  */
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { CompactEncrypt, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { JweDecrypter, JwsSigner } from '../../src/client.js';
 import { IdClient } from '../../src/client/id-client.js';
 import { createClientAssertion } from '../../src/client/client-assertion.js';
-import { importSigningKeys } from '../../src/client/fapi-keys.js';
+import { importIdTokenDecryptionKeys, importSigningKeys } from '../../src/client/fapi-keys.js';
+import { decryptIdToken } from '../../src/client/id-token-jwe.js';
 import { systemClock } from '../../src/clock.js';
 import { testKeyPair } from '../helpers/keys.js';
 
@@ -119,5 +121,54 @@ describe('a decrypter given as privateKey or idTokenDecryptionKey', () => {
       [true, 'P-256'],
       [false, 'P-384'],
     ]);
+  });
+});
+
+describe('what a decrypter is given', () => {
+  const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const publicJwk = {
+    ...(pair.publicKey.export({ format: 'jwk' }) as { kty: string; x: string; y: string }),
+    kid: 'e',
+  };
+
+  async function encryptedIdToken(): Promise<string> {
+    const inner = await new SignJWT({ sub: 's' })
+      .setProtectedHeader({ alg: 'ES256' })
+      .sign(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey);
+    return new CompactEncrypt(new TextEncoder().encode(inner))
+      .setProtectedHeader({ alg: 'ECDH-ES+A256KW', enc: 'A256GCM' })
+      .encrypt(pair.publicKey);
+  }
+
+  it('never an ephemeral key off its curve: the ID token is refused before the HSM is asked', async () => {
+    const calls: unknown[] = [];
+    const keys = importIdTokenDecryptionKeys(
+      { publicJwk, deriveSharedSecret: async (epk: unknown) => (calls.push(epk), new Uint8Array(32)) },
+      'idTokenDecryptionKey',
+    );
+    const [header, ...rest] = (await encryptedIdToken()).split('.');
+    const parsed = JSON.parse(Buffer.from(header!, 'base64url').toString()) as { epk: { y: string } };
+    parsed.epk.y = Buffer.alloc(32, 7).toString('base64url'); // a point not on P-256
+    const forged = [Buffer.from(JSON.stringify(parsed)).toString('base64url'), ...rest].join('.');
+    await expect(decryptIdToken(forged, keys)).rejects.toMatchObject({ code: 'id_token_decrypt_failed' });
+    expect(calls).toEqual([]);
+  });
+
+  it('the JWE epk as a public JWK, and a failing HSM is id_token_decrypt_failed with nothing of the key in the message', async () => {
+    const calls: Record<string, unknown>[] = [];
+    const keys = importIdTokenDecryptionKeys(
+      {
+        publicJwk,
+        deriveSharedSecret: async (epk: Record<string, unknown>) => {
+          calls.push(epk);
+          throw new Error('CKR_DEVICE_ERROR');
+        },
+      },
+      'idTokenDecryptionKey',
+    );
+    const err = (await decryptIdToken(await encryptedIdToken(), keys).catch((e: unknown) => e)) as Error;
+    expect(err).toMatchObject({ code: 'id_token_decrypt_failed' });
+    expect(Object.keys(calls[0]!).sort()).toEqual(['crv', 'kty', 'x', 'y']);
+    expect(err.message).not.toContain(publicJwk.x);
   });
 });
