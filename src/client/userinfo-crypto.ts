@@ -187,15 +187,7 @@ function ours(read: CompactJwe, key: JweKey, what: string): Uint8Array {
   try {
     return decryptJwe(read, key);
   } catch (err) {
-    if (err instanceof JweRefused && err.reason === 'malformed')
-      throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
-    if (err instanceof JweRefused && err.reason === 'crit') {
-      throw new IdError(
-        'userinfo_alg_not_allowed',
-        `${what} names a critical header extension (crit); none is understood.`,
-      );
-    }
-    throw err;
+    throw refusal(err, what);
   }
 }
 
@@ -204,16 +196,20 @@ async function theirs(read: CompactJwe, remote: JweDecrypter, publicKey: KeyObje
   try {
     return await decryptWithDecrypter(read, remote, publicKey);
   } catch (err) {
-    if (err instanceof JweRefused && err.reason === 'malformed')
-      throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
-    if (err instanceof JweRefused && err.reason === 'crit') {
-      throw new IdError(
-        'userinfo_alg_not_allowed',
-        `${what} names a critical header extension (crit); none is understood.`,
-      );
-    }
-    throw err;
+    throw refusal(err, what);
   }
+}
+
+/** A malformed JWE or an unknown `crit` extension as its IdError; any other failure as it was thrown. */
+function refusal(err: unknown, what: string): unknown {
+  if (err instanceof JweRefused && err.reason === 'malformed')
+    return new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
+  if (err instanceof JweRefused && err.reason === 'crit')
+    return new IdError(
+      'userinfo_alg_not_allowed',
+      `${what} names a critical header extension (crit); none is understood.`,
+    );
+  return err;
 }
 
 function notAllowed(what: string): IdError {

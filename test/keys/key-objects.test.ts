@@ -143,7 +143,13 @@ describe('what a decrypter is given', () => {
   it('never an ephemeral key off its curve: the ID token is refused before the HSM is asked', async () => {
     const calls: unknown[] = [];
     const keys = importIdTokenDecryptionKeys(
-      { publicJwk, deriveSharedSecret: async (epk: unknown) => (calls.push(epk), new Uint8Array(32)) },
+      {
+        publicJwk,
+        deriveSharedSecret: async (epk: unknown) => {
+          calls.push(epk);
+          return new Uint8Array(32);
+        },
+      },
       'idTokenDecryptionKey',
     );
     const [header, ...rest] = (await encryptedIdToken()).split('.');
