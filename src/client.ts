@@ -44,6 +44,13 @@ export type {
   IdTokenKeyAlgorithm,
   PublicJwk,
 } from './client/fapi-keys.js';
+export type {
+  EphemeralPublicJwk,
+  JweDecrypter,
+  JwsSigner,
+  ReferencePublicJwk,
+} from './jose/key-reference.js';
+export { derToJose } from './jose/ecdsa.js';
 export { DPOP_ALGORITHM, type DpopKey, type StoredDpopKey } from './client/dpop.js';
 export { CLIENT_ASSERTION_LIFETIME_S } from './client/client-assertion.js';
 export { ID_TOKEN_JWE_ALGORITHMS, ID_TOKEN_JWE_ENCRYPTION } from './client/id-token-jwe.js';
