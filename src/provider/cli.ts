@@ -2,8 +2,8 @@
 /**
  * `nd-id-provider`: the provider from a shell (options in `cli-help.ts`), or `init` to write a
  * client key pair and a clients.json. The subject secret comes from ND_ID_SUBJECT_SECRET, never
- * argv (argv is visible to other users). A run ends on SIGINT/SIGTERM (also when the npx or shell
- * that started it ends), on
+ * argv (argv is visible to other users). A run ends on SIGINT/SIGTERM/SIGHUP (also when the npx or
+ * shell that started it ends), on
  * `POST /_provider/conformance/finish` or by `--exit-after`, printing the audit, the conformance
  * results and a verdict, and exiting with its status.
  */
@@ -450,11 +450,14 @@ const PARENT_CHECK_MS = 250;
  * Ends the run (verdict printed, port closed) once the process that started it is gone. Under
  * `npx nd-id-provider` or `npm exec` the provider is a grandchild: a SIGTERM to npx ends npx and
  * the shell between them, never this process, which would be left serving with its verdict lost.
+ * `startedBy` is the parent read as the process starts, not once it is ready: on a loaded machine
+ * the parent can end between the "ready" line and the next turn of this process, and a parent
+ * read after that would already be the reaper this one was handed to, so it would never change.
+ * A parent that ended during start-up ends the run at the first check.
  */
-function endWithParent(outcome: { stop(): Promise<number>; ended: Promise<number> }): void {
-  const parent = process.ppid;
+function endWithParent(startedBy: number, outcome: { stop(): Promise<number>; ended: Promise<number> }): void {
   const check = setInterval(() => {
-    if (process.ppid === parent) return;
+    if (process.ppid === startedBy) return;
     clearInterval(check);
     process.stderr.write('nd-id-provider: the process that started this one has ended; ending the run\n');
     outcome.stop().catch(() => process.exit(1));
@@ -464,6 +467,7 @@ function endWithParent(outcome: { stop(): Promise<number>; ended: Promise<number
 }
 
 if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.main === module) {
+  const startedBy = process.ppid;
   const io: CliIo = {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
@@ -485,7 +489,8 @@ if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.m
       };
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
-      endWithParent(outcome);
+      process.once('SIGHUP', onSignal);
+      endWithParent(startedBy, outcome);
     },
     () => {
       process.stderr.write('nd-id-provider: failed to start\n');
