@@ -466,8 +466,32 @@ function endWithParent(startedBy: number, outcome: { stop(): Promise<number>; en
   void outcome.ended.finally(() => clearInterval(check));
 }
 
+/**
+ * Takes SIGINT, SIGTERM and SIGHUP from the start, so a signal sent the moment `ready` is printed
+ * (or during start-up) is not the default one that kills the process with its verdict unprinted:
+ * it ends the run once it is running. The returned function hands over the running outcome.
+ */
+function endOnSignals(): (outcome: { stop(): Promise<number> }) => void {
+  let running: { stop(): Promise<number> } | undefined;
+  let received: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (running === undefined) {
+      received ??= signal;
+      return;
+    }
+    process.stderr.write(`nd-id-provider: ${signal} received; ending the run\n`);
+    running.stop().catch(() => process.exit(1));
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, onSignal);
+  return (outcome) => {
+    running = outcome;
+    if (received !== undefined) onSignal(received);
+  };
+}
+
 if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.main === module) {
   const startedBy = process.ppid;
+  const endOnSignal = endOnSignals();
   const io: CliIo = {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
@@ -483,13 +507,7 @@ if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.m
         (code) => process.exit(code),
         () => process.exit(1),
       );
-      const onSignal = (signal: NodeJS.Signals): void => {
-        process.stderr.write(`nd-id-provider: ${signal} received; ending the run\n`);
-        outcome.stop().catch(() => process.exit(1));
-      };
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      process.once('SIGHUP', onSignal);
+      endOnSignal(outcome);
       endWithParent(startedBy, outcome);
     },
     () => {

@@ -1,9 +1,10 @@
 /**
- * The built `nd-id-provider` (dist/) ends its run when the process that started it has ended,
- * even when that happened before the provider was ready: on a loaded machine the shell and npx
- * above it can be gone between the "ready" line and the provider's next turn. The start-up is
- * held on a FIFO given as `--clients` (the CLI reads it before listening) while the shell that
- * started the provider is ended, so the order is certain rather than left to the scheduler.
+ * The built `nd-id-provider` (dist/) ends its run, verdict printed, when the process that started
+ * it has ended or a signal came, even when that happened before the provider was ready: on a
+ * loaded machine the shell and npx above it can be gone, or a harness's SIGTERM sent, between the
+ * "ready" line and the provider's next turn. The start-up is held on a FIFO given as `--clients`
+ * (the CLI reads it before listening) while the parent is ended or the signal sent, so the order
+ * is certain rather than left to the scheduler.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
@@ -102,5 +103,28 @@ describe.skipIf(process.platform !== 'linux')('the process that started the prov
     expect(await listening(port)).toBe(false);
     expect(out).toMatch(/Audit: no findings\.\nVerdict: PASSED/);
     expect(err).toContain('the process that started this one has ended; ending the run');
+  });
+
+  it('a SIGTERM sent during start-up ends the run once ready, with the verdict (not the default signal death)', async () => {
+    const fifo = join(dir, 'clients-term.fifo');
+    const made = spawn('mkfifo', [fifo]);
+    expect(await new Promise((resolve) => made.once('exit', resolve))).toBe(0);
+    const child = spawn(process.execPath, [CLI, '--clients', fifo, '--port', '0'], {
+      env: { ...process.env, ND_ID_SUBJECT_SECRET: 'parent-subject-secret-0123' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const fd = await writerOnceRead(fifo);
+    child.kill('SIGTERM');
+    writeSync(fd, CLIENTS);
+    closeSync(fd);
+    expect(await exit).toBe(0);
+    expect(out).toMatch(/ready at http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).toMatch(/Audit: no findings\.\nVerdict: PASSED/);
+    expect(err).toContain('nd-id-provider: SIGTERM received; ending the run');
   });
 });
