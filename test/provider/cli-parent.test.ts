@@ -7,44 +7,19 @@
  * is certain rather than left to the scheduler.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { listening, processesNaming } from '../helpers/cli-processes.js';
 
 const CLI = join(process.cwd(), 'dist', 'cjs', 'provider', 'cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'nd-id-parent-'));
 
-/** The processes this file started whose command line names its folder (to end any left behind, by pid). */
-function leftBehind(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(dir)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
 afterAll(() => {
-  if (process.platform === 'linux') for (const pid of leftBehind()) process.kill(pid, 'SIGKILL');
+  if (process.platform === 'linux') for (const pid of processesNaming(dir)) process.kill(pid, 'SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 /** The FIFO opened for writing once the provider has opened it for reading (it is then past its start). */
 async function writerOnceRead(fifo: string): Promise<number> {
