@@ -66,8 +66,8 @@ Options:
   --version                 Print the version, then exit
   --help                    Print this help, then exit
 
-Ending a run: SIGINT (Ctrl-C) or SIGTERM sent to this process, or to the npx, npm exec or
-shell that started it (the run ends when the process that started it is gone), POST
+Ending a run: SIGINT (Ctrl-C), SIGTERM or SIGHUP sent to this process, or to the npx, npm
+exec or shell that started it (the run ends when the process that started it is gone), POST
 /_provider/conformance/finish, or --exit-after. It prints the audit table, the conformance
 table (with --conformance) and "Verdict: PASSED" or "Verdict: FAILED", and exits 0 or 1.
 
