@@ -41,6 +41,7 @@ export type {
   AppKeyInput,
   AppPrivateJwk,
   AssertionAlgorithm,
+  IdTokenDecryptionKey,
   IdTokenKeyAlgorithm,
   PublicJwk,
 } from './client/fapi-keys.js';
@@ -128,10 +129,12 @@ export {
   type BackchannelLogoutRequest,
   type BackchannelLogoutAnswer,
   type LogoutTokenValidator,
+  MAX_BACKCHANNEL_LOGOUT_BODY_BYTES,
 } from './flow/backchannel-logout.js';
 export {
   BACKCHANNEL_LOGOUT_EVENT,
   LOGOUT_TOKEN_TYPE,
+  type LogoutTokenChecks,
   type LogoutTokenClaims,
 } from './client/logout-token.js';
 export {

@@ -11,7 +11,7 @@ import type { PublicJwks } from '../client/fapi-config.js';
 import { systemClock, type Clock } from '../clock.js';
 import { IdError, type IdErrorCode } from '../errors.js';
 import { classifyFailure } from '../flow/failure.js';
-import { defaultUser, type DefaultUser } from '../flow/default-user.js';
+import { defaultUser } from '../flow/default-user.js';
 import {
   buildLoginFlow,
   DEFAULT_FLOW_SCOPE,
@@ -57,10 +57,17 @@ export type NdIdClientLike = LoginFlowClient;
 export type NdIdUser = LoginUser;
 
 /**
- * `req.user` when no verify callback is given: `{ sub, data, claims, userinfo?, authTime?, signedInAt }`
- * (see {@link DefaultUser} for what each provider shape puts where).
+ * `req.user` when no verify callback is given: `{ sub, data, claims, userinfo?, authTime?, signedInAt }`.
+ * What each provider shape puts where:
+ * - the service of the spec: `data` holds the decrypted attributes by scope name; no `userinfo`;
+ * - a provider's standard JSON userinfo: its claims in `userinfo`, `data` empty;
+ * - a userinfo JWT (signed, or signed then encrypted, e.g. Myinfo v5's `person_info`): its
+ *   verified payload in `userinfo`;
+ * - a sign-in from the ID token alone (only `openid` asked, or no userinfo endpoint): no `userinfo`.
+ * `claims` and `signedInAt` are optional only because a session written by an earlier version lacks them.
  */
-export type NdIdDefaultUser = DefaultUser;
+export type NdIdDefaultUser = Pick<NdIdUser, 'sub' | 'data'> &
+  Partial<Pick<NdIdUser, 'claims' | 'userinfo' | 'authTime' | 'signedInAt'>>;
 
 /** The challenge passed to Passport's `fail`: a stable code and a sentence for the user. */
 export interface NdIdFailure extends NdIdInfo {
