@@ -164,6 +164,10 @@ process.on('message', (message: unknown) => {
     process.send?.({ type: 'advanced' });
     return;
   }
+  if (m.type === 'exit') {
+    // A clean exit, so a `--cpu-prof` profile is written.
+    process.exit(0);
+  }
   if (m.type === 'cpu') {
     const u = process.cpuUsage();
     process.send?.({ type: 'cpu', micros: u.user + u.system });

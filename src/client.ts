@@ -46,6 +46,13 @@ export type {
   IdTokenKeyAlgorithm,
   PublicJwk,
 } from './client/fapi-keys.js';
+export type {
+  EphemeralPublicJwk,
+  JweDecrypter,
+  JwsSigner,
+  ReferencePublicJwk,
+} from './jose/key-reference.js';
+export { derToJose } from './jose/ecdsa.js';
 export { DPOP_ALGORITHM, type DpopKey, type StoredDpopKey } from './client/dpop.js';
 export { CLIENT_ASSERTION_LIFETIME_S } from './client/client-assertion.js';
 export { ID_TOKEN_JWE_ALGORITHMS, ID_TOKEN_JWE_ENCRYPTION } from './client/id-token-jwe.js';
@@ -105,6 +112,7 @@ export {
   type SessionCheck,
   type SessionEndReason,
   type StepUpOutcome,
+  type StoreKeyKind,
 } from './flow/session-policy.js';
 export {
   createMemorySignOutStore,
@@ -112,6 +120,22 @@ export {
   type SignOutStore,
   type MemorySignOutStoreOptions,
 } from './flow/sign-out-store.js';
+export {
+  createBackchannelLogout,
+  readBackchannelBody,
+  DEFAULT_BACKCHANNEL_LOGOUT_PATH,
+  DEFAULT_MAX_LOGOUT_TOKEN_AGE_S,
+  type BackchannelLogout,
+  type BackchannelLogoutOptions,
+  type BackchannelLogoutRequest,
+  type BackchannelLogoutAnswer,
+  type LogoutTokenValidator,
+} from './flow/backchannel-logout.js';
+export {
+  BACKCHANNEL_LOGOUT_EVENT,
+  LOGOUT_TOKEN_TYPE,
+  type LogoutTokenClaims,
+} from './client/logout-token.js';
 export {
   createRedisSignOutStore,
   DEFAULT_REDIS_SIGN_OUT_PREFIX,

@@ -5,6 +5,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { rsaKeyProblem } from './jose/rsa-key.js';
 import { rsaThumbprint } from './jose/thumbprint.js';
+import type { JweDecrypter } from './jose/key-reference.js';
 
 export { MIN_RSA_BITS } from './jose/rsa-key.js';
 export { rsaThumbprint } from './jose/thumbprint.js';
@@ -136,7 +137,10 @@ export interface RsaPrivateJwk {
 
 /** An imported decryption key, with the ids a JWE header may name it by. */
 export interface DecryptionKey {
+  /** The private key, or the public key of a decrypter (`remote`), which then decrypts. */
   key: KeyObject;
+  /** The decrypter holding the private key elsewhere (an HSM or a KMS), when given one. */
+  remote?: JweDecrypter | undefined;
   /** The JWK's `kid`, when the key was given as a JWK with one. */
   kid: string | undefined;
   /** RFC 7638 SHA-256 thumbprint of the public part (base64url). */

@@ -88,12 +88,16 @@ export const LOG_EVENTS = {
   jwksFetched: 'jwks_fetched',
   /** A call to the service failed (warn; the login's own event follows). */
   providerCallFailed: 'provider_call_failed',
-  /** A signed-in session was ended by a limit, with a `reason`: `max_session_age`, `idle_timeout`, `signed_out_everywhere`, `other_person` (info). */
+  /** A signed-in session was ended by a limit, with a `reason`: `max_session_age`, `idle_timeout`, `signed_out_everywhere`, `provider_logout`, `other_person` (info). */
   sessionEnded: 'session_ended',
   /** A person signed out (info). */
   signedOut: 'signed_out',
   /** Every session of one person was ended, at their next request (info; the person is not named). */
   signedOutEverywhere: 'signed_out_everywhere',
+  /** The provider ended a person's sessions by back-channel logout, `by` `sid` or `sub` (info; nobody is named). */
+  backchannelLogout: 'backchannel_logout',
+  /** A back-channel logout request was refused, with its `code` (warn). */
+  backchannelLogoutRefused: 'backchannel_logout_refused',
   /** A sensitive action asked for a recent sign-in and a new login started with `max_age` (debug). */
   stepUpStarted: 'step_up_started',
   /** A re-authentication came back too old (`reason: not_recent`) or from a different person (`other_person`) (info). */

@@ -114,6 +114,7 @@ export const OPTIONS_OF = {
     'publishKeys',
     'authenticationContextMessage',
     'authorizationParams',
+    'backchannelLogout',
   ],
   'new NdIdStrategy()': [
     ...ID_CLIENT,
@@ -151,6 +152,7 @@ export const OPTIONS_OF = {
     'showDiagnosis',
   ],
   'ndIdFastifyGuards()': ['sessions', 'loginPath', 'userKey'],
+  'createBackchannelLogout()': ['client', 'sessions', 'replayStore', 'maxTokenAge', 'logger'],
   'createCookieSession()': ['secret', 'cookieName', 'maxAge', 'secure', 'path', 'clock'],
   'requireSignIn()': REQUIRE_SIGN_IN,
   'ndIdSignInGuard()': [...REQUIRE_SIGN_IN, 'recentSeconds'],
@@ -175,6 +177,7 @@ export const OPTIONS_OF = {
     'idTokenEncryptedResponseEnc',
     'idTokenSignedResponseAlg',
     'clientUserinfo',
+    'backchannelLogoutUri',
   ],
 } as const satisfies Record<string, readonly string[]>;
 

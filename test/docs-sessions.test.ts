@@ -25,6 +25,8 @@ describe('docs/sessions.md', () => {
       'ndIdSignInGuard',
       'ndIdFastify',
       'logoutRedirect',
+      'createBackchannelLogout',
+      'backchannelLogout.fetch(',
     ]) {
       expect(all, name).toContain(name);
     }
@@ -43,6 +45,8 @@ describe('docs/sessions.md', () => {
       LOG_EVENTS.signedOutEverywhere,
       LOG_EVENTS.stepUpStarted,
       LOG_EVENTS.stepUpRefused,
+      LOG_EVENTS.backchannelLogout,
+      LOG_EVENTS.backchannelLogoutRefused,
     ]) {
       expect(guide).toContain(`\`${event}\``);
     }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { epochSeconds, type Clock } from '../clock.js';
 import type { SigningKey } from './fapi-keys.js';
-import { encodeJwsHeader, signWithHeader } from '../jose/jws-sign.js';
+import { encodeJwsHeader, signWithHeader, signWithSigner } from '../jose/jws-sign.js';
 
 /** The lifetime of a client assertion, in seconds (FAPI 2.0 asks for a short one; the provider may refuse longer ones). */
 export const CLIENT_ASSERTION_LIFETIME_S = 60;
@@ -15,9 +15,15 @@ export const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-typ
 
 /**
  * A client assertion: `iss` = `sub` = the client id, `aud` = the issuer, `iat` now, `exp` one
- * minute later, and a fresh random `jti`. The header names the key's `kid` and `alg`.
+ * minute later, and a fresh random `jti`. The header names the key's `kid` and `alg`. Signed in
+ * process, synchronously, or by the key's signer (an HSM or a KMS), asynchronously.
  */
-export function createClientAssertion(key: SigningKey, clientId: string, issuer: string, clock: Clock): string {
+export function createClientAssertion(
+  key: SigningKey,
+  clientId: string,
+  issuer: string,
+  clock: Clock,
+): string | Promise<string> {
   const now = epochSeconds(clock);
   const claims = {
     iss: clientId,
@@ -32,6 +38,8 @@ export function createClientAssertion(key: SigningKey, clientId: string, issuer:
     header = encodeJwsHeader({ typ: 'JWT', kid: key.kid }, key.alg);
     headers.set(key, header);
   }
+  const signer = key.signer;
+  if (signer !== undefined) return signWithSigner(header, claims, (input) => signer.sign(input), key.alg);
   return signWithHeader(header, claims, key.key, key.alg);
 }
 

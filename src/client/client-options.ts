@@ -2,7 +2,8 @@
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { IdError } from '../errors.js';
-import { importRsaPrivateKeyOrJwk, type DecryptionKey } from '../keys.js';
+import { importRsaPrivateKeyOrJwk, rsaThumbprint, type DecryptionKey } from '../keys.js';
+import { checkDecrypter, isDecrypterReference } from '../jose/key-reference.js';
 import { isLoopbackHost } from '../loopback.js';
 import type { DpopKey } from './dpop.js';
 
@@ -59,6 +60,10 @@ export function importPrivateKeys(value: unknown): DecryptionKey[] {
   }
   return list.map((key, i) => {
     const what = Array.isArray(value) ? `IdClient: privateKey[${i}]` : 'IdClient: privateKey';
+    if (isDecrypterReference(key)) {
+      const { decrypter, publicKey, kid } = checkDecrypter(key, what, true);
+      return { key: publicKey, remote: decrypter, kid, thumbprint: rsaThumbprint(publicKey) };
+    }
     if (typeof key === 'string' ? key.trim() === '' : typeof key !== 'object' || key === null) {
       throw new TypeError(
         `${what} must be a non-empty PEM string (PKCS#1 or PKCS#8 RSA private key) or an RSA private JWK`,

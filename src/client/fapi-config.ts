@@ -10,6 +10,7 @@ import { checkContextType } from './client-options.js';
 import { ID_TOKEN_JWE_ALGORITHMS, ID_TOKEN_JWE_ENCRYPTION, type IdTokenDecryptionOptions } from './id-token-jwe.js';
 import {
   importIdTokenDecryptionKeys,
+  importInMemorySigningKeys,
   importSigningKeys,
   publicJwk,
   type IdTokenDecryptionKey,
@@ -17,6 +18,7 @@ import {
   type SigningKey,
 } from './fapi-keys.js';
 import type { IdClientOptions, RetiredPublicKey } from './types.js';
+import { isSignerReference } from '../jose/key-reference.js';
 
 export { MAX_CONTEXT_MESSAGE_LENGTH };
 
@@ -94,7 +96,7 @@ export function parseFapiOptions(
       ? userinfoKeys.length === 0
         ? []
         : importIdTokenDecryptionKeys(
-            userinfoKeys.map((k) => k.key),
+            userinfoKeys.map((k) => k.remote ?? k.key),
             'IdClient: privateKey (used as idTokenDecryptionKey)',
           )
       : importIdTokenDecryptionKeys(options.idTokenDecryptionKey, 'IdClient: idTokenDecryptionKey');
@@ -108,7 +110,11 @@ export function parseFapiOptions(
   }
   let instanceDpopKey: KeyObject | undefined;
   if (options.dpopKey !== undefined && options.dpopKey !== 'per-login') {
-    const [imported] = importSigningKeys(options.dpopKey, 'IdClient: dpopKey');
+    if (isSignerReference(options.dpopKey))
+      throw new TypeError(
+        "IdClient: dpopKey must be an EC P-256 private key held in memory, or 'per-login' (the default, a fresh key per login); a signer is taken for clientAssertionKey only",
+      );
+    const [imported] = importInMemorySigningKeys(options.dpopKey, 'IdClient: dpopKey');
     if (imported === undefined || imported.alg !== 'ES256')
       throw new TypeError("IdClient: dpopKey must be an EC P-256 private key (ES256), or 'per-login'");
     instanceDpopKey = imported.key;

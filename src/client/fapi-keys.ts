@@ -6,6 +6,14 @@
 import { createPrivateKey, createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
 import { MIN_RSA_BITS, rsaKeyProblem } from '../jose/rsa-key.js';
 import { jwkThumbprint, PUBLIC_MEMBERS } from '../jose/thumbprint.js';
+import {
+  checkDecrypter,
+  checkSigner,
+  isDecrypterReference,
+  isSignerReference,
+  type JweDecrypter,
+  type JwsSigner,
+} from '../jose/key-reference.js';
 
 export { jwkThumbprint } from '../jose/thumbprint.js';
 
@@ -28,7 +36,10 @@ export type IdTokenKeyAlgorithm = 'ECDH-ES+A256KW' | 'RSA-OAEP-256';
 
 /** An imported client-assertion signing key. */
 export interface SigningKey {
+  /** The private key, or the public key of a {@link JwsSigner} (which then signs). */
   readonly key: KeyObject;
+  /** The signer holding the private key elsewhere (an HSM or a KMS), when given one. */
+  readonly signer?: JwsSigner | undefined;
   readonly alg: AssertionAlgorithm;
   readonly kid: string;
   /** The public JWK published in the app's JWKS (`use: sig`). */
@@ -37,7 +48,10 @@ export interface SigningKey {
 
 /** An imported ID-token decryption key. */
 export interface IdTokenDecryptionKey {
+  /** The private key, or the public key of a {@link JweDecrypter} (which then decrypts). */
   readonly key: KeyObject;
+  /** The decrypter holding the private key elsewhere (an HSM or a KMS), when given one. */
+  readonly remote?: JweDecrypter | undefined;
   readonly alg: IdTokenKeyAlgorithm;
   readonly kid: string;
   /** RFC 7638 thumbprint of its public part: a JWE header may name the key by it too. */
@@ -67,6 +81,25 @@ export function importSigningKeys(value: unknown, what: string): SigningKey[] {
   return importKeyList(
     value,
     what,
+    'an EC P-256 private key (ES256), or an RSA (PS256) or Ed25519 (EdDSA) private key, or a signer',
+    signingAlgorithm,
+    'sig',
+    signerReference,
+  );
+}
+
+/** A signer given in place of a private key: its public key, algorithm and `kid`, checked. */
+function signerReference(value: unknown, name: string) {
+  if (!isSignerReference(value)) return undefined;
+  const { signer, publicKey, kid } = checkSigner(value, name);
+  return { key: publicKey, signer, alg: signer.alg, kid };
+}
+
+/** The in-process keys of a list (a `dpopKey`, which must stay in memory): no signer. */
+export function importInMemorySigningKeys(value: unknown, what: string): SigningKey[] {
+  return importKeyList(
+    value,
+    what,
     'an EC P-256 private key (ES256), or an RSA (PS256) or Ed25519 (EdDSA) private key',
     signingAlgorithm,
     'sig',
@@ -81,9 +114,14 @@ export function importIdTokenDecryptionKeys(value: unknown, what: string): IdTok
   return importKeyList(
     value,
     what,
-    'an EC private key (P-256, P-384 or P-521, for ECDH-ES+A256KW) or an RSA private key (RSA-OAEP-256)',
+    'an EC private key (P-256, P-384 or P-521, for ECDH-ES+A256KW) or an RSA private key (RSA-OAEP-256), or a decrypter',
     decryptionAlgorithm,
     'enc',
+    (key, name) => {
+      if (!isDecrypterReference(key)) return undefined;
+      const { decrypter, publicKey, kid } = checkDecrypter(key, name);
+      return { key: publicKey, remote: decrypter, alg: decryptionAlgorithm(publicKey, name), kid };
+    },
   );
 }
 
@@ -94,8 +132,14 @@ function importKeyList<A extends string>(
   expected: string,
   algorithmOf: (key: KeyObject, name: string) => A,
   use: 'sig' | 'enc',
+  reference?: (key: unknown, name: string) => { key: KeyObject; alg: A; kid: string | undefined } | undefined,
 ): { key: KeyObject; alg: A; kid: string; thumbprint: string; publicJwk: PublicJwk }[] {
   return importList(value, what, (key, name) => {
+    const held = reference?.(key, name);
+    if (held !== undefined) {
+      const jwk = publicJwk(held.key, held.kid, use, held.alg);
+      return { ...held, kid: jwk.kid, thumbprint: jwkThumbprint({ ...jwk }), publicJwk: jwk };
+    }
     const imported = importPrivate(key, name, expected);
     const alg = algorithmOf(imported.key, name);
     const jwk = publicJwk(imported.key, imported.kid, use, alg);

@@ -50,6 +50,7 @@ import { decryptUserinfo } from './userinfo-crypto.js';
 import { checkResponseIssuer } from './authorization-response.js';
 import { DiscoveryCache, specEndpoints, type ServiceMetadata } from './discovery.js';
 import { readUserinfoJwt } from './userinfo-jwt.js';
+import type { LogoutTokenChecks } from './logout-token.js';
 import type { DpopKey, StoredDpopKey } from './dpop.js';
 import { checkContextMessage, type IdClientProfile, type PublicJwks } from './fapi-config.js';
 import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
@@ -591,6 +592,26 @@ export class IdClient {
     if (claims.sub !== sub)
       throw new IdError('userinfo_sub_mismatch', 'The userinfo sub differs from the sub of the ID token.');
     return { sub, data: {}, claims };
+  }
+
+  /**
+   * What a back-channel logout token from this provider is checked against (OpenID Connect
+   * Back-Channel Logout 1.0, 2.6): this issuer and client, the ID-token allowlist narrowed to the
+   * provider's, the clock and its tolerance, the provider's key set and the ID-token decryption
+   * keys. `createBackchannelLogout({ client })` validates with it; reads the discovery document
+   * when it is not cached.
+   */
+  async logoutTokenChecks(): Promise<LogoutTokenChecks> {
+    const metadata = await this.#metadata('jwks');
+    return {
+      issuer: this.issuer,
+      clientId: this.clientId,
+      algorithms: this.#algorithmsFor(metadata),
+      clockTolerance: this.#clockTolerance,
+      clock: this.#clock,
+      keyFor: (kid, alg) => this.#keyFor(kid, alg),
+      decryptionKeys: this.#profile.idTokenKeys,
+    };
   }
 
   /**

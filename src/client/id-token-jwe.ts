@@ -17,7 +17,7 @@ import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
 import { ECDH_ES_ALGORITHMS } from '../jose/jwe-ecdh.js';
-import { appKeyCandidates, decryptWithAppKeys } from '../jose/jwe-app-keys.js';
+import { appKeyCandidates, decryptWithAppKeys, decryptWithAppKeysAsync, someRemote } from '../jose/jwe-app-keys.js';
 import { decodeJsonSegment } from '../encoding.js';
 import { CONTENT_ENCRYPTIONS, JweRefused, readCompactJwe, type CompactJwe } from '../jose/jwe-decrypt.js';
 
@@ -90,7 +90,8 @@ export async function decryptIdToken(
   // The key the header's kid names, else every key of the kind the algorithm takes, in order.
   let bytes: Buffer | undefined;
   try {
-    bytes = decryptWithAppKeys(jwe, keys);
+    // In process, synchronously, unless a key is a decrypter held elsewhere (an HSM or a KMS).
+    bytes = someRemote(keys) ? await decryptWithAppKeysAsync(jwe, keys) : decryptWithAppKeys(jwe, keys);
   } catch (err) {
     if (err instanceof JweRefused && err.reason === 'malformed')
       throw new IdError('id_token_malformed', 'The encrypted ID token is not a well-formed JWE.');

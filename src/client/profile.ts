@@ -101,7 +101,7 @@ export function parseProfile(options: IdClientOptions, privateKeys: readonly Dec
     privateKeys.length === 0
       ? []
       : importIdTokenDecryptionKeys(
-          privateKeys.map((k) => k.key),
+          privateKeys.map((k) => k.remote ?? k.key),
           'IdClient: privateKey',
         ).map((key, i) => ({ ...key, kid: privateKeys[i]?.kid ?? key.kid }));
   return { name: 'base', create: (ctx) => new BaseProfile(ctx, clientSecret, idTokenKeys) };

@@ -5,6 +5,7 @@ import type { RsaPrivateJwk } from '../keys.js';
 import type { Logger } from '../log.js';
 import type { DpopKey } from './dpop.js';
 import type { AppKeyInput } from './fapi-keys.js';
+import type { JweDecrypter, JwsSigner } from '../jose/key-reference.js';
 
 /** The profile an {@link IdClient} speaks: the service as its spec describes it, or the FAPI 2.0 Security Profile. */
 export type IdClientProfile = 'base' | 'fapi2';
@@ -35,8 +36,10 @@ export interface IdClientOptions {
    * ID tokens); not needed by an app that signs in from the ID token alone or reads a provider's
    * standard userinfo. An array of keys while rotating: userinfo is decrypted with the
    * key the JWE's `kid` names (by `kid` or RFC 7638 thumbprint), else with each in order.
+   * A {@link JweDecrypter} with an RSA `publicJwk` and `unwrap` stands for a key held in an HSM
+   * or a KMS (docs/keys.md); it may be mixed with in-process keys in the array.
    */
-  privateKey?: string | RsaPrivateJwk | ReadonlyArray<string | RsaPrivateJwk>;
+  privateKey?: string | RsaPrivateJwk | JweDecrypter | ReadonlyArray<string | RsaPrivateJwk | JweDecrypter>;
   /** Registered callback URL. If absent, give it to authorizationUrl and callback. */
   redirectUri?: string;
   /**
@@ -111,17 +114,19 @@ export interface IdClientOptions {
    * FAPI 2.0: the private key that signs client assertions (`private_key_jwt`): an EC P-256 key
    * (ES256, the default kind), or an RSA (PS256) or Ed25519 (EdDSA) key; PEM, private JWK or
    * `KeyObject`. An array while rotating: the first signs, all are published by {@link IdClient.publicJwks}.
-   * Required with `profile: 'fapi2'`.
+   * Required with `profile: 'fapi2'`. A {@link JwsSigner} signs with a key held in an HSM or a
+   * KMS (docs/keys.md).
    */
-  clientAssertionKey?: AppKeyInput | readonly AppKeyInput[];
+  clientAssertionKey?: AppKeyInput | JwsSigner | readonly (AppKeyInput | JwsSigner)[];
   /**
    * FAPI 2.0: the private key ID tokens are encrypted to: EC (`ECDH-ES`, `ECDH-ES+A128KW`/`A192KW`/`A256KW`)
    * or RSA (`RSA-OAEP-256`). An array while rotating (all decrypt, all are published).
    * Default: the `privateKey` (the userinfo RSA key), used with `RSA-OAEP-256`. An ID token that
    * arrives encrypted is decrypted with it; whether one must arrive encrypted is
-   * {@link IdClientOptions.idTokenEncryptedResponseAlg}'s to say.
+   * {@link IdClientOptions.idTokenEncryptedResponseAlg}'s to say. A {@link JweDecrypter} decrypts
+   * with a key held in an HSM or a KMS (`unwrap` for RSA, `deriveSharedSecret` for EC; docs/keys.md).
    */
-  idTokenDecryptionKey?: AppKeyInput | readonly AppKeyInput[];
+  idTokenDecryptionKey?: AppKeyInput | JweDecrypter | readonly (AppKeyInput | JweDecrypter)[];
   /**
    * FAPI 2.0: the `id_token_encrypted_response_alg` this client registered with the provider
    * (`ECDH-ES`, `ECDH-ES+A128KW`, `ECDH-ES+A192KW`, `ECDH-ES+A256KW` or `RSA-OAEP-256`). Giving it

@@ -18,7 +18,10 @@ import {
   withinCompactLimits,
 } from '../compact-limits.js';
 import type { DecryptionKey } from '../keys.js';
+import type { KeyObject } from 'node:crypto';
 import { appKeyCandidates } from '../jose/jwe-app-keys.js';
+import type { JweDecrypter } from '../jose/key-reference.js';
+import { decryptWithDecrypter } from '../jose/jwe-remote.js';
 import {
   type CompactJwe,
   CONTENT_ENCRYPTIONS,
@@ -84,9 +87,9 @@ async function decryptBlockKey(privateKeys: readonly DecryptionKey[], jwe: strin
   let plaintext: Uint8Array | undefined;
   let lastError: unknown;
   // The key the header's kid names (by the key's kid or thumbprint), else each in order.
-  for (const { key } of appKeyCandidates(privateKeys, String(read.header.alg), read.header.kid)) {
+  for (const { key, remote } of appKeyCandidates(privateKeys, String(read.header.alg), read.header.kid)) {
     try {
-      plaintext = ours(read, key, what);
+      plaintext = remote === undefined ? ours(read, key, what) : await theirs(read, remote, key, what);
       break;
     } catch (err) {
       if (err instanceof IdError) throw err;
@@ -184,16 +187,29 @@ function ours(read: CompactJwe, key: JweKey, what: string): Uint8Array {
   try {
     return decryptJwe(read, key);
   } catch (err) {
-    if (err instanceof JweRefused && err.reason === 'malformed')
-      throw new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
-    if (err instanceof JweRefused && err.reason === 'crit') {
-      throw new IdError(
-        'userinfo_alg_not_allowed',
-        `${what} names a critical header extension (crit); none is understood.`,
-      );
-    }
-    throw err;
+    throw refusal(err, what);
   }
+}
+
+/** Decrypt through a decrypter that holds the key elsewhere (an HSM or a KMS), with the refusals {@link ours} maps. */
+async function theirs(read: CompactJwe, remote: JweDecrypter, publicKey: KeyObject, what: string): Promise<Uint8Array> {
+  try {
+    return await decryptWithDecrypter(read, remote, publicKey);
+  } catch (err) {
+    throw refusal(err, what);
+  }
+}
+
+/** A malformed JWE or an unknown `crit` extension as its IdError; any other failure as it was thrown. */
+function refusal(err: unknown, what: string): unknown {
+  if (err instanceof JweRefused && err.reason === 'malformed')
+    return new IdError('userinfo_malformed', `${what} is not a compact JWE.`);
+  if (err instanceof JweRefused && err.reason === 'crit')
+    return new IdError(
+      'userinfo_alg_not_allowed',
+      `${what} names a critical header extension (crit); none is understood.`,
+    );
+  return err;
 }
 
 function notAllowed(what: string): IdError {

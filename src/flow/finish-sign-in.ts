@@ -24,6 +24,8 @@ export interface CompletedSignIn {
   authTime?: number;
   /** The step-up `max_age` the login was started with, in seconds. */
   maxAge?: number;
+  /** The provider's session (the ID token's `sid`), so a back-channel logout by `sid` finds this sign-in. */
+  sid?: string;
 }
 
 /** A step-up login the core refused (403); `other_person` has ended the session. */

@@ -1,6 +1,6 @@
 /**
  * A {@link SignOutStore} in Redis, shared by every instance: a script keeps the later cut-off
- * (a server whose clock is behind never moves it back); one `GET` per protected request.
+ * (a server whose clock is behind never moves it back); one `MGET` per protected request.
  */
 import { checkOptionNames, ownOptions } from '../options-check.js';
 import type { RedisCommandClient } from './redis-replay-store.js';
@@ -22,6 +22,14 @@ if current ~= nil and current >= at then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 return 1`;
+
+/** A stored time from Redis's reply, or undefined for none. */
+function timeOf(reply: unknown, command: string): number | undefined {
+  if (reply === null || reply === undefined) return undefined;
+  const at = Number(typeof reply === 'string' ? reply : String(reply));
+  if (!Number.isFinite(at)) throw new Error(`createRedisSignOutStore: unexpected reply to ${command}.`);
+  return at;
+}
 
 /** Default key prefix of {@link createRedisSignOutStore}. */
 export const DEFAULT_REDIS_SIGN_OUT_PREFIX = 'nd-id:signed-out:';
@@ -55,11 +63,14 @@ export function createRedisSignOutStore(
       await client.sendCommand(['EVAL', KEEP_LATER_SCRIPT, '1', `${prefix}${key}`, String(Math.floor(at)), ttl]);
     },
     async signedOutBefore(key) {
-      const reply = await client.sendCommand(['GET', `${prefix}${key}`]);
-      if (reply === null || reply === undefined) return undefined;
-      const at = Number(typeof reply === 'string' ? reply : String(reply));
-      if (!Number.isFinite(at)) throw new Error('createRedisSignOutStore: unexpected reply to GET.');
-      return at;
+      return timeOf(await client.sendCommand(['GET', `${prefix}${key}`]), 'GET');
+    },
+    async signedOutBeforeEach(keys) {
+      if (keys.length === 0) return [];
+      const reply = await client.sendCommand(['MGET', ...keys.map((key) => `${prefix}${key}`)]);
+      if (!Array.isArray(reply) || reply.length !== keys.length)
+        throw new Error('createRedisSignOutStore: unexpected reply to MGET.');
+      return reply.map((value) => timeOf(value, 'MGET'));
     },
   };
 }

@@ -33,10 +33,17 @@ export interface SignInRecord {
   authTime?: number;
   /** When the session was last seen by a protected route (written at most once per `touchInterval`). */
   seenAt: number;
+  /** The provider's session id (the ID token's `sid`), when the token carried one: a back-channel logout by `sid` ends it. */
+  sid?: string;
 }
 
 /** Why a session was ended by the library. */
-export type SessionEndReason = 'max_session_age' | 'idle_timeout' | 'signed_out_everywhere' | 'other_person';
+export type SessionEndReason =
+  | 'max_session_age'
+  | 'idle_timeout'
+  | 'signed_out_everywhere'
+  | 'provider_logout'
+  | 'other_person';
 
 /** The answer of {@link SessionPolicy.check}. */
 export type SessionCheck =
@@ -79,7 +86,10 @@ export interface SessionPolicy {
   /** The policy's log. */
   readonly log: Log;
   /** Keeps the record of a sign-in that just completed in `session`, and returns it. */
-  start(session: FlowSession, user: { sub: string; authTime?: number; signedInAt?: number }): SignInRecord;
+  start(
+    session: FlowSession,
+    user: { sub: string; authTime?: number; signedInAt?: number; sid?: string; claims?: object },
+  ): SignInRecord;
   /** The record kept in `session`, when there is a well-formed one. */
   read(session: FlowSession): SignInRecord | undefined;
   /**
@@ -101,6 +111,12 @@ export interface SessionPolicy {
   signedOut(): void;
   /** Ends, at their next request on every instance sharing the sign-out store, every session of `sub` started until now. */
   signOutEverywhere(sub: string): Promise<void>;
+  /**
+   * Ends, at their next request on every instance sharing the sign-out store, the sessions started
+   * until now that `kind` and `value` name: a person's (`sign-out`, the `sub`), a provider
+   * session's (`sid`), or a person's that recorded no `sid` (`nosid`, the `sub`). For back-channel logout.
+   */
+  endSessionsOf(kind: StoreKeyKind, value: string): Promise<void>;
 }
 
 function checkDuration(value: unknown, option: string, example: string): number | false {
@@ -125,29 +141,58 @@ function isSignInRecord(value: unknown): value is SignInRecord {
     Number.isFinite(v.signedInAt) &&
     typeof v.seenAt === 'number' &&
     Number.isFinite(v.seenAt) &&
-    (v.authTime === undefined || (typeof v.authTime === 'number' && Number.isFinite(v.authTime)))
+    (v.authTime === undefined || (typeof v.authTime === 'number' && Number.isFinite(v.authTime))) &&
+    (v.sid === undefined || typeof v.sid === 'string')
   );
 }
 
-/** Most person keys remembered, so a busy person's key is not hashed on every request. */
-const PERSON_KEY_CACHE = 1000;
-const personKeys = new Map<string, string>();
+/** Most store keys remembered, so a busy person's key is not hashed on every request. */
+const STORE_KEY_CACHE = 1000;
+const storeKeys = new Map<string, string>();
 
-/** The store key of a person: a hash, so the store never holds the `sub` itself. */
-function personKey(sub: string): string {
-  let key = personKeys.get(sub);
+/**
+ * What a sign-out store key stands for: every session of a person (`sign-out`), the sessions of
+ * one provider session (`sid`), or a person's sessions that recorded no `sid` (`nosid`).
+ */
+export type StoreKeyKind = 'sign-out' | 'sid' | 'nosid';
+
+/** The store key of a person or provider session: a hash, so the store never holds the `sub` or `sid` itself. */
+function storeKey(kind: StoreKeyKind, value: string): string {
+  const input = `nd-id ${kind}\n${value}`;
+  let key = storeKeys.get(input);
   if (key === undefined) {
-    key = hash('sha256', `nd-id sign-out\n${sub}`, 'base64url');
-    if (personKeys.size >= PERSON_KEY_CACHE) personKeys.clear();
-    personKeys.set(sub, key);
+    key = hash('sha256', input, 'base64url');
+    if (storeKeys.size >= STORE_KEY_CACHE) storeKeys.clear();
+    storeKeys.set(input, key);
   }
   return key;
+}
+
+/** The ID token's `sid`, when it is a usable one. */
+function sidOf(user: { sid?: string; claims?: object }): string | undefined {
+  const sid = user.sid ?? (user.claims as { sid?: unknown } | undefined)?.sid;
+  return typeof sid === 'string' && sid !== '' && sid.length <= 256 ? sid : undefined;
+}
+
+/** Whether `record` was ended by a sign-out everywhere or a back-channel logout (one read of the store for both). */
+async function signedOutByStore(
+  store: SignOutStore,
+  record: SignInRecord,
+): Promise<'signed_out_everywhere' | 'provider_logout' | undefined> {
+  const keys = [
+    storeKey('sign-out', record.sub),
+    record.sid === undefined ? storeKey('nosid', record.sub) : storeKey('sid', record.sid),
+  ];
+  const times = await (store.signedOutBeforeEach?.(keys) ?? Promise.all(keys.map((k) => store.signedOutBefore(k))));
+  const ended = times.findIndex((at) => at !== undefined && record.signedInAt <= at);
+  return ended < 0 ? undefined : ended ? 'provider_logout' : 'signed_out_everywhere';
 }
 
 const END_MESSAGES: Record<SessionEndReason, string> = {
   max_session_age: 'Session ended: its maximum age (maxSessionAge) passed',
   idle_timeout: 'Session ended: idle for longer than idleTimeout',
   signed_out_everywhere: 'Session ended: the person was signed out everywhere after it started',
+  provider_logout: 'Session ended: provider logout',
   other_person: 'Session ended: a different person completed the re-authentication',
 };
 
@@ -224,6 +269,10 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     return isSignInRecord(value) ? value : undefined;
   }
 
+  function endSessionsOf(kind: StoreKeyKind, value: string): Promise<void> {
+    return signOutStore.signOutBefore(storeKey(kind, value), clock(), retention);
+  }
+
   return {
     maxSessionAge,
     idleTimeout,
@@ -234,11 +283,13 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     read,
     start(session, user) {
       const at = user.signedInAt ?? clock();
+      const sid = sidOf(user);
       const record: SignInRecord = {
         sub: user.sub,
         signedInAt: at,
         ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
         seenAt: at,
+        ...(sid === undefined ? {} : { sid }),
       };
       session.set(recordKey, record);
       return record;
@@ -251,9 +302,8 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
         return { signedIn: false, ended: 'max_session_age' };
       if (idleTimeout !== false && now - record.seenAt >= idleTimeout)
         return { signedIn: false, ended: 'idle_timeout' };
-      const before = await signOutStore.signedOutBefore(personKey(record.sub));
-      if (before !== undefined && record.signedInAt <= before)
-        return { signedIn: false, ended: 'signed_out_everywhere' };
+      const signedOut = await signedOutByStore(signOutStore, record);
+      if (signedOut !== undefined) return { signedIn: false, ended: signedOut };
       if (idleTimeout !== false && now - record.seenAt >= touchInterval) {
         const touched = { ...record, seenAt: now };
         session.set(recordKey, touched);
@@ -279,13 +329,14 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     async signOutEverywhere(sub) {
       if (typeof sub !== 'string' || sub === '')
         throw new TypeError("signOutEverywhere: sub must be the person's identifier (user.sub).");
-      await signOutStore.signOutBefore(personKey(sub), clock(), retention);
+      await endSessionsOf('sign-out', sub);
       log.write(
         'info',
         { event: LOG_EVENTS.signedOutEverywhere },
         'Every session of one person will end at its next request',
       );
     },
+    endSessionsOf,
   };
 }
 

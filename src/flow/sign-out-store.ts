@@ -10,6 +10,8 @@ export interface SignOutStore {
   signOutBefore(key: string, at: number, ttlMs: number): Promise<void>;
   /** The latest time recorded for `key`, or `undefined`. One read. */
   signedOutBefore(key: string): Promise<number | undefined>;
+  /** The times recorded for several keys, in order, in one read (optional: else one `signedOutBefore` each, at once). */
+  signedOutBeforeEach?(keys: readonly string[]): Promise<Array<number | undefined>>;
 }
 
 /** Options of {@link createMemorySignOutStore}. */

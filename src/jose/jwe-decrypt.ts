@@ -250,7 +250,7 @@ interface ContentParts {
   tag: Buffer;
 }
 
-function readContentParts(jwe: CompactJwe): ContentParts {
+export function readContentParts(jwe: CompactJwe): ContentParts {
   const [, , ivSeg, ciphertextSeg, tagSeg] = jwe.parts;
   const iv = strictBase64url(ivSeg);
   const ciphertext = strictBase64url(ciphertextSeg);

@@ -4,7 +4,7 @@
  * many times the CPU (docs/internals.md). `test/client/id-token-jwe-differential.test.ts` shows
  * both make the same decisions.
  */
-import { createECDH, createHash, type ECDH, type KeyObject } from 'node:crypto';
+import { createECDH, createHash, ECDH, type KeyObject } from 'node:crypto';
 import { EC_CURVES } from './ec-keygen.js';
 import { aesKeyUnwrap, CONTENT_KEY_BYTES, JweRefused, strictBase64url, type CompactJwe } from './jwe-decrypt.js';
 
@@ -24,13 +24,31 @@ export const ECDH_ES_ALGORITHMS: readonly string[] = ['ECDH-ES', ...Object.keys(
  *   point not on it, an encrypted key where none belongs, a wrapped key that does not unwrap).
  */
 export function ecdhEsContentKey(jwe: CompactJwe, key: KeyObject): Buffer {
-  const { header, parts } = jwe;
-  const alg = header.alg;
-  // The caller picks this function by alg; checked again so no other caller can use it for another.
+  checkEcdhHeader(jwe);
+  return contentKeyFromSecret(jwe, ecdhSharedSecret(key, jwe.header.epk));
+}
+
+/**
+ * The header of an ECDH-ES JWE, checked before any key is used: an ECDH-ES `alg` and a known `enc`.
+ * @throws JweRefused `failed`.
+ */
+export function checkEcdhHeader(jwe: CompactJwe): void {
+  const alg = jwe.header.alg;
+  // The caller picks this path by alg; checked again so no other caller can use it for another.
   if (typeof alg !== 'string' || !ECDH_ES_ALGORITHMS.includes(alg)) throw new JweRefused('failed');
-  const cekBytes = CONTENT_KEY_BYTES[header.enc as string];
-  if (cekBytes === undefined) throw new JweRefused('failed');
-  const shared = ecdhSharedSecret(key, header.epk);
+  if (CONTENT_KEY_BYTES[jwe.header.enc as string] === undefined) throw new JweRefused('failed');
+}
+
+/**
+ * The content-encryption key from the ECDH shared secret `shared` (made in process, or by a
+ * decrypter that holds the key elsewhere): derived by the Concat KDF (`ECDH-ES`), or the key
+ * the KDF's output unwraps (`ECDH-ES+A128KW`/`A192KW`/`A256KW`).
+ * @throws JweRefused `malformed` (no usable `apu`, `apv`) or `failed`.
+ */
+export function contentKeyFromSecret(jwe: CompactJwe, shared: Buffer): Buffer {
+  const { header, parts } = jwe;
+  const alg = header.alg as string;
+  const cekBytes = CONTENT_KEY_BYTES[header.enc as string] as number;
   const apu = optionalBytes(header.apu);
   const apv = optionalBytes(header.apv);
   const wrapped = strictBase64url(parts[1]);
@@ -46,31 +64,66 @@ export function ecdhEsContentKey(jwe: CompactJwe, key: KeyObject): Buffer {
   return aesKeyUnwrap(wrapped, kek);
 }
 
+/** An ephemeral public key read from a JWE's `epk`: its JWK curve name, node's, and its coordinates. */
+export interface EphemeralPoint {
+  crv: 'P-256' | 'P-384' | 'P-521';
+  curve: string;
+  bytes: number;
+  x: Buffer;
+  y: Buffer;
+}
+
 /**
- * The ECDH shared secret of the app's EC private key `key` and the ephemeral public JWK `epk`
- * (RFC 7518 4.6.1.1): an EC JWK on P-256, P-384 or P-521 with coordinates of exactly the curve's
- * size, on the key's curve, and a point on that curve.
- * @throws JweRefused `malformed` (no usable `epk`) or `failed` (another curve, a point not on it).
+ * The ephemeral public JWK `epk` (RFC 7518 4.6.1.1), read: an EC JWK on P-256, P-384 or P-521
+ * with coordinates of exactly the curve's size and no private member.
+ * @throws JweRefused `malformed` when it is not such a key.
  */
-export function ecdhSharedSecret(key: KeyObject, epk: unknown): Buffer {
+export function ephemeralPoint(epk: unknown): EphemeralPoint {
   if (typeof epk !== 'object' || epk === null || Array.isArray(epk)) throw new JweRefused('malformed');
   const jwk = epk as Record<string, unknown>;
   if (jwk.kty !== 'EC' || typeof jwk.crv !== 'string') throw new JweRefused('malformed');
   if (jwk.d !== undefined || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') throw new JweRefused('malformed');
   const curve = Object.hasOwn(EC_CURVES, jwk.crv) ? EC_CURVES[jwk.crv] : undefined;
   if (curve === undefined) throw new JweRefused('malformed');
-  const size = curve.bytes;
   const x = strictBase64url(jwk.x);
   const y = strictBase64url(jwk.y);
-  if (x.length !== size || y.length !== size) throw new JweRefused('malformed');
-  if (key.asymmetricKeyType !== 'ec' || key.type !== 'private' || curve.name !== key.asymmetricKeyDetails?.namedCurve) {
+  if (x.length !== curve.bytes || y.length !== curve.bytes) throw new JweRefused('malformed');
+  return { crv: jwk.crv as EphemeralPoint['crv'], curve: curve.name, bytes: curve.bytes, x, y };
+}
+
+/**
+ * The ECDH shared secret of the app's EC private key `key` and the ephemeral public JWK `epk`
+ * ({@link ephemeralPoint}), on the key's curve, and a point on that curve.
+ * @throws JweRefused `malformed` (no usable `epk`) or `failed` (another curve, a point not on it).
+ */
+export function ecdhSharedSecret(key: KeyObject, epk: unknown): Buffer {
+  const point = ephemeralPoint(epk);
+  if (
+    key.asymmetricKeyType !== 'ec' ||
+    key.type !== 'private' ||
+    point.curve !== key.asymmetricKeyDetails?.namedCurve
+  ) {
     throw new JweRefused('failed');
   }
   try {
     // The uncompressed point 04 || x || y; computeSecret refuses a point that is not on the curve.
-    return agreementFor(key, curve.name).computeSecret(Buffer.concat([UNCOMPRESSED, x, y]));
+    return agreementFor(key, point.curve).computeSecret(Buffer.concat([UNCOMPRESSED, point.x, point.y]));
   } catch {
     throw new JweRefused('failed');
+  }
+}
+
+/**
+ * True when the ephemeral point is on its curve: checked in process before a point is sent to a
+ * decrypter that holds the key elsewhere (an invalid-curve point must never reach it).
+ */
+export function onCurve(point: EphemeralPoint): boolean {
+  try {
+    // convertKey decodes the point, which OpenSSL refuses when it is not on the curve.
+    ECDH.convertKey(Buffer.concat([UNCOMPRESSED, point.x, point.y]), point.curve);
+    return true;
+  } catch {
+    return false;
   }
 }
 

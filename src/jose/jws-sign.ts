@@ -46,3 +46,33 @@ export function signWithHeader(
   else signature = sign(null, data, key);
   return `${input}.${signature.toString('base64url')}`;
 }
+
+/** The size of each JOSE signature a signer may return, when fixed: ES256 is raw `r || s`. */
+const SIGNATURE_BYTES: Readonly<Partial<Record<AssertionAlgorithm, number>>> = { ES256: 64, EdDSA: 64 };
+
+/**
+ * The claims signed under a header segment by a key held elsewhere (an HSM or a KMS): `sign`
+ * gets the ASCII signing input and resolves to the JOSE signature.
+ * @throws TypeError when the signature is not of the size `alg` makes (a DER ECDSA signature,
+ *   for instance, which `derToJose` turns into the JOSE form).
+ */
+export async function signWithSigner(
+  headerSegment: string,
+  claims: Record<string, unknown>,
+  sign: (signingInput: Uint8Array) => Promise<Uint8Array>,
+  alg: AssertionAlgorithm,
+): Promise<string> {
+  const input = `${headerSegment}.${base64url(JSON.stringify(claims))}`;
+  const signature = await sign(Buffer.from(input, 'ascii'));
+  const size = SIGNATURE_BYTES[alg];
+  if (
+    !(signature instanceof Uint8Array) ||
+    signature.length === 0 ||
+    (size !== undefined && signature.length !== size)
+  ) {
+    throw new TypeError(
+      `The ${alg} signer returned ${signature instanceof Uint8Array ? `${signature.length} bytes` : 'no bytes'}; it must resolve to the JOSE signature${alg === 'ES256' ? ' (64 bytes of r || s: convert a DER signature with derToJose)' : ''}`,
+    );
+  }
+  return `${input}.${Buffer.from(signature.buffer, signature.byteOffset, signature.length).toString('base64url')}`;
+}

@@ -10,6 +10,12 @@ import { crossSiteRefusal, signOutRefusedPage, type CrossSiteRefusal } from '../
 import { classifyFailure } from '../flow/failure.js';
 import { safeReturnTo } from '../flow/return-to.js';
 import { loadPassport } from './load-passport.js';
+import { backchannelLogoutRoute } from './backchannel-route.js';
+import {
+  checkBackchannelLogout,
+  DEFAULT_BACKCHANNEL_LOGOUT_PATH,
+  type BackchannelLogout,
+} from '../flow/backchannel-logout.js';
 import { routeMatcher } from './route-matcher.js';
 import { sendFailurePage, type FailurePage } from './failure-page.js';
 import { requestHost } from './request-host.js';
@@ -45,6 +51,8 @@ export interface NdIdRoutes {
   logout?: string | false;
   /** Default `'/jwks.json'`: the app's public keys, served only when `publishKeys` is given. */
   jwks?: string | false;
+  /** Default `'/backchannel-logout'` (POST only): served only when `backchannelLogout` is given. */
+  backchannelLogout?: string | false;
 }
 
 /** A failed sign-in as given to `renderFailure`: what to show, and what to log or link. */
@@ -124,6 +132,11 @@ export interface NdIdRouterOptions {
   authorizationParams?:
     | Readonly<Record<string, string>>
     | ((req: Request) => Readonly<Record<string, string>> | undefined);
+  /**
+   * Back-channel logout: the provider POSTs logout tokens to `{mount}/backchannel-logout` (register
+   * it as `backchannel_logout_uri`): give `createBackchannelLogout({ client, sessions })`.
+   */
+  backchannelLogout?: BackchannelLogout;
 }
 
 /** Default paths of the routes. */
@@ -219,6 +232,14 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   const publisher =
     options.publishKeys === undefined ? undefined : checkKeyPublisher(options.publishKeys, 'ndIdRouter', 'publishKeys');
   const jwksPath = publisher === undefined ? false : checkPath(options.routes?.jwks, 'routes.jwks', DEFAULT_JWKS_PATH);
+  const backchannel =
+    options.backchannelLogout === undefined
+      ? undefined
+      : checkBackchannelLogout(options.backchannelLogout, 'ndIdRouter', 'backchannelLogout');
+  const backchannelPath =
+    backchannel === undefined
+      ? false
+      : checkPath(options.routes?.backchannelLogout, 'routes.backchannelLogout', DEFAULT_BACKCHANNEL_LOGOUT_PATH);
   const contextMessage = options.authenticationContextMessage;
   if (contextMessage !== undefined && typeof contextMessage !== 'string' && typeof contextMessage !== 'function') {
     throw optionError(
@@ -466,6 +487,8 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   const isCallback = routeMatcher(callbackPath);
   const isLogout = routeMatcher(logoutPath);
   const isJwks = routeMatcher(jwksPath);
+  const isBackchannel = routeMatcher(backchannelPath);
+  const backchannelRoute = backchannel === undefined ? undefined : backchannelLogoutRoute(backchannel);
   return function ndIdRoutes(req: Request, res: Response, next: NextFunction): void {
     const method = req.method;
     if (method === 'GET' || method === 'HEAD') {
@@ -480,6 +503,8 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       }
     } else if (method === 'POST' && isLogout(req.path)) {
       return logoutRoute(req, res, next);
+    } else if (method === 'POST' && backchannelRoute !== undefined && isBackchannel(req.path)) {
+      return backchannelRoute(req, res, next);
     }
     next();
   };

@@ -171,7 +171,7 @@ export interface NdIdSuccessInfo {
   /** The sanitized return path given when the login started, if any. */
   returnTo?: string;
   /** The completed sign-in, for the session record: who, when, when authenticated, and the step-up `maxAge` it was started with. */
-  signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number };
+  signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number; sid?: string };
 }
 
 /** Passport's fail challenge for a refused login: code, sentence, and the service's own error code and description when it sent one. */
@@ -273,7 +273,10 @@ export class NdIdStrategy extends PassportStrategyBase {
 
   private readonly wiring = new WiringChecks();
 
-  private readonly client: NdIdClientLike & { publicJwks?: () => PublicJwks };
+  private readonly client: NdIdClientLike & {
+    publicJwks?: () => PublicJwks;
+    logoutTokenChecks?: IdClient['logoutTokenChecks'];
+  };
   private readonly passReqToCallback: boolean;
   private readonly verify: NdIdVerify | NdIdVerifyWithRequest | undefined;
 
@@ -461,6 +464,17 @@ export class NdIdStrategy extends PassportStrategyBase {
       : undefined;
   }
 
+  /**
+   * What the client checks back-channel logout tokens against (`IdClient.logoutTokenChecks`), for
+   * `createBackchannelLogout({ client: strategy })`.
+   * @throws TypeError when the strategy's client has no such checks (not an IdClient).
+   */
+  logoutTokenChecks(): ReturnType<IdClient['logoutTokenChecks']> {
+    if (typeof this.client.logoutTokenChecks !== 'function')
+      throw new TypeError('NdIdStrategy: its client cannot check logout tokens; give an IdClient.');
+    return this.client.logoutTokenChecks();
+  }
+
   /** Wiring mistakes seen from this request: logged once each; one that makes the login impossible is returned. */
   private checkWiring(req: Request, options: NdIdAuthenticateOptions, isCallback: boolean): IdError | undefined {
     this.wiring.sessionRestored(req, this.flow.log);
@@ -590,6 +604,8 @@ export class NdIdStrategy extends PassportStrategyBase {
       signedInAt: user.signedInAt,
       ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
       ...(maxAge === undefined ? {} : { maxAge }),
+      // The provider's session, so a back-channel logout by sid finds this sign-in.
+      ...(typeof user.claims.sid === 'string' ? { sid: user.claims.sid } : {}),
     };
     const core: SignInCore = { flow: this.flow, policy };
     const signInSession = expressSignInSession(req, session, cookieName ?? 'connect.sid');

@@ -5,7 +5,7 @@
 import { contextMessageProblem, MAX_CONTEXT_MESSAGE_LENGTH } from '../context-message.js';
 import { isPkceString } from '../pkce.js';
 import type { ProviderContext } from './context.js';
-import { singleParam } from './http/request.js';
+import { paramReader } from './http/request.js';
 import { describeRedirectUriMismatch } from './redirect-uri-hint.js';
 import { SUPPORTED_SCOPES } from './scopes.js';
 import type { ValidRequest } from './valid-request.js';
@@ -43,7 +43,8 @@ function fail(code: string, message: string): Validation {
 
 /** Validates the query, client and redirect URI first; the endpoint has checked its size already. */
 export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchParams): Validation {
-  const clientId = singleParam(params, 'client_id', 256);
+  const param = paramReader(params);
+  const clientId = param('client_id', 256);
   if (!clientId.ok) return fail('invalid_request', clientId.reason);
   if (clientId.value === undefined) return fail('invalid_request', 'The client_id parameter is missing.');
   const client = ctx.config.clients.get(clientId.value);
@@ -56,14 +57,14 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   }
   const userinfo = servesUserinfo(ctx.config, client);
 
-  const redirectUri = singleParam(params, 'redirect_uri', 2048);
+  const redirectUri = param('redirect_uri', 2048);
   if (!redirectUri.ok) return fail('invalid_request', redirectUri.reason);
   if (redirectUri.value === undefined) return fail('invalid_request', 'The redirect_uri parameter is missing.');
   if (!client.redirectUris.has(redirectUri.value)) {
     return fail('redirect_uri_mismatch', describeRedirectUriMismatch(redirectUri.value, client.redirectUris));
   }
 
-  const responseMode = singleParam(params, 'response_mode', 64);
+  const responseMode = param('response_mode', 64);
   if (!responseMode.ok) return fail('invalid_request', responseMode.reason);
   if (responseMode.value !== undefined && responseMode.value !== 'query') {
     // Answering a fragment or form_post request in the query would be read by nobody, or by the
@@ -74,13 +75,13 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
     );
   }
 
-  const responseType = singleParam(params, 'response_type', 64);
+  const responseType = param('response_type', 64);
   if (!responseType.ok) return fail('invalid_request', responseType.reason);
   if (responseType.value !== 'code') {
     return fail('unsupported_response_type', 'The response_type must be code.');
   }
 
-  const scope = singleParam(params, 'scope', 1024);
+  const scope = param('scope', 1024);
   if (!scope.ok) return fail('invalid_request', scope.reason);
   const scopes = [...new Set((scope.value ?? '').split(' ').filter((s) => s !== ''))];
   if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must include openid.');
@@ -103,7 +104,7 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
     );
   }
 
-  const method = singleParam(params, 'code_challenge_method', 64);
+  const method = param('code_challenge_method', 64);
   if (!method.ok) return fail('invalid_request', method.reason);
   if (method.value !== 'S256') {
     return fail(
@@ -114,25 +115,25 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
     );
   }
 
-  const challenge = singleParam(params, 'code_challenge', 256);
+  const challenge = param('code_challenge', 256);
   if (!challenge.ok) return fail('invalid_request', challenge.reason);
   if (challenge.value === undefined) return fail('invalid_request', 'The code_challenge parameter is missing.');
   if (!isPkceString(challenge.value)) {
     return fail('invalid_request', 'The code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.');
   }
 
-  const state = singleParam(params, 'state', MAX_STATE_LENGTH);
+  const state = param('state', MAX_STATE_LENGTH);
   if (!state.ok) return fail('invalid_request', state.reason);
   if (state.value !== undefined && !VISIBLE_ASCII.test(state.value)) {
     return fail('invalid_request', 'The state parameter must contain visible ASCII characters only.');
   }
-  const nonce = singleParam(params, 'nonce', MAX_NONCE_LENGTH);
+  const nonce = param('nonce', MAX_NONCE_LENGTH);
   if (!nonce.ok) return fail('invalid_request', nonce.reason);
   if (nonce.value !== undefined && !VISIBLE_ASCII.test(nonce.value)) {
     return fail('invalid_request', 'The nonce parameter must contain visible ASCII characters only.');
   }
 
-  const prompt = singleParam(params, 'prompt', 256);
+  const prompt = param('prompt', 256);
   if (!prompt.ok) return fail('invalid_request', prompt.reason);
   const prompts = (prompt.value ?? '').split(' ').filter((p) => p !== '');
   if (prompts.some((p) => !PROMPT_VALUES.has(p))) {
@@ -141,14 +142,14 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
   if (prompts.includes('none') && prompts.length > 1) {
     return fail('invalid_request', 'prompt=none cannot be combined with other prompt values.');
   }
-  const maxAge = singleParam(params, 'max_age', 10);
+  const maxAge = param('max_age', 10);
   if (!maxAge.ok) return fail('invalid_request', maxAge.reason);
   if (maxAge.value !== undefined && !/^\d+$/.test(maxAge.value)) {
     return fail('invalid_request', 'The max_age parameter must be a whole number of seconds.');
   }
 
-  const hint = singleParam(params, 'login_hint', 128);
-  const contextMessage = singleParam(params, 'authentication_context_message', 4 * MAX_CONTEXT_MESSAGE_LENGTH);
+  const hint = param('login_hint', 128);
+  const contextMessage = param('authentication_context_message', 4 * MAX_CONTEXT_MESSAGE_LENGTH);
   if (!contextMessage.ok) return fail('invalid_request', contextMessage.reason);
   const messageProblem = contextMessage.value === undefined ? undefined : contextMessageProblem(contextMessage.value);
   if (messageProblem !== undefined) {
@@ -158,7 +159,7 @@ export function validateAuthorizeQuery(ctx: ProviderContext, params: URLSearchPa
     );
   }
 
-  const contextType = singleParam(params, 'authentication_context_type', 64);
+  const contextType = param('authentication_context_type', 64);
   if (!contextType.ok) return fail('invalid_request', contextType.reason);
   if (contextType.value !== undefined && !CONTEXT_TYPE.test(contextType.value)) {
     return fail(

@@ -14,7 +14,8 @@ a QR login page and a simulated mobile app. For development and CI only.
 Options:
   --clients FILE            JSON file of registered clients (required to serve):
                             [{ "clientId", "clientSecret", "redirectUris": [...],
-                               "publicKey" (PEM or JWK) | "publicKeyFile", "name"? }]
+                               "publicKey" (PEM or JWK) | "publicKeyFile", "name"?,
+                               "backchannelLogoutUri"? }]
                             or { "clients": [...], "personas": [...] }; a FAPI 2.0 client has
                             "profile": "fapi2", "jwks" | "jwksUri" and
                             "idTokenEncryptedResponseAlg" instead of "clientSecret"; a client
@@ -65,8 +66,8 @@ Options:
   --version                 Print the version, then exit
   --help                    Print this help, then exit
 
-Ending a run: SIGINT (Ctrl-C) or SIGTERM sent to this process, or to the npx, npm exec or
-shell that started it (the run ends when the process that started it is gone), POST
+Ending a run: SIGINT (Ctrl-C), SIGTERM or SIGHUP sent to this process, or to the npx, npm
+exec or shell that started it (the run ends when the process that started it is gone), POST
 /_provider/conformance/finish, or --exit-after. It prints the audit table, the conformance
 table (with --conformance) and "Verdict: PASSED" or "Verdict: FAILED", and exits 0 or 1.
 

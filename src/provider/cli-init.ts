@@ -56,7 +56,20 @@ function ecKey(kid: string, use: 'sig' | 'enc', alg: string): { privateJwk: obje
 }
 
 /** What `init` did: the files written, or the mistakes that stopped it (nothing written then). */
-export type InitOutcome = { ok: true; files: string[]; clientId: string } | { ok: false; mistakes: string[] };
+export type InitOutcome =
+  | { ok: true; files: string[]; clientId: string; backchannelLogoutUri?: string }
+  | { ok: false; mistakes: string[] };
+
+/**
+ * The back-channel logout URI beside a callback URI ending in `/callback` (the router's default
+ * routes: `{mount}/backchannel-logout`), or undefined for another callback path.
+ */
+export function backchannelLogoutUriBeside(redirectUri: string): string | undefined {
+  const url = new URL(redirectUri);
+  if (!url.pathname.endsWith('/callback') || url.search !== '') return undefined;
+  url.pathname = `${url.pathname.slice(0, -'/callback'.length)}/backchannel-logout`;
+  return url.href;
+}
 
 /** The mistakes of a callback URL, as the provider would see them at start-up. */
 function redirectUriMistakes(uri: string): string[] {
@@ -135,6 +148,7 @@ export function runInit(options: InitOptions): InitOutcome {
           idTokenEncryptedResponseAlg: 'ECDH-ES+A256KW',
         }
       : { clientSecret: randomBytes(32).toString('base64url') };
+  const backchannelLogoutUri = backchannelLogoutUriBeside(options.redirectUri);
   const clients = {
     // The provider keeps its signing keys in this file, read at every start.
     signingKeysFile: INIT_FILES.providerSigningKeys,
@@ -145,6 +159,7 @@ export function runInit(options: InitOptions): InitOutcome {
         publicKeyFile: INIT_FILES.publicKey,
         name: clientId,
         ...registration,
+        ...(backchannelLogoutUri === undefined ? {} : { backchannelLogoutUri }),
       },
     ],
   };
@@ -161,5 +176,5 @@ export function runInit(options: InitOptions): InitOutcome {
   writeNewFile(join(dir, INIT_FILES.privateKey), privateKey, SECRET_MODE);
   writeNewFile(join(dir, INIT_FILES.publicKey), publicKey, PUBLIC_MODE);
   writeNewFile(join(dir, INIT_FILES.clients), `${JSON.stringify(clients, null, 2)}\n`, SECRET_MODE);
-  return { ok: true, files: paths, clientId };
+  return { ok: true, files: paths, clientId, ...(backchannelLogoutUri === undefined ? {} : { backchannelLogoutUri }) };
 }

@@ -2,8 +2,8 @@
 /**
  * `nd-id-provider`: the provider from a shell (options in `cli-help.ts`), or `init` to write a
  * client key pair and a clients.json. The subject secret comes from ND_ID_SUBJECT_SECRET, never
- * argv (argv is visible to other users). A run ends on SIGINT/SIGTERM (also when the npx or shell
- * that started it ends), on
+ * argv (argv is visible to other users). A run ends on SIGINT/SIGTERM/SIGHUP (also when the npx or
+ * shell that started it ends), on
  * `POST /_provider/conformance/finish` or by `--exit-after`, printing the audit, the conformance
  * results and a verdict, and exiting with its status.
  */
@@ -437,6 +437,9 @@ function runInitCommand(argv: readonly string[], io: CliIo): CliOutcome {
   io.stdout(
     `Wrote:\n${outcome.files.map((f) => `  ${f}\n`).join('')}` +
       `Client id: ${outcome.clientId} (${profile ? `FAPI 2.0: its private keys are in ${INIT_FILES.fapiKeys}` : `its secret is in ${INIT_FILES.clients}`}; keep the private keys and clients.json out of version control)\n` +
+      (outcome.backchannelLogoutUri === undefined
+        ? ''
+        : `Back-channel logout URI (backchannel_logout_uri, served by ndIdRouter({ backchannelLogout })): ${outcome.backchannelLogoutUri}\n`) +
       `Next: nd-id-provider --clients ${dir !== undefined ? `${withoutTrailingSlashes(dir)}/` : ''}${INIT_FILES.clients} --auto-approve\n`,
   );
   return { exitCode: 0 };
@@ -450,11 +453,14 @@ const PARENT_CHECK_MS = 250;
  * Ends the run (verdict printed, port closed) once the process that started it is gone. Under
  * `npx nd-id-provider` or `npm exec` the provider is a grandchild: a SIGTERM to npx ends npx and
  * the shell between them, never this process, which would be left serving with its verdict lost.
+ * `startedBy` is the parent read as the process starts, not once it is ready: on a loaded machine
+ * the parent can end between the "ready" line and the next turn of this process, and a parent
+ * read after that would already be the reaper this one was handed to, so it would never change.
+ * A parent that ended during start-up ends the run at the first check.
  */
-function endWithParent(outcome: { stop(): Promise<number>; ended: Promise<number> }): void {
-  const parent = process.ppid;
+function endWithParent(startedBy: number, outcome: { stop(): Promise<number>; ended: Promise<number> }): void {
   const check = setInterval(() => {
-    if (process.ppid === parent) return;
+    if (process.ppid === startedBy) return;
     clearInterval(check);
     process.stderr.write('nd-id-provider: the process that started this one has ended; ending the run\n');
     outcome.stop().catch(() => process.exit(1));
@@ -463,7 +469,32 @@ function endWithParent(outcome: { stop(): Promise<number>; ended: Promise<number
   void outcome.ended.finally(() => clearInterval(check));
 }
 
+/**
+ * Takes SIGINT, SIGTERM and SIGHUP from the start, so a signal sent the moment `ready` is printed
+ * (or during start-up) is not the default one that kills the process with its verdict unprinted:
+ * it ends the run once it is running. The returned function hands over the running outcome.
+ */
+function endOnSignals(): (outcome: { stop(): Promise<number> }) => void {
+  let running: { stop(): Promise<number> } | undefined;
+  let received: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (running === undefined) {
+      received ??= signal;
+      return;
+    }
+    process.stderr.write(`nd-id-provider: ${signal} received; ending the run\n`);
+    running.stop().catch(() => process.exit(1));
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, onSignal);
+  return (outcome) => {
+    running = outcome;
+    if (received !== undefined) onSignal(received);
+  };
+}
+
 if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.main === module) {
+  const startedBy = process.ppid;
+  const endOnSignal = endOnSignals();
   const io: CliIo = {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
@@ -479,13 +510,8 @@ if (typeof require !== 'undefined' && typeof module !== 'undefined' && require.m
         (code) => process.exit(code),
         () => process.exit(1),
       );
-      const onSignal = (signal: NodeJS.Signals): void => {
-        process.stderr.write(`nd-id-provider: ${signal} received; ending the run\n`);
-        outcome.stop().catch(() => process.exit(1));
-      };
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      endWithParent(outcome);
+      endOnSignal(outcome);
+      endWithParent(startedBy, outcome);
     },
     () => {
       process.stderr.write('nd-id-provider: failed to start\n');

@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { isRecord } from '../encoding.js';
 import { importRsaPublicKey, rsaThumbprint } from '../keys.js';
 import { isLoopbackHost } from '../loopback.js';
+import { checkBackchannelLogoutUri } from './backchannel-logout-uri.js';
 import { ownOptions, PROVIDER_OPTIONS } from '../options-check.js';
 import { checkPersonas, isPositiveInt, unknownKeys } from './config-checks.js';
 import { checkFapiRegistration, FAPI_CLIENT_KEYS, type FapiRegistration } from './fapi/registration.js';
@@ -44,6 +45,8 @@ export interface ResolvedClient {
   /** False when the client is registered with `userinfo: false` (its sign-in is from the ID token alone). */
   userinfo: boolean;
   name: string;
+  /** Where logout tokens are POSTed when the person signs out at the provider, when registered. */
+  backchannelLogoutUri?: string;
 }
 
 /** Checks one client's keys (a PEM, a JWK with its `kid`, or `{ key, kid }`), one mistake per bad key. */
@@ -130,6 +133,7 @@ const CLIENT_KEYS = new Set([
   'publicKeys',
   'name',
   'userinfo',
+  'backchannelLogoutUri',
   ...FAPI_CLIENT_KEYS,
 ]);
 
@@ -255,6 +259,9 @@ function checkClients(value: unknown, mistakes: string[], providerUserinfo = tru
           : resolveClientKeys([publicKey], `${where}.publicKey`, mistakes, true);
       if (mistakes.length > before) ok = false;
     }
+    const logoutMistakes = mistakes.length;
+    const backchannelLogoutUri = checkBackchannelLogoutUri(raw.backchannelLogoutUri, where, mistakes, isLoopbackHost);
+    if (mistakes.length > logoutMistakes) ok = false;
     if (name !== undefined && (typeof name !== 'string' || name.length === 0 || name.length > 100)) {
       mistakes.push(`${where}.name must be a string of 1 to 100 characters when given`);
       ok = false;
@@ -269,6 +276,7 @@ function checkClients(value: unknown, mistakes: string[], providerUserinfo = tru
         publicKeys: keys,
         userinfo,
         name: typeof name === 'string' ? name : clientId,
+        ...(backchannelLogoutUri === undefined ? {} : { backchannelLogoutUri }),
       });
     }
   });

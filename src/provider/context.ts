@@ -5,6 +5,7 @@ import type { ClientJwks } from './fapi/client-jwks.js';
 import type { DpopNonces } from './fapi/dpop-nonces.js';
 import type { ProviderStores } from './store.js';
 import type { Audit } from './testing/audit.js';
+import type { ProviderSessions } from './provider-sessions.js';
 import type { Conformance } from './testing/conformance.js';
 import type { ScriptedLogins } from './testing/approve-next.js';
 import type { PersonaDirectory } from './testing/persona-directory.js';
@@ -33,4 +34,6 @@ export interface ProviderContext {
   clientJwks: ClientJwks;
   /** FAPI 2.0: the DPoP server nonces, when the `dpopNonce` option is on. */
   dpopNonces: DpopNonces | undefined;
+  /** The provider sessions (one per sign-in, its `sid` in the ID token), for back-channel logout. */
+  sessions: ProviderSessions;
 }

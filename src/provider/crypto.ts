@@ -109,9 +109,9 @@ function jwsSignature(alg: IdTokenSigningAlg, input: string, key: KeyObject): Bu
   }
 }
 
-/** A compact JWS of JWT `claims`, `typ: "JWT"`, with `kid`. */
-function compactJwt(alg: IdTokenSigningAlg, key: SigningKey, claims: JWTPayload): string {
-  const signingInput = `${base64url(JSON.stringify({ alg, typ: 'JWT', kid: key.kid }))}.${base64url(JSON.stringify(claims))}`;
+/** A compact JWS of JWT `claims`, `typ: "JWT"` (or `typ`), with `kid`. */
+function compactJwt(alg: IdTokenSigningAlg, key: SigningKey, claims: JWTPayload, typ = 'JWT'): string {
+  const signingInput = `${base64url(JSON.stringify({ alg, typ, kid: key.kid }))}.${base64url(JSON.stringify(claims))}`;
   return `${signingInput}.${jwsSignature(alg, signingInput, key.privateKey).toString('base64url')}`;
 }
 
@@ -176,8 +176,8 @@ export class SigningKeys {
   }
 
   /** Sign JWT claims with the current key of `alg` (default RS256, as the spec says), with its `kid` in the header. */
-  async sign(claims: JWTPayload, alg: IdTokenSigningAlg = 'RS256'): Promise<string> {
-    return compactJwt(alg, await this.#slot(alg).current, claims);
+  async sign(claims: JWTPayload, alg: IdTokenSigningAlg = 'RS256', typ = 'JWT'): Promise<string> {
+    return compactJwt(alg, await this.#slot(alg).current, claims, typ);
   }
 
   /** The signing view of one algorithm (see {@link IdTokenSigner}). */

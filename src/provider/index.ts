@@ -9,6 +9,8 @@ import { authorizeRoutes } from './authorize.js';
 import { ClientJwks } from './fapi/client-jwks.js';
 import { DpopNonces } from './fapi/dpop-nonces.js';
 import { idTokenAlgOf } from './fapi/registration.js';
+import { signOutAtProvider } from './backchannel-logout.js';
+import { ProviderSessions } from './provider-sessions.js';
 import { servesUserinfo } from './variant.js';
 import { parRoutes } from './par.js';
 import { resolveConfig } from './config.js';
@@ -37,6 +39,7 @@ import { PersonaDirectory } from './testing/persona-directory.js';
 
 export type { Persona, ProviderClient, ProviderEndpoint, ProviderOptions, ProviderTtl } from './types.js';
 export type { Provider, ProviderHandler } from './provider.js';
+export type { BackchannelDelivery, ProviderSignOut } from './backchannel-logout.js';
 export type { ProviderRequest } from './http/request.js';
 export type { Answer, AnswerBody } from './http/answer.js';
 export type { RequestBody, FormFields } from './http/body.js';
@@ -125,6 +128,7 @@ export function createProvider(options: ProviderOptions): Provider {
     subjectFor: (clientId, personaId) => pairwiseSubject(config.subjectSecret, clientId, personaId),
     clientJwks: new ClientJwks(config.clock),
     dpopNonces: config.dpopNonce ? new DpopNonces(config.clock) : undefined,
+    sessions: new ProviderSessions(),
   };
   audit.listen((clientId, code, count) =>
     config.log?.(`audit: finding ${code} for client ${clientId} (${count}): ${AUDIT_MESSAGES[code]}`),
@@ -161,6 +165,7 @@ export function createProvider(options: ProviderOptions): Provider {
     approveNext: (approval) => scripted.enqueue(approval),
     setClientKeys: (clientId, publicKeys) => setClientKeys(config, clientId, publicKeys),
     rotateSigningKey: () => keys.rotate(),
+    signOut: (signOut) => signOutAtProvider(ctx, ctx.sessions, signOut),
     subjectFor: ctx.subjectFor,
     faults,
     audit: (clientId) => ctx.audit.findings(clientId),
@@ -177,6 +182,7 @@ export function createProvider(options: ProviderOptions): Provider {
       stores.accessTokens.clear();
       stores.pushed.clear();
       stores.usedJtis.clear();
+      ctx.sessions.clear();
     },
   };
 }

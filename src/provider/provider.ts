@@ -7,6 +7,7 @@ import type { ConformancePlan } from './testing/conformance.js';
 import type { ApproveNextOptions } from './testing/approve-next.js';
 import type { PersonaDirectory } from './testing/persona-directory.js';
 import type { ClientPublicKey } from './types.js';
+import type { BackchannelDelivery, ProviderSignOut } from './backchannel-logout.js';
 
 /**
  * A plain Node request handler: `http.createServer(handler)`, or mounted by Express
@@ -38,6 +39,13 @@ export interface Provider {
   setClientKeys(clientId: string, publicKeys: ClientPublicKey[]): void;
   /** Publish a new signing key and sign with it; the old key stays in the JWKS for `ttl.signingKeyGrace`. */
   rotateSigningKey(): Promise<void>;
+  /**
+   * Signs a person out at the provider: every session of `persona`, or the one provider session
+   * `sid` (the ID token's). Each client of theirs with a `backchannelLogoutUri` is POSTed a logout
+   * token; resolves with each delivery's outcome once all have settled (at most 5 s each). A
+   * delivery not answered 200 is the audit finding `backchannel_logout_failed`.
+   */
+  signOut(signOut: ProviderSignOut): Promise<BackchannelDelivery[]>;
   /** The pairwise `sub` a client receives for a persona (for tests and tooling). */
   subjectFor(clientId: string, personaId: string): string;
   /** Make the provider misbehave on purpose, for tests: see {@link FaultControl}. */

@@ -285,6 +285,8 @@ async function exchange(ctx: ProviderContext, req: ProviderRequest, named: Named
         iat,
         auth_time: record.authTime,
         at_hash: accessTokenHash(accessToken, alg),
+        // The provider session of this sign-in: a back-channel logout names it.
+        sid: ctx.sessions.start(client.clientId, persona.id, sub),
       },
       record.overrides?.claims,
       iat,

@@ -40,6 +40,11 @@ export interface ProviderClient {
   /** Name shown to the user in the mobile app. Default: the client id. */
   name?: string;
   /**
+   * Back-channel logout: where the provider POSTs a logout token when the person signs out at the
+   * provider (OpenID Connect Back-Channel Logout 1.0). `https`, or `http` on a loopback host.
+   */
+  backchannelLogoutUri?: string;
+  /**
    * `'fapi2'`: the client follows the FAPI 2.0 Security Profile (pushed authorization requests,
    * DPoP, private_key_jwt, encrypted ID tokens); it then needs `jwks` or `jwksUri` and
    * `idTokenEncryptedResponseAlg`, and no `clientSecret`. Left out: the service as the spec
@@ -223,4 +228,5 @@ export type ProviderEndpoint =
   | 'userinfo'
   | 'jwks'
   | 'discovery'
-  | 'control';
+  | 'control'
+  | 'backchannel_logout';

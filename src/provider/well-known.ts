@@ -43,6 +43,9 @@ function discoveryDocument(
     // RFC 9207: every authorization response (code or error) carries `iss`, in both profiles,
     // unless the provider is configured to leave it out; then the field is left out too.
     ...(options.authorizationResponseIss === false ? {} : { authorization_response_iss_parameter_supported: true }),
+    // Back-Channel Logout 1.0, 2.1: logout tokens are sent, with the sid the ID tokens carry.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     ...discoveryExtensions(options, mix, userinfo),
     ...fapiDiscoveryFields(issuer, mix),
   };

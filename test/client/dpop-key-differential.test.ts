@@ -128,7 +128,7 @@ describe('DPoP proofs and client assertions under a header encoded once per key,
     );
     for (let round = 0; round < 2; round++) {
       for (const [i, signing] of keys.entries()) {
-        const token = createClientAssertion(signing, 'client', 'https://id.example/v2', clock);
+        const token = await createClientAssertion(signing, 'client', 'https://id.example/v2', clock);
         expect(decodeProtectedHeader(token)).toEqual({ typ: 'JWT', kid: `k-${i}`, alg: 'ES256' });
         await expect(
           jwtVerify(token, createPublicKey(signing.key), {

@@ -58,6 +58,8 @@ export interface FapiRpOptions {
   router?: NdIdRouterOptions;
   /** IdClient options the strategy is built with, beyond the keys (e.g. another assertion key than the registered one). */
   client?: Partial<IdClientOptions>;
+  /** The client registration, given the app's callback URL, instead of the one made from `keys` (keys held elsewhere). */
+  register?: (callbackURL: string) => ProviderClient;
 }
 
 /** A running FAPI relying party and its provider. */
@@ -186,7 +188,8 @@ export async function startFapiRp(options: FapiRpOptions = {}): Promise<FapiRp> 
   const provider = await startProvider({
     autoApprove: options.interactive !== true,
     clients: [
-      fapiRegistration(keys, callbackURL, options.jwksByUrl === true ? `${baseUrl}/auth/jwks.json` : undefined),
+      options.register?.(callbackURL) ??
+        fapiRegistration(keys, callbackURL, options.jwksByUrl === true ? `${baseUrl}/auth/jwks.json` : undefined),
     ],
     ...options.provider,
   } as StartProviderOptions);

@@ -30,6 +30,8 @@ export interface OidcProviderOptions {
    * whose `person_info` claim is an object, as Myinfo v5 sends it.
    */
   jwtUserinfo?: boolean;
+  /** Its back-channel logout (`features.backchannelLogout`): a sign-out at its end_session endpoint POSTs logout tokens. */
+  backchannelLogout?: boolean;
 }
 
 /** The `person_info` claim of every account, Myinfo v5's shape in short. */
@@ -43,6 +45,8 @@ export interface StartedOidcProvider {
   provider: Provider;
   /** Requests received, by path under the issuer (`/.well-known/openid-configuration`, `/token`, `/me`, ...). */
   requests: Map<string, number>;
+  /** Back-channel logouts it sent, by client: `ok`, or the error it met (a relying party's answer other than 200). */
+  backchannel: Array<{ clientId: string; outcome: string }>;
   close(): Promise<void>;
 }
 
@@ -86,6 +90,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
     features: {
       devInteractions: { enabled: true },
       ...(options.jwtUserinfo === true ? { jwtUserinfo: { enabled: true }, encryption: { enabled: true } } : {}),
+      ...(options.backchannelLogout === true ? { backchannelLogout: { enabled: true } } : {}),
       ...(options.fapi === true
         ? {
             fapi: { enabled: true, profile: '2.0' },
@@ -129,6 +134,14 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
     }
   }
   const requests = new Map<string, number>();
+  const backchannel: StartedOidcProvider['backchannel'] = [];
+  const events = provider as unknown as { on(name: string, listener: (...args: never[]) => void): void };
+  events.on('backchannel.success', (_ctx: unknown, client: { clientId: string }) => {
+    backchannel.push({ clientId: client.clientId, outcome: 'ok' });
+  });
+  events.on('backchannel.error', (_ctx: unknown, err: Error, client: { clientId: string }) => {
+    backchannel.push({ clientId: client.clientId, outcome: err.message });
+  });
   server.on('request', (req, res) => {
     const url = req.url ?? '/';
     if (!url.startsWith(`${mountPath}/`)) {
@@ -148,6 +161,7 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<S
     origin,
     provider,
     requests,
+    backchannel,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -164,8 +178,8 @@ export async function signInAtProvider(
   authorizationUrl: string,
   started: StartedOidcProvider,
   login = 'alice',
+  jar = new Map<string, string>(),
 ): Promise<URL> {
-  const jar = new Map<string, string>();
   let next = new URL(authorizationUrl);
   let form: string | undefined;
   for (let hop = 0; hop < 16; hop += 1) {
@@ -211,4 +225,27 @@ export async function signInAtProvider(
         : new URLSearchParams({ prompt }).toString();
   }
   throw new Error('oidc-provider did not send the browser back to the app within 16 hops');
+}
+
+/**
+ * Signs the person out at oidc-provider as a browser would: its end_session page, then its
+ * confirmation form with the `xsrf` it gave and `logout=yes` (out of every client), with the
+ * provider cookies `jar` kept by {@link signInAtProvider}. Returns the confirmation's status.
+ */
+export async function signOutAtProvider(started: StartedOidcProvider, jar: Map<string, string>): Promise<number> {
+  const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  const page = await fetch(`${started.issuer}/session/end`, { headers: { cookie }, redirect: 'manual' });
+  const text = await page.text();
+  const xsrf = /name="xsrf" value="([^"]+)"/.exec(text)?.[1];
+  const action = /<form[^>]*action="([^"]+)"/.exec(text)?.[1];
+  if (page.status !== 200 || xsrf === undefined || action === undefined)
+    throw new Error(`oidc-provider's end_session answered ${page.status} without its form`);
+  const confirm = await fetch(new URL(action.replace(/&amp;/g, '&'), `${started.issuer}/`), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+  });
+  await confirm.arrayBuffer();
+  return confirm.status;
 }

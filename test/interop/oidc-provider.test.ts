@@ -8,67 +8,16 @@
  * the router at its jwks_uri, encrypted ID tokens).
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express, { type RequestHandler } from 'express';
-import session from 'express-session';
-import passport from 'passport';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import { generatePkcePair } from '../../src/pkce.js';
-import { ndIdRouter } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
 import type { NdIdUser } from '../../src/passport/strategy.js';
-import { Browser } from '../helpers/harness.js';
+import { startExpressApp as startApp, type ExpressApp as App } from '../helpers/express-rp.js';
+import type { Browser } from '../helpers/harness.js';
 import { signInAtProvider, startOidcProvider, type StartedOidcProvider } from '../helpers/oidc-provider.js';
 
 const CLIENT_SECRET = 'a-client-secret-of-the-base-app-0123456789';
-
-interface App {
-  baseUrl: string;
-  callbackURL: string;
-  browser(): Browser;
-  install(strategy: NdIdStrategy, options?: { publishKeys?: boolean }): void;
-  close(): Promise<void>;
-}
-
-/** An Express app with express-session and Passport; the strategy and router are installed once the provider is up. */
-async function startApp(): Promise<App> {
-  const app = express();
-  let routes: RequestHandler | undefined;
-  const authenticator = new passport.Passport();
-  app.use(session({ secret: 'interop-session-secret', resave: false, saveUninitialized: false }));
-  authenticator.serializeUser((user, done) => done(null, user));
-  authenticator.deserializeUser((user: Express.User, done) => done(null, user));
-  app.use(authenticator.session());
-  app.use('/auth', (req, res, next) => (routes === undefined ? next() : routes(req, res, next)));
-  app.get('/me', (req, res) => {
-    res.status(req.user ? 200 : 401).json({ user: req.user ?? null });
-  });
-  const server: Server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    baseUrl,
-    callbackURL: `${baseUrl}/auth/callback`,
-    browser: () => new Browser(baseUrl),
-    install(strategy, options = {}) {
-      authenticator.use(strategy);
-      routes = ndIdRouter({
-        passport: authenticator,
-        ...(options.publishKeys === true ? { publishKeys: strategy } : {}),
-        successRedirect: '/me',
-        renderFailure: (failure, _req, res) => {
-          res.status(failure.status).json({ code: failure.code, diagnosis: failure.diagnosis?.code ?? null });
-        },
-      });
-    },
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 /** What the verify callback keeps: the ID token's and the userinfo's claims. */
 function keep(user: NdIdUser) {

@@ -1,3 +1,4 @@
+import { ProviderSessions } from '../../src/provider/provider-sessions.js';
 import { Audit } from '../../src/provider/testing/audit.js';
 import { Conformance } from '../../src/provider/testing/conformance.js';
 import { ScriptedLogins } from '../../src/provider/testing/approve-next.js';
@@ -208,6 +209,7 @@ describe('authorize: oversized requests and unknown parameters', () => {
         audit: new Audit(config.clock, () => true),
         conformance: new Conformance(new SigningKeys(config.clock, 0), new Audit(config.clock, () => true), () => []),
         log: () => undefined,
+        sessions: new ProviderSessions(),
         persona: () => undefined,
         subjectFor: () => 'sub',
         clientJwks: new ClientJwks(config.clock),

@@ -179,6 +179,27 @@ describe('nd-id-provider (built): version, help, init', () => {
     expect(await served.exit).toBe(0);
   });
 
+  it('SIGHUP (the terminal that started it closed) ends the run with the verdict, like SIGTERM', async () => {
+    const clients = join(mkdtempSync(join(tmpdir(), 'nd-id-hup-')), 'clients.json');
+    writeFileSync(
+      clients,
+      JSON.stringify([
+        {
+          clientId: 'hup-rp',
+          clientSecret: 'hup-rp-secret-0123456789',
+          redirectUris: ['http://127.0.0.1:3000/cb'],
+          userinfo: false,
+        },
+      ]),
+    );
+    const run = runBuilt(['--clients', clients, '--port', '0']);
+    await ready(run);
+    run.child.kill('SIGHUP');
+    expect(await run.exit).toBe(0);
+    expect(run.err()).toContain('nd-id-provider: SIGHUP received; ending the run');
+    expect(run.out()).toMatch(/Audit: no findings\.\nVerdict: PASSED/);
+  });
+
   it('init refuses a callback URL the provider would refuse, writing nothing', async () => {
     const target = mkdtempSync(join(tmpdir(), 'nd-id-init-bad-'));
     const run = runBuilt(['init', '--redirect-uri', 'http://example.com/cb', '--dir', target]);

@@ -6,45 +6,19 @@
  * with npm offline.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { listening, processesNaming } from '../helpers/cli-processes.js';
 
 const root = process.cwd();
 const dir = mkdtempSync(join(tmpdir(), 'nd-id-npx-'));
 
-/** The processes this file started whose command line names its folder, to end any left behind (by pid). */
-function leftBehind(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(dir)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
-
 afterAll(() => {
-  if (process.platform === 'linux') for (const pid of leftBehind()) process.kill(pid, 'SIGKILL');
+  if (process.platform === 'linux') for (const pid of processesNaming(dir)) process.kill(pid, 'SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** True when something accepts connections on the port. */
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 describe.skipIf(process.platform !== 'linux')('npx nd-id-provider, then SIGTERM to npx', () => {
   it('ends the provider: its port closes and the verdict reaches the output the caller reads', async () => {

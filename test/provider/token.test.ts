@@ -87,6 +87,7 @@ describe('token endpoint: success', () => {
       iat,
       auth_time: iat,
       at_hash: createHash('sha256').update(body.access_token).digest().subarray(0, 16).toString('base64url'),
+      sid: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
     });
   });
 

@@ -47,6 +47,8 @@ describe('discovery document', () => {
       subject_types_supported: ['pairwise'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
+      backchannel_logout_supported: true,
+      backchannel_logout_session_supported: true,
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       nd_id_token_endpoint_content_types_supported: ['application/json', 'application/x-www-form-urlencoded'],
       nd_id_userinfo_key_encryption_alg_values_supported: ['RSA-OAEP-256'],

@@ -22,6 +22,8 @@ import { createCookieSession } from '../../src/adapters/cookie-session.js';
 import type { Logger } from '../../src/log.js';
 import { afterEach, expect } from 'vitest';
 import { testKeyPair } from '../helpers/keys.js';
+import { createBackchannelLogout } from '../../src/flow/backchannel-logout.js';
+import { createMemoryReplayStore, type ReplayStore } from '../../src/flow/replay-store.js';
 
 export const CLIENT_ID = 'sessions-rp';
 export const CLIENT_SECRET = 'sessions-rp-secret-4b1d';
@@ -83,11 +85,16 @@ export interface TestAppOptions {
    * `req.user` outside any guard. Default `'router'`.
    */
   routes?: 'router' | 'plain';
+  /** Where used logout-token `jti`s are kept (share one between instances). Default: a new one per app. */
+  replayStore?: ReplayStore;
+  /** The provider's signing key (PEM), for a test that signs as the provider. Default: one from the pool. */
+  signingKey?: string;
 }
 
 /** Starts a provider (autoApprove) whose client's callback is `callback`. */
-export async function startTestProvider(callbacks: string[]): Promise<StartedProvider> {
+export async function startTestProvider(callbacks: string[], signingKey?: string): Promise<StartedProvider> {
   return startProvider({
+    ...(signingKey === undefined ? {} : { signingKey }),
     clients: [
       {
         clientId: CLIENT_ID,
@@ -107,24 +114,28 @@ export async function startTestProvider(callbacks: string[]): Promise<StartedPro
 export async function startExpressApp(options: TestAppOptions = {}): Promise<TestApp & { store: CountingStore }> {
   const server = createServer();
   const baseUrl = await listen(server, options.port);
-  const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`]));
+  const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`], options.signingKey));
   const clock = provider.provider.clock;
   const sessions = createSessionPolicy({ ...options.policy, clock });
   const store = options.store ?? new CountingStore();
   const authenticator = new passport.Passport();
   authenticator.serializeUser((user, done) => done(null, user));
   authenticator.deserializeUser((user: Express.User, done) => done(null, user));
-  authenticator.use(
-    new NdIdStrategy({
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      privateKey: testKeyPair('sessions').privateKeyPem,
-      hostname: provider.baseUrl,
-      callbackURL: `${baseUrl}/auth/callback`,
-      clock,
-      ...(options.routes === 'plain' ? { sessions } : {}),
-    }),
-  );
+  const strategy = new NdIdStrategy({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    privateKey: testKeyPair('sessions').privateKeyPem,
+    hostname: provider.baseUrl,
+    callbackURL: `${baseUrl}/auth/callback`,
+    clock,
+    ...(options.routes === 'plain' ? { sessions } : {}),
+  });
+  authenticator.use(strategy);
+  const backchannelLogout = createBackchannelLogout({
+    client: strategy,
+    sessions,
+    replayStore: options.replayStore ?? createMemoryReplayStore(),
+  });
   const app: Express = express();
   app.use(session({ secret: 'sessions-test-secret', resave: false, saveUninitialized: false, store }));
   if (options.routes === 'plain') {
@@ -150,7 +161,10 @@ export async function startExpressApp(options: TestAppOptions = {}): Promise<Tes
     });
   } else {
     app.use(authenticator.session());
-    app.use('/auth', ndIdRouter({ passport: authenticator, sessions, logoutRedirect: '/signed-out' }));
+    app.use(
+      '/auth',
+      ndIdRouter({ passport: authenticator, sessions, logoutRedirect: '/signed-out', backchannelLogout }),
+    );
   }
   app.get('/account', requireSignIn({ sessions }), (req, res) => {
     res.json({ user: req.user, signIn: req.signIn });
@@ -213,28 +227,33 @@ function serveFetch(
 export async function startFetchApp(options: TestAppOptions = {}): Promise<TestApp & { auth: FetchLogin }> {
   const server = createServer();
   const baseUrl = await listen(server, options.port);
-  const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`]));
+  const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`], options.signingKey));
   const clock = provider.provider.clock;
   const sessions = createSessionPolicy({ ...options.policy, clock });
+  const client = new (await import('../../src/client/id-client.js')).IdClient({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    privateKey: testKeyPair('sessions').privateKeyPem,
+    hostname: provider.baseUrl,
+    redirectUri: `${baseUrl}/auth/callback`,
+    clock,
+  });
+  const replayStore = options.replayStore ?? createMemoryReplayStore();
   const auth = createFetchLogin({
-    client: new (await import('../../src/client/id-client.js')).IdClient({
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      privateKey: testKeyPair('sessions').privateKeyPem,
-      hostname: provider.baseUrl,
-      redirectUri: `${baseUrl}/auth/callback`,
-      clock,
-    }),
+    client,
     clock,
     session: createCookieSession({ secret: 'sessions-test-cookie-secret-0123456789abcdef', clock }),
     loginPath: '/auth/login',
     sessions,
+    replayStore,
   });
+  const backchannelLogout = createBackchannelLogout({ client, sessions, replayStore });
   const handler = async (request: Request): Promise<Response> => {
     const { pathname } = new URL(request.url);
     if (pathname === '/auth/login') return auth.login(request);
     if (pathname === '/auth/callback') return auth.callback(request);
     if (pathname === '/auth/logout' && request.method === 'POST') return auth.logout(request, '/signed-out');
+    if (pathname === '/auth/backchannel-logout') return backchannelLogout.fetch(request);
     if (pathname === '/account')
       return auth.requireSignIn(request, ({ user, signIn }) => Response.json({ user, signIn }));
     if (pathname === '/api/me')

@@ -12,6 +12,8 @@ import { freePort } from '../helpers/ports.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { createSessionPolicy } from '../../src/flow/session-policy.js';
 import { Browser, OTHER_PERSONA, startExpressApp, startFetchApp, startTestProvider } from './harness.js';
+import { logoutToken, post, providerPem, tokenForm } from './logout-tokens.js';
+import { createRedisReplayStore } from '../../src/flow/redis-replay-store.js';
 
 let redis: TestRedis;
 let client: ReturnType<typeof createClient>;
@@ -64,7 +66,7 @@ describe('signOutEverywhere with Redis', () => {
     // One read of the shared store per protected request, and no write.
     commands.length = 0;
     expect((await onB.request('/account')).status).toBe(200);
-    expect(commands).toEqual(['GET']);
+    expect(commands).toEqual(['MGET']);
 
     const sub = ((await (await onA.request('/account')).json()) as { user: { sub: string } }).user.sub;
     await a.sessions.signOutEverywhere(sub); // asked on instance A only
@@ -131,5 +133,31 @@ describe('signOutEverywhere with Redis', () => {
     const res = await browser.request('/account');
     expect(res.status).toBe(503);
     expect(await res.text()).not.toContain('connection refused');
+  });
+});
+
+describe('back-channel logout with Redis', () => {
+  it('ends the session on every instance and takes a logout token once across them', async () => {
+    const own = [await freePort(), await freePort()];
+    const signing = await startTestProvider(
+      own.map((p) => `http://127.0.0.1:${p}/auth/callback`),
+      providerPem,
+    );
+    const replayStore = createRedisReplayStore(client, { prefix: 'test:bcl-used:' });
+    const policy = { signOutStore: createRedisSignOutStore(client, { prefix: 'test:bcl-out:' }) };
+    const a = await startExpressApp({ provider: signing, port: own[0]!, policy, replayStore });
+    const b = await startFetchApp({ provider: signing, port: own[1]!, policy, replayStore });
+    apps.push(a, b, { close: () => signing.close() });
+    const onA = new Browser(a.baseUrl);
+    const onB = new Browser(b.baseUrl);
+    for (const browser of [onA, onB]) expect((await browser.signIn()).status).toBe(302);
+    const sub = ((await (await onB.request('/account')).json()) as { user: { sub: string } }).user.sub;
+    const token = await logoutToken(a, sub);
+    expect((await post(b, tokenForm(token))).status).toBe(200);
+    const again = await post(a, tokenForm(token));
+    expect(again.status).toBe(400);
+    expect(((await again.json()) as { code: string }).code).toBe('logout_token_replayed');
+    for (const browser of [onA, onB]) expect((await browser.request('/account')).status).toBe(303);
+    expect(await client.keys('test:bcl-out:*')).toHaveLength(1);
   });
 });

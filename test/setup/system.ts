@@ -6,12 +6,13 @@
  * - `/usr/bin/chromium` (Debian's Chromium) for the real-browser test;
  * - `redis-server` for the multi-instance session test;
  * - `glewlwyd` (Debian's OpenID provider in C) and `sqlite3`, its database's shell, for the
- *   interoperability test against a second provider.
+ *   interoperability test against a second provider;
+ * - `softhsm2` (a PKCS#11 token in files) for the logins whose keys stay in an HSM.
  *
  * When any is missing and we run as root, they are installed with apt-get. When we are not
  * root, nothing is installed: the tests that need a missing program fail with a sentence saying
  * what to install (`systemPackagesProblem` for the browser and Redis, `glewlwydProblem` for
- * Glewlwyd), and every other test still runs.
+ * Glewlwyd, `softhsmProblem` for SoftHSM2), and every other test still runs.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
@@ -24,6 +25,8 @@ declare module 'vitest' {
     systemPackagesProblem: string | null;
     /** Set when Glewlwyd or sqlite3 is missing: what to install. */
     glewlwydProblem: string | null;
+    /** Set when SoftHSM2 is missing: what to install. */
+    softhsmProblem: string | null;
     /** Set when `dist/` was missing and building it failed. */
     buildProblem: string | null;
   }
@@ -34,6 +37,9 @@ export const CHROMIUM_PATH = '/usr/bin/chromium';
 
 /** Where Debian installs Glewlwyd. */
 export const GLEWLWYD_PATH = '/usr/bin/glewlwyd';
+
+/** Where Debian installs SoftHSM2's PKCS#11 module. */
+export const SOFTHSM_MODULE_PATH = '/usr/lib/softhsm/libsofthsm2.so';
 
 const root = join(__dirname, '..', '..');
 
@@ -56,6 +62,7 @@ function missingPackages(): string[] {
   if (!onPath('redis-server')) missing.push('redis-server');
   if (!existsSync(GLEWLWYD_PATH)) missing.push('glewlwyd');
   if (!onPath('sqlite3')) missing.push('sqlite3');
+  if (!existsSync(SOFTHSM_MODULE_PATH) || !onPath('softhsm2-util')) missing.push('softhsm2');
   return missing;
 }
 
@@ -137,5 +144,6 @@ export default function setup(project: TestProject): void {
   const problem = installSystemPackages();
   project.provide('systemPackagesProblem', problemOf(['chromium', 'redis-server'], problem));
   project.provide('glewlwydProblem', problemOf(['glewlwyd', 'sqlite3'], problem));
+  project.provide('softhsmProblem', problemOf(['softhsm2'], problem));
   project.provide('buildProblem', ensureBuilt());
 }

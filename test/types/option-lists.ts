@@ -13,6 +13,7 @@ import type {
 } from '../../src/index.js';
 import type {
   AccessOptions,
+  BackchannelLogoutOptions,
   IdClientOptions,
   LoginFlowOptions,
   MemoryReplayStoreOptions,
@@ -48,7 +49,9 @@ export const optionListsMatchTheirTypes: [
   SameKeys<ProviderOptions, Listed<'createProvider()'>>,
   SameKeys<StartProviderOptions, Listed<'startProvider()'>>,
   SameKeys<TestProviderOptions, Listed<'createTestProvider()'>>,
+  SameKeys<BackchannelLogoutOptions, Listed<'createBackchannelLogout()'>>,
 ] = [
+  true,
   true,
   true,
   true,

@@ -27,7 +27,27 @@ export type ParamResult = { ok: true; value: string | undefined } | { ok: false;
 
 /** Read `name` from query parameters: at most once, and at most `maxLength` characters. */
 export function singleParam(params: URLSearchParams, name: string, maxLength: number): ParamResult {
-  const all = params.getAll(name);
+  return checkedParam(name, params.getAll(name), maxLength);
+}
+
+/**
+ * {@link singleParam} for a function that reads many parameters of one query: the query is indexed
+ * in one pass, where each `getAll` walks every pair again (fourteen reads of an authorization
+ * request cost five times the pass). The reader sees the query as it was when made.
+ */
+export function paramReader(params: URLSearchParams): (name: string, maxLength: number) => ParamResult {
+  const index = new Map<string, string[]>();
+  for (const [name, value] of params) {
+    const values = index.get(name);
+    if (values === undefined) index.set(name, [value]);
+    else values.push(value);
+  }
+  return (name, maxLength) => checkedParam(name, index.get(name) ?? NONE, maxLength);
+}
+
+const NONE: readonly string[] = [];
+
+function checkedParam(name: string, all: readonly string[], maxLength: number): ParamResult {
   if (all.length > 1) return { ok: false, reason: `The ${name} parameter was sent more than once.` };
   const value = all[0];
   if (value !== undefined && value.length > maxLength) {

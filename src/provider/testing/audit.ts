@@ -32,7 +32,8 @@ export type AuditCode =
   | 'jti_share_used_up'
   | 'dpop_key_not_bound'
   | 'dpop_bearer_scheme_used'
-  | 'id_token_encryption_key_missing';
+  | 'id_token_encryption_key_missing'
+  | 'backchannel_logout_failed';
 
 /** The sentence of each finding code. */
 export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
@@ -73,6 +74,8 @@ export const AUDIT_MESSAGES: Readonly<Record<AuditCode, string>> = {
     'Userinfo was called with Authorization: Bearer for a DPoP-bound access token: use Authorization: DPoP with a proof carrying ath.',
   id_token_encryption_key_missing:
     'A FAPI 2.0 client\'s JWKS had no key to encrypt its ID token with (use "enc", of the registered algorithm): the token request was refused.',
+  backchannel_logout_failed:
+    'A logout token POSTed to the backchannelLogoutUri was not answered 200 (refused, unreachable, or no answer within 5 seconds): the person may still be signed in at the app. Answer 200 once the sessions are ended.',
 };
 
 /** One finding of the audit. */

@@ -56,6 +56,8 @@ export interface TestProviderOptions extends Omit<ProviderOptions, 'clients' | '
   idTokenSignedResponseAlg?: ProviderClient['idTokenSignedResponseAlg'];
   /** `false`: the client is registered with `userinfo: false` (sign-in from the ID token alone). */
   clientUserinfo?: boolean;
+  /** Where the client takes logout tokens when `provider.signOut()` ends its sessions (see `ProviderClient.backchannelLogoutUri`). */
+  backchannelLogoutUri?: string;
 }
 
 async function keyWithKid(alg: string, use: 'sig' | 'enc'): Promise<{ privateJwk: JWK; publicJwk: JWK }> {
@@ -121,6 +123,7 @@ export async function createTestProviderWith(start: StartFn, options: TestProvid
     idTokenEncryptedResponseEnc,
     idTokenSignedResponseAlg,
     clientUserinfo,
+    backchannelLogoutUri,
     ...providerOptions
   } = options;
   if (freshKeys !== undefined && typeof freshKeys !== 'boolean')
@@ -135,6 +138,7 @@ export async function createTestProviderWith(start: StartFn, options: TestProvid
     publicKey: keys.publicKey,
     name: clientName ?? 'Test app',
     ...(clientUserinfo === false ? { userinfo: false } : {}),
+    ...(backchannelLogoutUri === undefined ? {} : { backchannelLogoutUri }),
     ...(fapi === undefined
       ? {}
       : {
