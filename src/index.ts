@@ -5,9 +5,6 @@
  * framework that needs it, and everything framework-neutral (`IdClient`, the login flow, the
  * stores, the errors) in `passport-nd-id/client`, which names neither.
  */
-// First: it checks, as it loads, that the runtime gives Node's built-in modules.
-import './client/runtime-check.js';
-
 export {
   NdIdStrategy,
   ND_ID_STRATEGY_NAME,
