@@ -11,13 +11,12 @@ import passport from 'passport';
 import {
   createSessionPolicy,
   DEFAULT_LOGIN_TTL_MS,
-  IdError,
   requireSignIn,
-  isProviderDown,
   NdIdStrategy,
   ndIdRouter,
   type NdIdUser,
 } from 'passport-nd-id';
+import { IdError, isProviderDown } from 'passport-nd-id/client';
 import type { ProviderSettings } from './config.js';
 import { createSessionStore, type MemoryStoreSettings, type SessionStore } from './sessions.js';
 import { errorPage, homePage, notFoundPage, profilePage, unavailablePage, type ProfileUser } from './views.js';

@@ -10,7 +10,12 @@
 import { RedisStore } from 'connect-redis';
 import type session from 'express-session';
 import { createClient } from 'redis';
-import { createRedisReplayStore, createRedisSignOutStore, type ReplayStore, type SignOutStore } from 'passport-nd-id';
+import {
+  createRedisReplayStore,
+  createRedisSignOutStore,
+  type ReplayStore,
+  type SignOutStore,
+} from 'passport-nd-id/client';
 import { BoundedMemoryStore, type BoundedMemoryStoreOptions } from './memory-store.js';
 
 /** Longest wait between two reconnection attempts to Redis, in ms. */

@@ -1,4 +1,6 @@
 /** `passport-nd-id/client`: the OpenID Connect client and the login flow; its declarations need neither Express nor Passport. */
+// First: it checks, as it loads, that the runtime gives Node's built-in modules (a worker needs nodejs_compat).
+export { missingNodeBuiltins } from './client/runtime-check.js';
 export {
   IdError,
   isIdError,

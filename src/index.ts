@@ -1,10 +1,37 @@
-/** passport-nd-id: sign people in with the national digital identity service. Re-exports only. */
-// First: it checks, as it loads, that the runtime gives Node's built-in modules (a worker needs nodejs_compat).
-export { missingNodeBuiltins } from './client/runtime-check.js';
-// The framework entries, each with all of `passport-nd-id/client`: the root is their union plus Express.
-export * from './fetch.js';
-export * from './nest.js';
-export type { NdIdRouteWiring } from './passport/strategy.js';
+/**
+ * passport-nd-id: the Express and Passport layer (the strategy, the router, the guards and the
+ * session middleware), with the session rules its guide configures them with. Re-exports only.
+ * Its declarations name Express and Passport, so everything else lives in the entry of the
+ * framework that needs it, and everything framework-neutral (`IdClient`, the login flow, the
+ * stores, the errors) in `passport-nd-id/client`, which names neither.
+ */
+export {
+  NdIdStrategy,
+  ND_ID_STRATEGY_NAME,
+  DEFAULT_SESSION_KEY,
+  DEFAULT_STRATEGY_SCOPE,
+  DEFAULT_MAX_PENDING_LOGINS,
+  DEFAULT_LOGIN_TTL_MS,
+  DEFAULT_VERIFY_TIMEOUT_MS,
+  type NdIdStrategyOptions,
+  type NdIdStrategyOptionsWithRequest,
+  type NdIdStrategyBaseOptions,
+  type NdIdStrategyClientFields,
+  type NdIdStrategyReadyClient,
+  type NdIdStrategyCallbackUrl,
+  type NdIdClientLike,
+  type NdIdUser,
+  type NdIdDefaultUser,
+  type NdIdVerify,
+  type NdIdVerifyWithRequest,
+  type NdIdVerifyAnswer,
+  type NdIdVerifyDone,
+  type NdIdInfo,
+  type NdIdFailure,
+  type NdIdSuccessInfo,
+  type NdIdAuthenticateOptions,
+  type NdIdRouteWiring,
+} from './passport/strategy.js';
 export type { StepUpRefusalCode } from './passport/sign-in.js';
 export {
   ndIdRouter,
@@ -15,3 +42,4 @@ export {
 } from './passport/router.js';
 export { requireSignIn, requireRecentSignIn, type RequireSignInOptions } from './passport/require-sign-in.js';
 export { ndIdSession, type NdIdSessionOptions } from './passport/signed-in-session.js';
+export { createSessionPolicy, type SessionPolicy, type SessionPolicyOptions } from './flow/session-policy.js';

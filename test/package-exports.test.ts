@@ -1,7 +1,8 @@
 /**
  * A consumer can load the built package both ways: `require('passport-nd-id')` and
  * `import('passport-nd-id')` (and every subpath): require() gets the CommonJS build, import the
- * ES module build, and `instanceof IdError` holds across both. Runs against dist/, which `npm test` builds first; node resolves the package name
+ * ES module build, and `instanceof IdError` holds across both. The root is the Express and
+ * Passport layer only; a name two entries export is the same object in both. Runs against dist/, which `npm test` builds first; node resolves the package name
  * through its own "exports" (self-reference) from the repository root.
  */
 import { execFileSync } from 'node:child_process';
@@ -17,17 +18,42 @@ function node(args: string[]): unknown {
 }
 
 const probe = `({
-  IdError: typeof m.IdError,
-  generatePkcePair: typeof m.generatePkcePair,
-  IdClient: typeof m.IdClient,
-  DEFAULT_HOSTNAME: m.DEFAULT_HOSTNAME,
+  NdIdStrategy: typeof m.NdIdStrategy,
+  ndIdRouter: typeof m.ndIdRouter,
+  createSessionPolicy: typeof m.createSessionPolicy,
+  ND_ID_STRATEGY_NAME: m.ND_ID_STRATEGY_NAME,
 })`;
 const expected = {
-  IdError: 'function',
-  generatePkcePair: 'function',
-  IdClient: 'function',
-  DEFAULT_HOSTNAME: 'https://id.nd-id.example',
+  NdIdStrategy: 'function',
+  ndIdRouter: 'function',
+  createSessionPolicy: 'function',
+  ND_ID_STRATEGY_NAME: 'nd-id',
 };
+
+/** The root's values: the Express and Passport layer, and the session rules its guide configures it with. */
+const ROOT_VALUES = [
+  'DEFAULT_LOGIN_TTL_MS',
+  'DEFAULT_MAX_PENDING_LOGINS',
+  'DEFAULT_SESSION_KEY',
+  'DEFAULT_STRATEGY_SCOPE',
+  'DEFAULT_VERIFY_TIMEOUT_MS',
+  'ND_ID_STRATEGY_NAME',
+  'NdIdStrategy',
+  'createSessionPolicy',
+  'ndIdRouter',
+  'ndIdSession',
+  'requireRecentSignIn',
+  'requireSignIn',
+];
+
+/** The entries that share code: the root and the framework entries (the provider shares none of their names). */
+const ENTRIES = [
+  'passport-nd-id',
+  'passport-nd-id/client',
+  'passport-nd-id/fetch',
+  'passport-nd-id/nest',
+  'passport-nd-id/fastify',
+];
 
 describe('package exports', () => {
   it('has been built (npm test runs npm run build first)', () => {
@@ -62,8 +88,8 @@ describe('package exports', () => {
     const code = [
       "import { createRequire } from 'node:module';",
       "const require = createRequire(process.cwd() + '/');",
-      "const esm = await import('passport-nd-id');",
-      "const cjs = require('passport-nd-id');",
+      "const esm = await import('passport-nd-id/nest');",
+      "const cjs = require('passport-nd-id/nest');",
       "const err = new esm.IdError('provider_timeout', 'x');",
       "const failure = new cjs.NdIdLoginFailure(403, 'Sign-in failed.', 'state_mismatch');",
       'console.log(JSON.stringify({',
@@ -93,17 +119,17 @@ describe('package exports', () => {
     });
   });
 
-  it("loads 'passport-nd-id/fastify' with both require and import, the client's exports the root's own", () => {
+  it("loads 'passport-nd-id/fastify' with both require and import, the client's exports the client entry's own", () => {
     const code = [
       "import { createRequire } from 'node:module';",
       "const require = createRequire(process.cwd() + '/');",
       "const esm = await import('passport-nd-id/fastify');",
-      "const esmRoot = await import('passport-nd-id');",
+      "const esmClient = await import('passport-nd-id/client');",
       "const cjs = require('passport-nd-id/fastify');",
       'const names = Object.keys(esm).sort();',
       'console.log(JSON.stringify({',
       '  cjsNames: Object.keys(cjs).filter((n) => n !== "__esModule").sort().join() === names.join(),',
-      '  sameClient: esm.IdClient === esmRoot.IdClient,',
+      '  sameClient: esm.IdClient === esmClient.IdClient,',
       '  plugin: typeof esm.ndIdFastify, guards: typeof cjs.ndIdFastifyGuards,',
       '}));',
     ].join('\n');
@@ -115,31 +141,59 @@ describe('package exports', () => {
     });
   });
 
+  it('the root exports the Express and Passport layer only: IdClient and the framework-neutral names are in passport-nd-id/client', () => {
+    const code = [
+      "import { createRequire } from 'node:module';",
+      "const require = createRequire(process.cwd() + '/');",
+      "const esm = await import('passport-nd-id');",
+      "const cjs = require('passport-nd-id');",
+      'console.log(JSON.stringify({',
+      '  esm: Object.keys(esm).sort(), cjs: Object.keys(cjs).filter((n) => n !== "__esModule").sort(),',
+      '}));',
+    ].join('\n');
+    expect(node(['--input-type=module', '-e', code])).toEqual({ esm: ROOT_VALUES, cjs: ROOT_VALUES });
+  });
+
   it.each(['client', 'fetch', 'nest'])(
-    "loads 'passport-nd-id/%s' with both require and import, each export the root's own",
+    "loads 'passport-nd-id/%s' with both require and import, the same names both ways",
     (entry) => {
       const code = [
         "import { createRequire } from 'node:module';",
         "const require = createRequire(process.cwd() + '/');",
         `const esm = await import('passport-nd-id/${entry}');`,
-        "const esmRoot = await import('passport-nd-id');",
         `const cjs = require('passport-nd-id/${entry}');`,
-        "const cjsRoot = require('passport-nd-id');",
         'const names = Object.keys(esm).sort();',
         'console.log(JSON.stringify({',
-        '  same: names.filter((n) => esm[n] !== esmRoot[n] || cjs[n] !== cjsRoot[n]),',
         '  cjsNames: Object.keys(cjs).filter((n) => n !== "__esModule").sort().join() === names.join(),',
         '  hasClient: typeof esm.IdClient, count: names.length,',
         '}));',
       ].join('\n');
       const result = node(['--input-type=module', '-e', code]) as {
-        same: string[];
         cjsNames: boolean;
         hasClient: string;
         count: number;
       };
-      expect(result).toMatchObject({ same: [], cjsNames: true, hasClient: 'function' });
+      expect(result).toMatchObject({ cjsNames: true, hasClient: 'function' });
       expect(result.count).toBeGreaterThan(20);
     },
   );
+
+  it.each(['import', 'require'])('a name two entries export is the same object in both (%s)', (how) => {
+    const load = how === 'import' ? 'await import(name)' : 'require(name)';
+    const code = [
+      "import { createRequire } from 'node:module';",
+      "const require = createRequire(process.cwd() + '/');",
+      `const entries = ${JSON.stringify(ENTRIES)};`,
+      `const loaded = []; for (const name of entries) loaded.push([name, ${load}]);`,
+      'const first = new Map(); const differ = []; let shared = 0;',
+      'for (const [entry, m] of loaded) for (const [key, value] of Object.entries(m)) {',
+      '  if (key === "__esModule") continue;',
+      '  if (!first.has(key)) first.set(key, value); else { shared++; if (first.get(key) !== value) differ.push(entry + ":" + key); }',
+      '}',
+      'console.log(JSON.stringify({ differ, shared }));',
+    ].join('\n');
+    const result = node(['--input-type=module', '-e', code]) as { differ: string[]; shared: number };
+    expect(result.differ).toEqual([]);
+    expect(result.shared).toBeGreaterThan(100);
+  });
 });

@@ -58,7 +58,8 @@ const APP_TS = `
 import express from 'express';
 import session from 'express-session';
 import passport from 'passport';
-import { IdClient, IdError, NdIdStrategy, ndIdRouter, createLoginFlow, type NdIdUser } from 'passport-nd-id';
+import { NdIdStrategy, ndIdRouter, type NdIdUser } from 'passport-nd-id';
+import { IdClient, IdError, createLoginFlow } from 'passport-nd-id/client';
 import { startProvider, type StartedProvider } from 'passport-nd-id/provider';
 
 export function wire(p: StartedProvider, privateKey: string, callbackURL: string): express.Express {

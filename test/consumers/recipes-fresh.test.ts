@@ -18,25 +18,12 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
-import { docSnippets, readDoc } from '../helpers/doc-snippets.js';
+import { docSnippets, installLines } from '../helpers/doc-snippets.js';
 import { testKeyPair } from '../helpers/keys.js';
 import { packedTarball } from '../helpers/pack.js';
 import { freePort } from '../helpers/ports.js';
 import { stopChild } from '../helpers/stop-child.js';
 import { approve, Browser } from '../helpers/harness.js';
-
-/** The `npm` lines (`npm install`, `npm pkg set`) of the first ```sh block after `heading` in `file`. */
-function installLines(file: string, heading: string): string[][] {
-  const text = readDoc(file);
-  const at = text.indexOf(`\n${heading}\n`);
-  if (at < 0) throw new Error(`${file} has no "${heading}" section`);
-  const open = text.indexOf('```sh\n', at);
-  const block = text.slice(open + 6, text.indexOf('\n```', open + 6));
-  return block
-    .split('\n')
-    .filter((line) => line.startsWith('npm '))
-    .map((line) => line.split(/\s+/));
-}
 
 /** The first ```json block of a guide, when it has one (the tsconfig.json it asks for). */
 function tsconfigOf(file: string): string | undefined {

@@ -25,7 +25,7 @@ let provider: StartedProvider;
 
 /** One login with a bare IdClient: authorize (auto-approved), exchange the code, read the name. */
 const ID_CLIENT_APP = `
-const { IdClient, generatePkcePair, generateState } = require('passport-nd-id');
+const { IdClient, generatePkcePair, generateState } = require('passport-nd-id/client');
 const client = new IdClient({
   hostname: process.env.ND_ID_HOSTNAME, clientId: 'no-express', clientSecret: 'no-express-secret',
   privateKey: process.env.ND_ID_PRIVATE_KEY, redirectUri: ${JSON.stringify(CALLBACK)},
@@ -41,7 +41,7 @@ const client = new IdClient({
 
 /** One login through createFetchLogin with a sealed cookie session, driven with Request objects. */
 const FETCH_APP = `
-const { createCookieSession, createFetchLogin, IdClient } = require('passport-nd-id');
+const { createCookieSession, createFetchLogin, IdClient } = require('passport-nd-id/fetch');
 const auth = createFetchLogin({
   client: new IdClient({
     hostname: process.env.ND_ID_HOSTNAME, clientId: 'no-express', clientSecret: 'no-express-secret',
@@ -64,7 +64,7 @@ const auth = createFetchLogin({
 /** The packed provider, started by the app itself, and one login against it. */
 const PROVIDER_APP = `
 const { createTestProvider } = require('passport-nd-id/provider');
-const { IdClient, generatePkcePair } = require('passport-nd-id');
+const { IdClient, generatePkcePair } = require('passport-nd-id/client');
 (async () => {
   const { provider, baseUrl, client, close } = await createTestProvider({ autoApprove: true });
   const app = new IdClient({ ...client, hostname: baseUrl });

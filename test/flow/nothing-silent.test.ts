@@ -9,7 +9,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCookieSession, createFetchLogin, IdClient } from '../../src/index.js';
+import { createCookieSession, createFetchLogin, IdClient } from '../../src/fetch.js';
 import { DEFAULT_PERSONAS, startProvider, type StartedProvider } from '../helpers/provider.js';
 import { authorizeQuery, pkce, startTestProvider } from '../helpers/provider-fixtures.js';
 import { freePort } from '../helpers/ports.js';

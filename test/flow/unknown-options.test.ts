@@ -5,24 +5,18 @@
  * app quietly kept the 30-minute default.)
  */
 import { describe, expect, it } from 'vitest';
+import { createSessionPolicy, NdIdStrategy, ndIdRouter, requireRecentSignIn, requireSignIn } from '../../src/index.js';
 import {
-  createCookieSession,
-  createFetchLogin,
   createLoginFlow,
   createMemoryReplayStore,
   createMemorySignOutStore,
   createRedisReplayStore,
   createRedisSignOutStore,
-  createSessionPolicy,
   IdClient,
-  NdIdStrategy,
-  ndIdGuardResult,
-  ndIdRouter,
-  ndIdSignInGuard,
-  requireRecentSignIn,
-  requireSignIn,
   type RedisCommandClient,
-} from '../../src/index.js';
+} from '../../src/client.js';
+import { createCookieSession, createFetchLogin } from '../../src/fetch.js';
+import { ndIdGuardResult, ndIdSignInGuard } from '../../src/nest.js';
 import { createProvider, createTestProvider, startProvider } from '../helpers/provider.js';
 import { nearestName, unknownOptionMessage } from '../../src/options-check.js';
 import { testKeyPair } from '../helpers/keys.js';

@@ -41,6 +41,23 @@ export function readDoc(file: string, root = repoRoot): string {
   return readFileSync(join(root, file), 'utf8');
 }
 
+/**
+ * The `npm` lines (`npm install`, `npm pkg set`) of the first ```sh block after `heading` in
+ * `file` (of the page, without a heading), each split into words.
+ */
+export function installLines(file: string, heading?: string, root = repoRoot): string[][] {
+  const text = readDoc(file, root);
+  const at = heading === undefined ? 0 : text.indexOf(`\n${heading}\n`);
+  if (at < 0) throw new Error(`${file} has no "${heading}" section`);
+  const open = text.indexOf('```sh\n', at);
+  if (open < 0) throw new Error(`${file} has no sh block${heading === undefined ? '' : ` after "${heading}"`}`);
+  const block = text.slice(open + 6, text.indexOf('\n```', open + 6));
+  return block
+    .split('\n')
+    .filter((line) => line.startsWith('npm '))
+    .map((line) => line.split(/\s+/));
+}
+
 const MARKER = /<!--\s*readme-test:\s*([a-z]+)((?:\s+[\w-]+=\S+)*)\s*-->/;
 
 /** Every fenced snippet of every page (of language `lang` when given). */

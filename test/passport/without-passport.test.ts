@@ -52,7 +52,8 @@ describe('the root entry without passport or express installed', () => {
   it('loads with require() and builds an IdClient, a login flow and fetch handlers', () => {
     const out = run(
       'app.cjs',
-      `const { IdClient, createFetchLogin, createCookieSession, NdIdStrategy } = require('passport-nd-id');
+      `const { IdClient, createFetchLogin, createCookieSession } = require('passport-nd-id/fetch');
+       const { NdIdStrategy } = require('passport-nd-id');
        const { generateKeyPairSync } = require('node:crypto');
        const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
        const pem = privateKey.export({ type: 'pkcs8', format: 'pem' });
@@ -65,9 +66,9 @@ describe('the root entry without passport or express installed', () => {
   it('loads with import() too', () => {
     const out = run(
       'app.mjs',
-      `const m = await import('passport-nd-id'); console.log(typeof m.IdClient, typeof m.createFetchLogin);`,
+      `const m = await import('passport-nd-id'); const f = await import('passport-nd-id/fetch'); console.log(typeof m.NdIdStrategy, typeof f.IdClient, typeof f.createFetchLogin);`,
     );
-    expect(out).toBe('function function');
+    expect(out).toBe('function function function');
   });
 
   it('ndIdRouter() without a passport option says how to install Passport', () => {

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generatePkcePair, generateState, IdClient } from '../../src/index.js';
+import { generatePkcePair, generateState, IdClient } from '../../src/client.js';
 import { testKeyPair } from '../helpers/keys.js';
 
 const CLI = join(process.cwd(), 'dist', 'cjs', 'provider', 'cli.js');

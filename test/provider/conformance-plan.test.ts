@@ -11,7 +11,7 @@ import { constants, createPublicKey, privateDecrypt, publicEncrypt, type KeyObje
 import passport from 'passport';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generatePkcePair, generateState, IdClient } from '../../src/index.js';
+import { generatePkcePair, generateState, IdClient } from '../../src/client.js';
 import {
   CONFORMANCE_CASES,
   createTestProvider,

@@ -29,7 +29,7 @@ const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 
 /** The app, the same on every runtime: the fetch handlers and a page that shows the person. */
 const APP = `
-import { createCookieSession, createFetchLogin, IdClient } from 'passport-nd-id';
+import { createCookieSession, createFetchLogin, IdClient } from 'passport-nd-id/fetch';
 import * as provider from 'passport-nd-id/provider';
 
 let auth;
@@ -139,7 +139,7 @@ async function bundleWorkerWithStandIns(entry: string): Promise<string> {
 
 /** A worker that creates its login at the top of the module, as the guides' apps do. */
 const WORKER_AT_START = `
-import { createCookieSession, createFetchLogin, IdClient } from 'passport-nd-id';
+import { createCookieSession, createFetchLogin, IdClient } from 'passport-nd-id/fetch';
 const auth = createFetchLogin({
   client: new IdClient({ hostname: 'http://127.0.0.1:4000', clientId: 'app', clientSecret: 'secret', privateKey: 'key', redirectUri: 'http://127.0.0.1:3000/auth/callback' }),
   session: createCookieSession({ secret: 'a session secret of at least thirty-two characters' }),

@@ -5,24 +5,24 @@
  */
 import type { OPTIONS_OF, SameKeys } from '../../src/options-check.js';
 import type {
+  NdIdRouterOptions,
+  NdIdStrategyOptions,
+  NdIdStrategyOptionsWithRequest,
+  RequireSignInOptions,
+  SessionPolicyOptions,
+} from '../../src/index.js';
+import type {
   AccessOptions,
   BackchannelLogoutOptions,
-  CookieSessionOptions,
-  FetchLoginOptions,
   IdClientOptions,
   LoginFlowOptions,
   MemoryReplayStoreOptions,
   MemorySignOutStoreOptions,
-  NdIdGuardResultOptions,
-  NdIdRouterOptions,
-  NdIdSignInGuardOptions,
-  NdIdStrategyOptions,
-  NdIdStrategyOptionsWithRequest,
   RedisReplayStoreOptions,
   RedisSignOutStoreOptions,
-  RequireSignInOptions,
-  SessionPolicyOptions,
-} from '../../src/index.js';
+} from '../../src/client.js';
+import type { CookieSessionOptions, FetchLoginOptions } from '../../src/fetch.js';
+import type { NdIdGuardResultOptions, NdIdSignInGuardOptions } from '../../src/nest.js';
 import type { NdIdFastifyGuardsOptions, NdIdFastifyOptions } from '../../src/fastify.js';
 import type { ProviderOptions, StartProviderOptions, TestProviderOptions } from '../../src/provider/index.js';
 

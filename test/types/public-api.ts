@@ -3,7 +3,8 @@
  * other line must compile. Compiled by test/types/types.test.ts against the built package, as a
  * user's app would import it (and by `npm run typecheck` against the sources).
  */
-import { IdClient, NdIdStrategy, type NdIdUser } from 'passport-nd-id';
+import { NdIdStrategy, type NdIdUser } from 'passport-nd-id';
+import { IdClient } from 'passport-nd-id/client';
 
 const fields = { hostname: 'https://id.example', clientId: 'my-app', clientSecret: 'secret', privateKey: 'PEM' };
 
