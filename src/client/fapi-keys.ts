@@ -186,7 +186,7 @@ function importPrivate(given: unknown, what: string, expected: string): { key: K
     const label = /-----BEGIN ([A-Z0-9 ]+)-----/.exec(text)?.[1];
     if (label === undefined)
       throw new TypeError(
-        `${what} must be a PEM private key (-----BEGIN PRIVATE KEY-----) or a JWK (an object or its JSON text); got text that is neither`,
+        `${what} must be a PEM private key (-----BEGIN PRIVATE KEY-----) or a JWK (an object or its JSON text); got text that is not PEM`,
       );
     if (label.includes('PUBLIC') || label === 'CERTIFICATE') {
       throw new TypeError(
