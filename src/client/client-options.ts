@@ -56,9 +56,7 @@ export function requireHttpUrl(value: unknown, name: string): string {
 export function importPrivateKeys(value: unknown): DecryptionKey[] {
   const list = Array.isArray(value) ? (value as unknown[]) : [value];
   if (list.length === 0) {
-    throw new TypeError(
-      'IdClient: privateKey must be a PEM string or an RSA private JWK (an object or its JSON text), or a non-empty array of them',
-    );
+    throw new TypeError('IdClient: privateKey must be a PEM string or JWK, or a non-empty array of them');
   }
   return list.map((key, i) => {
     const what = Array.isArray(value) ? `IdClient: privateKey[${i}]` : 'IdClient: privateKey';

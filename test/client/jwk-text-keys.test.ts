@@ -6,73 +6,41 @@
  * private JWK.
  */
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import type { IdClientOptions } from '../../src/client/types.js';
-import { runCli } from '../../src/provider/cli.js';
-import { INIT_FILES } from '../../src/provider/cli-init.js';
 import { idClientFapiLogin } from '../fapi2/harness.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { startProvider, type ProviderClient, type StartedProvider } from '../helpers/provider.js';
+import { initFapiProvider, type FapiInit } from '../helpers/fapi-init.js';
+import type { StartedProvider } from '../helpers/provider.js';
 
 const CALLBACK = 'http://127.0.0.1:3000/auth/callback';
 const CLIENT_ID = 'jwk-text-app';
 
-let dir: string;
+let init: FapiInit;
 let provider: StartedProvider;
 /** The environment an app would read its keys from: every key as JWK JSON text. */
 let env: Record<string, string>;
-
-/** `nd-id-provider init --profile fapi2` into a fresh folder. */
-async function initFapi(folder: string): Promise<void> {
-  const errors: string[] = [];
-  const outcome = await runCli(
-    ['init', '--redirect-uri', CALLBACK, '--dir', folder, '--client-id', CLIENT_ID, '--profile', 'fapi2'],
-    { stdout: () => undefined, stderr: (text) => errors.push(text), env: {} },
-  );
-  expect(errors.join('')).toBe('');
-  expect(outcome).toMatchObject({ exitCode: 0 });
-}
 
 function jwkText(key: ReturnType<typeof createPrivateKey>): string {
   return JSON.stringify(key.export({ format: 'jwk' }));
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'nd-id-jwk-text-'));
-  await initFapi(dir);
-  const read = (name: string) => readFileSync(join(dir, name), 'utf8');
-  const [sig, enc] = (JSON.parse(read(INIT_FILES.fapiKeys)) as { keys: object[] }).keys;
-  const registered = (JSON.parse(read(INIT_FILES.clients)) as { clients: Record<string, unknown>[] }).clients[0]!;
-  provider = await startProvider({
-    autoApprove: true,
-    clients: [
-      {
-        clientId: CLIENT_ID,
-        redirectUris: [CALLBACK],
-        publicKey: read(INIT_FILES.publicKey),
-        profile: 'fapi2',
-        jwks: registered.jwks,
-        idTokenEncryptedResponseAlg: registered.idTokenEncryptedResponseAlg,
-      } as ProviderClient,
-    ],
-  });
+  init = await initFapiProvider(CLIENT_ID, CALLBACK);
+  provider = init.provider;
   env = {
-    // What an operator pastes into the environment: the JWK files' entries as one line of JSON each,
+    // What an operator pastes into the environment: the JWK file's entries as one line of JSON each,
     // indented text for the RSA key (the PEM init wrote, as a JWK), with a retired key listed first.
-    ND_ID_PRIVATE_KEY: `  ${JSON.stringify(createPrivateKey(read(INIT_FILES.privateKey)).export({ format: 'jwk' }), null, 2)}`,
+    ND_ID_PRIVATE_KEY: `  ${JSON.stringify(createPrivateKey(init.rsaPem).export({ format: 'jwk' }), null, 2)}`,
     ND_ID_RETIRED_PRIVATE_KEY: jwkText(createPrivateKey(testKeyPair('jwk-text-retired').privateKeyPem)),
-    ND_ID_CLIENT_ASSERTION_KEY: JSON.stringify(sig),
-    ND_ID_ID_TOKEN_KEY: JSON.stringify(enc),
+    ND_ID_CLIENT_ASSERTION_KEY: JSON.stringify(init.sig),
+    ND_ID_ID_TOKEN_KEY: JSON.stringify(init.enc),
     ND_ID_DPOP_KEY: jwkText(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey),
   };
 });
 afterAll(async () => {
-  await provider?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await init?.close();
 });
 
 function options(extra: Partial<IdClientOptions> = {}): IdClientOptions {
@@ -96,12 +64,7 @@ describe('keys given as JWK JSON text', () => {
     try {
       // The published keys are the ones init registered, kid for kid.
       const kids = client.publicJwks().keys.map((k) => k.kid);
-      const registered = (
-        JSON.parse(readFileSync(join(dir, INIT_FILES.clients), 'utf8')) as {
-          clients: { jwks: { keys: { kid: string }[] } }[];
-        }
-      ).clients[0]!.jwks.keys.map((k) => k.kid);
-      expect(kids).toEqual(expect.arrayContaining(registered));
+      expect(kids).toEqual(expect.arrayContaining(init.registeredKids));
       // An encrypted ID token (to the init enc key), a client assertion (the init sig key), the
       // DPoP key from the environment, and userinfo decrypted with the rotation list's current key.
       const { tokens, dpopKey } = await idClientFapiLogin(client, 'state-jwk-text');

@@ -4,63 +4,36 @@
  * HTTP against the bundled provider; a truncated or public JWK is named at start-up, unechoed.
  */
 import { createPrivateKey } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExampleApp } from '../../example-app/app.js';
 import { ConfigError, loadConfig } from '../../example-app/config.js';
-import { runCli } from '../../src/provider/cli.js';
-import { INIT_FILES } from '../../src/provider/cli-init.js';
-import { startProvider, type ProviderClient, type StartedProvider } from '../helpers/provider.js';
+import { initFapiProvider, type FapiInit } from '../helpers/fapi-init.js';
+import type { StartedProvider } from '../helpers/provider.js';
 
 const CALLBACK = 'http://127.0.0.1:3000/auth/callback';
 const CLIENT_ID = 'jwk-env-app';
 
-let dir: string;
+let init: FapiInit;
 let provider: StartedProvider;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'nd-id-jwk-env-'));
-  const errors: string[] = [];
-  const outcome = await runCli(
-    ['init', '--redirect-uri', CALLBACK, '--dir', dir, '--client-id', CLIENT_ID, '--profile', 'fapi2'],
-    { stdout: () => undefined, stderr: (text) => errors.push(text), env: {} },
-  );
-  expect(errors.join('')).toBe('');
-  expect(outcome).toMatchObject({ exitCode: 0 });
-  const read = (name: string) => readFileSync(join(dir, name), 'utf8');
-  const [sig, enc] = (JSON.parse(read(INIT_FILES.fapiKeys)) as { keys: object[] }).keys;
-  const registered = (JSON.parse(read(INIT_FILES.clients)) as { clients: Record<string, unknown>[] }).clients[0]!;
-  provider = await startProvider({
-    autoApprove: true,
-    clients: [
-      {
-        clientId: CLIENT_ID,
-        redirectUris: [CALLBACK],
-        publicKey: read(INIT_FILES.publicKey),
-        profile: 'fapi2',
-        jwks: registered.jwks,
-        idTokenEncryptedResponseAlg: registered.idTokenEncryptedResponseAlg,
-      } as ProviderClient,
-    ],
-  });
+  init = await initFapiProvider(CLIENT_ID, CALLBACK);
+  provider = init.provider;
   env = {
     ND_ID_HOSTNAME: provider.baseUrl,
     ND_ID_CLIENT_ID: CLIENT_ID,
     ND_ID_PROFILE: 'fapi2',
-    ND_ID_PRIVATE_KEY: JSON.stringify(createPrivateKey(read(INIT_FILES.privateKey)).export({ format: 'jwk' })),
-    ND_ID_CLIENT_ASSERTION_KEY: JSON.stringify(sig),
-    ND_ID_ID_TOKEN_KEY: JSON.stringify(enc),
+    ND_ID_PRIVATE_KEY: JSON.stringify(createPrivateKey(init.rsaPem).export({ format: 'jwk' })),
+    ND_ID_CLIENT_ASSERTION_KEY: JSON.stringify(init.sig),
+    ND_ID_ID_TOKEN_KEY: JSON.stringify(init.enc),
     ND_ID_REDIRECT_URI: CALLBACK,
     SESSION_SECRET: 'a-session-secret-that-is-long-enough-1234',
   };
 });
 afterAll(async () => {
-  await provider?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await init?.close();
 });
 
 function problemsOf(vars: Record<string, string>): readonly string[] {
