@@ -14,8 +14,10 @@
  *   EC P-256 private key that signs client assertions); `ND_ID_ID_TOKEN_KEY(_FILE)` (the ID-token
  *   decryption key, default the RSA private key) and `ND_ID_CONTEXT_MESSAGE` (shown on the
  *   approval screen) are optional, and the app serves its public keys at `/auth/jwks.json`.
+ * Each key variable holds PEM text or a private JWK's JSON text (first non-space character `{`),
+ * such as an entry of the `rp-fapi-private-jwks.json` that `nd-id-provider init --profile fapi2` writes.
  */
-import { createPrivateKey } from 'node:crypto';
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 /** The scopes the example app asks for unless `ND_ID_SCOPE` says otherwise. */
@@ -34,13 +36,13 @@ export interface ProviderSettings {
   clientId: string;
   /** The client secret (base profile). Absent with `profile: 'fapi2'`. */
   clientSecret?: string;
-  /** PEM private key (PKCS#1 or PKCS#8). */
+  /** RSA private key: PEM text (PKCS#1 or PKCS#8) or a private JWK's JSON text. */
   privateKey: string;
   /** `'fapi2'` (from `ND_ID_PROFILE`): the FAPI 2.0 Security Profile. Absent: the base profile. */
   profile?: 'fapi2';
-  /** FAPI 2.0: the PEM private key that signs client assertions. */
+  /** FAPI 2.0: the private key that signs client assertions (PEM or JWK JSON text). */
   clientAssertionKey?: string;
-  /** FAPI 2.0: the PEM private key ID tokens are encrypted to; absent: `privateKey`. */
+  /** FAPI 2.0: the private key ID tokens are encrypted to (PEM or JWK JSON text); absent: `privateKey`. */
   idTokenDecryptionKey?: string;
   /** FAPI 2.0: the message shown on the approval screen. */
   contextMessage?: string;
@@ -160,29 +162,55 @@ function readPrivateKey(env: Env, problems: string[]): string | undefined {
     );
     return undefined;
   }
-  // Environment variables often carry the PEM with literal "\n" escapes.
-  const text = pem.replace(/\\r\\n|\\n/g, '\n').trim() + '\n';
-  try {
-    const key = createPrivateKey({ key: text, format: 'pem' });
-    if (key.asymmetricKeyType !== 'rsa') {
-      problems.push(`${name} must hold an RSA private key; it holds a ${key.asymmetricKeyType ?? 'different'} key`);
-      return undefined;
-    }
-    const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-    if (bits < 2048) {
-      problems.push(`${name} must hold an RSA key of at least 2048 bits; it has ${bits}`);
-      return undefined;
-    }
-  } catch {
-    problems.push(
-      `${name} is not a readable PEM private key (expected -----BEGIN PRIVATE KEY----- or -----BEGIN RSA PRIVATE KEY-----)`,
-    );
+  const read = readKeyText(pem, name, 'expected -----BEGIN PRIVATE KEY----- or -----BEGIN RSA PRIVATE KEY-----');
+  if (typeof read === 'string') {
+    problems.push(read);
+    return undefined;
+  }
+  const { key, text } = read;
+  if (key.asymmetricKeyType !== 'rsa') {
+    problems.push(`${name} must hold an RSA private key; it holds a ${key.asymmetricKeyType ?? 'different'} key`);
+    return undefined;
+  }
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < 2048) {
+    problems.push(`${name} must hold an RSA key of at least 2048 bits; it has ${bits}`);
     return undefined;
   }
   return text;
 }
 
-/** A PEM private key from `NAME` (the text) or `NAME_FILE` (a path), checked readable; undefined when absent or wrong. */
+/**
+ * The private key of `raw`: PEM text (literal "\n" escapes, as environment variables often carry,
+ * become line breaks), or a private JWK's JSON text (first non-space character `{`, as in the
+ * files `nd-id-provider init --profile fapi2` writes), given to IdClient as it is. A sentence
+ * naming `name` when it is neither; the key text is never echoed.
+ */
+function readKeyText(raw: string, name: string, pemHint: string): { key: KeyObject; text: string } | string {
+  if (raw.trimStart().startsWith('{')) {
+    let jwk: unknown;
+    try {
+      jwk = JSON.parse(raw);
+    } catch {
+      return `${name} starts with "{" but is not valid JSON: give the private JWK as one JSON object, or the PEM text`;
+    }
+    if (typeof jwk !== 'object' || jwk === null || typeof (jwk as { d?: unknown }).d !== 'string')
+      return `${name} is a JWK without its private member "d": give the private JWK (its public part is what you register)`;
+    try {
+      return { key: createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' }), text: raw.trim() };
+    } catch {
+      return `${name} is not a readable private JWK`;
+    }
+  }
+  const text = raw.replace(/\\r\\n|\\n/g, '\n').trim() + '\n';
+  try {
+    return { key: createPrivateKey({ key: text, format: 'pem' }), text };
+  } catch {
+    return `${name} is not a readable PEM private key (${pemHint}) nor a private JWK's JSON text`;
+  }
+}
+
+/** A private key from `NAME` (PEM or JWK JSON text) or `NAME_FILE` (a path), checked readable; undefined when absent or wrong. */
 function readPemVariable(
   env: Env,
   problems: string[],
@@ -214,14 +242,12 @@ function readPemVariable(
       );
     return undefined;
   }
-  const text = pem.replace(/\\r\\n|\\n/g, '\n').trim() + '\n';
-  try {
-    createPrivateKey({ key: text, format: 'pem' });
-  } catch {
-    problems.push(`${name} is not a readable PEM private key (expected -----BEGIN PRIVATE KEY-----): ${what}`);
+  const read = readKeyText(pem, name, 'expected -----BEGIN PRIVATE KEY-----');
+  if (typeof read === 'string') {
+    problems.push(`${read}: ${what}`);
     return undefined;
   }
-  return text;
+  return read.text;
 }
 
 function parsePort(env: Env, problems: string[], name = 'PORT', fallback = DEFAULT_PORT): number {

@@ -6,6 +6,7 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { rsaKeyProblem } from './jose/rsa-key.js';
 import { rsaThumbprint } from './jose/thumbprint.js';
 import type { JweDecrypter } from './jose/key-reference.js';
+import { isJwkText, parseJwkText } from './jose/jwk-text.js';
 
 export { MIN_RSA_BITS } from './jose/rsa-key.js';
 export { rsaThumbprint } from './jose/thumbprint.js';
@@ -148,10 +149,12 @@ export interface DecryptionKey {
 }
 
 /**
- * Import one private key given as PEM (PKCS#1 or PKCS#8) or as an RSA private JWK object.
+ * Import one private key given as PEM (PKCS#1 or PKCS#8), as an RSA private JWK object, or as
+ * that JWK's JSON text (a string whose first non-space character is `{`).
  * @throws TypeError naming `what` when it is not such a key of at least 2048 bits. Never echoes the key.
  */
-export function importRsaPrivateKeyOrJwk(key: string | RsaPrivateJwk, what = 'privateKey'): DecryptionKey {
+export function importRsaPrivateKeyOrJwk(given: string | RsaPrivateJwk, what = 'privateKey'): DecryptionKey {
+  const key = isJwkText(given) ? (parseJwkText(given, what) as RsaPrivateJwk) : given;
   if (typeof key === 'object' && key !== null) {
     if (typeof key.d !== 'string')
       throw new TypeError(`${what} must be an RSA private JWK (with "d"); got a JWK without a private part`);

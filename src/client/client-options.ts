@@ -66,7 +66,7 @@ export function importPrivateKeys(value: unknown): DecryptionKey[] {
     }
     if (typeof key === 'string' ? key.trim() === '' : typeof key !== 'object' || key === null) {
       throw new TypeError(
-        `${what} must be a non-empty PEM string (PKCS#1 or PKCS#8 RSA private key) or an RSA private JWK`,
+        `${what} must be a non-empty PEM string (PKCS#1 or PKCS#8 RSA private key) or an RSA private JWK (an object or its JSON text)`,
       );
     }
     return importRsaPrivateKeyOrJwk(key as string, what);

@@ -6,6 +6,7 @@
 import { createPrivateKey, createPublicKey, KeyObject, type JsonWebKey } from 'node:crypto';
 import { MIN_RSA_BITS, rsaKeyProblem } from '../jose/rsa-key.js';
 import { jwkThumbprint, PUBLIC_MEMBERS } from '../jose/thumbprint.js';
+import { isJwkText, parseJwkText } from '../jose/jwk-text.js';
 import {
   checkDecrypter,
   checkSigner,
@@ -17,7 +18,10 @@ import {
 
 export { jwkThumbprint } from '../jose/thumbprint.js';
 
-/** A key as the app may give it: PEM text (PKCS#8, PKCS#1, SEC1), a private JWK, or a node `KeyObject`. */
+/**
+ * A key as the app may give it: PEM text (PKCS#8, PKCS#1, SEC1), a private JWK, that JWK's JSON text
+ * (a string whose first non-space character is `{`), or a node `KeyObject`.
+ */
 export type AppKeyInput = string | AppPrivateJwk | KeyObject;
 
 /** A private JSON Web Key (RFC 7517): `kty` `EC`, `RSA` or `OKP` with its private member `d`, and an optional `kid`. */
@@ -150,7 +154,7 @@ function importKeyList<A extends string>(
 function importList<T>(value: unknown, what: string, one: (key: unknown, name: string) => T): T[] {
   if (value === undefined || value === null || value === '') {
     throw new TypeError(
-      `${what} is required in the fapi2 profile: give a private key as PEM, a JWK or a KeyObject (see docs/fapi2.md for the commands that make one)`,
+      `${what} is required in the fapi2 profile: give a private key as PEM, a JWK (an object or its JSON text) or a KeyObject (see docs/fapi2.md for the commands that make one)`,
     );
   }
   const list = Array.isArray(value) ? (value as unknown[]) : [value];
@@ -166,7 +170,8 @@ function importList<T>(value: unknown, what: string, one: (key: unknown, name: s
   return keys;
 }
 
-function importPrivate(value: unknown, what: string, expected: string): { key: KeyObject; kid: string | undefined } {
+function importPrivate(given: unknown, what: string, expected: string): { key: KeyObject; kid: string | undefined } {
+  const value = isJwkText(given) ? parseJwkText(given, what) : given;
   if (value instanceof KeyObject) {
     if (value.type === 'secret') throw new TypeError(`${what} is a symmetric (secret) key; give ${expected}`);
     if (value.type === 'public') {
@@ -181,7 +186,7 @@ function importPrivate(value: unknown, what: string, expected: string): { key: K
     const label = /-----BEGIN ([A-Z0-9 ]+)-----/.exec(text)?.[1];
     if (label === undefined)
       throw new TypeError(
-        `${what} must be a PEM private key (-----BEGIN PRIVATE KEY-----) or a JWK; got text that is not PEM`,
+        `${what} must be a PEM private key (-----BEGIN PRIVATE KEY-----) or a JWK (an object or its JSON text); got text that is not PEM`,
       );
     if (label.includes('PUBLIC') || label === 'CERTIFICATE') {
       throw new TypeError(
@@ -213,7 +218,7 @@ function importPrivate(value: unknown, what: string, expected: string): { key: K
     const kid = typeof jwk.kid === 'string' && jwk.kid !== '' ? jwk.kid : undefined;
     return { key, kid };
   }
-  throw new TypeError(`${what} must be ${expected}, as PEM, a JWK or a KeyObject`);
+  throw new TypeError(`${what} must be ${expected}, as PEM, a JWK (an object or its JSON text) or a KeyObject`);
 }
 
 function signingAlgorithm(key: KeyObject, what: string): AssertionAlgorithm {

@@ -32,7 +32,7 @@ export interface IdClientOptions {
   clientSecret?: string;
   /**
    * RSA private key from registration: PKCS#1 or PKCS#8 PEM (literal `\n` escapes are accepted)
-   * or a private JWK. Needed to read the service's encrypted attributes (and, by default, FAPI
+   * or a private JWK (an object, or its JSON text: a string starting with `{`). Needed to read the service's encrypted attributes (and, by default, FAPI
    * ID tokens); not needed by an app that signs in from the ID token alone or reads a provider's
    * standard userinfo. An array of keys while rotating: userinfo is decrypted with the
    * key the JWE's `kid` names (by `kid` or RFC 7638 thumbprint), else with each in order.
@@ -112,15 +112,16 @@ export interface IdClientOptions {
   profile?: IdClientProfile;
   /**
    * FAPI 2.0: the private key that signs client assertions (`private_key_jwt`): an EC P-256 key
-   * (ES256, the default kind), or an RSA (PS256) or Ed25519 (EdDSA) key; PEM, private JWK or
-   * `KeyObject`. An array while rotating: the first signs, all are published by {@link IdClient.publicJwks}.
+   * (ES256, the default kind), or an RSA (PS256) or Ed25519 (EdDSA) key; PEM, private JWK (an
+   * object, or its JSON text: a string starting with `{`) or `KeyObject`. An array while rotating: the first signs, all are published by {@link IdClient.publicJwks}.
    * Required with `profile: 'fapi2'`. A {@link JwsSigner} signs with a key held in an HSM or a
    * KMS (docs/keys.md).
    */
   clientAssertionKey?: AppKeyInput | JwsSigner | readonly (AppKeyInput | JwsSigner)[];
   /**
    * FAPI 2.0: the private key ID tokens are encrypted to: EC (`ECDH-ES`, `ECDH-ES+A128KW`/`A192KW`/`A256KW`)
-   * or RSA (`RSA-OAEP-256`). An array while rotating (all decrypt, all are published).
+   * or RSA (`RSA-OAEP-256`), as PEM, a private JWK (or its JSON text) or a `KeyObject`. An array
+   * while rotating (all decrypt, all are published).
    * Default: the `privateKey` (the userinfo RSA key), used with `RSA-OAEP-256`. An ID token that
    * arrives encrypted is decrypted with it; whether one must arrive encrypted is
    * {@link IdClientOptions.idTokenEncryptedResponseAlg}'s to say. A {@link JweDecrypter} decrypts
@@ -145,7 +146,8 @@ export interface IdClientOptions {
   idTokenEncryptedResponseEnc?: string;
   /**
    * FAPI 2.0: the DPoP key policy. Default `'per-login'`: a fresh P-256 key pair per login, kept in
-   * the pending login until the callback. Or one EC P-256 private key shared by every instance.
+   * the pending login until the callback. Or one EC P-256 private key shared by every instance
+   * (PEM, a private JWK or its JSON text, or a `KeyObject`).
    */
   dpopKey?: 'per-login' | AppKeyInput;
   /** FAPI 2.0: the message shown to the person on the approval screen, for every login that gives none (at most 100 characters). */
