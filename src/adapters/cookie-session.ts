@@ -142,6 +142,37 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
   }
   checkOptionNames(options, 'createCookieSession()');
   options = ownOptions(options);
+  const store = resolveCookieStore(options, who);
+  return {
+    cookieName: store.cookieName,
+    load: (request) => loadSession(store, request),
+    commit: (session, request) => commitSession(store, session, request),
+  };
+}
+
+/** What the steps of one store share: its checked options, its keys, and the state of each session it gave out. */
+interface CookieStore {
+  readonly who: string;
+  readonly cookieName: string;
+  readonly maxAge: number;
+  readonly path: string;
+  readonly secure: boolean | undefined;
+  readonly clock: () => number;
+  readonly keys: SealKey[];
+  readonly states: WeakMap<CookieFlowSession, SessionState>;
+}
+
+/** One session of a request, as loaded and as changed since. */
+interface SessionState {
+  id: string;
+  data: Record<string, unknown>;
+  expiresAt: number;
+  changed: boolean;
+  destroyed: boolean;
+}
+
+/** Options resolution: the secrets, the cookie's name, lifetime and path, checked; the keys derived. */
+function resolveCookieStore(options: CookieSessionOptions, who: string): CookieStore {
   const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
   if (
     !Array.isArray(secrets) ||
@@ -167,122 +198,135 @@ export function createCookieSession(options: CookieSessionOptions): CookieSessio
   if (options.secure !== undefined && typeof options.secure !== 'boolean') {
     throw new TypeError(`${who}: secure must be true or false (default: true on https).`);
   }
-  const clock = options.clock ?? Date.now;
-  const keys = secrets.map((secret) => deriveKey(secret, cookieName));
-  const sealKey = keys[0] as SealKey;
-  const keyFor = (header: Record<string, unknown>): Buffer => {
-    if (!handledHere(header, ['dir']) || header.enc !== 'A256GCM') throw new Error('another algorithm');
-    if (header[COOKIE_HEADER_PARAMETER] !== cookieName) throw new Error('sealed for another cookie');
-    const found = keys.find((k) => k.kid === header.kid);
-    if (found === undefined) throw new Error('sealed with an unknown key');
-    return Buffer.from(found.key);
-  };
-
-  /** The sealed value of the cookie, opened and checked, or undefined. Bounded before any parsing. */
-  async function open(text: string): Promise<Sealed | undefined> {
-    if (text.length > MAX_COOKIE_SESSION_BYTES || !/^[A-Za-z0-9_.-]+$/.test(text)) return undefined;
-    try {
-      const jwe = readCompactJwe(text);
-      const plaintext = decryptJwe(jwe, keyFor(jwe.header));
-      const payload: unknown = JSON.parse(new TextDecoder().decode(plaintext));
-      // Expired at `exp` (seconds), as a JWT: open while `exp` is after the current second.
-      const exp = (payload as { exp?: unknown } | null)?.exp;
-      if (typeof exp !== 'number' || !Number.isFinite(exp) || exp <= Math.floor(clock() / 1000)) return undefined;
-      return isSealed(payload) ? payload : undefined;
-    } catch {
-      return undefined; // another secret or cookie, altered, expired, or an older format
-    }
-  }
-
-  interface State {
-    id: string;
-    data: Record<string, unknown>;
-    expiresAt: number;
-    changed: boolean;
-    destroyed: boolean;
-  }
-  const states = new WeakMap<CookieFlowSession, State>();
-
-  function sessionOver(state: State): CookieFlowSession {
-    const session: CookieFlowSession = {
-      get: (key) => (Object.hasOwn(state.data, key) ? state.data[key] : undefined),
-      set: (key, value) => {
-        // JSON round trip: the sealed copy is what the next request sees, and no key reaches a prototype.
-        state.data = { ...state.data, [key]: JSON.parse(JSON.stringify(value)) as unknown };
-        state.changed = true;
-      },
-      delete: (key) => {
-        if (!Object.hasOwn(state.data, key)) return;
-        const next = { ...state.data };
-        delete next[key];
-        state.data = next;
-        state.changed = true;
-      },
-      regenerate: () => {
-        state.id = newId();
-        state.data = {};
-        state.expiresAt = clock() + maxAge;
-        state.changed = true;
-        state.destroyed = false;
-        return Promise.resolve();
-      },
-      destroy: () => {
-        state.data = {};
-        state.destroyed = true;
-        state.changed = true;
-      },
-      get id() {
-        return state.id;
-      },
-      get changed() {
-        return state.changed;
-      },
-    };
-    states.set(session, state);
-    return session;
-  }
-
-  function attributes(request: Request, maxAgeSeconds: number): string {
-    const secure = options.secure ?? new URL(request.url).protocol === 'https:';
-    return `; Path=${path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
-  }
-
   return {
+    who,
     cookieName,
-    async load(request) {
-      const text = readCookie(request.headers.get('cookie'), cookieName);
-      const opened = text === undefined ? undefined : await open(text);
-      if (opened !== undefined) {
-        return sessionOver({
-          id: opened.sid,
-          data: opened.data,
-          expiresAt: opened.exp * 1000,
-          changed: false,
-          destroyed: false,
-        });
-      }
-      return sessionOver({ id: newId(), data: {}, expiresAt: clock() + maxAge, changed: false, destroyed: false });
+    maxAge,
+    path,
+    secure: options.secure,
+    clock: options.clock ?? Date.now,
+    keys: secrets.map((secret) => deriveKey(secret, cookieName)),
+    states: new WeakMap(),
+  };
+}
+
+/** The key a sealed cookie's header names: this cookie's, with one of the store's secrets. */
+function keyFor(store: CookieStore, header: Record<string, unknown>): Buffer {
+  if (!handledHere(header, ['dir']) || header.enc !== 'A256GCM') throw new Error('another algorithm');
+  if (header[COOKIE_HEADER_PARAMETER] !== store.cookieName) throw new Error('sealed for another cookie');
+  const found = store.keys.find((k) => k.kid === header.kid);
+  if (found === undefined) throw new Error('sealed with an unknown key');
+  return Buffer.from(found.key);
+}
+
+/** The sealed value of the cookie, opened and checked, or undefined. Bounded before any parsing. */
+async function open(store: CookieStore, text: string): Promise<Sealed | undefined> {
+  if (text.length > MAX_COOKIE_SESSION_BYTES || !/^[A-Za-z0-9_.-]+$/.test(text)) return undefined;
+  try {
+    const jwe = readCompactJwe(text);
+    const plaintext = decryptJwe(jwe, keyFor(store, jwe.header));
+    const payload: unknown = JSON.parse(new TextDecoder().decode(plaintext));
+    // Expired at `exp` (seconds), as a JWT: open while `exp` is after the current second.
+    const exp = (payload as { exp?: unknown } | null)?.exp;
+    if (typeof exp !== 'number' || !Number.isFinite(exp) || exp <= Math.floor(store.clock() / 1000)) return undefined;
+    return isSealed(payload) ? payload : undefined;
+  } catch {
+    return undefined; // another secret or cookie, altered, expired, or an older format
+  }
+}
+
+/** The session a request works with, over its state. */
+function sessionOver(store: CookieStore, state: SessionState): CookieFlowSession {
+  const session: CookieFlowSession = {
+    get: (key) => (Object.hasOwn(state.data, key) ? state.data[key] : undefined),
+    set: (key, value) => {
+      // JSON round trip: the sealed copy is what the next request sees, and no key reaches a prototype.
+      state.data = { ...state.data, [key]: JSON.parse(JSON.stringify(value)) as unknown };
+      state.changed = true;
     },
-    async commit(session, request) {
-      const state = states.get(session);
-      if (state === undefined)
-        throw new TypeError(`${who}: commit takes a session returned by load() of the same store.`);
-      if (!state.changed) return undefined;
-      if (state.destroyed || Object.keys(state.data).length === 0) return `${cookieName}=${attributes(request, 0)}`;
-      const payload = { sid: state.id, data: state.data, exp: Math.floor(state.expiresAt / 1000) };
-      const value = sealDirA256Gcm(
-        { alg: 'dir', enc: 'A256GCM', kid: sealKey.kid, [COOKIE_HEADER_PARAMETER]: cookieName },
-        Buffer.from(JSON.stringify(payload)),
-        sealKey.key,
-      );
-      if (value.length + cookieName.length + 1 > MAX_COOKIE_SESSION_BYTES) {
-        throw new IdError(
-          'session_store_unavailable',
-          `The session is too large for a cookie (over ${MAX_COOKIE_SESSION_BYTES} bytes): keep less in it, or use a server-side session.`,
-        );
-      }
-      const seconds = Math.max(1, Math.floor((state.expiresAt - clock()) / 1000));
-      return `${cookieName}=${value}${attributes(request, seconds)}`;
+    delete: (key) => {
+      if (!Object.hasOwn(state.data, key)) return;
+      const next = { ...state.data };
+      delete next[key];
+      state.data = next;
+      state.changed = true;
+    },
+    regenerate: () => {
+      state.id = newId();
+      state.data = {};
+      state.expiresAt = store.clock() + store.maxAge;
+      state.changed = true;
+      state.destroyed = false;
+      return Promise.resolve();
+    },
+    destroy: () => {
+      state.data = {};
+      state.destroyed = true;
+      state.changed = true;
+    },
+    get id() {
+      return state.id;
+    },
+    get changed() {
+      return state.changed;
     },
   };
+  store.states.set(session, state);
+  return session;
+}
+
+function attributes(store: CookieStore, request: Request, maxAgeSeconds: number): string {
+  const secure = store.secure ?? new URL(request.url).protocol === 'https:';
+  return `; Path=${store.path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+/** The request's session: its cookie opened, or a new one. */
+async function loadSession(store: CookieStore, request: Request): Promise<CookieFlowSession> {
+  const text = readCookie(request.headers.get('cookie'), store.cookieName);
+  const opened = text === undefined ? undefined : await open(store, text);
+  if (opened !== undefined) {
+    return sessionOver(store, {
+      id: opened.sid,
+      data: opened.data,
+      expiresAt: opened.exp * 1000,
+      changed: false,
+      destroyed: false,
+    });
+  }
+  return sessionOver(store, {
+    id: newId(),
+    data: {},
+    expiresAt: store.clock() + store.maxAge,
+    changed: false,
+    destroyed: false,
+  });
+}
+
+/** The `Set-Cookie` value for a changed session (sealed, or clearing it), or undefined when unchanged. */
+async function commitSession(
+  store: CookieStore,
+  session: CookieFlowSession,
+  request: Request,
+): Promise<string | undefined> {
+  const { cookieName } = store;
+  const state = store.states.get(session);
+  if (state === undefined)
+    throw new TypeError(`${store.who}: commit takes a session returned by load() of the same store.`);
+  if (!state.changed) return undefined;
+  if (state.destroyed || Object.keys(state.data).length === 0) return `${cookieName}=${attributes(store, request, 0)}`;
+  const payload = { sid: state.id, data: state.data, exp: Math.floor(state.expiresAt / 1000) };
+  const sealKey = store.keys[0] as SealKey;
+  const value = sealDirA256Gcm(
+    { alg: 'dir', enc: 'A256GCM', kid: sealKey.kid, [COOKIE_HEADER_PARAMETER]: cookieName },
+    Buffer.from(JSON.stringify(payload)),
+    sealKey.key,
+  );
+  if (value.length + cookieName.length + 1 > MAX_COOKIE_SESSION_BYTES) {
+    throw new IdError(
+      'session_store_unavailable',
+      `The session is too large for a cookie (over ${MAX_COOKIE_SESSION_BYTES} bytes): keep less in it, or use a server-side session.`,
+    );
+  }
+  const seconds = Math.max(1, Math.floor((state.expiresAt - store.clock()) / 1000));
+  return `${cookieName}=${value}${attributes(store, request, seconds)}`;
 }

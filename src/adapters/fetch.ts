@@ -144,6 +144,35 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
   }
   checkOptionNames(options, 'createFetchLogin()');
   options = ownOptions(options);
+  const app = resolveFetchLogin(options, who);
+  const { flow } = app;
+  const guards = createFetchGuards({
+    policy: app.policy,
+    userKey: app.userKey,
+    loginPath: app.loginPath ?? DEFAULT_LOGIN_PATH,
+    sessionOf: (request) => sessionOf(app, request),
+    commit: (session, request, headers) => commit(app, session, request, headers),
+    signInSession: (session) => signInSession(app, session),
+    failurePage: (err) => failurePage(app, flow.report(err)),
+  });
+  const client = options.client as unknown as KeyPublisher & { profile?: unknown };
+  return {
+    flow,
+    login: (request, startOptions) => login(app, request, startOptions),
+    jwks: () => jwks(client),
+    callback: (request) => callback(app, request),
+    user: (request) => user(app, request),
+    logout: (request, redirectTo) => logout(app, request, redirectTo),
+    requireSignIn: guards.requireSignIn,
+    requireRecentSignIn: guards.requireRecentSignIn,
+  };
+}
+
+/** What the handlers share: the checked options, the flow and the session policy. */
+type FetchApp = ReturnType<typeof resolveFetchLogin>;
+
+/** Options resolution, the session: where it lives, and what of the person is kept in it. */
+function sessionOptions(options: FetchLoginOptions, who: string) {
   const store = isCookieStore(options.session) ? options.session : undefined;
   const provide = typeof options.session === 'function' ? options.session : undefined;
   if (store === undefined && provide === undefined) {
@@ -169,243 +198,230 @@ export function createFetchLogin(options: FetchLoginOptions): FetchLogin {
     }));
   if (typeof toSessionUser !== 'function')
     throw optionError(who, 'toSessionUser', 'must be a function (user) => value to keep.');
+  return { store, provide, successRedirect, userKey, toSessionUser };
+}
+
+/** Options resolution: the session's, the pages', the flow's and the session policy's, in that order. */
+function resolveFetchLogin(options: FetchLoginOptions, who: string) {
+  const session = sessionOptions(options, who);
   const loginPath = options.loginPath === undefined ? undefined : safeReturnTo(options.loginPath);
   if (options.loginPath !== undefined && loginPath === undefined)
     throw optionError(who, 'loginPath', 'must be a same-site path, like "/auth/login".');
   const showDiagnosis = options.showDiagnosis ?? process.env.NODE_ENV !== 'production';
   const flow = buildLoginFlow(options, who);
-  if (flow.sessionKey === userKey)
+  if (flow.sessionKey === session.userKey)
     throw optionError(who, 'userKey', `must differ from the flow's sessionKey ("${flow.sessionKey}").`);
   const policy = options.sessions ?? defaultSessionPolicy();
   if (typeof policy !== 'object' || policy === null || typeof policy.check !== 'function') {
     throw optionError(who, 'sessions', 'must be createSessionPolicy({ ... }).');
   }
+  return { ...session, loginPath, showDiagnosis, flow, policy };
+}
 
-  async function sessionOf(request: Request): Promise<FlowSession> {
-    if (store !== undefined) return store.load(request);
-    const session = await (provide as FetchSessionProvider)(request);
-    if (!isFlowSession(session)) {
-      throw new IdError('session_missing', 'The session function gave no session with get, set and delete.');
-    }
-    return session;
+async function sessionOf(app: FetchApp, request: Request): Promise<FlowSession> {
+  if (app.store !== undefined) return app.store.load(request);
+  const session = await (app.provide as FetchSessionProvider)(request);
+  if (!isFlowSession(session)) {
+    throw new IdError('session_missing', 'The session function gave no session with get, set and delete.');
   }
+  return session;
+}
 
-  /** Adds the session cookie (when the store is ours and the session changed) to `headers`. */
-  async function commit(session: FlowSession, request: Request, headers: Headers): Promise<void> {
-    if (store === undefined) return;
-    const cookie = await store.commit(session as CookieFlowSession, request);
-    if (cookie !== undefined) appendSessionCookie(headers, cookie);
-  }
+/** Adds the session cookie (when the store is ours and the session changed) to `headers`. */
+async function commit(app: FetchApp, session: FlowSession, request: Request, headers: Headers): Promise<void> {
+  if (app.store === undefined) return;
+  const cookie = await app.store.commit(session as CookieFlowSession, request);
+  if (cookie !== undefined) appendSessionCookie(headers, cookie);
+}
 
-  function facts(request: Request): RequestFacts {
-    const url = new URL(request.url);
-    const cookieHeader = request.headers.get('cookie');
-    return {
-      host: request.headers.get('host') ?? url.host,
-      secure: url.protocol === 'https:',
-      cookieHeaderPresent: cookieHeader !== null && cookieHeader !== '',
-      ...(store === undefined
-        ? {}
-        : { sessionCookiePresent: readCookie(cookieHeader, store.cookieName) !== undefined }),
-    };
-  }
-
-  function redirect(location: string, headers: Headers = new Headers()): Response {
-    headers.set('location', location);
-    headers.set('cache-control', 'no-store');
-    return new Response(null, { status: 302, headers });
-  }
-
-  function failurePage(err: unknown): Response {
-    const failure = classifyFailure(err);
-    const idError = err instanceof IdError ? err : undefined;
-    const diagnosis = showDiagnosis ? idError?.diagnosis : undefined;
-    const html = renderFailurePage({
-      status: failure.status,
-      title: failure.serverSide ? 'Sign-in is unavailable' : 'Sign-in failed',
-      message: failure.message,
-      ...(loginPath === undefined ? {} : { retryHref: loginPath }),
-      ...(idError?.reference === undefined ? {} : { reference: idError.reference }),
-      ...(diagnosis === undefined
-        ? {}
-        : { developer: { code: diagnosis.code, cause: diagnosis.cause, fix: diagnosis.fix } }),
-    });
-    return new Response(html, { status: failure.status, headers: FAILURE_PAGE_HEADERS });
-  }
-
-  async function login(request: Request, startOptions: FetchLoginStartOptions = {}): Promise<Response> {
-    try {
-      const session = await sessionOf(request);
-      const url = new URL(request.url);
-      const returnTo = url.searchParams.get('returnTo') ?? undefined;
-      const maxAge = stepUpMaxAge(url.searchParams.get('maxAge'));
-      const message = startOptions.authenticationContextMessage;
-      const { redirectUrl } = await flow.start(session, {
-        ...(returnTo === undefined ? {} : { returnTo }),
-        ...(maxAge === undefined ? {} : { maxAge }),
-        ...(message === undefined ? {} : { authenticationContextMessage: message }),
-        ...(startOptions.authenticationContextType === undefined
-          ? {}
-          : { authenticationContextType: startOptions.authenticationContextType }),
-        ...(startOptions.authorizationParams === undefined
-          ? {}
-          : { authorizationParams: startOptions.authorizationParams }),
-        request: facts(request),
-      });
-      const headers = new Headers();
-      await commit(session, request, headers);
-      return redirect(redirectUrl, headers);
-    } catch (err) {
-      return failurePage(flow.report(err, facts(request)));
-    }
-  }
-
-  async function callback(request: Request): Promise<Response> {
-    const requestFacts = facts(request);
-    let session: FlowSession;
-    try {
-      session = await sessionOf(request);
-    } catch (err) {
-      return failurePage(flow.report(err, requestFacts));
-    }
-    const query = Object.fromEntries(new URL(request.url).searchParams);
-    let result: CompleteResult;
-    const headers = new Headers();
-    // Read before the sign-in replaces the session: a step-up is judged against it.
-    const prior = priorSignIn(policy, session);
-    try {
-      result = await flow.complete(withoutRegeneration(session), query, requestFacts);
-    } catch (err) {
-      return refusedCallback(session, request, query, err, headers);
-    }
-    try {
-      const finished = await finishSignIn(
-        { flow, policy },
-        signInSession(session),
-        { ...result.user, ...(result.maxAge === undefined ? {} : { maxAge: result.maxAge }) },
-        prior,
-        (fresh) => fresh.set(userKey, toSessionUser(result.user)),
-      );
-      await commit(session, request, headers);
-      if (finished.kind === 'signed_in') return redirect(safeReturnTo(result.returnTo) ?? successRedirect, headers);
-      for (const [name, value] of Object.entries(FAILURE_PAGE_HEADERS)) headers.set(name, value);
-      const retry = finished.outcome === 'other_person' ? (loginPath ?? DEFAULT_LOGIN_PATH) : (result.returnTo ?? '/');
-      return new Response(stepUpRefusedPage(finished.outcome, retry), { status: 403, headers });
-    } catch (err) {
-      return failurePage(storeFailure({ flow, policy }, err, 'The session could not be saved.'));
-    }
-  }
-
-  /** A callback the flow refused: the pending login's removal is kept; a signed-in replay (back button) is sent on. */
-  async function refusedCallback(
-    session: FlowSession,
-    request: Request,
-    query: Record<string, string>,
-    err: unknown,
-    headers: Headers,
-  ): Promise<Response> {
-    try {
-      await commit(session, request, headers);
-    } catch {
-      // A session too large to write fails the same way below; the failure page is what matters.
-    }
-    const signedInReplay =
-      err instanceof IdError && err.code === 'state_mismatch' && session.get(userKey) !== undefined;
-    if (signedInReplay) {
-      const done = flow.completedLogin(query.state);
-      return redirect(safeReturnTo(done?.returnTo) ?? successRedirect, headers);
-    }
-    const response = failurePage(err);
-    for (const cookie of headers.getSetCookie()) response.headers.append('set-cookie', cookie);
-    return response;
-  }
-
-  /** The request's session as the sign-in core speaks to it; it is committed to the cookie afterwards. */
-  function signInSession(session: FlowSession): SignInSession {
-    return {
-      get: (key) => session.get(key),
-      set: (key, value) => session.set(key, value),
-      delete: (key) => session.delete(key),
-      regenerate: async () => {
-        await session.regenerate?.();
-      },
-      save: async () => undefined,
-      destroy: async () => end(session),
-    };
-  }
-
-  /** The person, read as the guards read it: a session the policy has ended (or never started) has nobody. */
-  async function user(request: Request): Promise<unknown> {
-    const session = await sessionOf(request);
-    let result: SessionCheck;
-    try {
-      // A read-only view: reading the person does not write "last seen" (only guarded routes do).
-      result = await policy.check(readOnlySession(session));
-    } catch (err) {
-      throw new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err });
-    }
-    return result.signedIn ? session.get(userKey) : undefined;
-  }
-
-  async function logout(request: Request, redirectTo = '/'): Promise<Response> {
-    const h = request.headers;
-    const refusal = crossSiteRefusal({
-      fetchSite: h.get('sec-fetch-site') ?? undefined,
-      origin: h.get('origin') ?? undefined,
-      host: h.get('host') ?? new URL(request.url).host,
-      protocol: new URL(request.url).protocol,
-      method: request.method,
-    });
-    if (refusal !== undefined) {
-      return new Response(renderFailurePage(signOutRefusedPage(refusal, showDiagnosis)), {
-        status: 403,
-        headers: FAILURE_PAGE_HEADERS,
-      });
-    }
-    const session = await sessionOf(request);
-    const headers = new Headers();
-    end(session);
-    policy.signedOut();
-    await commit(session, request, headers);
-    return redirect(safeReturnTo(redirectTo) ?? '/', headers);
-  }
-
-  /** Ends the session: a cookie session is destroyed; an app-supplied one loses the person and the sign-in record. */
-  function end(session: FlowSession): void {
-    if (store !== undefined) (session as CookieFlowSession).destroy();
-    else {
-      session.delete(userKey);
-      session.delete(policy.recordKey);
-    }
-  }
-
-  const guards = createFetchGuards({
-    policy,
-    userKey,
-    loginPath: loginPath ?? DEFAULT_LOGIN_PATH,
-    sessionOf,
-    commit,
-    signInSession,
-    failurePage: (err) => failurePage(flow.report(err)),
-  });
-
-  const client = options.client as unknown as KeyPublisher & { profile?: unknown };
-  function jwks(): Response {
-    // In the base profile publicJwks() throws: there is nothing to publish, so the route is absent.
-    const body = client.profile === 'fapi2' ? jwksBody(client) : undefined;
-    if (body === undefined)
-      return new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
-    return new Response(body, { status: 200, headers: JWKS_HEADERS });
-  }
-
+function facts(app: FetchApp, request: Request): RequestFacts {
+  const { store } = app;
+  const url = new URL(request.url);
+  const cookieHeader = request.headers.get('cookie');
   return {
-    flow,
-    login,
-    jwks,
-    callback,
-    user,
-    logout,
-    requireSignIn: guards.requireSignIn,
-    requireRecentSignIn: guards.requireRecentSignIn,
+    host: request.headers.get('host') ?? url.host,
+    secure: url.protocol === 'https:',
+    cookieHeaderPresent: cookieHeader !== null && cookieHeader !== '',
+    ...(store === undefined ? {} : { sessionCookiePresent: readCookie(cookieHeader, store.cookieName) !== undefined }),
   };
+}
+
+function redirect(location: string, headers: Headers = new Headers()): Response {
+  headers.set('location', location);
+  headers.set('cache-control', 'no-store');
+  return new Response(null, { status: 302, headers });
+}
+
+function failurePage(app: FetchApp, err: unknown): Response {
+  const failure = classifyFailure(err);
+  const idError = err instanceof IdError ? err : undefined;
+  const diagnosis = app.showDiagnosis ? idError?.diagnosis : undefined;
+  const html = renderFailurePage({
+    status: failure.status,
+    title: failure.serverSide ? 'Sign-in is unavailable' : 'Sign-in failed',
+    message: failure.message,
+    ...(app.loginPath === undefined ? {} : { retryHref: app.loginPath }),
+    ...(idError?.reference === undefined ? {} : { reference: idError.reference }),
+    ...(diagnosis === undefined
+      ? {}
+      : { developer: { code: diagnosis.code, cause: diagnosis.cause, fix: diagnosis.fix } }),
+  });
+  return new Response(html, { status: failure.status, headers: FAILURE_PAGE_HEADERS });
+}
+
+async function login(app: FetchApp, request: Request, startOptions: FetchLoginStartOptions = {}): Promise<Response> {
+  try {
+    const session = await sessionOf(app, request);
+    const url = new URL(request.url);
+    const returnTo = url.searchParams.get('returnTo') ?? undefined;
+    const maxAge = stepUpMaxAge(url.searchParams.get('maxAge'));
+    const message = startOptions.authenticationContextMessage;
+    const { redirectUrl } = await app.flow.start(session, {
+      ...(returnTo === undefined ? {} : { returnTo }),
+      ...(maxAge === undefined ? {} : { maxAge }),
+      ...(message === undefined ? {} : { authenticationContextMessage: message }),
+      ...(startOptions.authenticationContextType === undefined
+        ? {}
+        : { authenticationContextType: startOptions.authenticationContextType }),
+      ...(startOptions.authorizationParams === undefined
+        ? {}
+        : { authorizationParams: startOptions.authorizationParams }),
+      request: facts(app, request),
+    });
+    const headers = new Headers();
+    await commit(app, session, request, headers);
+    return redirect(redirectUrl, headers);
+  } catch (err) {
+    return failurePage(app, app.flow.report(err, facts(app, request)));
+  }
+}
+
+async function callback(app: FetchApp, request: Request): Promise<Response> {
+  const { flow, policy } = app;
+  const requestFacts = facts(app, request);
+  let session: FlowSession;
+  try {
+    session = await sessionOf(app, request);
+  } catch (err) {
+    return failurePage(app, flow.report(err, requestFacts));
+  }
+  const query = Object.fromEntries(new URL(request.url).searchParams);
+  let result: CompleteResult;
+  const headers = new Headers();
+  // Read before the sign-in replaces the session: a step-up is judged against it.
+  const prior = priorSignIn(policy, session);
+  try {
+    result = await flow.complete(withoutRegeneration(session), query, requestFacts);
+  } catch (err) {
+    return refusedCallback(app, session, request, query, err, headers);
+  }
+  try {
+    const finished = await finishSignIn(
+      { flow, policy },
+      signInSession(app, session),
+      { ...result.user, ...(result.maxAge === undefined ? {} : { maxAge: result.maxAge }) },
+      prior,
+      (fresh) => fresh.set(app.userKey, app.toSessionUser(result.user)),
+    );
+    await commit(app, session, request, headers);
+    if (finished.kind === 'signed_in') return redirect(safeReturnTo(result.returnTo) ?? app.successRedirect, headers);
+    for (const [name, value] of Object.entries(FAILURE_PAGE_HEADERS)) headers.set(name, value);
+    const retry =
+      finished.outcome === 'other_person' ? (app.loginPath ?? DEFAULT_LOGIN_PATH) : (result.returnTo ?? '/');
+    return new Response(stepUpRefusedPage(finished.outcome, retry), { status: 403, headers });
+  } catch (err) {
+    return failurePage(app, storeFailure({ flow, policy }, err, 'The session could not be saved.'));
+  }
+}
+
+/** A callback the flow refused: the pending login's removal is kept; a signed-in replay (back button) is sent on. */
+async function refusedCallback(
+  app: FetchApp,
+  session: FlowSession,
+  request: Request,
+  query: Record<string, string>,
+  err: unknown,
+  headers: Headers,
+): Promise<Response> {
+  try {
+    await commit(app, session, request, headers);
+  } catch {
+    // A session too large to write fails the same way below; the failure page is what matters.
+  }
+  const signedInReplay =
+    err instanceof IdError && err.code === 'state_mismatch' && session.get(app.userKey) !== undefined;
+  if (signedInReplay) {
+    const done = app.flow.completedLogin(query.state);
+    return redirect(safeReturnTo(done?.returnTo) ?? app.successRedirect, headers);
+  }
+  const response = failurePage(app, err);
+  for (const cookie of headers.getSetCookie()) response.headers.append('set-cookie', cookie);
+  return response;
+}
+
+/** The request's session as the sign-in core speaks to it; it is committed to the cookie afterwards. */
+function signInSession(app: FetchApp, session: FlowSession): SignInSession {
+  return {
+    get: (key) => session.get(key),
+    set: (key, value) => session.set(key, value),
+    delete: (key) => session.delete(key),
+    regenerate: async () => {
+      await session.regenerate?.();
+    },
+    save: async () => undefined,
+    destroy: async () => end(app, session),
+  };
+}
+
+/** The person, read as the guards read it: a session the policy has ended (or never started) has nobody. */
+async function user(app: FetchApp, request: Request): Promise<unknown> {
+  const session = await sessionOf(app, request);
+  let result: SessionCheck;
+  try {
+    // A read-only view: reading the person does not write "last seen" (only guarded routes do).
+    result = await app.policy.check(readOnlySession(session));
+  } catch (err) {
+    throw new IdError('session_store_unavailable', 'The sign-out store could not be read.', { cause: err });
+  }
+  return result.signedIn ? session.get(app.userKey) : undefined;
+}
+
+async function logout(app: FetchApp, request: Request, redirectTo = '/'): Promise<Response> {
+  const h = request.headers;
+  const refusal = crossSiteRefusal({
+    fetchSite: h.get('sec-fetch-site') ?? undefined,
+    origin: h.get('origin') ?? undefined,
+    host: h.get('host') ?? new URL(request.url).host,
+    protocol: new URL(request.url).protocol,
+    method: request.method,
+  });
+  if (refusal !== undefined) {
+    return new Response(renderFailurePage(signOutRefusedPage(refusal, app.showDiagnosis)), {
+      status: 403,
+      headers: FAILURE_PAGE_HEADERS,
+    });
+  }
+  const session = await sessionOf(app, request);
+  const headers = new Headers();
+  end(app, session);
+  app.policy.signedOut();
+  await commit(app, session, request, headers);
+  return redirect(safeReturnTo(redirectTo) ?? '/', headers);
+}
+
+/** Ends the session: a cookie session is destroyed; an app-supplied one loses the person and the sign-in record. */
+function end(app: FetchApp, session: FlowSession): void {
+  if (app.store !== undefined) (session as CookieFlowSession).destroy();
+  else {
+    session.delete(app.userKey);
+    session.delete(app.policy.recordKey);
+  }
+}
+
+function jwks(client: KeyPublisher & { profile?: unknown }): Response {
+  // In the base profile publicJwks() throws: there is nothing to publish, so the route is absent.
+  const body = client.profile === 'fapi2' ? jwksBody(client) : undefined;
+  if (body === undefined)
+    return new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
+  return new Response(body, { status: 200, headers: JWKS_HEADERS });
 }

@@ -171,6 +171,30 @@ export class HttpClient {
    */
   #once(req: JsonRequest, retryable: boolean, modules: NodeHttp): Promise<RawResponse> {
     const { url, what } = req;
+    const { options, payload } = this.#requestOptions(req, modules);
+    const isHttps = url.protocol === 'https:';
+    const maxBytes = this.#maxBytes;
+    const timeout = this.#timeout;
+
+    return new Promise<RawResponse>((resolve, reject) => {
+      const exchange = new Exchange(resolve, reject, url, what, maxBytes);
+      let request: http.ClientRequest;
+      try {
+        request = (isHttps ? modules.https : modules.http).request(options);
+      } catch (err) {
+        exchange.finish(unsent(url, what, err));
+        return;
+      }
+      exchange.startTimer(request, timeout);
+      request.on('error', (err: NodeJS.ErrnoException) => exchange.failed(request, retryable, err));
+      request.on('response', (res) => exchange.answered(res));
+      request.end(payload);
+    });
+  }
+
+  /** The request's body, headers and Node options: JSON or a form, to this URL, through the right agent. */
+  #requestOptions(req: JsonRequest, modules: NodeHttp): { options: http.RequestOptions; payload: string | undefined } {
+    const { url } = req;
     const payload =
       req.form !== undefined
         ? new URLSearchParams(req.form).toString()
@@ -197,96 +221,124 @@ export class HttpClient {
       // agents need no socket timeout, the timer below covers the whole exchange.
       ...(this.#agent === undefined ? {} : { timeout: this.#timeout }),
     };
+    return { options, payload };
+  }
+}
+
+/** One request's answer in progress: settled once, by the answer, an error, or the timer. */
+class Exchange {
+  #settled = false;
+  #timer: NodeJS.Timeout | undefined;
+  readonly #resolve: (value: RawResponse) => void;
+  readonly #reject: (err: Error) => void;
+  readonly #url: URL;
+  readonly #what: string;
+  readonly #maxBytes: number;
+
+  constructor(
+    resolve: (value: RawResponse) => void,
+    reject: (err: Error) => void,
+    url: URL,
+    what: string,
+    maxBytes: number,
+  ) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#url = url;
+    this.#what = what;
+    this.#maxBytes = maxBytes;
+  }
+
+  finish(err: Error | undefined, value?: RawResponse): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    if (err) this.#reject(err);
+    else this.#resolve(value as RawResponse);
+  }
+
+  /** The whole exchange is bounded by `timeout`: then the request is abandoned. */
+  startTimer(request: http.ClientRequest, timeout: number): void {
+    this.#timer = setTimeout(() => {
+      this.finish(
+        new IdError('provider_timeout', `The ${this.#what} (${at(this.#url)}) did not answer within ${timeout} ms.`),
+      );
+      request.destroy();
+    }, timeout);
+  }
+
+  /** The request failed: unreachable, or a stale keep-alive socket worth one retry. */
+  failed(request: http.ClientRequest, retryable: boolean, err: NodeJS.ErrnoException): void {
+    const unreachable = new IdError(
+      'provider_unreachable',
+      `The ${this.#what} (${at(this.#url)}) could not be reached (${err.code ?? 'network error'}).`,
+      {
+        cause: err,
+      },
+    );
+    if (retryable && request.reusedSocket && err.code !== undefined && STALE_SOCKET_CODES.has(err.code)) {
+      this.finish(new StaleSocketError(unreachable));
+    } else {
+      this.finish(unreachable);
+    }
+  }
+
+  /** The answer: its body read up to the byte limit. */
+  answered(res: http.IncomingMessage): void {
+    const what = this.#what;
     const maxBytes = this.#maxBytes;
-    const timeout = this.#timeout;
-
-    return new Promise<RawResponse>((resolve, reject) => {
-      let settled = false;
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (err: Error | undefined, value?: RawResponse): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (err) reject(err);
-        else resolve(value as RawResponse);
-      };
-
-      let request: http.ClientRequest;
-      try {
-        request = (isHttps ? modules.https : modules.http).request(options);
-      } catch (err) {
-        // Node refuses some requests before sending (CR/LF in a header, another protocol's agent);
-        // its message may quote a header value, so only the code is kept.
-        const code = (err as NodeJS.ErrnoException | undefined)?.code;
-        const detail = typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'invalid request';
-        finish(
-          new IdError('provider_unreachable', `The request to the ${what} (${at(url)}) could not be sent (${detail}).`),
-        );
-        return;
+    const status = res.statusCode ?? 0;
+    const declared = Number(res.headers['content-length']);
+    if (declared > maxBytes) {
+      this.finish(tooLarge(what, maxBytes, status));
+      res.destroy();
+      return;
+    }
+    let first: Buffer | undefined;
+    let rest: Buffer[] | undefined;
+    let size = 0;
+    res.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        this.finish(tooLarge(what, maxBytes, status));
+        res.destroy();
+      } else if (first === undefined) {
+        first = chunk;
+      } else {
+        (rest ??= [first]).push(chunk);
       }
-      timer = setTimeout(() => {
-        finish(new IdError('provider_timeout', `The ${what} (${at(url)}) did not answer within ${timeout} ms.`));
-        request.destroy();
-      }, timeout);
-
-      request.on('error', (err: NodeJS.ErrnoException) => {
-        const unreachable = new IdError(
+    });
+    const date = res.headers.date;
+    res.on('end', () =>
+      this.finish(undefined, {
+        status,
+        body: rest ? Buffer.concat(rest) : (first ?? EMPTY),
+        date,
+        headers: res.headers,
+      }),
+    );
+    res.on('error', (err) =>
+      this.finish(
+        new IdError(
           'provider_unreachable',
-          `The ${what} (${at(url)}) could not be reached (${err.code ?? 'network error'}).`,
+          `The connection to the ${what} (${at(this.#url)}) broke during the answer.`,
           {
             cause: err,
           },
-        );
-        if (retryable && request.reusedSocket && err.code !== undefined && STALE_SOCKET_CODES.has(err.code)) {
-          finish(new StaleSocketError(unreachable));
-        } else {
-          finish(unreachable);
-        }
-      });
-
-      request.on('response', (res) => {
-        const status = res.statusCode ?? 0;
-        const declared = Number(res.headers['content-length']);
-        if (declared > maxBytes) {
-          finish(tooLarge(what, maxBytes, status));
-          res.destroy();
-          return;
-        }
-        let first: Buffer | undefined;
-        let rest: Buffer[] | undefined;
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBytes) {
-            finish(tooLarge(what, maxBytes, status));
-            res.destroy();
-          } else if (first === undefined) {
-            first = chunk;
-          } else {
-            (rest ??= [first]).push(chunk);
-          }
-        });
-        const date = res.headers.date;
-        res.on('end', () =>
-          finish(undefined, {
-            status,
-            body: rest ? Buffer.concat(rest) : (first ?? EMPTY),
-            date,
-            headers: res.headers,
-          }),
-        );
-        res.on('error', (err) =>
-          finish(
-            new IdError('provider_unreachable', `The connection to the ${what} (${at(url)}) broke during the answer.`, {
-              cause: err,
-            }),
-          ),
-        );
-      });
-
-      request.end(payload);
-    });
+        ),
+      ),
+    );
   }
+}
+
+/**
+ * Node refused the request before sending (CR/LF in a header, another protocol's agent); its
+ * message may quote a header value, so only the code is kept.
+ */
+function unsent(url: URL, what: string, err: unknown): IdError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const detail = typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'invalid request';
+  return new IdError('provider_unreachable', `The request to the ${what} (${at(url)}) could not be sent (${detail}).`);
 }
 
 const EMPTY = Buffer.alloc(0);

@@ -290,8 +290,34 @@ function loginKey(binding: LoginBinding, state: string): string {
   return hash('sha256', `${binding.issuer}\n${binding.clientId}\n${binding.redirectUri}\n${state}`, 'base64url');
 }
 
-/** Builds a flow; `who` names the caller in option errors. Adapters use it; apps call {@link createLoginFlow}. */
-export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlow {
+/** The FAPI 2.0 methods of a fapi2 client, bound to it. */
+type FapiMethods = NonNullable<ReturnType<typeof fapiMethods>>;
+
+/** What every step of one flow shares: its options, resolved once, and its state. */
+interface FlowContext {
+  readonly options: LoginFlowOptions;
+  readonly who: string;
+  readonly client: LoginFlowClient;
+  readonly fapi: FapiMethods | undefined;
+  readonly discover: (() => Promise<void>) | undefined;
+  readonly hasUserinfoEndpoint: (() => Promise<boolean>) | undefined;
+  readonly clock: Clock;
+  readonly defaultScope: string | string[];
+  readonly redirectParam: { redirectUri?: string };
+  readonly sessionKey: string;
+  readonly maxPendingLogins: number;
+  readonly loginTtl: number;
+  readonly replayStore: ReplayStore;
+  readonly binding: LoginBinding;
+  readonly log: Log;
+  readonly callbackHost: string | undefined;
+  readonly ledger: LoginLedger;
+  /** In development, until the service has answered once: whether it answers (see provider-probe.ts). */
+  serviceAnswered: boolean;
+}
+
+/** The client of `options`, checked to be one. */
+function flowClientOf(options: LoginFlowOptions, who: string): LoginFlowClient {
   if (typeof options !== 'object' || options === null) {
     throw optionError(who, 'options', 'must be an object with a client (new IdClient({ ... })).');
   }
@@ -305,17 +331,11 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
   ) {
     throw optionError(who, 'client', 'must be an IdClient (new IdClient({ ... })).');
   }
-  const flowClient = options.client;
-  const fapi = fapiMethods(flowClient, who);
-  const discover = typeof flowClient.discover === 'function' ? flowClient.discover.bind(flowClient) : undefined;
-  const hasUserinfoEndpoint =
-    typeof flowClient.hasUserinfoEndpoint === 'function' ? flowClient.hasUserinfoEndpoint.bind(flowClient) : undefined;
-  const clock = checkClock(options.clock, who);
-  const redirectUri =
-    options.redirectUri === undefined ? undefined : checkAbsoluteUrl(options.redirectUri, who, 'redirectUri');
-  const defaultScope = options.scope === undefined ? DEFAULT_FLOW_SCOPE : checkScope(options.scope, who, 'scope');
+  return options.client;
+}
 
-  const clientId = typeof flowClient.clientId === 'string' ? flowClient.clientId : '';
+/** The session key of the flow: the option, or `nd-id:<client id>`. */
+function sessionKeyOf(options: LoginFlowOptions, clientId: string, who: string): string {
   const sessionKey =
     options.sessionKey ?? (clientId === '' ? DEFAULT_SESSION_KEY : `${DEFAULT_SESSION_KEY}:${clientId}`);
   if (typeof sessionKey !== 'string' || sessionKey === '' || sessionKey === 'passport' || sessionKey === 'cookie') {
@@ -325,6 +345,35 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
       'must be a non-empty string that no other code uses in the session (not "passport" or "cookie").',
     );
   }
+  return sessionKey;
+}
+
+/** The replay store of the flow: the option, or this process's memory. */
+function replayStoreOf(options: LoginFlowOptions, who: string): ReplayStore {
+  const replayStore = options.replayStore ?? processReplayStore;
+  if (typeof replayStore !== 'object' || replayStore === null || typeof replayStore.consume !== 'function') {
+    throw optionError(
+      who,
+      'replayStore',
+      'must have a consume(key, ttlMs) method resolving to true the first time (see createRedisReplayStore).',
+    );
+  }
+  return replayStore;
+}
+
+/** Options resolution: every option checked, in order, and what the steps share. */
+function resolveFlow(options: LoginFlowOptions, who: string): FlowContext {
+  const flowClient = flowClientOf(options, who);
+  const fapi = fapiMethods(flowClient, who);
+  const discover = typeof flowClient.discover === 'function' ? flowClient.discover.bind(flowClient) : undefined;
+  const hasUserinfoEndpoint =
+    typeof flowClient.hasUserinfoEndpoint === 'function' ? flowClient.hasUserinfoEndpoint.bind(flowClient) : undefined;
+  const clock = checkClock(options.clock, who);
+  const redirectUri =
+    options.redirectUri === undefined ? undefined : checkAbsoluteUrl(options.redirectUri, who, 'redirectUri');
+  const defaultScope = options.scope === undefined ? DEFAULT_FLOW_SCOPE : checkScope(options.scope, who, 'scope');
+  const clientId = typeof flowClient.clientId === 'string' ? flowClient.clientId : '';
+  const sessionKey = sessionKeyOf(options, clientId, who);
   const maxPendingLogins = checkInteger(
     options.maxPendingLogins ?? DEFAULT_MAX_PENDING_LOGINS,
     1,
@@ -334,394 +383,493 @@ export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlo
     'must be a whole number from 1 to 100 (how many tabs may log in at once).',
   );
   const loginTtl = checkMilliseconds(options.loginTtl ?? DEFAULT_LOGIN_TTL_MS, who, 'loginTtl', '10 minutes is 600000');
-  const replayStore = options.replayStore ?? processReplayStore;
-  if (typeof replayStore !== 'object' || replayStore === null || typeof replayStore.consume !== 'function') {
-    throw optionError(
-      who,
-      'replayStore',
-      'must have a consume(key, ttlMs) method resolving to true the first time (see createRedisReplayStore).',
-    );
-  }
-
+  const replayStore = replayStoreOf(options, who);
   const clientRedirect = (flowClient as { redirectUri?: unknown }).redirectUri;
   const binding: LoginBinding = Object.freeze({
     issuer: typeof flowClient.issuer === 'string' ? flowClient.issuer : '',
     clientId,
     redirectUri: redirectUri ?? (typeof clientRedirect === 'string' ? clientRedirect : ''),
   });
-  const redirectParam = redirectUri === undefined ? {} : { redirectUri };
-  const log = createLog(checkLogger(options.logger, who), 'flow');
-  const callbackHost = binding.redirectUri === '' ? undefined : new URL(binding.redirectUri).host;
-  const ledger = new LoginLedger();
+  return {
+    options,
+    who,
+    client: flowClient,
+    fapi,
+    discover,
+    hasUserinfoEndpoint,
+    clock,
+    defaultScope,
+    redirectParam: redirectUri === undefined ? {} : { redirectUri },
+    sessionKey,
+    maxPendingLogins,
+    loginTtl,
+    replayStore,
+    binding,
+    log: createLog(checkLogger(options.logger, who), 'flow'),
+    callbackHost: binding.redirectUri === '' ? undefined : new URL(binding.redirectUri).host,
+    ledger: new LoginLedger(),
+    serviceAnswered: false,
+  };
+}
 
-  /** The values of a new login and its options, checked. */
-  function prepare(beginOptions: BeginOptions) {
-    const scope =
-      beginOptions.scope === undefined ? defaultScope : checkScope(beginOptions.scope, who, 'scope of this login');
-    const { codeVerifier, codeChallenge } = generatePkcePair();
-    const state = generateState();
-    const nonce = generateNonce();
-    const maxAge =
-      beginOptions.maxAge === undefined
-        ? undefined
-        : checkInteger(
-            beginOptions.maxAge,
-            0,
-            1e9,
-            who,
-            'maxAge',
-            'must be a whole number of seconds (the step-up window), like 300.',
-          );
-    const extras = beginOptions.authorizationParams;
-    if (extras !== undefined) checkAuthorizationParams(extras, `${who}: authorizationParams`);
-    const params: AuthorizationUrlParams = {
-      state,
-      scope,
-      nonce,
-      codeChallenge,
-      ...redirectParam,
-      ...(maxAge === undefined ? {} : { maxAge }),
-      ...(extras === undefined ? {} : { authorizationParams: extras }),
-    };
-    return { scope, codeVerifier, state, nonce, maxAge, params };
-  }
-
-  /** Keeps the started login in the session and the ledger. */
-  function keep(
-    session: FlowSession,
-    beginOptions: BeginOptions,
-    login: ReturnType<typeof prepare>,
-    sentNonce: string | undefined,
-    dpop: StoredDpopKey | undefined,
-  ): void {
-    const { state, maxAge } = login;
-    const returnTo = safeReturnTo(beginOptions.returnTo);
-    const pending: PendingLogin = {
-      codeVerifier: login.codeVerifier,
-      nonce: sentNonce ?? login.nonce,
-      createdAt: clock(),
-      scope: scopeList(login.scope).join(' '),
-      ...binding,
-      ...(returnTo === undefined ? {} : { returnTo }),
-      ...(maxAge === undefined ? {} : { maxAge }),
-      ...(dpop === undefined ? {} : { dpop }),
-    };
-    const evicted = addPendingLogin(session, sessionKey, state, pending, {
-      max: maxPendingLogins,
-      ttl: loginTtl,
-      now: pending.createdAt,
-    });
-    ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt, returnTo);
-    for (const old of evicted) ledger.settle(loginKey(binding, old), 'evicted', pending.createdAt);
-    if (log.debugEnabled)
-      log.write(
-        'debug',
-        { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined },
-        'Login started',
-      );
-  }
-
-  function begin(session: FlowSession, beginOptions: BeginOptions = {}): BeginResult {
-    if (fapi)
-      throw optionError(
-        who,
-        'begin()',
-        'cannot start a fapi2 login (its parameters are pushed first, a network call): use await flow.start(session, options).',
-      );
-    for (const name of ['authenticationContextMessage', 'authenticationContextType'] as const) {
-      if (beginOptions[name] !== undefined) {
-        throw optionError(
-          who,
-          name,
-          "is sent only in the fapi2 profile; construct the IdClient with profile: 'fapi2', or remove it.",
-        );
-      }
-    }
-    const login = prepare(beginOptions);
-    const result = flowClient.authorizationUrl(login.params);
-    keep(session, beginOptions, login, result.nonce, undefined);
-    return { redirectUrl: result.url, state: login.state };
-  }
-
-  /** In development, until the service has answered once: whether it answers (see provider-probe.ts). */
-  let serviceAnswered = false;
-
-  async function start(session: FlowSession, beginOptions: BeginOptions = {}): Promise<BeginResult> {
-    if (!fapi) {
-      if (discover !== undefined) {
-        // Cached after the first login: no request. A provider whose document cannot be used is never the person's doing.
-        try {
-          await discover();
-        } catch (err) {
-          throw report(err, beginOptions.request);
-        }
-      }
-      const started = begin(session, beginOptions);
-      const serviceUrl = serviceAnswered ? undefined : new URL(started.redirectUrl);
-      if (serviceUrl === undefined || !shouldProbe(serviceUrl)) return started;
-      const problem = await probeService(serviceUrl);
-      if (problem !== undefined) throw report(serviceNotAnswering(serviceUrl, problem), beginOptions.request);
-      serviceAnswered = true;
-      return started;
-    }
-    const message =
-      beginOptions.authenticationContextMessage === undefined
-        ? undefined
-        : checkContextMessage(beginOptions.authenticationContextMessage, `${who}: authenticationContextMessage`);
-    const contextType =
-      beginOptions.authenticationContextType === undefined
-        ? undefined
-        : checkContextType(beginOptions.authenticationContextType, `${who}: authenticationContextType`);
-    const login = prepare(beginOptions);
-    let result: PushedAuthorizationResult;
-    let dpop: Awaited<ReturnType<typeof fapi.dpopKeyForLogin>>;
-    try {
-      dpop = await fapi.dpopKeyForLogin();
-      result = await fapi.pushAuthorizationRequest({
-        ...login.params,
-        dpopKey: dpop.key,
-        ...(message === undefined ? {} : { authenticationContextMessage: message }),
-        ...(contextType === undefined ? {} : { authenticationContextType: contextType }),
-      });
-    } catch (err) {
-      // A refused push is never the person's doing: logged with a reference like a failed callback.
-      throw report(err, beginOptions.request);
-    }
-    keep(session, beginOptions, login, result.nonce, dpop.stored);
-    return { redirectUrl: result.url, state: login.state };
-  }
-
-  function keepPendingLogins(session: FlowSession): RestorePendingLogins {
-    const kept: unknown = session.get(sessionKey);
-    return (target) => {
-      if (kept !== undefined) target.set(sessionKey, kept);
-    };
-  }
-
-  /** What `complete` learnt before it failed, for the diagnosis. */
-  interface Attempt {
-    state?: string;
-    pendingCount?: number;
-    startedAt?: number;
-    consumed?: boolean;
-    /** The login's key (see loginKey), once it was consumed. */
-    key?: string;
-  }
-
-  function report<E>(err: E, request: RequestFacts = {}, attempt: Attempt = {}): E {
-    if (!(err instanceof IdError)) {
-      log.write(
-        'error',
-        { event: LOG_EVENTS.loginError, code: 'unexpected', reference: newReference() },
-        'Sign-in failed with an unexpected error',
-      );
-      return err;
-    }
-    if (err.reference !== undefined) return err; // reported already
-    err.reference = newReference();
-    const now = clock();
-    if (err.code === 'state_mismatch') {
-      err.diagnosis = diagnoseCallback({
-        hasState: err.reason !== 'state_missing',
-        cookieHeaderPresent: request.cookieHeaderPresent ?? false,
-        sessionCookiePresent: request.sessionCookiePresent,
-        sessionNotInStore: request.sessionNotInStore,
-        cookie: request.cookie,
-        secure: request.secure ?? false,
-        forwardedProto: request.forwardedProto,
-        host: request.host ?? '',
-        callbackHost,
-        pendingForThisClient: attempt.pendingCount ?? 0,
-        pendingForOtherClients: 0,
-        stateBoundElsewhere: err.reason === 'binding_mismatch',
-        ledger: attempt.state === undefined ? undefined : ledger.lookup(loginKey(binding, attempt.state)),
-        loginTtl,
-        sessionKey,
-        now,
-      });
-    } else if (err.code === 'session_missing') {
-      err.diagnosis = { ...SESSION_MIDDLEWARE_MISSING };
-    } else if (err.code === 'login_expired' && attempt.startedAt !== undefined) {
-      err.diagnosis = diagnoseExpired(now - attempt.startedAt, loginTtl);
-    } else if (
-      err.code === 'id_token_expired' ||
-      err.code === 'id_token_issued_in_future' ||
-      err.code === 'id_token_not_yet_valid'
-    ) {
-      err.diagnosis = diagnoseClockSkew(err.clockSkewMs, options.clockTolerance, err.code);
-    } else {
-      const credentials =
-        diagnoseCredentials(err.code, oauthErrorOf(err).oauthError, fapi !== undefined) ??
-        diagnoseProvider(err.code, err.reason);
-      if (credentials !== undefined) err.diagnosis = credentials;
-    }
-    const failure = classifyFailure(err);
-    const event = {
-      event: failure.serverSide
-        ? LOG_EVENTS.loginError
-        : err.diagnosis !== undefined
-          ? LOG_EVENTS.callbackDiagnosed
-          : LOG_EVENTS.loginRefused,
-      code: err.code,
-      reference: err.reference,
-      status: failure.status,
-      ...(err.reason === undefined ? {} : { reason: err.reason }),
-      ...(err.status === undefined ? {} : { providerStatus: err.status }),
-      ...oauthErrorOf(err),
-      ...(err.diagnosis === undefined
-        ? {}
-        : { diagnosis: err.diagnosis.code, cause: err.diagnosis.cause, fix: err.diagnosis.fix }),
-    };
-    if (failure.serverSide) log.write('error', event, err.message);
-    else if (err.diagnosis !== undefined) log.write('warn', event, err.diagnosis.cause);
-    else log.write('debug', event, err.message);
-    return err;
-  }
-
-  async function complete(
-    session: FlowSession,
-    query: Record<string, unknown>,
-    request?: RequestFacts | (() => RequestFacts),
-  ): Promise<CompleteResult> {
-    const attempt: Attempt = {};
-    try {
-      return await redeem(session, query, attempt);
-    } catch (err) {
-      if (attempt.consumed === true && attempt.key !== undefined) ledger.settle(attempt.key, 'failed', clock());
-      // Facts are only read to diagnose a failure: an adapter may pass a function so a successful login never gathers them.
-      throw report(err, typeof request === 'function' ? request() : request, attempt);
-    }
-  }
-
-  async function redeem(
-    session: FlowSession,
-    query: Record<string, unknown>,
-    attempt: Attempt,
-  ): Promise<CompleteResult> {
-    const state = firstString(query.state);
-    if (state === undefined || state === '') throw stateMismatch('state_missing');
-    attempt.state = state;
-    const pendingCount = countPendingLogins(session, sessionKey);
-    attempt.pendingCount = pendingCount;
-    const hadPending = pendingCount > 0;
-
-    // 1. Take the pending login out first, so whatever happens next, this state cannot be used again.
-    const pending = takePendingLogin(session, sessionKey, state);
-    // 2. Nothing was started for this state in this session: the service is not called.
-    if (pending === undefined) throw stateMismatch(hadPending ? 'unknown_state' : 'no_pending_logins');
-    // 3. Started for another issuer, client or callback URL (RFC 9700 4.4.2, mix-up).
-    if (!isBoundTo(pending, binding)) throw stateMismatch('binding_mismatch');
-    attempt.startedAt = pending.createdAt;
-    // 4. Too old.
-    const now = clock();
-    if (isExpired(pending, loginTtl, now)) {
-      throw new IdError('login_expired', 'This sign-in took too long and has expired. Please start again.');
-    }
-    const key = loginKey(binding, state);
-    // 5. The response comes from this issuer (RFC 9207), before its error or its code is trusted.
-    if (flowClient.checkAuthorizationResponse !== undefined) await flowClient.checkAuthorizationResponse(query);
-    // 6. An error instead of a code: spend no replay key (strangers could fill the store with
-    // cancelled logins); the pending login is gone already.
-    if (query.error !== undefined) {
-      ledger.settle(key, 'failed', now);
-      throw providerError(query);
-    }
-    // 7. One redemption per login, also against concurrent replays that loaded the session before it was saved.
-    let first: boolean;
-    try {
-      first = await replayStore.consume(key, pending.createdAt + loginTtl - now + 1000);
-    } catch (err) {
-      throw new IdError('session_store_unavailable', 'The store of completed sign-ins could not be reached.', {
-        cause: err,
-      });
-    }
-    if (!first) throw stateMismatch('already_redeemed');
-    attempt.consumed = true;
-    attempt.key = key;
-    ledger.settle(key, 'in_progress', now);
-    const code = firstString(query.code);
-    if (code === undefined || code === '') {
-      throw new IdError('provider_error', 'The identity service sent back no usable authorization code.');
-    }
-    // 8. Exchange the code, read the attributes; keep only those requested. In the fapi2 profile
-    // both calls carry proofs of the login's DPoP key, and the callback's iss was checked above.
-    const dpopKey = fapi ? { dpopKey: await fapi.restoreDpopKey(pending.dpop) } : {};
-    const iss = typeof query.iss === 'string' ? { iss: query.iss } : {};
-    const tokens = await flowClient.callback({
-      code,
-      nonce: pending.nonce,
-      codeVerifier: pending.codeVerifier,
-      ...redirectParam,
-      ...iss,
-      ...dpopKey,
-    });
-    // The ID token alone signs the person in when no attribute was asked for, or the provider has no userinfo.
-    const scope = pending.scope ?? defaultScope;
-    const wantsAttributes = scopeList(scope).some((s) => s !== 'openid');
-    const readUserinfo = wantsAttributes && (hasUserinfoEndpoint === undefined || (await hasUserinfoEndpoint()));
-    const info: UserinfoResult = readUserinfo
-      ? await flowClient.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken, ...dpopKey })
-      : { sub: tokens.sub, data: {} };
-    const { data, dropped } = requestedAttributes(info.data, scope);
-    if (dropped.length > 0 && log.debugEnabled) {
-      // Names only, never values.
-      log.write(
-        'debug',
-        { event: LOG_EVENTS.attributesDropped, attributes: dropped },
-        'Attributes that were not requested were dropped',
-      );
-    }
-
-    if (pendingCount > 1) {
-      // Other tabs are still signing in: should a session regeneration drop them, their callbacks can say why.
-      const at = clock();
-      for (const other of pendingStates(session, sessionKey)) ledger.siblingSignedIn(loginKey(binding, other), at);
-    }
-    if (session.regenerate !== undefined) {
-      const restore = keepPendingLogins(session);
-      await session.regenerate();
-      restore(session);
-    }
-    const done = clock();
-    ledger.settle(key, 'completed', done);
-    log.write('info', { event: LOG_EVENTS.loginCompleted, ms: done - pending.createdAt }, 'Sign-in completed');
-    const authTime =
-      typeof tokens.claims.auth_time === 'number' && Number.isFinite(tokens.claims.auth_time)
-        ? tokens.claims.auth_time * 1000
-        : undefined;
-    return {
-      user: {
-        sub: info.sub,
-        data,
-        claims: tokens.claims,
-        ...(info.claims === undefined ? {} : { userinfo: info.claims }),
-        ...(authTime === undefined ? {} : { authTime }),
-        signedInAt: done,
-      },
-      ...(pending.returnTo === undefined ? {} : { returnTo: pending.returnTo }),
-      ...(pending.maxAge === undefined ? {} : { maxAge: pending.maxAge }),
-    };
-  }
-
+/** Builds a flow; `who` names the caller in option errors. Adapters use it; apps call {@link createLoginFlow}. */
+export function buildLoginFlow(options: LoginFlowOptions, who: string): LoginFlow {
+  const flow = resolveFlow(options, who);
+  const { sessionKey, maxPendingLogins, loginTtl, binding, log, ledger } = flow;
   // Each entry point is one span; the client's steps are its children.
-  const traced = serviceAttributes(flowClient.issuer, flowClient.profile ?? 'base');
+  const traced = serviceAttributes(flow.client.issuer, flow.client.profile ?? 'base');
   return {
     sessionKey,
     maxPendingLogins,
     loginTtl,
     binding,
     log,
-    begin,
-    start: (session, beginOptions) => inSpan(SPAN.loginStart, traced, () => start(session, beginOptions)),
-    complete: (session, query, request) => inLoginCallback(traced, () => complete(session, query, request)),
-    keepPendingLogins,
+    begin: (session, beginOptions) => begin(flow, session, beginOptions),
+    start: (session, beginOptions) => inSpan(SPAN.loginStart, traced, () => start(flow, session, beginOptions)),
+    complete: (session, query, request) => inLoginCallback(traced, () => complete(flow, session, query, request)),
+    keepPendingLogins: (session) => keepPendingLogins(flow, session),
     completedLogin(state) {
       if (typeof state !== 'string' || state === '' || state.length > MAX_STATE_LENGTH) return undefined;
       const record = ledger.lookup(loginKey(binding, state));
       if (record?.outcome !== 'completed') return undefined;
       return record.returnTo === undefined ? {} : { returnTo: record.returnTo };
     },
-    report: (err, request) => report(err, request),
+    report: (err, request) => report(flow, err, request),
+  };
+}
+
+/** Start, first step: the values of a new login and its options, checked. */
+function prepare(flow: FlowContext, beginOptions: BeginOptions) {
+  const { who } = flow;
+  const scope =
+    beginOptions.scope === undefined ? flow.defaultScope : checkScope(beginOptions.scope, who, 'scope of this login');
+  const { codeVerifier, codeChallenge } = generatePkcePair();
+  const state = generateState();
+  const nonce = generateNonce();
+  const maxAge =
+    beginOptions.maxAge === undefined
+      ? undefined
+      : checkInteger(
+          beginOptions.maxAge,
+          0,
+          1e9,
+          who,
+          'maxAge',
+          'must be a whole number of seconds (the step-up window), like 300.',
+        );
+  const extras = beginOptions.authorizationParams;
+  if (extras !== undefined) checkAuthorizationParams(extras, `${who}: authorizationParams`);
+  const params: AuthorizationUrlParams = {
+    state,
+    scope,
+    nonce,
+    codeChallenge,
+    ...flow.redirectParam,
+    ...(maxAge === undefined ? {} : { maxAge }),
+    ...(extras === undefined ? {} : { authorizationParams: extras }),
+  };
+  return { scope, codeVerifier, state, nonce, maxAge, params };
+}
+
+/** Start, last step: keeps the started login in the session and the ledger. */
+function keep(
+  flow: FlowContext,
+  session: FlowSession,
+  beginOptions: BeginOptions,
+  login: ReturnType<typeof prepare>,
+  sentNonce: string | undefined,
+  dpop: StoredDpopKey | undefined,
+): void {
+  const { binding, ledger, log, maxPendingLogins } = flow;
+  const { state, maxAge } = login;
+  const returnTo = safeReturnTo(beginOptions.returnTo);
+  const pending: PendingLogin = {
+    codeVerifier: login.codeVerifier,
+    nonce: sentNonce ?? login.nonce,
+    createdAt: flow.clock(),
+    scope: scopeList(login.scope).join(' '),
+    ...binding,
+    ...(returnTo === undefined ? {} : { returnTo }),
+    ...(maxAge === undefined ? {} : { maxAge }),
+    ...(dpop === undefined ? {} : { dpop }),
+  };
+  const evicted = addPendingLogin(session, flow.sessionKey, state, pending, {
+    max: maxPendingLogins,
+    ttl: flow.loginTtl,
+    now: pending.createdAt,
+  });
+  ledger.started(loginKey(binding, state), beginOptions.request?.host ?? '', pending.createdAt, returnTo);
+  for (const old of evicted) ledger.settle(loginKey(binding, old), 'evicted', pending.createdAt);
+  if (log.debugEnabled)
+    log.write(
+      'debug',
+      { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined },
+      'Login started',
+    );
+}
+
+/** Start in the base profile, without a network call. */
+function begin(flow: FlowContext, session: FlowSession, beginOptions: BeginOptions = {}): BeginResult {
+  const { who } = flow;
+  if (flow.fapi)
+    throw optionError(
+      who,
+      'begin()',
+      'cannot start a fapi2 login (its parameters are pushed first, a network call): use await flow.start(session, options).',
+    );
+  for (const name of ['authenticationContextMessage', 'authenticationContextType'] as const) {
+    if (beginOptions[name] !== undefined) {
+      throw optionError(
+        who,
+        name,
+        "is sent only in the fapi2 profile; construct the IdClient with profile: 'fapi2', or remove it.",
+      );
+    }
+  }
+  const login = prepare(flow, beginOptions);
+  const result = flow.client.authorizationUrl(login.params);
+  keep(flow, session, beginOptions, login, result.nonce, undefined);
+  return { redirectUrl: result.url, state: login.state };
+}
+
+/** Start, in either profile. */
+function start(flow: FlowContext, session: FlowSession, beginOptions: BeginOptions = {}): Promise<BeginResult> {
+  return flow.fapi ? startFapi(flow, flow.fapi, session, beginOptions) : startBase(flow, session, beginOptions);
+}
+
+/** Start in the base profile: the discovery document read (cached), and in development the service probed once. */
+async function startBase(flow: FlowContext, session: FlowSession, beginOptions: BeginOptions): Promise<BeginResult> {
+  const { discover } = flow;
+  if (discover !== undefined) {
+    // Cached after the first login: no request. A provider whose document cannot be used is never the person's doing.
+    try {
+      await discover();
+    } catch (err) {
+      throw report(flow, err, beginOptions.request);
+    }
+  }
+  const started = begin(flow, session, beginOptions);
+  const serviceUrl = flow.serviceAnswered ? undefined : new URL(started.redirectUrl);
+  if (serviceUrl === undefined || !shouldProbe(serviceUrl)) return started;
+  const problem = await probeService(serviceUrl);
+  if (problem !== undefined) throw report(flow, serviceNotAnswering(serviceUrl, problem), beginOptions.request);
+  flow.serviceAnswered = true;
+  return started;
+}
+
+/** Start in the fapi2 profile: the login's DPoP key made and its parameters pushed (PAR). */
+async function startFapi(
+  flow: FlowContext,
+  fapi: FapiMethods,
+  session: FlowSession,
+  beginOptions: BeginOptions,
+): Promise<BeginResult> {
+  const { who } = flow;
+  const message =
+    beginOptions.authenticationContextMessage === undefined
+      ? undefined
+      : checkContextMessage(beginOptions.authenticationContextMessage, `${who}: authenticationContextMessage`);
+  const contextType =
+    beginOptions.authenticationContextType === undefined
+      ? undefined
+      : checkContextType(beginOptions.authenticationContextType, `${who}: authenticationContextType`);
+  const login = prepare(flow, beginOptions);
+  let result: PushedAuthorizationResult;
+  let dpop: Awaited<ReturnType<typeof fapi.dpopKeyForLogin>>;
+  try {
+    dpop = await fapi.dpopKeyForLogin();
+    result = await fapi.pushAuthorizationRequest({
+      ...login.params,
+      dpopKey: dpop.key,
+      ...(message === undefined ? {} : { authenticationContextMessage: message }),
+      ...(contextType === undefined ? {} : { authenticationContextType: contextType }),
+    });
+  } catch (err) {
+    // A refused push is never the person's doing: logged with a reference like a failed callback.
+    throw report(flow, err, beginOptions.request);
+  }
+  keep(flow, session, beginOptions, login, result.nonce, dpop.stored);
+  return { redirectUrl: result.url, state: login.state };
+}
+
+function keepPendingLogins(flow: FlowContext, session: FlowSession): RestorePendingLogins {
+  const { sessionKey } = flow;
+  const kept: unknown = session.get(sessionKey);
+  return (target) => {
+    if (kept !== undefined) target.set(sessionKey, kept);
+  };
+}
+
+/** What `complete` learnt before it failed, for the diagnosis. */
+interface Attempt {
+  state?: string;
+  pendingCount?: number;
+  startedAt?: number;
+  consumed?: boolean;
+  /** The login's key (see loginKey), once it was consumed. */
+  key?: string;
+}
+
+/** The outcome of a failure: a reference, a diagnosis when one is known, and a log line. */
+function report<E>(flow: FlowContext, err: E, request: RequestFacts = {}, attempt: Attempt = {}): E {
+  if (!(err instanceof IdError)) {
+    flow.log.write(
+      'error',
+      { event: LOG_EVENTS.loginError, code: 'unexpected', reference: newReference() },
+      'Sign-in failed with an unexpected error',
+    );
+    return err;
+  }
+  if (err.reference !== undefined) return err; // reported already
+  err.reference = newReference();
+  diagnose(flow, err, request, attempt);
+  logFailure(flow, err);
+  return err;
+}
+
+/** Gives `err` the diagnosis of what most likely went wrong, when one is known. */
+function diagnose(flow: FlowContext, err: IdError, request: RequestFacts, attempt: Attempt): void {
+  const { loginTtl } = flow;
+  const now = flow.clock();
+  if (err.code === 'state_mismatch') {
+    err.diagnosis = diagnoseCallback({
+      hasState: err.reason !== 'state_missing',
+      cookieHeaderPresent: request.cookieHeaderPresent ?? false,
+      sessionCookiePresent: request.sessionCookiePresent,
+      sessionNotInStore: request.sessionNotInStore,
+      cookie: request.cookie,
+      secure: request.secure ?? false,
+      forwardedProto: request.forwardedProto,
+      host: request.host ?? '',
+      callbackHost: flow.callbackHost,
+      pendingForThisClient: attempt.pendingCount ?? 0,
+      pendingForOtherClients: 0,
+      stateBoundElsewhere: err.reason === 'binding_mismatch',
+      ledger: attempt.state === undefined ? undefined : flow.ledger.lookup(loginKey(flow.binding, attempt.state)),
+      loginTtl,
+      sessionKey: flow.sessionKey,
+      now,
+    });
+  } else if (err.code === 'session_missing') {
+    err.diagnosis = { ...SESSION_MIDDLEWARE_MISSING };
+  } else if (err.code === 'login_expired' && attempt.startedAt !== undefined) {
+    err.diagnosis = diagnoseExpired(now - attempt.startedAt, loginTtl);
+  } else if (
+    err.code === 'id_token_expired' ||
+    err.code === 'id_token_issued_in_future' ||
+    err.code === 'id_token_not_yet_valid'
+  ) {
+    err.diagnosis = diagnoseClockSkew(err.clockSkewMs, flow.options.clockTolerance, err.code);
+  } else {
+    const credentials =
+      diagnoseCredentials(err.code, oauthErrorOf(err).oauthError, flow.fapi !== undefined) ??
+      diagnoseProvider(err.code, err.reason);
+    if (credentials !== undefined) err.diagnosis = credentials;
+  }
+}
+
+/** Logs a reported failure: an error when it is the server's, a warning when diagnosed, else debug. */
+function logFailure(flow: FlowContext, err: IdError): void {
+  const { log } = flow;
+  const failure = classifyFailure(err);
+  const event = {
+    event: failure.serverSide
+      ? LOG_EVENTS.loginError
+      : err.diagnosis !== undefined
+        ? LOG_EVENTS.callbackDiagnosed
+        : LOG_EVENTS.loginRefused,
+    code: err.code,
+    reference: err.reference,
+    status: failure.status,
+    ...(err.reason === undefined ? {} : { reason: err.reason }),
+    ...(err.status === undefined ? {} : { providerStatus: err.status }),
+    ...oauthErrorOf(err),
+    ...(err.diagnosis === undefined
+      ? {}
+      : { diagnosis: err.diagnosis.code, cause: err.diagnosis.cause, fix: err.diagnosis.fix }),
+  };
+  if (failure.serverSide) log.write('error', event, err.message);
+  else if (err.diagnosis !== undefined) log.write('warn', event, err.diagnosis.cause);
+  else log.write('debug', event, err.message);
+}
+
+async function complete(
+  flow: FlowContext,
+  session: FlowSession,
+  query: Record<string, unknown>,
+  request?: RequestFacts | (() => RequestFacts),
+): Promise<CompleteResult> {
+  const attempt: Attempt = {};
+  try {
+    return await redeem(flow, session, query, attempt);
+  } catch (err) {
+    if (attempt.consumed === true && attempt.key !== undefined) flow.ledger.settle(attempt.key, 'failed', flow.clock());
+    // Facts are only read to diagnose a failure: an adapter may pass a function so a successful login never gathers them.
+    throw report(flow, err, typeof request === 'function' ? request() : request, attempt);
+  }
+}
+
+/** The callback's checks, its redemption, the session carried across, and the outcome. */
+async function redeem(
+  flow: FlowContext,
+  session: FlowSession,
+  query: Record<string, unknown>,
+  attempt: Attempt,
+): Promise<CompleteResult> {
+  const taken = takeLogin(flow, session, query, attempt);
+  const code = await claimLogin(flow, query, taken, attempt);
+  const person = await readPerson(flow, taken.pending, code, query);
+  await carryTabsAcross(flow, session, taken.pendingCount);
+  const done = flow.clock();
+  flow.ledger.settle(taken.key, 'completed', done);
+  flow.log.write('info', { event: LOG_EVENTS.loginCompleted, ms: done - taken.pending.createdAt }, 'Sign-in completed');
+  return outcome(person, taken.pending, done);
+}
+
+/** A pending login taken out of the session for the callback's state. */
+interface TakenLogin {
+  pending: PendingLogin;
+  pendingCount: number;
+  key: string;
+  now: number;
+}
+
+/** The callback's checks, steps 1-4: its pending login taken out, bound to this flow, not expired. */
+function takeLogin(
+  flow: FlowContext,
+  session: FlowSession,
+  query: Record<string, unknown>,
+  attempt: Attempt,
+): TakenLogin {
+  const { sessionKey, binding } = flow;
+  const state = firstString(query.state);
+  if (state === undefined || state === '') throw stateMismatch('state_missing');
+  attempt.state = state;
+  const pendingCount = countPendingLogins(session, sessionKey);
+  attempt.pendingCount = pendingCount;
+  const hadPending = pendingCount > 0;
+
+  // 1. Take the pending login out first, so whatever happens next, this state cannot be used again.
+  const pending = takePendingLogin(session, sessionKey, state);
+  // 2. Nothing was started for this state in this session: the service is not called.
+  if (pending === undefined) throw stateMismatch(hadPending ? 'unknown_state' : 'no_pending_logins');
+  // 3. Started for another issuer, client or callback URL (RFC 9700 4.4.2, mix-up).
+  if (!isBoundTo(pending, binding)) throw stateMismatch('binding_mismatch');
+  attempt.startedAt = pending.createdAt;
+  // 4. Too old.
+  const now = flow.clock();
+  if (isExpired(pending, flow.loginTtl, now)) {
+    throw new IdError('login_expired', 'This sign-in took too long and has expired. Please start again.');
+  }
+  return { pending, pendingCount, key: loginKey(binding, state), now };
+}
+
+/** The callback's checks, steps 5-7: from this issuer, not an error, redeemed once; gives the code. */
+async function claimLogin(
+  flow: FlowContext,
+  query: Record<string, unknown>,
+  { pending, key, now }: TakenLogin,
+  attempt: Attempt,
+): Promise<string> {
+  const { ledger } = flow;
+  // 5. The response comes from this issuer (RFC 9207), before its error or its code is trusted.
+  if (flow.client.checkAuthorizationResponse !== undefined) await flow.client.checkAuthorizationResponse(query);
+  // 6. An error instead of a code: spend no replay key (strangers could fill the store with
+  // cancelled logins); the pending login is gone already.
+  if (query.error !== undefined) {
+    ledger.settle(key, 'failed', now);
+    throw providerError(query);
+  }
+  // 7. One redemption per login, also against concurrent replays that loaded the session before it was saved.
+  let first: boolean;
+  try {
+    first = await flow.replayStore.consume(key, pending.createdAt + flow.loginTtl - now + 1000);
+  } catch (err) {
+    throw new IdError('session_store_unavailable', 'The store of completed sign-ins could not be reached.', {
+      cause: err,
+    });
+  }
+  if (!first) throw stateMismatch('already_redeemed');
+  attempt.consumed = true;
+  attempt.key = key;
+  ledger.settle(key, 'in_progress', now);
+  const code = firstString(query.code);
+  if (code === undefined || code === '') {
+    throw new IdError('provider_error', 'The identity service sent back no usable authorization code.');
+  }
+  return code;
+}
+
+/** Redemption, step 8: the code exchanged and the requested attributes read. */
+async function readPerson(flow: FlowContext, pending: PendingLogin, code: string, query: Record<string, unknown>) {
+  const { client, fapi, hasUserinfoEndpoint, log } = flow;
+  // In the fapi2 profile both calls carry proofs of the login's DPoP key, and the callback's iss was checked.
+  const dpopKey = fapi ? { dpopKey: await fapi.restoreDpopKey(pending.dpop) } : {};
+  const iss = typeof query.iss === 'string' ? { iss: query.iss } : {};
+  const tokens = await client.callback({
+    code,
+    nonce: pending.nonce,
+    codeVerifier: pending.codeVerifier,
+    ...flow.redirectParam,
+    ...iss,
+    ...dpopKey,
+  });
+  // The ID token alone signs the person in when no attribute was asked for, or the provider has no userinfo.
+  const scope = pending.scope ?? flow.defaultScope;
+  const wantsAttributes = scopeList(scope).some((s) => s !== 'openid');
+  const readUserinfo = wantsAttributes && (hasUserinfoEndpoint === undefined || (await hasUserinfoEndpoint()));
+  const info: UserinfoResult = readUserinfo
+    ? await client.userinfo({ sub: tokens.sub, accessToken: tokens.accessToken, ...dpopKey })
+    : { sub: tokens.sub, data: {} };
+  const { data, dropped } = requestedAttributes(info.data, scope);
+  if (dropped.length > 0 && log.debugEnabled) {
+    // Names only, never values.
+    log.write(
+      'debug',
+      { event: LOG_EVENTS.attributesDropped, attributes: dropped },
+      'Attributes that were not requested were dropped',
+    );
+  }
+  return { tokens, info, data };
+}
+
+/** The other tabs' pending logins, carried across the session's regeneration. */
+async function carryTabsAcross(flow: FlowContext, session: FlowSession, pendingCount: number): Promise<void> {
+  if (pendingCount > 1) {
+    // Other tabs are still signing in: should a session regeneration drop them, their callbacks can say why.
+    const at = flow.clock();
+    for (const other of pendingStates(session, flow.sessionKey)) {
+      flow.ledger.siblingSignedIn(loginKey(flow.binding, other), at);
+    }
+  }
+  if (session.regenerate !== undefined) {
+    const restore = keepPendingLogins(flow, session);
+    await session.regenerate();
+    restore(session);
+  }
+}
+
+/** The outcome: the signed-in person, and where the login was to return to. */
+function outcome(
+  { tokens, info, data }: Awaited<ReturnType<typeof readPerson>>,
+  pending: PendingLogin,
+  done: number,
+): CompleteResult {
+  const authTime =
+    typeof tokens.claims.auth_time === 'number' && Number.isFinite(tokens.claims.auth_time)
+      ? tokens.claims.auth_time * 1000
+      : undefined;
+  return {
+    user: {
+      sub: info.sub,
+      data,
+      claims: tokens.claims,
+      ...(info.claims === undefined ? {} : { userinfo: info.claims }),
+      ...(authTime === undefined ? {} : { authTime }),
+      signedInAt: done,
+    },
+    ...(pending.returnTo === undefined ? {} : { returnTo: pending.returnTo }),
+    ...(pending.maxAge === undefined ? {} : { maxAge: pending.maxAge }),
   };
 }
 

@@ -212,6 +212,86 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     throw optionError(who, 'options', 'must be an object (or left out).');
   checkOptionNames(options, 'createSessionPolicy()');
   options = ownOptions(options);
+  const rules = resolvePolicy(options, who);
+  const { maxSessionAge, idleTimeout, touchInterval, recordKey, clock, log } = rules;
+  const read = (session: FlowSession) => readRecord(rules, session);
+  return {
+    maxSessionAge,
+    idleTimeout,
+    touchInterval,
+    recordKey,
+    clock,
+    log,
+    read,
+    start(session, user) {
+      const at = user.signedInAt ?? clock();
+      const sid = sidOf(user);
+      const record: SignInRecord = {
+        sub: user.sub,
+        signedInAt: at,
+        ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
+        seenAt: at,
+        ...(sid === undefined ? {} : { sid }),
+      };
+      session.set(recordKey, record);
+      return record;
+    },
+    check: (session) => checkSession(rules, session),
+    isRecent(record, seconds) {
+      return record.authTime !== undefined && clock() - record.authTime <= seconds * 1000 + STEP_UP_TOLERANCE_MS;
+    },
+    stepUpOutcome(prior, user, maxAge) {
+      if (prior !== undefined && prior.sub !== user.sub) return 'other_person';
+      if (user.authTime === undefined || clock() - user.authTime > maxAge * 1000 + STEP_UP_TOLERANCE_MS)
+        return 'not_recent';
+      return 'ok';
+    },
+    ended(reason) {
+      log.write('info', { event: LOG_EVENTS.sessionEnded, reason }, END_MESSAGES[reason]);
+    },
+    signedOut() {
+      log.write('info', { event: LOG_EVENTS.signedOut }, 'Signed out');
+    },
+    signOutEverywhere: (sub) => signOutPerson(rules, sub),
+    endSessionsOf: (kind, value) => endSessionsOf(rules, kind, value),
+  };
+}
+
+/** What the steps of one policy share: its checked options. */
+type PolicyRules = ReturnType<typeof resolvePolicy>;
+
+/** Options resolution: the lifetimes, then the store, the record's key, the clock and the log. */
+function resolvePolicy(options: SessionPolicyOptions, who: string) {
+  const { maxSessionAge, idleTimeout, touchInterval } = lifetimes(options, who);
+  const signOutStore = options.signOutStore ?? processSignOutStore;
+  if (
+    typeof signOutStore !== 'object' ||
+    signOutStore === null ||
+    typeof signOutStore.signOutBefore !== 'function' ||
+    typeof signOutStore.signedOutBefore !== 'function'
+  ) {
+    throw optionError(
+      who,
+      'signOutStore',
+      'must have signOutBefore and signedOutBefore methods (see createRedisSignOutStore).',
+    );
+  }
+  const recordKey = options.recordKey ?? DEFAULT_SIGN_IN_KEY;
+  if (typeof recordKey !== 'string' || recordKey === '' || recordKey === 'passport' || recordKey === 'cookie') {
+    throw optionError(
+      who,
+      'recordKey',
+      'must be a non-empty string no other code uses in the session (not "passport" or "cookie").',
+    );
+  }
+  const clock = checkClock(options.clock, who);
+  const log = createLog(checkLogger(options.logger, who), 'sessions');
+  const retention = maxSessionAge === false ? SIGN_OUT_RETENTION_WITHOUT_MAX_AGE_MS : maxSessionAge;
+  return { maxSessionAge, idleTimeout, touchInterval, signOutStore, recordKey, clock, log, retention };
+}
+
+/** Options resolution, the lifetimes: the maximum age, the idle timeout and how often "last seen" is written. */
+function lifetimes(options: SessionPolicyOptions, who: string) {
   const maxSessionAge = checkDuration(
     options.maxSessionAge ?? DEFAULT_MAX_SESSION_AGE_MS,
     'maxSessionAge',
@@ -238,106 +318,47 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
       `must be shorter than idleTimeout (${idleTimeout} ms), or an active person would time out.`,
     );
   }
-  const touchInterval = touchOption;
-  const signOutStore = options.signOutStore ?? processSignOutStore;
-  if (
-    typeof signOutStore !== 'object' ||
-    signOutStore === null ||
-    typeof signOutStore.signOutBefore !== 'function' ||
-    typeof signOutStore.signedOutBefore !== 'function'
-  ) {
-    throw optionError(
-      who,
-      'signOutStore',
-      'must have signOutBefore and signedOutBefore methods (see createRedisSignOutStore).',
-    );
-  }
-  const recordKey = options.recordKey ?? DEFAULT_SIGN_IN_KEY;
-  if (typeof recordKey !== 'string' || recordKey === '' || recordKey === 'passport' || recordKey === 'cookie') {
-    throw optionError(
-      who,
-      'recordKey',
-      'must be a non-empty string no other code uses in the session (not "passport" or "cookie").',
-    );
-  }
-  const clock = checkClock(options.clock, who);
-  const log = createLog(checkLogger(options.logger, who), 'sessions');
-  const retention = maxSessionAge === false ? SIGN_OUT_RETENTION_WITHOUT_MAX_AGE_MS : maxSessionAge;
+  return { maxSessionAge, idleTimeout, touchInterval: touchOption };
+}
 
-  function read(session: FlowSession): SignInRecord | undefined {
-    const value = session.get(recordKey);
-    return isSignInRecord(value) ? value : undefined;
-  }
+function readRecord(rules: PolicyRules, session: FlowSession): SignInRecord | undefined {
+  const value = session.get(rules.recordKey);
+  return isSignInRecord(value) ? value : undefined;
+}
 
-  function endSessionsOf(kind: StoreKeyKind, value: string): Promise<void> {
-    return signOutStore.signOutBefore(storeKey(kind, value), clock(), retention);
+/** Whether the session still has its person: not too old, not idle, not signed out (everywhere or by the provider); "last seen" kept. */
+async function checkSession(rules: PolicyRules, session: FlowSession): Promise<SessionCheck> {
+  const { maxSessionAge, idleTimeout } = rules;
+  const record = readRecord(rules, session);
+  if (record === undefined) return { signedIn: false };
+  const now = rules.clock();
+  if (maxSessionAge !== false && now - record.signedInAt >= maxSessionAge)
+    return { signedIn: false, ended: 'max_session_age' };
+  if (idleTimeout !== false && now - record.seenAt >= idleTimeout) return { signedIn: false, ended: 'idle_timeout' };
+  const signedOut = await signedOutByStore(rules.signOutStore, record);
+  if (signedOut !== undefined) return { signedIn: false, ended: signedOut };
+  if (idleTimeout !== false && now - record.seenAt >= rules.touchInterval) {
+    const touched = { ...record, seenAt: now };
+    session.set(rules.recordKey, touched);
+    return { signedIn: true, record: touched, touched: true };
   }
+  return { signedIn: true, record, touched: false };
+}
 
-  return {
-    maxSessionAge,
-    idleTimeout,
-    touchInterval,
-    recordKey,
-    clock,
-    log,
-    read,
-    start(session, user) {
-      const at = user.signedInAt ?? clock();
-      const sid = sidOf(user);
-      const record: SignInRecord = {
-        sub: user.sub,
-        signedInAt: at,
-        ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
-        seenAt: at,
-        ...(sid === undefined ? {} : { sid }),
-      };
-      session.set(recordKey, record);
-      return record;
-    },
-    async check(session) {
-      const record = read(session);
-      if (record === undefined) return { signedIn: false };
-      const now = clock();
-      if (maxSessionAge !== false && now - record.signedInAt >= maxSessionAge)
-        return { signedIn: false, ended: 'max_session_age' };
-      if (idleTimeout !== false && now - record.seenAt >= idleTimeout)
-        return { signedIn: false, ended: 'idle_timeout' };
-      const signedOut = await signedOutByStore(signOutStore, record);
-      if (signedOut !== undefined) return { signedIn: false, ended: signedOut };
-      if (idleTimeout !== false && now - record.seenAt >= touchInterval) {
-        const touched = { ...record, seenAt: now };
-        session.set(recordKey, touched);
-        return { signedIn: true, record: touched, touched: true };
-      }
-      return { signedIn: true, record, touched: false };
-    },
-    isRecent(record, seconds) {
-      return record.authTime !== undefined && clock() - record.authTime <= seconds * 1000 + STEP_UP_TOLERANCE_MS;
-    },
-    stepUpOutcome(prior, user, maxAge) {
-      if (prior !== undefined && prior.sub !== user.sub) return 'other_person';
-      if (user.authTime === undefined || clock() - user.authTime > maxAge * 1000 + STEP_UP_TOLERANCE_MS)
-        return 'not_recent';
-      return 'ok';
-    },
-    ended(reason) {
-      log.write('info', { event: LOG_EVENTS.sessionEnded, reason }, END_MESSAGES[reason]);
-    },
-    signedOut() {
-      log.write('info', { event: LOG_EVENTS.signedOut }, 'Signed out');
-    },
-    async signOutEverywhere(sub) {
-      if (typeof sub !== 'string' || sub === '')
-        throw new TypeError("signOutEverywhere: sub must be the person's identifier (user.sub).");
-      await endSessionsOf('sign-out', sub);
-      log.write(
-        'info',
-        { event: LOG_EVENTS.signedOutEverywhere },
-        'Every session of one person will end at its next request',
-      );
-    },
-    endSessionsOf,
-  };
+async function signOutPerson(rules: PolicyRules, sub: string): Promise<void> {
+  if (typeof sub !== 'string' || sub === '')
+    throw new TypeError("signOutEverywhere: sub must be the person's identifier (user.sub).");
+  await endSessionsOf(rules, 'sign-out', sub);
+  rules.log.write(
+    'info',
+    { event: LOG_EVENTS.signedOutEverywhere },
+    'Every session of one person will end at its next request',
+  );
+}
+
+/** Ends, at their next request, the sessions the store key of `kind` and `value` names. */
+function endSessionsOf(rules: PolicyRules, kind: StoreKeyKind, value: string): Promise<void> {
+  return rules.signOutStore.signOutBefore(storeKey(kind, value), rules.clock(), rules.retention);
 }
 
 let defaultPolicy: SessionPolicy | undefined;

@@ -212,6 +212,45 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
   if (typeof options !== 'object' || options === null) throw optionError('options', 'must be an object (or left out).');
   checkOptionNames(options, 'ndIdRouter()');
   options = ownOptions(options);
+  const router: RouterConfig = {
+    ...routeOptions(options),
+    ...pageOptions(options),
+    ...loginOptions(options),
+  };
+  const { publisher } = router;
+  // One plain middleware rather than an express.Router: its layer walk cost CPU on every login (docs/internals.md).
+  const isLogin = routeMatcher(router.loginPath);
+  const isCallback = routeMatcher(router.callbackPath);
+  const isLogout = routeMatcher(router.logoutPath);
+  const isJwks = routeMatcher(router.jwksPath);
+  const isBackchannel = routeMatcher(router.backchannelPath);
+  const backchannelRoute = router.backchannel === undefined ? undefined : backchannelLogoutRoute(router.backchannel);
+  return function ndIdRoutes(req: Request, res: Response, next: NextFunction): void {
+    const method = req.method;
+    if (method === 'GET' || method === 'HEAD') {
+      const path = req.path;
+      if (isLogin(path) || isCallback(path)) return authenticateRoute(router, req, res, next);
+      if (publisher !== undefined && isJwks(path)) {
+        const body = jwksBody(publisher);
+        if (body !== undefined) {
+          res.set(JWKS_HEADERS).status(200).send(body);
+          return;
+        }
+      }
+    } else if (method === 'POST' && isLogout(req.path)) {
+      return logoutRoute(router, req, res, next);
+    } else if (method === 'POST' && backchannelRoute !== undefined && isBackchannel(req.path)) {
+      return backchannelRoute(req, res, next);
+    }
+    next();
+  };
+}
+
+/** The router's options, checked once: what each route and page reads. */
+type RouterConfig = ReturnType<typeof routeOptions> & ReturnType<typeof pageOptions> & ReturnType<typeof loginOptions>;
+
+/** Options resolution, the routes: the strategy, the Passport instance and the paths. */
+function routeOptions(options: NdIdRouterOptions) {
   const strategyName = options.strategyName ?? ND_ID_STRATEGY_NAME;
   if (typeof strategyName !== 'string' || strategyName === '') {
     throw optionError(
@@ -258,6 +297,23 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       'must be an object of parameter names and string values, or a function (req) returning one.',
     );
   }
+  return {
+    strategyName,
+    passport,
+    loginPath,
+    callbackPath,
+    logoutPath,
+    publisher,
+    jwksPath,
+    backchannel,
+    backchannelPath,
+    contextMessage,
+    extraParams,
+  };
+}
+
+/** Options resolution, the pages: where to go, which cookie to clear, how failures are shown. */
+function pageOptions(options: NdIdRouterOptions) {
   const successRedirect = checkUrl(options.successRedirect, 'successRedirect', '/') as string;
   const failureRedirect = checkUrl(options.failureRedirect, 'failureRedirect', undefined);
   const logoutRedirect = checkUrl(options.logoutRedirect, 'logoutRedirect', '/') as string;
@@ -287,6 +343,11 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       'and errorPage cannot both be given: renderFailure renders the server-side failures too. Keep one.',
     );
   }
+  return { successRedirect, failureRedirect, logoutRedirect, sessionCookieName, errorPage, renderFailure };
+}
+
+/** Options resolution, the sign-in: the session policy and the app's check of each new user. */
+function loginOptions(options: NdIdRouterOptions) {
   const sessions = options.sessions ?? defaultSessionPolicy();
   if (typeof sessions !== 'object' || sessions === null || typeof sessions.start !== 'function') {
     throw optionError('sessions', 'must be createSessionPolicy({ ... }), the same one given to requireSignIn.');
@@ -298,214 +359,203 @@ export function ndIdRouter(options: NdIdRouterOptions = {}): RequestHandler {
       'must be a function (req, user) returning the user, false to refuse, or a promise of either.',
     );
   }
+  return { sessions, afterCallback };
+}
 
-  function retryHref(req: Request): string {
-    return loginPath === false ? '/' : `${req.baseUrl}${loginPath}`;
+function retryHref(router: RouterConfig, req: Request): string {
+  return router.loginPath === false ? '/' : `${req.baseUrl}${router.loginPath}`;
+}
+
+/** Shows the page for a failure: the app's renderFailure, or ours. */
+function show(router: RouterConfig, req: Request, res: Response, view: NdIdFailureView): void {
+  if (router.renderFailure !== undefined) return router.renderFailure(view, req, res);
+  const page: FailurePage = {
+    status: view.status,
+    title: view.title,
+    message: view.message,
+    retryHref: view.retryHref,
+  };
+  if (view.reference !== undefined) page.reference = view.reference;
+  if (view.diagnosis !== undefined) page.developer = view.diagnosis;
+  sendFailurePage(res, page);
+}
+
+function forDeveloper(diagnosis: NdIdFailureView['diagnosis']): { diagnosis?: NdIdFailureView['diagnosis'] } {
+  return diagnosis === undefined || process.env.NODE_ENV === 'production' ? {} : { diagnosis };
+}
+
+function sendError(router: RouterConfig, err: unknown, req: Request, res: Response, next: NextFunction): void {
+  if ((!router.errorPage && router.renderFailure === undefined) || !(err instanceof IdError)) return next(err);
+  const failure = classifyFailure(err);
+  show(router, req, res, {
+    status: failure.serverSide ? failure.status : 500,
+    serverSide: true,
+    code: err.code,
+    title: 'Sign-in is unavailable',
+    message: failure.serverSide
+      ? failure.message
+      : 'Sign-in could not be completed because of a problem on this site. Please try again later.',
+    retryHref: retryHref(router, req),
+    ...(err.reference === undefined ? {} : { reference: err.reference }),
+    ...forDeveloper(err.diagnosis),
+  });
+}
+
+function sendFailure(
+  router: RouterConfig,
+  req: Request,
+  res: Response,
+  failure: NdIdInfo | undefined,
+  status: number | undefined,
+): void {
+  if (router.failureRedirect !== undefined) return redirectTo(res, 302, router.failureRedirect);
+  const message = typeof failure?.message === 'string' && failure.message !== '' ? failure.message : 'Sign-in failed.';
+  const f = (failure ?? {}) as Partial<NdIdFailure>;
+  show(router, req, res, {
+    status: status === 403 ? 403 : 401,
+    serverSide: false,
+    code: typeof f.code === 'string' ? f.code : 'user_refused',
+    title: 'Sign-in failed',
+    message,
+    retryHref: retryHref(router, req),
+    ...(typeof f.reference === 'string' ? { reference: f.reference } : {}),
+    ...forDeveloper(f.diagnosis),
+  });
+}
+
+/** A step-up login the strategy refused: the action stays refused; a different person's ends the session. */
+function sendStepUpRefusal(
+  router: RouterConfig,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  failure: NdIdFailure,
+): void {
+  const otherPerson = failure.code === 'step_up_other_person';
+  const href = otherPerson ? retryHref(router, req) : (safeReturnTo(failure.returnTo) ?? router.successRedirect);
+  const send = (): void => {
+    res
+      .status(403)
+      .set(FAILURE_PAGE_HEADERS)
+      .send(stepUpRefusedPage(otherPerson ? 'other_person' : 'not_recent', href));
+  };
+  if (!otherPerson) return send();
+  destroySession(req, res, router.sessionCookieName, (err) => (err ? next(err) : send()));
+}
+
+async function logIn(
+  router: RouterConfig,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  accepted: Express.User,
+  info: NdIdSuccessInfo,
+): Promise<void> {
+  let user: Express.User = accepted;
+  if (router.afterCallback !== undefined) {
+    const result = await router.afterCallback(req, accepted);
+    if (result === false || result === null) {
+      const refused: NdIdFailure = { message: 'Your account may not sign in here.', code: 'user_refused' };
+      return sendFailure(router, req, res, refused, 401);
+    }
+    if (result !== undefined) user = result;
   }
+  // The strategy finishes Passport's logIn: other tabs' logins carried over, the sign-in
+  // record written, the session saved before this redirect.
+  req.logIn(user, (err: unknown) => {
+    if (err) {
+      const failed =
+        err instanceof IdError
+          ? err
+          : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err });
+      return sendError(router, failed, req, res, next);
+    }
+    redirectTo(res, 302, safeReturnTo(info.returnTo) ?? router.successRedirect);
+  });
+}
 
-  /** Shows the page for a failure: the app's renderFailure, or ours. */
-  function show(req: Request, res: Response, view: NdIdFailureView): void {
-    if (renderFailure !== undefined) return renderFailure(view, req, res);
-    const page: FailurePage = {
-      status: view.status,
-      title: view.title,
-      message: view.message,
-      retryHref: view.retryHref,
-    };
-    if (view.reference !== undefined) page.reference = view.reference;
-    if (view.diagnosis !== undefined) page.developer = view.diagnosis;
-    sendFailurePage(res, page);
-  }
-
-  function forDeveloper(diagnosis: NdIdFailureView['diagnosis']): { diagnosis?: NdIdFailureView['diagnosis'] } {
-    return diagnosis === undefined || process.env.NODE_ENV === 'production' ? {} : { diagnosis };
-  }
-
-  function sendError(err: unknown, req: Request, res: Response, next: NextFunction): void {
-    if ((!errorPage && renderFailure === undefined) || !(err instanceof IdError)) return next(err);
-    const failure = classifyFailure(err);
-    show(req, res, {
-      status: failure.serverSide ? failure.status : 500,
-      serverSide: true,
-      code: err.code,
-      title: 'Sign-in is unavailable',
-      message: failure.serverSide
-        ? failure.message
-        : 'Sign-in could not be completed because of a problem on this site. Please try again later.',
-      retryHref: retryHref(req),
-      ...(err.reference === undefined ? {} : { reference: err.reference }),
-      ...forDeveloper(err.diagnosis),
-    });
-  }
-
-  function sendFailure(req: Request, res: Response, failure: NdIdInfo | undefined, status: number | undefined): void {
-    if (failureRedirect !== undefined) return redirectTo(res, 302, failureRedirect);
-    const message =
-      typeof failure?.message === 'string' && failure.message !== '' ? failure.message : 'Sign-in failed.';
-    const f = (failure ?? {}) as Partial<NdIdFailure>;
-    show(req, res, {
-      status: status === 403 ? 403 : 401,
-      serverSide: false,
-      code: typeof f.code === 'string' ? f.code : 'user_refused',
-      title: 'Sign-in failed',
-      message,
-      retryHref: retryHref(req),
-      ...(typeof f.reference === 'string' ? { reference: f.reference } : {}),
-      ...forDeveloper(f.diagnosis),
-    });
-  }
-
-  /** A step-up login the strategy refused: the action stays refused; a different person's ends the session. */
-  function sendStepUpRefusal(req: Request, res: Response, next: NextFunction, failure: NdIdFailure): void {
-    const otherPerson = failure.code === 'step_up_other_person';
-    const href = otherPerson ? retryHref(req) : (safeReturnTo(failure.returnTo) ?? successRedirect);
-    const send = (): void => {
-      res
-        .status(403)
-        .set(FAILURE_PAGE_HEADERS)
-        .send(stepUpRefusedPage(otherPerson ? 'other_person' : 'not_recent', href));
-    };
-    if (!otherPerson) return send();
-    destroySession(req, res, sessionCookieName, (err) => (err ? next(err) : send()));
-  }
-
-  async function logIn(
+/** Login and callback share one handler (the strategy tells them apart); built per request, as its callback needs this request. */
+function authenticateRoute(router: RouterConfig, req: Request, res: Response, next: NextFunction): void {
+  res.set('Cache-Control', 'no-store');
+  const { contextMessage, extraParams, callbackPath } = router;
+  const returnTo = safeReturnTo(req.query.returnTo);
+  const maxAge = stepUpMaxAge(req.query.maxAge);
+  const message = typeof contextMessage === 'function' ? contextMessage(req) : contextMessage;
+  const params = typeof extraParams === 'function' ? extraParams(req) : extraParams;
+  const authOptions: NdIdAuthenticateOptions = {
+    sessionCookieName: router.sessionCookieName,
+    successRedirect: router.successRedirect,
+    sessions: router.sessions,
+    wiring: {
+      callbackRoute: callbackPath === false ? false : `${req.baseUrl}${callbackPath}`,
+      passport: router.passport,
+      strategyName: router.strategyName,
+    },
+    ...(message === undefined ? {} : { authenticationContextMessage: message }),
+    ...(params === undefined ? {} : { authorizationParams: params }),
+    ...(returnTo === undefined ? {} : { returnTo }),
+    ...(maxAge === undefined ? {} : { maxAge }),
+  };
+  const outcome = (err: unknown, user?: Express.User | false | null, info?: unknown, status?: unknown): void => {
+    if (err) return sendError(router, err, req, res, next);
+    if (!user) {
+      const failure = typeof info === 'object' && info !== null ? (info as NdIdFailure) : undefined;
+      if (failure?.code === 'step_up_not_recent' || failure?.code === 'step_up_other_person')
+        return sendStepUpRefusal(router, req, res, next, failure);
+      return sendFailure(router, req, res, failure, typeof status === 'number' ? status : undefined);
+    }
+    const successInfo = typeof info === 'object' && info !== null ? (info as NdIdSuccessInfo) : {};
+    logIn(router, req, res, next, user, successInfo).catch(next);
+  };
+  const handler = router.passport.authenticate(router.strategyName, authOptions, outcome) as (
     req: Request,
     res: Response,
     next: NextFunction,
-    accepted: Express.User,
-    info: NdIdSuccessInfo,
-  ): Promise<void> {
-    let user: Express.User = accepted;
-    if (afterCallback !== undefined) {
-      const result = await afterCallback(req, accepted);
-      if (result === false || result === null) {
-        const refused: NdIdFailure = { message: 'Your account may not sign in here.', code: 'user_refused' };
-        return sendFailure(req, res, refused, 401);
-      }
-      if (result !== undefined) user = result;
+  ) => void;
+  handler(req, res, next);
+}
+
+function logoutRoute(router: RouterConfig, req: Request, res: Response, next: NextFunction): void {
+  const { logoutRedirect, sessionCookieName } = router;
+  const refusal = crossSiteRefusalOf(req);
+  if (refusal !== undefined)
+    return sendFailurePage(res, signOutRefusedPage(refusal, process.env.NODE_ENV !== 'production'));
+  if (sessionOf(req) === undefined) {
+    return sendError(
+      router,
+      new IdError(
+        'session_missing',
+        'Sign-out needs a session: mount express-session (app.use(session({ ... }))) before ndIdRouter().',
+      ),
+      req,
+      res,
+      next,
+    );
+  }
+  const destroy = (): void => {
+    const session = sessionOf(req);
+    if (session === undefined) {
+      redirectTo(res, 303, logoutRedirect);
+      return;
     }
-    // The strategy finishes Passport's logIn: other tabs' logins carried over, the sign-in
-    // record written, the session saved before this redirect.
-    req.logIn(user, (err: unknown) => {
-      if (err) {
-        const failed =
-          err instanceof IdError
-            ? err
-            : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err });
-        return sendError(failed, req, res, next);
-      }
-      redirectTo(res, 302, safeReturnTo(info.returnTo) ?? successRedirect);
+    router.sessions.signedOut();
+    const cookie = session.cookie ?? {};
+    session.destroy((err) => {
+      if (err) return next(err);
+      res.clearCookie(sessionCookieName, {
+        path: cookie.path ?? '/',
+        ...(cookie.domain === undefined ? {} : { domain: cookie.domain }),
+      });
+      res.set('Cache-Control', 'no-store');
+      redirectTo(res, 303, logoutRedirect);
     });
-  }
-
-  /** Login and callback share one handler (the strategy tells them apart); built per request, as its callback needs this request. */
-  function authenticateRoute(req: Request, res: Response, next: NextFunction): void {
-    res.set('Cache-Control', 'no-store');
-    const returnTo = safeReturnTo(req.query.returnTo);
-    const maxAge = stepUpMaxAge(req.query.maxAge);
-    const message = typeof contextMessage === 'function' ? contextMessage(req) : contextMessage;
-    const params = typeof extraParams === 'function' ? extraParams(req) : extraParams;
-    const authOptions: NdIdAuthenticateOptions = {
-      sessionCookieName,
-      successRedirect,
-      sessions,
-      wiring: {
-        callbackRoute: callbackPath === false ? false : `${req.baseUrl}${callbackPath}`,
-        passport,
-        strategyName,
-      },
-      ...(message === undefined ? {} : { authenticationContextMessage: message }),
-      ...(params === undefined ? {} : { authorizationParams: params }),
-      ...(returnTo === undefined ? {} : { returnTo }),
-      ...(maxAge === undefined ? {} : { maxAge }),
-    };
-    const outcome = (err: unknown, user?: Express.User | false | null, info?: unknown, status?: unknown): void => {
-      if (err) return sendError(err, req, res, next);
-      if (!user) {
-        const failure = typeof info === 'object' && info !== null ? (info as NdIdFailure) : undefined;
-        if (failure?.code === 'step_up_not_recent' || failure?.code === 'step_up_other_person')
-          return sendStepUpRefusal(req, res, next, failure);
-        return sendFailure(req, res, failure, typeof status === 'number' ? status : undefined);
-      }
-      const successInfo = typeof info === 'object' && info !== null ? (info as NdIdSuccessInfo) : {};
-      logIn(req, res, next, user, successInfo).catch(next);
-    };
-    const handler = passport.authenticate(strategyName, authOptions, outcome) as (
-      req: Request,
-      res: Response,
-      next: NextFunction,
-    ) => void;
-    handler(req, res, next);
-  }
-
-  function logoutRoute(req: Request, res: Response, next: NextFunction): void {
-    const refusal = crossSiteRefusalOf(req);
-    if (refusal !== undefined)
-      return sendFailurePage(res, signOutRefusedPage(refusal, process.env.NODE_ENV !== 'production'));
-    if (sessionOf(req) === undefined) {
-      return sendError(
-        new IdError(
-          'session_missing',
-          'Sign-out needs a session: mount express-session (app.use(session({ ... }))) before ndIdRouter().',
-        ),
-        req,
-        res,
-        next,
-      );
-    }
-    const destroy = (): void => {
-      const session = sessionOf(req);
-      if (session === undefined) {
-        redirectTo(res, 303, logoutRedirect);
-        return;
-      }
-      sessions.signedOut();
-      const cookie = session.cookie ?? {};
-      session.destroy((err) => {
-        if (err) return next(err);
-        res.clearCookie(sessionCookieName, {
-          path: cookie.path ?? '/',
-          ...(cookie.domain === undefined ? {} : { domain: cookie.domain }),
-        });
-        res.set('Cache-Control', 'no-store');
-        redirectTo(res, 303, logoutRedirect);
-      });
-    };
-    if (typeof req.logout === 'function') {
-      req.logout((err: unknown) => {
-        if (err) return next(err);
-        destroy();
-      });
-    } else {
-      destroy();
-    }
-  }
-
-  // One plain middleware rather than an express.Router: its layer walk cost CPU on every login (docs/internals.md).
-  const isLogin = routeMatcher(loginPath);
-  const isCallback = routeMatcher(callbackPath);
-  const isLogout = routeMatcher(logoutPath);
-  const isJwks = routeMatcher(jwksPath);
-  const isBackchannel = routeMatcher(backchannelPath);
-  const backchannelRoute = backchannel === undefined ? undefined : backchannelLogoutRoute(backchannel);
-  return function ndIdRoutes(req: Request, res: Response, next: NextFunction): void {
-    const method = req.method;
-    if (method === 'GET' || method === 'HEAD') {
-      const path = req.path;
-      if (isLogin(path) || isCallback(path)) return authenticateRoute(req, res, next);
-      if (publisher !== undefined && isJwks(path)) {
-        const body = jwksBody(publisher);
-        if (body !== undefined) {
-          res.set(JWKS_HEADERS).status(200).send(body);
-          return;
-        }
-      }
-    } else if (method === 'POST' && isLogout(req.path)) {
-      return logoutRoute(req, res, next);
-    } else if (method === 'POST' && backchannelRoute !== undefined && isBackchannel(req.path)) {
-      return backchannelRoute(req, res, next);
-    }
-    next();
   };
+  if (typeof req.logout === 'function') {
+    req.logout((err: unknown) => {
+      if (err) return next(err);
+      destroy();
+    });
+  } else {
+    destroy();
+  }
 }

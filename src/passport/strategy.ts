@@ -299,122 +299,16 @@ export class NdIdStrategy extends PassportStrategyBase {
     verify?: NdIdVerify | NdIdVerifyWithRequest,
   ) {
     super();
-    if (typeof options !== 'object' || options === null) {
-      throw optionError(
-        'options',
-        'must be an object with clientId, clientSecret, privateKey and callbackURL (or a ready client).',
-      );
-    }
-    checkOptionNames(options, 'new NdIdStrategy()');
-    options = ownOptions(options);
-    if (verify !== undefined && typeof verify !== 'function') {
-      throw optionError(
-        'verify',
-        'must be a function (user, done), (req, user, done) or async (user) => user; or leave it out.',
-      );
-    }
-    if (options.passReqToCallback !== undefined && typeof options.passReqToCallback !== 'boolean') {
-      throw optionError('passReqToCallback', 'must be true or false.');
-    }
-
-    const { callbackURL, redirectUri } = options;
-    if (callbackURL !== undefined && redirectUri !== undefined && callbackURL !== redirectUri) {
-      throw optionError('callbackURL', 'and its alias redirectUri differ; give only one of them.');
-    }
-    const callback = callbackURL ?? redirectUri;
-    const callbackOption = callbackURL !== undefined ? 'callbackURL' : 'redirectUri';
-    const callbackUrl = callback === undefined ? undefined : checkUrl(callback, 'NdIdStrategy', callbackOption);
-
+    options = checkStrategyArguments(options, verify);
+    const callbackUrl = callbackUrlOf(options);
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw optionError('clock', 'must be a function returning the time in ms since the epoch.');
     }
     const clock = options.clock ?? systemClock;
-    let client: NdIdClientLike;
-
-    if (options.client !== undefined) {
-      const c = options.client as Partial<NdIdClientLike> | null;
-      if (
-        typeof c !== 'object' ||
-        c === null ||
-        typeof c.authorizationUrl !== 'function' ||
-        typeof c.callback !== 'function' ||
-        typeof c.userinfo !== 'function'
-      ) {
-        throw optionError('client', 'must be an IdClient (new IdClient({ ... })).');
-      }
-      const fields = options as Partial<IdClientOptions>;
-      if (
-        fields.clientId !== undefined ||
-        fields.clientSecret !== undefined ||
-        fields.privateKey !== undefined ||
-        fields.profile !== undefined
-      ) {
-        throw optionError(
-          'client',
-          'was given together with clientId/clientSecret/privateKey; give either a ready client or its fields.',
-        );
-      }
-      client = options.client;
-    } else {
-      const fapi2 = (options as { profile?: unknown }).profile === 'fapi2';
-      for (const field of ['clientId', 'clientSecret', 'privateKey'] as const) {
-        if (field === 'clientSecret' && fapi2) continue; // private_key_jwt: IdClient checks the assertion key
-        const value: unknown = options[field];
-        if (field === 'privateKey' && ((typeof value === 'object' && value !== null) || value === undefined)) continue; // JWK, key list or none (ID token alone): IdClient checks it
-        if (typeof value !== 'string' || value.trim() === '') {
-          throw optionError(
-            field,
-            'is required: give the value from your registration with the service (or a ready client).',
-          );
-        }
-      }
-      if (callbackUrl === undefined) {
-        throw optionError(
-          'callbackURL',
-          'is required: give the absolute callback URL registered with the service, like "https://app.example/auth/callback".',
-        );
-      }
-      const {
-        client: _client,
-        callbackURL: _cb,
-        redirectUri: _ru,
-        scope: _scope,
-        sessionKey: _sk,
-        maxPendingLogins: _max,
-        loginTtl: _ttl,
-        verifyTimeout: _vt,
-        passReqToCallback: _prc,
-        replayStore: _rs,
-        sessions: _sessions,
-        logger: _logger,
-        ...clientOptions
-      } = options;
-      client = new IdClient({
-        ...clientOptions,
-        redirectUri: callbackUrl,
-        clock,
-        ...(options.logger === undefined ? {} : { logger: options.logger }),
-      });
-    }
+    const client = options.client !== undefined ? readyClient(options) : clientFromFields(options, callbackUrl, clock);
 
     this.client = client;
-    this.flow = buildLoginFlow(
-      {
-        client,
-        clock,
-        ...(callbackUrl === undefined ? {} : { redirectUri: callbackUrl }),
-        ...(options.scope === undefined ? {} : { scope: options.scope }),
-        ...(options.sessionKey === undefined ? {} : { sessionKey: options.sessionKey }),
-        ...(options.maxPendingLogins === undefined ? {} : { maxPendingLogins: options.maxPendingLogins }),
-        ...(options.loginTtl === undefined ? {} : { loginTtl: options.loginTtl }),
-        ...(options.replayStore === undefined ? {} : { replayStore: options.replayStore }),
-        ...(options.logger === undefined ? {} : { logger: options.logger }),
-        ...(options.client === undefined
-          ? { clockTolerance: (options as { clockTolerance?: number }).clockTolerance ?? DEFAULT_CLOCK_TOLERANCE_S }
-          : {}),
-      },
-      'NdIdStrategy',
-    );
+    this.flow = strategyFlow(options, client, clock, callbackUrl);
     this.sessionKey = this.flow.sessionKey;
     this.maxPendingLogins = this.flow.maxPendingLogins;
     this.loginTtl = this.flow.loginTtl;
@@ -634,6 +528,147 @@ export class NdIdStrategy extends PassportStrategyBase {
     const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
     this.success(outcome.user, successInfo);
   }
+}
+
+/** The options a strategy is constructed with, either form. */
+type AnyStrategyOptions = NdIdStrategyOptions | NdIdStrategyOptionsWithRequest;
+
+/** Options resolution, first step: the options an object of known names (copied), `verify` a function. */
+function checkStrategyArguments(
+  options: AnyStrategyOptions,
+  verify: NdIdVerify | NdIdVerifyWithRequest | undefined,
+): AnyStrategyOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw optionError(
+      'options',
+      'must be an object with clientId, clientSecret, privateKey and callbackURL (or a ready client).',
+    );
+  }
+  checkOptionNames(options, 'new NdIdStrategy()');
+  options = ownOptions(options);
+  if (verify !== undefined && typeof verify !== 'function') {
+    throw optionError(
+      'verify',
+      'must be a function (user, done), (req, user, done) or async (user) => user; or leave it out.',
+    );
+  }
+  if (options.passReqToCallback !== undefined && typeof options.passReqToCallback !== 'boolean') {
+    throw optionError('passReqToCallback', 'must be true or false.');
+  }
+  return options;
+}
+
+/** The callback URL, given as `callbackURL` or its alias `redirectUri`, checked; or undefined. */
+function callbackUrlOf(options: AnyStrategyOptions): string | undefined {
+  const { callbackURL, redirectUri } = options;
+  if (callbackURL !== undefined && redirectUri !== undefined && callbackURL !== redirectUri) {
+    throw optionError('callbackURL', 'and its alias redirectUri differ; give only one of them.');
+  }
+  const callback = callbackURL ?? redirectUri;
+  const callbackOption = callbackURL !== undefined ? 'callbackURL' : 'redirectUri';
+  return callback === undefined ? undefined : checkUrl(callback, 'NdIdStrategy', callbackOption);
+}
+
+/** The ready client of `options.client`, checked, and given without the fields it replaces. */
+function readyClient(options: AnyStrategyOptions): NdIdClientLike {
+  const c = options.client as Partial<NdIdClientLike> | null;
+  if (
+    typeof c !== 'object' ||
+    c === null ||
+    typeof c.authorizationUrl !== 'function' ||
+    typeof c.callback !== 'function' ||
+    typeof c.userinfo !== 'function'
+  ) {
+    throw optionError('client', 'must be an IdClient (new IdClient({ ... })).');
+  }
+  const fields = options as Partial<IdClientOptions>;
+  if (
+    fields.clientId !== undefined ||
+    fields.clientSecret !== undefined ||
+    fields.privateKey !== undefined ||
+    fields.profile !== undefined
+  ) {
+    throw optionError(
+      'client',
+      'was given together with clientId/clientSecret/privateKey; give either a ready client or its fields.',
+    );
+  }
+  return options.client as NdIdClientLike;
+}
+
+/** An `IdClient` made from the client's fields among the strategy's options, which are checked first. */
+function clientFromFields(
+  options: NdIdStrategyBaseOptions &
+    NdIdStrategyClientFields &
+    NdIdStrategyCallbackUrl & { passReqToCallback?: boolean },
+  callbackUrl: string | undefined,
+  clock: Clock,
+): NdIdClientLike {
+  const fapi2 = (options as { profile?: unknown }).profile === 'fapi2';
+  for (const field of ['clientId', 'clientSecret', 'privateKey'] as const) {
+    if (field === 'clientSecret' && fapi2) continue; // private_key_jwt: IdClient checks the assertion key
+    const value: unknown = options[field];
+    if (field === 'privateKey' && ((typeof value === 'object' && value !== null) || value === undefined)) continue; // JWK, key list or none (ID token alone): IdClient checks it
+    if (typeof value !== 'string' || value.trim() === '') {
+      throw optionError(
+        field,
+        'is required: give the value from your registration with the service (or a ready client).',
+      );
+    }
+  }
+  if (callbackUrl === undefined) {
+    throw optionError(
+      'callbackURL',
+      'is required: give the absolute callback URL registered with the service, like "https://app.example/auth/callback".',
+    );
+  }
+  const {
+    client: _client,
+    callbackURL: _cb,
+    redirectUri: _ru,
+    scope: _scope,
+    sessionKey: _sk,
+    maxPendingLogins: _max,
+    loginTtl: _ttl,
+    verifyTimeout: _vt,
+    passReqToCallback: _prc,
+    replayStore: _rs,
+    sessions: _sessions,
+    logger: _logger,
+    ...clientOptions
+  } = options;
+  return new IdClient({
+    ...clientOptions,
+    redirectUri: callbackUrl,
+    clock,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+}
+
+/** The strategy's login flow, over its client, with the flow's options among the strategy's. */
+function strategyFlow(
+  options: AnyStrategyOptions,
+  client: NdIdClientLike,
+  clock: Clock,
+  callbackUrl: string | undefined,
+): LoginFlow {
+  return buildLoginFlow(
+    {
+      client,
+      clock,
+      ...(callbackUrl === undefined ? {} : { redirectUri: callbackUrl }),
+      ...(options.scope === undefined ? {} : { scope: options.scope }),
+      ...(options.sessionKey === undefined ? {} : { sessionKey: options.sessionKey }),
+      ...(options.maxPendingLogins === undefined ? {} : { maxPendingLogins: options.maxPendingLogins }),
+      ...(options.loginTtl === undefined ? {} : { loginTtl: options.loginTtl }),
+      ...(options.replayStore === undefined ? {} : { replayStore: options.replayStore }),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.client === undefined
+        ? { clockTolerance: (options as { clockTolerance?: number }).clockTolerance ?? DEFAULT_CLOCK_TOLERANCE_S }
+        : {}),
+    },
+    'NdIdStrategy',
+  );
 }
 
 /** `Cache-Control: no-store` on the response Express pairs with the request (`req.res`), when there is one. */
