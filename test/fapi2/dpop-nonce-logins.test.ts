@@ -36,11 +36,16 @@ function watch(server: {
     const jwk = decodeProtectedHeader(header).jwk as JWK;
     const nonce = decodeJwt(header).nonce;
     const seen = calculateJwkThumbprint(jwk, 'sha256');
-    // The provider writes its headers in one writeHead call: read the DPoP-Nonce it hands out there.
+    // The provider writes its headers in one writeHead call, as an object or as a flat
+    // [name, value, ...] list: read the DPoP-Nonce it hands out there.
     let given: unknown;
-    const writeHead = res.writeHead.bind(res) as (status: number, headers?: Record<string, unknown>) => ServerResponse;
-    (res as { writeHead: unknown }).writeHead = (status: number, headers?: Record<string, unknown>) => {
-      given = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'dpop-nonce')?.[1];
+    type Headers = Record<string, unknown> | unknown[];
+    const writeHead = res.writeHead.bind(res) as (status: number, headers?: Headers) => ServerResponse;
+    (res as { writeHead: unknown }).writeHead = (status: number, headers?: Headers) => {
+      const pairs: [unknown, unknown][] = Array.isArray(headers)
+        ? headers.flatMap((item, i) => (i % 2 === 0 ? [[item, headers[i + 1]] as [unknown, unknown]] : []))
+        : Object.entries(headers ?? {});
+      given = pairs.find(([name]) => String(name).toLowerCase() === 'dpop-nonce')?.[1];
       return writeHead(status, headers);
     };
     res.on('finish', () => {
