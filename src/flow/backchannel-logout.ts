@@ -136,7 +136,8 @@ export function createBackchannelLogout(options: BackchannelLogoutOptions): Back
   return {
     handle,
     async fetch(request) {
-      if (request.method !== 'POST') return new Response(null, { status: 405, headers: { Allow: 'POST' } });
+      if (request.method !== 'POST')
+        return new Response(null, { status: 405, headers: { Allow: 'POST', 'Cache-Control': 'no-store' } });
       const declared = Number(request.headers.get('content-length') ?? '0');
       const body =
         request.body === null || declared > MAX_BACKCHANNEL_LOGOUT_BODY_BYTES

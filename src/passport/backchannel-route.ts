@@ -4,13 +4,24 @@ import type { BackchannelLogout } from '../flow/backchannel-logout.js';
 import { readBackchannelBody } from '../flow/backchannel-request.js';
 
 /**
+ * Whether a body parser already read the form: its result holds `logout_token`, or the request's
+ * stream is used up. Express 4's JSON parser sets `req.body = {}` on a form it did not read, so an
+ * empty object alone does not mean the form was empty.
+ */
+function parsedForm(req: Request, parsed: unknown): boolean {
+  if (parsed === undefined) return false;
+  if (typeof parsed === 'object' && parsed !== null && Object.hasOwn(parsed, 'logout_token')) return true;
+  return !req.readable;
+}
+
+/**
  * The route: the form as a body parser left it (`express.urlencoded()`), or read here (bounded)
- * when none ran; the receiver's answer sent as is.
+ * when none read it; the receiver's answer sent as is.
  */
 export function backchannelLogoutRoute(receiver: BackchannelLogout) {
   return function backchannelLogout(req: Request, res: Response, next: NextFunction): void {
     const parsed = (req as { body?: unknown }).body;
-    const body = parsed === undefined && req.readable ? readBackchannelBody(req) : Promise.resolve(parsed);
+    const body = parsedForm(req, parsed) ? Promise.resolve(parsed) : readBackchannelBody(req);
     body
       .then((form) => receiver.handle({ contentType: req.get('content-type'), body: form }))
       .then((answer) => {

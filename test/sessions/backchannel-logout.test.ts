@@ -7,6 +7,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler } from 'express';
+import express4 from 'express4';
 import passport from 'passport';
 import { describe, expect, it } from 'vitest';
 import { BACKCHANNEL_LOGOUT_EVENT } from '../../src/client/logout-token.js';
@@ -217,6 +218,21 @@ describe('the back-channel logout route of ndIdRouter', () => {
       expect(res.status).toBe(500); // its plain Error: server_error
       const empty = await fetch(url, form);
       expect(((await empty.json()) as { code: string }).code).toBe('logout_token_missing');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('reads the form itself behind Express 4 and its JSON parser, which sets req.body to {} without reading it', async () => {
+    const app = express4();
+    app.use(express4.json());
+    app.use('/auth', ndIdRouter({ passport: new passport.Passport(), backchannelLogout: receiver }));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth/backchannel-logout`;
+      // Reaching the receiver's client (its plain Error: 500) proves the token was read, not logout_token_missing.
+      expect((await fetch(url, { ...form, body: 'logout_token=a.b.c' })).status).toBe(500);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
