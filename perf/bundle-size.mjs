@@ -22,6 +22,17 @@ const { build } = createRequire(import.meta.url)('esbuild');
 /** The goal, in KiB of minified output. */
 export const GOAL_KIB = 172;
 
+/** How a worker deployment bundles: one minified ES module, the worker conditions, Node's modules external. */
+const WORKER_BUILD = {
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  platform: 'neutral',
+  conditions: ['workerd', 'worker', 'browser'],
+  mainFields: ['browser', 'module', 'main'],
+  external: ['node:*'],
+};
+
 /** The worker: login, callback, sign-out and a page with the signed-in person. */
 const WORKER = `
 import { Hono } from 'hono';
@@ -56,13 +67,7 @@ export async function bundleWorker() {
     const result = await build({
       absWorkingDir: root,
       entryPoints: [join(work, 'worker.mjs')],
-      bundle: true,
-      minify: true,
-      format: 'esm',
-      platform: 'neutral',
-      conditions: ['workerd', 'worker', 'browser'],
-      mainFields: ['browser', 'module', 'main'],
-      external: ['node:*'],
+      ...WORKER_BUILD,
       // As an app's own build resolves it: through the package's "exports" (the ES module build),
       // not through this repository's tsconfig paths to the sources.
       tsconfigRaw: {},
@@ -100,13 +105,7 @@ export async function moduleBytes() {
     const result = await build({
       absWorkingDir: root,
       entryPoints: [join(work, 'worker.mjs')],
-      bundle: true,
-      minify: true,
-      format: 'esm',
-      platform: 'neutral',
-      conditions: ['workerd', 'worker', 'browser'],
-      mainFields: ['browser', 'module', 'main'],
-      external: ['node:*'],
+      ...WORKER_BUILD,
       tsconfig: join(root, 'tsconfig.build.json'),
       // As scripts/build.mjs builds dist/esm.
       define: { __filename: 'import.meta.filename', __dirname: 'import.meta.dirname' },
