@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
 import { Authenticator } from '@fastify/passport';
 import fastifySecureSession from '@fastify/secure-session';
 import fastifySession from '@fastify/session';
@@ -12,6 +13,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { IdClient } from '../../src/client/id-client.js';
+import { createBackchannelLogout } from '../../src/flow/backchannel-logout.js';
+import { createMemoryReplayStore } from '../../src/flow/replay-store.js';
 import { createSessionPolicy } from '../../src/flow/session-policy.js';
 import { ndIdFastify, type NdIdFastify } from '../../src/fastify.js';
 import { testKeyPair } from '../helpers/keys.js';
@@ -28,6 +31,8 @@ import {
 export interface FastifyAppOptions extends TestAppOptions {
   plugin?: 'session' | 'secure-session';
   withPassport?: boolean;
+  /** Register @fastify/formbody on the app before the plugin (its parsed form reaches the back-channel route). */
+  formbody?: boolean;
 }
 
 /** A session store (Fastify's store interface, over express-session's MemoryStore) that counts writes and can fail. */
@@ -48,29 +53,32 @@ class FastifyStore {
   }
 }
 
-/** Starts the Fastify app: `/auth` (the plugin), `/account`, `/api/me`, `/transfer` (300 s), `/me` (unguarded). */
+/** Starts the Fastify app: `/auth` (the plugin, with back-channel logout), `/account`, `/api/me`, `/transfer` (300 s), `/me` (unguarded). */
 export async function startFastifyApp(
   options: FastifyAppOptions = {},
 ): Promise<TestApp & { auth: NdIdFastify; fastifyStore: FastifyStore }> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`]));
+  const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`], options.signingKey));
   const clock = provider.provider.clock;
   const sessions = createSessionPolicy({ ...options.policy, clock });
+  const client = new IdClient({
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    privateKey: testKeyPair('sessions').privateKeyPem,
+    hostname: provider.baseUrl,
+    redirectUri: `${baseUrl}/auth/callback`,
+    clock,
+  });
+  const replayStore = options.replayStore ?? createMemoryReplayStore();
   const auth = ndIdFastify({
-    client: new IdClient({
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      privateKey: testKeyPair('sessions').privateKeyPem,
-      hostname: provider.baseUrl,
-      redirectUri: `${baseUrl}/auth/callback`,
-      clock,
-    }),
+    client,
     clock,
     sessions,
     loginPath: '/auth/login',
     logoutRedirect: '/signed-out',
+    backchannelLogout: createBackchannelLogout({ client, sessions, replayStore }),
   });
   const app = Fastify({
     serverFactory: (handler) => {
@@ -79,6 +87,7 @@ export async function startFastifyApp(
     },
   });
   const fastifyStore = await registerSession(app, options);
+  if (options.formbody === true) await app.register(fastifyFormbody);
   await app.register(auth.plugin as never, { prefix: '/auth' });
   const signedIn = (request: object) => auth.signedIn(request);
   app.get('/account', { preHandler: auth.requireSignIn() as never }, async (request) => signedIn(request));
