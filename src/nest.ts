@@ -1,4 +1,7 @@
-/** `passport-nd-id/nest`: the strategy, guard helpers and sign-in guard for NestJS, plus `passport-nd-id/client`. */
+/**
+ * `passport-nd-id/nest`: the strategy, guard helpers, sign-in guard and back-channel logout route
+ * for NestJS, plus `passport-nd-id/client`.
+ */
 export * from './client.js';
 export * from './passport/strategy-entry.js';
 export {
@@ -14,3 +17,4 @@ export {
   type NdIdSignInGuardOptions,
   type NdIdExecutionContext,
 } from './adapters/nest-guard.js';
+export { ndIdBackchannelLogout } from './adapters/nest-backchannel.js';

@@ -150,6 +150,7 @@ export const OPTIONS_OF = {
     'userKey',
     'toSessionUser',
     'showDiagnosis',
+    'backchannelLogout',
   ],
   'ndIdFastifyGuards()': ['sessions', 'loginPath', 'userKey'],
   'createBackchannelLogout()': ['client', 'sessions', 'replayStore', 'maxTokenAge', 'logger'],

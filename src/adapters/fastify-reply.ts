@@ -8,6 +8,8 @@ export interface FastifyRequestLike {
   /** The session of `@fastify/session` or `@fastify/secure-session`. */
   session?: unknown;
   query: unknown;
+  /** The body as a content-type parser left it. */
+  body?: unknown;
   headers: Record<string, string | string[] | undefined>;
   url: string;
   method: string;

@@ -3,6 +3,7 @@
  * store, replaced at `regenerate`, saved and destroyed there) or `@fastify/secure-session` (the
  * whole session sealed in its cookie: regenerating empties it, destroying clears the cookie).
  */
+import { IdError } from '../errors.js';
 import type { SignInSession } from '../flow/sign-in-session.js';
 
 /** What the adapter reads of either session plugin's `request.session`. */
@@ -36,6 +37,15 @@ function isStored(session: FastifySessionLike): boolean {
   return typeof session.save === 'function' && typeof session.destroy === 'function';
 }
 
+/** The error for a session plugin whose sessions cannot be regenerated at sign-in. */
+function noRegenerate(): IdError {
+  return new IdError(
+    'session_missing',
+    'request.session has no regenerate(), so signing in cannot give the person a new session: ' +
+      'register @fastify/session or @fastify/secure-session (whose sessions have it) instead of this session plugin.',
+  );
+}
+
 /**
  * The request's session (looked up afresh on each call: `@fastify/session` replaces it when it
  * regenerates), or undefined when no session plugin is registered.
@@ -54,7 +64,9 @@ export function fastifySignInSession(request: FastifySessionRequest): SignInSess
     regenerate: async () => {
       const session = current();
       // @fastify/session: a new id in the store; @fastify/secure-session: every field cleared.
-      if (typeof session.regenerate === 'function') await session.regenerate();
+      // A session that cannot be replaced would keep the id an attacker may have planted: refused.
+      if (typeof session.regenerate !== 'function') throw noRegenerate();
+      await session.regenerate();
     },
     save: async () => {
       const session = current();

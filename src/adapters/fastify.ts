@@ -4,6 +4,7 @@
  * sign-in core (`src/flow/finish-sign-in.ts`); every session rule is decided there.
  */
 import { IdError } from '../errors.js';
+import { checkBackchannelLogout, type BackchannelLogout } from '../flow/backchannel-logout.js';
 import { stepUpMaxAge, stepUpRefusedPage, DEFAULT_LOGIN_PATH } from '../flow/access.js';
 import { crossSiteRefusal, signOutRefusedPage } from '../flow/cross-site.js';
 import type { RequestFacts } from '../flow/diagnose.js';
@@ -41,12 +42,13 @@ import {
   type FastifyRequestLike,
 } from './fastify-reply.js';
 import { fastifySignInSession } from './fastify-session.js';
+import { registerBackchannelLogout, type FastifyRouteScopeLike } from './fastify-backchannel.js';
 
 /** A route handler as the plugin registers it. */
 type Handler = (request: FastifyRequestLike, reply: FastifyReplyLike) => Promise<unknown>;
 
 /** What the plugin uses of the Fastify instance it is registered on. */
-export interface FastifyInstanceLike {
+export interface FastifyInstanceLike extends FastifyRouteScopeLike {
   get(path: string, handler: Handler): unknown;
   post(path: string, handler: Handler): unknown;
 }
@@ -67,6 +69,11 @@ export interface NdIdFastifyOptions extends LoginFlowOptions {
   toSessionUser?: (user: LoginUser) => unknown;
   /** Show the diagnosis for the developer on failure pages. Default: when `NODE_ENV` is not `'production'`. */
   showDiagnosis?: boolean;
+  /**
+   * Back-channel logout: the provider POSTs logout tokens to `/backchannel-logout` below the
+   * plugin's prefix (register it as `backchannel_logout_uri`): give `createBackchannelLogout({ client, sessions })`.
+   */
+  backchannelLogout?: BackchannelLogout;
 }
 
 /** The plugin, its guards and the flow underneath. */
@@ -77,7 +84,8 @@ export interface NdIdFastify extends NdIdFastifyGuards {
   readonly sessions: SessionPolicy;
   /**
    * The plugin: `app.register(auth.plugin, { prefix: '/auth' })` serves `GET /login` (`?returnTo=`),
-   * `GET /callback` and `POST /logout` below the prefix.
+   * `GET /callback` and `POST /logout` below the prefix, and `POST /backchannel-logout` when
+   * `backchannelLogout` is given.
    */
   plugin(instance: FastifyInstanceLike, options?: unknown): Promise<void>;
   /** The signed-in person of the request's session, or undefined (also when the policy has ended the session); writes nothing. */
@@ -124,6 +132,7 @@ export function ndIdFastify(given: NdIdFastifyOptions): NdIdFastify {
     userKey: _uk,
     toSessionUser: _tsu,
     showDiagnosis: _sd,
+    backchannelLogout: _bcl,
     ...flowOptions
   } = options;
   const flow = buildLoginFlow(flowOptions, 'ndIdFastify');
@@ -140,6 +149,10 @@ export function ndIdFastify(given: NdIdFastifyOptions): NdIdFastify {
   if (typeof toSessionUser !== 'function')
     throw optionError('ndIdFastify', 'toSessionUser', 'must be a function (user) => what to keep in the session.');
   const showDiagnosis = options.showDiagnosis ?? process.env.NODE_ENV !== 'production';
+  const backchannel =
+    options.backchannelLogout === undefined
+      ? undefined
+      : checkBackchannelLogout(options.backchannelLogout, 'ndIdFastify', 'backchannelLogout');
   const core: SignInCore = { flow, policy };
   const guards = ndIdFastifyGuards({ sessions: policy, loginPath, userKey });
   const pages = { retryHref: loginPath, showDiagnosis };
@@ -162,6 +175,7 @@ export function ndIdFastify(given: NdIdFastifyOptions): NdIdFastify {
       instance.get('/login', routes.login);
       instance.get('/callback', routes.callback);
       instance.post('/logout', routes.logout);
+      if (backchannel !== undefined) registerBackchannelLogout(instance, backchannel);
     },
     async user(request) {
       const session = fastifySignInSession(request);

@@ -1,4 +1,7 @@
-/** `POST {mount}/backchannel-logout` for Express: a thin translation to the back-channel logout receiver. */
+/**
+ * `POST {mount}/backchannel-logout` for Express, and for Nest on Express: a thin translation to
+ * the back-channel logout receiver.
+ */
 import type { NextFunction, Request, Response } from 'express';
 import type { BackchannelLogout } from '../flow/backchannel-logout.js';
 import { readBackchannelBody } from '../flow/backchannel-request.js';
@@ -15,18 +18,20 @@ function parsedForm(req: Request, parsed: unknown): boolean {
 }
 
 /**
- * The route: the form as a body parser left it (`express.urlencoded()`), or read here (bounded)
- * when none read it; the receiver's answer sent as is.
+ * Serves one back-channel logout POST on Express (or Nest on Express): the form as a body parser
+ * left it (`express.urlencoded()`), or read here (bounded) when none read it; the receiver's
+ * answer sent as is. Rejects only when the request's stream fails.
  */
+export async function serveBackchannelLogout(receiver: BackchannelLogout, req: Request, res: Response): Promise<void> {
+  const parsed = (req as { body?: unknown }).body;
+  const form = parsedForm(req, parsed) ? parsed : await readBackchannelBody(req);
+  const answer = await receiver.handle({ contentType: req.get('content-type'), body: form });
+  res.status(answer.status).set(answer.headers).send(answer.body);
+}
+
+/** The route of `ndIdRouter`: {@link serveBackchannelLogout}, a failure passed to `next`. */
 export function backchannelLogoutRoute(receiver: BackchannelLogout) {
   return function backchannelLogout(req: Request, res: Response, next: NextFunction): void {
-    const parsed = (req as { body?: unknown }).body;
-    const body = parsedForm(req, parsed) ? Promise.resolve(parsed) : readBackchannelBody(req);
-    body
-      .then((form) => receiver.handle({ contentType: req.get('content-type'), body: form }))
-      .then((answer) => {
-        res.status(answer.status).set(answer.headers).send(answer.body);
-      })
-      .catch(next);
+    serveBackchannelLogout(receiver, req, res).catch(next);
   };
 }

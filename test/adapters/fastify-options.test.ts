@@ -1,14 +1,15 @@
 /**
  * ndIdFastify()'s options are checked when it is built, a route reached without a session plugin
- * says so (500, session_missing) rather than signing anyone in, and its sign-out route ends the
- * session and refuses another site, over real HTTP and cookies.
+ * says so (500, session_missing) rather than signing anyone in, as does a sign-in on a session
+ * that cannot be regenerated, and its sign-out route ends the session and refuses another site,
+ * over real HTTP and cookies.
  */
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdClient } from '../../src/client/id-client.js';
 import { ndIdFastify, ndIdFastifyGuards } from '../../src/fastify.js';
 import { testKeyPair } from '../helpers/keys.js';
-import { appsUnderTest, recordingLogger } from '../sessions/harness.js';
+import { appsUnderTest, Browser, recordingLogger } from '../sessions/harness.js';
 import { startFastifyApp } from './fastify-app.js';
 
 const client = new IdClient({
@@ -99,5 +100,35 @@ describe.each(['session', 'secure-session'] as const)('ndIdFastify sign-out on @
     const res = await browser.request('/auth/logout', { method: 'POST', headers: { 'sec-fetch-site': 'cross-site' } });
     expect(res.status).toBe(403);
     expect((await browser.request('/account')).status).toBe(200);
+  });
+});
+
+describe('ndIdFastify on a session plugin whose sessions have no regenerate()', () => {
+  const errors: Array<[Record<string, unknown>, string]> = [];
+  const logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: () => undefined,
+    error: (event: Record<string, unknown>, message: string) => errors.push([event, message]),
+  };
+  const apps = appsUnderTest((options) => startFastifyApp({ ...options, plugin: 'without-regenerate', logger }));
+
+  it('refuses the sign-in (500, session_missing, saying what to register) rather than keep the session id', async () => {
+    const app = await apps.start();
+    const browser = new Browser(app.baseUrl);
+    const sessionId = async () => {
+      await browser.request('/me');
+      return browser.cookies.get('plain-sid');
+    };
+    const before = await sessionId();
+    const res = await browser.signIn();
+    expect(res.status).toBe(500);
+    expect(res.headers.get('cache-control')).toContain('no-store');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]![0]).toMatchObject({ code: 'session_missing' });
+    expect(errors[0]![1]).toMatch(/has no regenerate\(\).*register @fastify\/session or @fastify\/secure-session/);
+    // Nobody is signed in under the session id the browser had before signing in.
+    expect(await sessionId()).toBe(before);
+    expect((await browser.request('/account')).status).toBe(303);
   });
 });

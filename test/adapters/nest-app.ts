@@ -6,11 +6,14 @@
 import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Controller, Get, Module, Req, Res, UseGuards, type ExecutionContext } from '@nestjs/common';
+import { Controller, Get, Module, Post, Req, Res, UseGuards, type ExecutionContext } from '@nestjs/common';
 import { AuthGuard, PassportModule, PassportStrategy } from '@nestjs/passport';
 import express, { type Request, type Response } from 'express';
 import { ndIdGuardResult, ndIdLogIn, NdIdLoginFailure } from '../../src/adapters/nest.js';
 import { ndIdSignInGuard } from '../../src/adapters/nest-guard.js';
+import { ndIdBackchannelLogout } from '../../src/adapters/nest-backchannel.js';
+import { createBackchannelLogout } from '../../src/flow/backchannel-logout.js';
+import { createMemoryReplayStore } from '../../src/flow/replay-store.js';
 import { stepUpMaxAge } from '../../src/flow/access.js';
 import { safeReturnTo } from '../../src/flow/return-to.js';
 import { createSessionPolicy } from '../../src/flow/session-policy.js';
@@ -19,13 +22,21 @@ import { testKeyPair } from '../helpers/keys.js';
 import { decorateMethod, startNestApp } from '../integrations/nest-support.js';
 import { CLIENT_ID, CLIENT_SECRET, startTestProvider, type TestApp, type TestAppOptions } from '../sessions/harness.js';
 
-/** Starts the Nest app: `/auth/login`, `/auth/callback`, `/account`, `/api/me`, `/transfer` (300 s). */
-export async function startNestConformanceApp(options: TestAppOptions = {}): Promise<TestApp> {
+/** Options of the Nest app: those of every test app, and whether Nest's body parsers run (default true). */
+export interface NestAppOptions extends TestAppOptions {
+  bodyParser?: boolean;
+}
+
+/**
+ * Starts the Nest app: `/auth/login`, `/auth/callback`, `POST /auth/backchannel-logout`,
+ * `/account`, `/api/me`, `/transfer` (300 s).
+ */
+export async function startNestConformanceApp(options: NestAppOptions = {}): Promise<TestApp> {
   const expressApp = express();
   const server: Server = createServer(expressApp);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`]));
+  const provider = options.provider ?? (await startTestProvider([`${baseUrl}/auth/callback`], options.signingKey));
   const clock = provider.provider.clock;
   const sessions = createSessionPolicy({ ...options.policy, clock });
 
@@ -46,6 +57,11 @@ export async function startNestConformanceApp(options: TestAppOptions = {}): Pro
     }
   }
   const strategy = new NdIdAuthStrategy();
+  const backchannelLogout = createBackchannelLogout({
+    client: strategy,
+    sessions,
+    replayStore: options.replayStore ?? createMemoryReplayStore(),
+  });
   class NdIdGuard extends AuthGuard('nd-id') {
     override getAuthenticateOptions(context: ExecutionContext): object {
       const req = context.switchToHttp().getRequest<Request>();
@@ -71,6 +87,9 @@ export async function startNestConformanceApp(options: TestAppOptions = {}): Pro
       }
       res.redirect(safeReturnTo((req.authInfo as NdIdSuccessInfo | undefined)?.returnTo) ?? '/');
     }
+    backchannelLogout(req: Request, res: Response): Promise<void> {
+      return ndIdBackchannelLogout(req, res, backchannelLogout);
+    }
     account(req: Request): { user: unknown; signIn: unknown } {
       return { user: req.user ?? null, signIn: req.signIn };
     }
@@ -86,6 +105,9 @@ export async function startNestConformanceApp(options: TestAppOptions = {}): Pro
   Req()(proto, 'callback', 0);
   Res()(proto, 'callback', 1);
   decorateMethod(proto, 'callback', [Get('auth/callback'), UseGuards(NdIdGuard)]);
+  Req()(proto, 'backchannelLogout', 0);
+  Res()(proto, 'backchannelLogout', 1);
+  decorateMethod(proto, 'backchannelLogout', [Post('auth/backchannel-logout')]);
   Req()(proto, 'account', 0);
   decorateMethod(proto, 'account', [Get('account'), UseGuards(ndIdSignInGuard({ sessions }))]);
   Req()(proto, 'api', 0);
@@ -103,7 +125,13 @@ export async function startNestConformanceApp(options: TestAppOptions = {}): Pro
     ],
     AppModule,
   );
-  const app = await startNestApp(AppModule, expressApp, 'nest-sessions-secret-0123456789');
+  const app = await startNestApp(
+    AppModule,
+    expressApp,
+    'nest-sessions-secret-0123456789',
+    undefined,
+    options.bodyParser ?? true,
+  );
   return {
     baseUrl,
     provider,

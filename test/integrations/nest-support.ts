@@ -17,16 +17,20 @@ export function decorateMethod(target: object, key: string, decorators: MethodDe
   if (decorated !== undefined) Object.defineProperty(target, key, decorated);
 }
 
-/** Starts `appModule` on `expressApp` with express-session, Passport's session and the user stored as is. */
+/**
+ * Starts `appModule` on `expressApp` with express-session, Passport's session and the user stored
+ * as is; with Nest's JSON and form body parsers unless `bodyParser` is false.
+ */
 export async function startNestApp(
   appModule: Type<unknown>,
   expressApp: Express,
   sessionSecret: string,
   configure: (app: INestApplication) => void = () => undefined,
+  bodyParser = true,
 ): Promise<INestApplication> {
   passport.serializeUser((user, done) => done(null, user));
   passport.deserializeUser((user: Express.User, done) => done(null, user));
-  const app = await NestFactory.create(appModule, new ExpressAdapter(expressApp), { logger: false });
+  const app = await NestFactory.create(appModule, new ExpressAdapter(expressApp), { logger: false, bodyParser });
   app.use(session({ secret: sessionSecret, resave: false, saveUninitialized: false }));
   app.use(passport.initialize());
   app.use(passport.session());

@@ -1,12 +1,15 @@
 /**
  * Back-channel logout from someone else's certified provider: panva's oidc-provider with its
  * `backchannelLogout` feature. A person signs in to our Express app (ndIdRouter, requireSignIn)
- * through its forms over real HTTP with real cookies, then signs out at its end_session endpoint;
- * it POSTs its own logout token to the app, and the person's next request to a guarded route is
- * refused. With `backchannel_logout_session_required` the token names the provider session
+ * or our Fastify app (ndIdFastify and its guard) through its forms over real HTTP with real
+ * cookies, then signs out at its end_session endpoint; it POSTs its own logout token to the app,
+ * and the person's next request to a guarded route is refused. With `backchannel_logout_session_required` the token names the provider session
  * (`sid`, also in the ID token) and only that session ends; without, it names the person (`sub`).
  */
 import { createServer, type Server } from 'node:http';
+import fastifyCookie from '@fastify/cookie';
+import fastifySession from '@fastify/session';
+import Fastify from 'fastify';
 import type { AddressInfo } from 'node:net';
 import express, { type RequestHandler } from 'express';
 import session from 'express-session';
@@ -18,6 +21,8 @@ import { createSessionPolicy } from '../../src/flow/session-policy.js';
 import { requireSignIn } from '../../src/passport/require-sign-in.js';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { NdIdStrategy } from '../../src/passport/strategy.js';
+import { IdClient } from '../../src/client/id-client.js';
+import { ndIdFastify, ndIdFastifyGuards } from '../../src/fastify.js';
 import {
   signInAtProvider,
   signOutAtProvider,
@@ -31,11 +36,23 @@ const CLIENT_SECRET = 'a-client-secret-of-the-bcl-app-0123456789';
 
 interface App {
   baseUrl: string;
-  install(strategy: NdIdStrategy): void;
+  /** Builds the app's client on the provider's issuer and serves its routes. */
+  install(issuer: string): Promise<void>;
   close(): Promise<void>;
 }
 
-async function startApp(): Promise<App> {
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+/** The Express app: ndIdRouter (with the receiver) and requireSignIn; `/account` shows the sid the verify kept. */
+async function startExpressApp(): Promise<App> {
   const app = express();
   let routes: RequestHandler | undefined;
   const sessions = createSessionPolicy();
@@ -49,11 +66,20 @@ async function startApp(): Promise<App> {
     res.json({ user: req.user });
   });
   const server: Server = createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const baseUrl = await listen(server);
   return {
     baseUrl,
-    install(strategy) {
+    async install(issuer) {
+      const strategy = new NdIdStrategy(
+        {
+          clientId: CLIENT_ID,
+          clientSecret: CLIENT_SECRET,
+          issuer,
+          callbackURL: `${baseUrl}/auth/callback`,
+          scope: 'openid',
+        },
+        async (user) => ({ sub: user.sub, sid: user.claims.sid ?? null }),
+      );
       authenticator.use(strategy);
       const backchannelLogout = createBackchannelLogout({
         client: strategy,
@@ -62,9 +88,48 @@ async function startApp(): Promise<App> {
       });
       routes = ndIdRouter({ passport: authenticator, sessions, successRedirect: '/account', backchannelLogout });
     },
+    close: () => closeServer(server),
+  };
+}
+
+/** The Fastify app: ndIdFastify (with the receiver) on @fastify/session; `/account` shows the sign-in's sid. */
+async function startFastifyApp(): Promise<App> {
+  const server: Server = createServer();
+  const baseUrl = await listen(server);
+  const sessions = createSessionPolicy();
+  const guards = ndIdFastifyGuards({ sessions });
+  const app = Fastify({
+    serverFactory: (handler) => {
+      server.on('request', handler);
+      return server;
+    },
+  });
+  await app.register(fastifyCookie);
+  await app.register(fastifySession, {
+    secret: 'bcl-interop-fastify-secret-0123456789',
+    cookie: { secure: false },
+    saveUninitialized: false,
+  });
+  app.get('/account', { preHandler: guards.requireSignIn({ api: true }) }, async (request) => ({
+    user: { sid: guards.signedIn(request)?.signIn.sid ?? null },
+  }));
+  return {
+    baseUrl,
+    async install(issuer) {
+      const client = new IdClient({
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        issuer,
+        redirectUri: `${baseUrl}/auth/callback`,
+      });
+      const backchannelLogout = createBackchannelLogout({ client, sessions, replayStore: createMemoryReplayStore() });
+      const auth = ndIdFastify({ client, scope: 'openid', sessions, successRedirect: '/account', backchannelLogout });
+      await app.register(auth.plugin, { prefix: '/auth' });
+      await app.ready();
+    },
     close: async () => {
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app.close();
     },
   };
 }
@@ -78,8 +143,11 @@ afterEach(async () => {
   provider = undefined;
 });
 
-async function setup(sessionRequired: boolean): Promise<{ app: App; provider: StartedOidcProvider }> {
-  app = await startApp();
+async function setup(
+  start: () => Promise<App>,
+  sessionRequired: boolean,
+): Promise<{ app: App; provider: StartedOidcProvider }> {
+  app = await start();
   provider = await startOidcProvider({
     backchannelLogout: true,
     clients: [
@@ -94,18 +162,7 @@ async function setup(sessionRequired: boolean): Promise<{ app: App; provider: St
       },
     ],
   });
-  app.install(
-    new NdIdStrategy(
-      {
-        clientId: CLIENT_ID,
-        clientSecret: CLIENT_SECRET,
-        issuer: provider.issuer,
-        callbackURL: `${app.baseUrl}/auth/callback`,
-        scope: 'openid',
-      },
-      async (user) => ({ sub: user.sub, sid: user.claims.sid ?? null }),
-    ),
-  );
+  await app.install(provider.issuer);
   return { app, provider };
 }
 
@@ -126,9 +183,12 @@ async function account(browser: Browser): Promise<{ status: number; sid: unknown
   return { status: res.status, sid: body.user?.sid };
 }
 
-describe("oidc-provider's back-channel logout ends sessions in our Express app", () => {
+describe.each([
+  ['Express app (ndIdRouter)', startExpressApp],
+  ['Fastify app (ndIdFastify)', startFastifyApp],
+])("oidc-provider's back-channel logout ends sessions in our %s", (_name, start) => {
   it('by sid: the provider session signed out ends; the same person in another provider session stays', async () => {
-    const { app, provider } = await setup(true);
+    const { app, provider } = await setup(start, true);
     const here = new Browser(app.baseUrl);
     const elsewhere = new Browser(app.baseUrl);
     const jar = await signIn(here, provider);
@@ -145,7 +205,7 @@ describe("oidc-provider's back-channel logout ends sessions in our Express app",
   });
 
   it('by sub: every session of the person ends', async () => {
-    const { app, provider } = await setup(false);
+    const { app, provider } = await setup(start, false);
     const here = new Browser(app.baseUrl);
     const elsewhere = new Browser(app.baseUrl);
     const jar = await signIn(here, provider);

@@ -3,7 +3,7 @@
  * carry `sid`, and `provider.signOut()` POSTs a logout token to each client of the person that
  * registered a `backchannelLogoutUri`. The tokens are checked by a validator written here from
  * the spec's rules (Back-Channel Logout 1.0, 2.4 and 2.6) on jose, not by this package's code;
- * they end the sessions of our own Express app; a relying party that refuses, fails or does not
+ * they end the sessions of our own Express, NestJS and Fastify apps; a relying party that refuses, fails or does not
  * answer is an audit finding.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -32,7 +32,16 @@ import { testKeyPair } from '../helpers/keys.js';
 import { freePort } from '../helpers/ports.js';
 import { runCli } from '../../src/provider/cli.js';
 import { INIT_FILES } from '../../src/provider/cli-init.js';
-import { Browser, CLIENT_ID, CLIENT_SECRET, startExpressApp, type TestApp } from '../sessions/harness.js';
+import {
+  Browser,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  startExpressApp,
+  type TestApp,
+  type TestAppOptions,
+} from '../sessions/harness.js';
+import { startFastifyApp } from '../adapters/fastify-app.js';
+import { startNestConformanceApp } from '../adapters/nest-app.js';
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 const PERSONA = DEFAULT_PERSONAS[0]!;
@@ -92,12 +101,14 @@ async function providerFor(backchannelLogoutUri: string, redirectUri: string): P
   return started;
 }
 
-/** An app of the sessions harness whose provider registers its back-channel logout route. */
-async function appWithProvider(): Promise<TestApp> {
+type StartApp = (options: TestAppOptions) => Promise<TestApp>;
+
+/** An app of the sessions harness (Express unless `start` says), whose provider registers its back-channel logout route. */
+async function appWithProvider(start: StartApp = startExpressApp): Promise<TestApp> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const provider = await providerFor(`${base}/auth/backchannel-logout`, `${base}/auth/callback`);
-  const app = await startExpressApp({ provider, port });
+  const app = await start({ provider, port });
   opened.push(app);
   return app;
 }
@@ -185,8 +196,12 @@ describe("the provider's back-channel logout", () => {
     expect(await started.provider.signOut({ persona: PERSONA.id })).toEqual([]);
   });
 
-  it("ends the person's session in our Express app; by sid, only that sign-in", async () => {
-    const app = await appWithProvider();
+  it.each<[string, StartApp]>([
+    ['Express app', startExpressApp],
+    ['NestJS app', (o) => startNestConformanceApp(o)],
+    ['Fastify app', (o) => startFastifyApp({ ...o, plugin: 'session' })],
+  ])("ends the person's session in our %s; by sid, only that sign-in", async (_name, start) => {
+    const app = await appWithProvider(start);
     const first = new Browser(app.baseUrl);
     const second = new Browser(app.baseUrl);
     expect((await first.signIn()).status).toBe(302);
