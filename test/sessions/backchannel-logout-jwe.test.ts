@@ -12,7 +12,6 @@ import {
   generateKeyPairSync,
   randomUUID,
   type KeyObject,
-  type webcrypto,
 } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,12 +35,12 @@ let decryptions = 0;
 /** An EC P-256 decrypter whose private key the test holds, as an HSM would, counting each use. */
 function countingDecrypter(kid: string): { decrypter: JweDecrypter; publicKey: KeyObject } {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const publicJwk = { ...(publicKey.export({ format: 'jwk' }) as Record<string, string>), kid };
+  const publicJwk = { ...(publicKey.export({ format: 'jwk' }) as { kty: string; x: string; y: string }), kid };
   const decrypter: JweDecrypter = {
     publicJwk,
     async deriveSharedSecret(epk: EphemeralPublicJwk) {
       decryptions += 1;
-      const theirs = createPublicKey({ key: epk as webcrypto.JsonWebKey, format: 'jwk' });
+      const theirs = createPublicKey({ key: { ...epk }, format: 'jwk' });
       return new Uint8Array(diffieHellman({ privateKey, publicKey: theirs }));
     },
   };
