@@ -162,6 +162,7 @@ export const OPTIONS_OF = {
   'createMemoryReplayStore()': ['maxKeys', 'clock'],
   'createRedisReplayStore()': ['prefix'],
   'createMemorySignOutStore()': ['maxEntries', 'clock'],
+  'signOutEverywhere()': ['issuer'],
   'createRedisSignOutStore()': ['prefix'],
   'createProvider()': PROVIDER_OPTIONS,
   'startProvider()': [...PROVIDER_OPTIONS, 'port', 'host'],

@@ -598,7 +598,7 @@ export class IdClient {
    * What a back-channel logout token from this provider is checked against (OpenID Connect
    * Back-Channel Logout 1.0, 2.6): this issuer and client, the ID-token allowlist narrowed to the
    * provider's, the clock and its tolerance, the provider's key set and the ID-token decryption
-   * keys. `createBackchannelLogout({ client })` validates with it; reads the discovery document
+   * keys. `createBackchannelLogout({ client, sessions })` validates with it; reads the discovery document
    * when it is not cached.
    */
   async logoutTokenChecks(): Promise<LogoutTokenChecks> {
@@ -611,6 +611,7 @@ export class IdClient {
       clock: this.#clock,
       keyFor: (kid, alg) => this.#keyFor(kid, alg),
       decryptionKeys: this.#profile.idTokenKeys,
+      decryption: this.#profile.idTokenDecryption,
     };
   }
 

@@ -17,7 +17,13 @@ import { JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH, withinCompactLimits } from
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from './id-token.js';
 import { ECDH_ES_ALGORITHMS } from '../jose/jwe-ecdh.js';
-import { appKeyCandidates, decryptWithAppKeys, decryptWithAppKeysAsync, someRemote } from '../jose/jwe-app-keys.js';
+import {
+  appKeyCandidates,
+  decryptWithAppKeys,
+  decryptWithAppKeysAsync,
+  namedAppKey,
+  someRemote,
+} from '../jose/jwe-app-keys.js';
 import { decodeJsonSegment } from '../encoding.js';
 import { CONTENT_ENCRYPTIONS, JweRefused, readCompactJwe, type CompactJwe } from '../jose/jwe-decrypt.js';
 
@@ -48,8 +54,15 @@ export function isCompactJwe(token: unknown): token is string {
 }
 
 /**
+ * Which keys may be tried: `any`, the key the `kid` names, else each key of the algorithm's kind;
+ * `named`, only the key the `kid` names, or with no `kid` the only key of that kind (none tried otherwise).
+ */
+export type DecryptionKeyChoice = 'any' | 'named';
+
+/**
  * The signed ID token inside an encrypted one.
  * @param options narrower allowlists (default: every algorithm and encryption accepted).
+ * @param choice which keys may be tried (default `any`).
  * @throws IdError `id_token_malformed`, `id_token_jwe_alg_not_allowed`, `id_token_decrypt_failed`,
  *   or `id_token_alg_not_allowed` when what is inside is not signed with an asymmetric algorithm.
  */
@@ -57,6 +70,7 @@ export async function decryptIdToken(
   token: string,
   keys: readonly IdTokenDecryptionKey[],
   options: IdTokenDecryptionOptions = {},
+  choice: DecryptionKeyChoice = 'any',
 ): Promise<string> {
   if (!withinCompactLimits(token, JWE_SEGMENTS, MAX_ENCRYPTED_ID_TOKEN_LENGTH) || !COMPACT_JWE.test(token)) {
     throw new IdError(
@@ -86,6 +100,15 @@ export async function decryptIdToken(
       'id_token_jwe_alg_not_allowed',
       `The ID token is encrypted with an algorithm that is not accepted; only ${algorithms.join(', ')} with ${encryptions.join(', ')} are.`,
     );
+  }
+  if (choice === 'named') {
+    const named = namedAppKey(keys, alg, jwe.header.kid);
+    if (named === undefined)
+      throw new IdError(
+        'id_token_decrypt_failed',
+        'The encrypted token names no key of this app (kid), or names none while several could decrypt it.',
+      );
+    keys = [named];
   }
   // The key the header's kid names, else every key of the kind the algorithm takes, in order.
   let bytes: Buffer | undefined;

@@ -8,11 +8,11 @@ import type { KeyObject } from 'node:crypto';
 import { epochSeconds, type Clock } from '../clock.js';
 import { JWS_SEGMENTS, MAX_ID_TOKEN_LENGTH, withinCompactLimits } from '../compact-limits.js';
 import { decodeJsonSegment, isRecord } from '../encoding.js';
-import { IdError, type IdErrorCode } from '../errors.js';
+import { IdError, isIdError, type IdErrorCode } from '../errors.js';
 import type { IdTokenDecryptionKey } from './fapi-keys.js';
 import { verifyCompactJws } from '../jose/jws-verify.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS, type IdTokenSigningAlgorithm } from './id-token.js';
-import { decryptIdToken, isCompactJwe } from './id-token-jwe.js';
+import { decryptIdToken, isCompactJwe, type IdTokenDecryptionOptions } from './id-token-jwe.js';
 
 /** The member of `events` that makes a JWT a logout token. */
 export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
@@ -49,6 +49,8 @@ export interface LogoutTokenChecks {
   keyFor: (kid: string | undefined, alg: IdTokenSigningAlgorithm) => Promise<KeyObject>;
   /** The ID-token decryption keys, for an encrypted logout token. */
   decryptionKeys: readonly IdTokenDecryptionKey[];
+  /** The ID-token encryption allowlists (`alg`, `enc`) the app configured. Default: every one the ID token takes. */
+  decryption?: IdTokenDecryptionOptions;
 }
 
 /** What a logout token is checked against: the client's checks and the oldest `iat` taken. */
@@ -86,7 +88,7 @@ function refuse(code: (typeof LOGOUT_TOKEN_CODES)[number], message: string): nev
  */
 export async function validateLogoutToken(given: unknown, expect: LogoutTokenExpectations): Promise<LogoutTokenClaims> {
   if (typeof given !== 'string' || given === '') refuse('logout_token_missing', 'The request carries no logout_token.');
-  const token = await decrypted(given, expect.decryptionKeys);
+  const token = await decrypted(given, expect);
   const header = readHeader(token);
   const alg = requireAlgorithm(header, expect.algorithms);
   const key = await expect.keyFor(header.kid as string | undefined, alg);
@@ -99,13 +101,25 @@ export async function validateLogoutToken(given: unknown, expect: LogoutTokenExp
   return claims as LogoutTokenClaims;
 }
 
-/** The JWS inside an encrypted logout token (the ID token's keys), or the token itself. */
-async function decrypted(token: string, keys: readonly IdTokenDecryptionKey[]): Promise<string> {
+/**
+ * The JWS inside an encrypted logout token, or the token itself: under the ID token's encryption
+ * allowlists and keys, only the key its `kid` names (or, with no `kid`, the only key that fits),
+ * so an unauthenticated POST costs at most one decryption, never one per key.
+ */
+async function decrypted(token: string, expect: LogoutTokenChecks): Promise<string> {
   if (!isCompactJwe(token)) return token;
   try {
-    return await decryptIdToken(token, keys);
-  } catch {
-    refuse('logout_token_malformed', 'The encrypted logout token could not be decrypted with the ID-token keys.');
+    return await decryptIdToken(token, expect.decryptionKeys, expect.decryption, 'named');
+  } catch (err) {
+    if (isIdError(err) && err.code === 'id_token_jwe_alg_not_allowed')
+      refuse(
+        'logout_token_alg_not_allowed',
+        'The logout token is encrypted with an algorithm outside the ID-token allowlist.',
+      );
+    refuse(
+      'logout_token_malformed',
+      'The encrypted logout token could not be decrypted with the ID-token key it names.',
+    );
   }
 }
 

@@ -2,16 +2,18 @@
  * The relying party's back-channel logout receiver (OpenID Connect Back-Channel Logout 1.0),
  * framework-neutral: it takes the POSTed form, validates the `logout_token` (the client checks
  * signature and claims; here its `jti` is used once across instances through the replay store),
- * ends the matching sessions through the session policy's sign-out store, and gives the answer
- * the spec asks for: 200, or 400 with `invalid_request`, never cached. Adapters only translate.
+ * ends the matching sessions of its provider through the session policy's sign-out store, and
+ * gives the answer the spec asks for: 200, or 400 with `invalid_request`, never cached. A logout
+ * whose sessions could not be ended gives its `jti` back, so the provider's retry is taken.
+ * Adapters only translate.
  */
-import { validateLogoutToken, type LogoutTokenChecks } from '../client/logout-token.js';
+import { validateLogoutToken, type LogoutTokenChecks, type LogoutTokenClaims } from '../client/logout-token.js';
 import { IdError, isIdError } from '../errors.js';
 import { checkLogger, createLog, LOG_EVENTS, type Log, type Logger } from '../log.js';
 import { checkOptionNames } from '../options-check.js';
 import { optionError } from './options.js';
 import { processReplayStore, type ReplayStore } from './replay-store.js';
-import { defaultSessionPolicy, type SessionPolicy } from './session-policy.js';
+import type { SessionPolicy } from './session-policy.js';
 import { MAX_BACKCHANNEL_LOGOUT_BODY_BYTES, readBackchannelBody } from './backchannel-request.js';
 
 export { MAX_BACKCHANNEL_LOGOUT_BODY_BYTES, readBackchannelBody } from './backchannel-request.js';
@@ -31,8 +33,8 @@ export interface LogoutTokenValidator {
 export interface BackchannelLogoutOptions {
   /** The `IdClient` or `NdIdStrategy` whose provider sends the logout tokens. */
   client: LogoutTokenValidator;
-  /** The session rules whose sign-out store ends the sessions: the same one given to the router and guards. */
-  sessions?: SessionPolicy;
+  /** The session rules whose sign-out store ends the sessions: the same one given to the router and guards. Required. */
+  sessions: SessionPolicy;
   /** Where used `jti`s are kept: the same shared store as the logins' (`createRedisReplayStore`) across instances. */
   replayStore?: ReplayStore;
   /** Oldest logout token accepted, in seconds after its `iat`. Default 300. */
@@ -81,7 +83,13 @@ function checkOptions(options: BackchannelLogoutOptions): void {
   if (typeof client !== 'object' || client === null || typeof client.logoutTokenChecks !== 'function')
     throw optionError(who, 'client', 'must be the IdClient or NdIdStrategy whose provider sends the logout tokens.');
   const sessions = options.sessions as Partial<SessionPolicy> | undefined;
-  if (sessions !== undefined && typeof sessions?.endSessionsOf !== 'function')
+  if (sessions === undefined)
+    throw optionError(
+      who,
+      'sessions',
+      'is required: give the createSessionPolicy({ ... }) your router and guards use, so logouts reach their sign-out store (createSessionPolicy() when they use the defaults).',
+    );
+  if (typeof sessions !== 'object' || sessions === null || typeof sessions.endSessionsOf !== 'function')
     throw optionError(who, 'sessions', 'must be createSessionPolicy({ ... }), the same one given to the router.');
   if (options.replayStore !== undefined && typeof options.replayStore?.consume !== 'function')
     throw optionError(who, 'replayStore', 'must have a consume method (see createRedisReplayStore).');
@@ -102,11 +110,11 @@ function checkOptions(options: BackchannelLogoutOptions): void {
  */
 export function createBackchannelLogout(options: BackchannelLogoutOptions): BackchannelLogout {
   checkOptions(options);
-  const { client } = options;
-  const sessions = options.sessions ?? defaultSessionPolicy();
+  const { client, sessions } = options;
   const replayStore = options.replayStore ?? processReplayStore;
   const maxTokenAge = options.maxTokenAge ?? DEFAULT_MAX_LOGOUT_TOKEN_AGE_S;
   const log = createLog(checkLogger(options.logger, 'createBackchannelLogout'), 'backchannel-logout');
+  const failed = failedLogouts();
 
   async function logOut(request: BackchannelLogoutRequest): Promise<void> {
     const token = logoutTokenOf(request);
@@ -114,9 +122,15 @@ export function createBackchannelLogout(options: BackchannelLogoutOptions): Back
     const claims = await validateLogoutToken(token, { ...checks, maxAge: maxTokenAge });
     // Kept until no clock could still take the token: its age limit and the skew on both sides.
     const ttlMs = (maxTokenAge + 2 * checks.clockTolerance + 1) * 1000;
-    if (!(await storeCall(() => replayStore.consume(`backchannel-logout\n${claims.iss}\n${claims.jti}`, ttlMs))))
+    const key = `backchannel-logout\n${claims.iss}\n${claims.jti}`;
+    if (!(await storeCall(() => replayStore.consume(key, ttlMs))) && !failed.take(key))
       throw new IdError('logout_token_replayed', 'This logout token (its jti) was used already.');
-    await storeCall(() => endSessions(sessions, claims));
+    try {
+      await storeCall(() => endSessions(sessions, claims));
+    } catch (err) {
+      await giveBack(replayStore, failed, key, ttlMs);
+      throw err;
+    }
     log.write(
       'info',
       { event: LOG_EVENTS.backchannelLogout, by: claims.sid === undefined ? 'sub' : 'sid' },
@@ -155,12 +169,54 @@ export function createBackchannelLogout(options: BackchannelLogoutOptions): Back
 /**
  * Back-Channel Logout 1.0, 2.4 and 2.7: with a `sid`, the sessions of that provider session end
  * (and, with a `sub` too, that person's sessions that recorded no `sid`); with only a `sub`,
- * every session of that person.
+ * every session of that person. Only the sessions of the token's provider (`iss`).
  */
-async function endSessions(sessions: SessionPolicy, target: { sub?: string; sid?: string }): Promise<void> {
-  if (target.sid === undefined) return sessions.endSessionsOf('sign-out', target.sub as string);
-  await sessions.endSessionsOf('sid', target.sid);
-  if (target.sub !== undefined) await sessions.endSessionsOf('nosid', target.sub);
+async function endSessions(sessions: SessionPolicy, target: LogoutTokenClaims): Promise<void> {
+  if (target.sid === undefined) return sessions.endSessionsOf('sign-out', target.sub as string, target.iss);
+  await sessions.endSessionsOf('sid', target.sid, target.iss);
+  if (target.sub !== undefined) await sessions.endSessionsOf('nosid', target.sub, target.iss);
+}
+
+/** Most failed logouts remembered for their retry, per receiver. */
+const MAX_FAILED_LOGOUTS = 1000;
+
+/**
+ * The logouts whose sessions could not be ended and whose `jti` the replay store could not give
+ * back (it has no `release`, or that failed too): their retry to this instance is taken, once,
+ * until the token is too old to be taken anyway. Only valid tokens reach it.
+ */
+function failedLogouts() {
+  const keys = new Map<string, number>(); // key → until when; insertion order is age order
+  return {
+    note(key: string, ttlMs: number, now = Date.now()): void {
+      for (const [old, until] of keys) if (until <= now || keys.size >= MAX_FAILED_LOGOUTS) keys.delete(old);
+      keys.set(key, now + ttlMs);
+    },
+    take(key: string): boolean {
+      const until = keys.get(key);
+      keys.delete(key);
+      return until !== undefined && until > Date.now();
+    },
+  };
+}
+
+/**
+ * Gives a failed logout's `jti` back to the replay store (`release`), so the provider's retry is
+ * taken on any instance; when the store cannot, this receiver takes the retry itself. A
+ * successful logout never gives its `jti` back: it stays used once only across instances.
+ */
+async function giveBack(
+  store: ReplayStore,
+  failed: ReturnType<typeof failedLogouts>,
+  key: string,
+  ttlMs: number,
+): Promise<void> {
+  try {
+    if (typeof store.release === 'function') return await store.release(key);
+  } catch {
+    // noted below
+  }
+  failed.note(key, ttlMs);
 }
 
 /** `value` when it is a receiver made by {@link createBackchannelLogout}, else a TypeError naming `who` and `option`. */

@@ -26,6 +26,8 @@ export interface CompletedSignIn {
   maxAge?: number;
   /** The provider's session (the ID token's `sid`), so a back-channel logout by `sid` finds this sign-in. */
   sid?: string;
+  /** The provider (the ID token's `iss`), so a back-channel logout of another provider does not find this sign-in. */
+  iss?: string;
 }
 
 /** A step-up login the core refused (403); `other_person` has ended the session. */

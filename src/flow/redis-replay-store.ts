@@ -50,5 +50,8 @@ export function createRedisReplayStore(client: RedisCommandClient, options: Redi
       if (reply === null || reply === undefined) return false;
       throw new Error(`createRedisReplayStore: unexpected reply to SET NX (${typeof reply}).`);
     },
+    async release(key: string): Promise<void> {
+      await client.sendCommand(['DEL', `${prefix}${key}`]);
+    },
   };
 }

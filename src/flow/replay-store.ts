@@ -8,6 +8,12 @@ export interface ReplayStore {
    * key, `false` when it was already used. Must be atomic: two racing calls never both get `true`.
    */
   consume(key: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Forgets `key`, so the next `consume` of it gets `true` again: for a use that failed after
+   * consuming its key (a back-channel logout whose sessions could not be ended, which the provider
+   * retries). Optional: without it, only a retry to the same instance is taken.
+   */
+  release?(key: string): Promise<void>;
 }
 
 /** Options of {@link createMemoryReplayStore}. */
@@ -52,6 +58,10 @@ export function createMemoryReplayStore(options: MemoryReplayStoreOptions = {}):
       }
       used.set(key, now + Math.max(1, ttlMs));
       return Promise.resolve(true);
+    },
+    release(key: string): Promise<void> {
+      used.delete(key);
+      return Promise.resolve();
     },
   };
 }

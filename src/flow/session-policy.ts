@@ -35,6 +35,8 @@ export interface SignInRecord {
   seenAt: number;
   /** The provider's session id (the ID token's `sid`), when the token carried one: a back-channel logout by `sid` ends it. */
   sid?: string;
+  /** The provider that signed the person in (the ID token's `iss`); absent in records kept by earlier versions. */
+  iss?: string;
 }
 
 /** Why a session was ended by the library. */
@@ -88,7 +90,7 @@ export interface SessionPolicy {
   /** Keeps the record of a sign-in that just completed in `session`, and returns it. */
   start(
     session: FlowSession,
-    user: { sub: string; authTime?: number; signedInAt?: number; sid?: string; claims?: object },
+    user: { sub: string; authTime?: number; signedInAt?: number; sid?: string; iss?: string; claims?: object },
   ): SignInRecord;
   /** The record kept in `session`, when there is a well-formed one. */
   read(session: FlowSession): SignInRecord | undefined;
@@ -109,14 +111,28 @@ export interface SessionPolicy {
   ended(reason: SessionEndReason): void;
   /** Logs a sign-out by the person. */
   signedOut(): void;
-  /** Ends, at their next request on every instance sharing the sign-out store, every session of `sub` started until now. */
-  signOutEverywhere(sub: string): Promise<void>;
   /**
-   * Ends, at their next request on every instance sharing the sign-out store, the sessions started
-   * until now that `kind` and `value` name: a person's (`sign-out`, the `sub`), a provider
-   * session's (`sid`), or a person's that recorded no `sid` (`nosid`, the `sub`). For back-channel logout.
+   * Ends, at their next request on every instance sharing the sign-out store, every session of
+   * `sub` started until now: at the provider `options.issuer` names, or, without it, at every provider.
    */
-  endSessionsOf(kind: StoreKeyKind, value: string): Promise<void>;
+  signOutEverywhere(sub: string, options?: SignOutEverywhereOptions): Promise<void>;
+  /**
+   * Ends, at their next request on every instance sharing the sign-out store, the sessions of the
+   * provider `issuer` started until now that `kind` and `value` name: a person's (`sign-out`, the
+   * `sub`), a provider session's (`sid`), or a person's that recorded no `sid` (`nosid`, the
+   * `sub`). For back-channel logout.
+   */
+  endSessionsOf(kind: StoreKeyKind, value: string, issuer: string): Promise<void>;
+}
+
+/** Options of {@link SessionPolicy.signOutEverywhere}. */
+export interface SignOutEverywhereOptions {
+  /**
+   * The provider whose person `sub` is (its issuer, the ID token's `iss`): give it when the app
+   * signs people in with several providers, so a person of another provider with the same `sub`
+   * keeps their sessions. Without it, `sub` is signed out at every provider.
+   */
+  issuer?: string;
 }
 
 function checkDuration(value: unknown, option: string, example: string): number | false {
@@ -142,7 +158,8 @@ function isSignInRecord(value: unknown): value is SignInRecord {
     typeof v.seenAt === 'number' &&
     Number.isFinite(v.seenAt) &&
     (v.authTime === undefined || (typeof v.authTime === 'number' && Number.isFinite(v.authTime))) &&
-    (v.sid === undefined || typeof v.sid === 'string')
+    (v.sid === undefined || typeof v.sid === 'string') &&
+    (v.iss === undefined || (typeof v.iss === 'string' && v.iss !== ''))
   );
 }
 
@@ -156,9 +173,21 @@ const storeKeys = new Map<string, string>();
  */
 export type StoreKeyKind = 'sign-out' | 'sid' | 'nosid';
 
-/** The store key of a person or provider session: a hash, so the store never holds the `sub` or `sid` itself. */
-function storeKey(kind: StoreKeyKind, value: string): string {
-  const input = `nd-id ${kind}\n${value}`;
+/**
+ * Whose sessions a store key reaches: those of one provider (its issuer); `unscoped`, the records
+ * kept by earlier versions, which name no provider; or `everywhere`, every record of the value at
+ * every provider (the key earlier versions wrote, and `signOutEverywhere` without an issuer).
+ */
+type KeyScope = { issuer: string } | 'unscoped' | 'everywhere';
+
+/** The store key of a person or provider session: a hash, so the store never holds the `sub`, `sid` or issuer itself. */
+function storeKey(kind: StoreKeyKind, value: string, scope: KeyScope): string {
+  const input =
+    scope === 'everywhere'
+      ? `nd-id ${kind}\n${value}` // as earlier versions wrote it
+      : scope === 'unscoped'
+        ? `nd-id ${kind}@unscoped\n${value}`
+        : `nd-id ${kind}@iss\n${JSON.stringify([scope.issuer, value])}`;
   let key = storeKeys.get(input);
   if (key === undefined) {
     key = hash('sha256', input, 'base64url');
@@ -174,18 +203,37 @@ function sidOf(user: { sid?: string; claims?: object }): string | undefined {
   return typeof sid === 'string' && sid !== '' && sid.length <= 256 ? sid : undefined;
 }
 
-/** Whether `record` was ended by a sign-out everywhere or a back-channel logout (one read of the store for both). */
+/** The ID token's `iss`, when there is one. */
+function issuerOf(user: { iss?: string; claims?: object }): string | undefined {
+  const iss = user.iss ?? (user.claims as { iss?: unknown } | undefined)?.iss;
+  return typeof iss === 'string' && iss !== '' ? iss : undefined;
+}
+
+/**
+ * The store keys that can end `record`, in one read: the person's and their provider session's,
+ * each in the record's provider and everywhere (a record kept by an earlier version names no
+ * provider: its keys unscoped and everywhere). Even places are a person's, odd ones a provider session's.
+ */
+function recordKeys(record: SignInRecord): string[] {
+  const own: KeyScope = record.iss === undefined ? 'unscoped' : { issuer: record.iss };
+  const [kind, value]: [StoreKeyKind, string] = record.sid === undefined ? ['nosid', record.sub] : ['sid', record.sid];
+  return [
+    storeKey('sign-out', record.sub, own),
+    storeKey(kind, value, own),
+    storeKey('sign-out', record.sub, 'everywhere'),
+    storeKey(kind, value, 'everywhere'),
+  ];
+}
+
+/** Whether `record` was ended by a sign-out everywhere or a back-channel logout (one read of the store for all its keys). */
 async function signedOutByStore(
   store: SignOutStore,
   record: SignInRecord,
 ): Promise<'signed_out_everywhere' | 'provider_logout' | undefined> {
-  const keys = [
-    storeKey('sign-out', record.sub),
-    record.sid === undefined ? storeKey('nosid', record.sub) : storeKey('sid', record.sid),
-  ];
+  const keys = recordKeys(record);
   const times = await (store.signedOutBeforeEach?.(keys) ?? Promise.all(keys.map((k) => store.signedOutBefore(k))));
   const ended = times.findIndex((at) => at !== undefined && record.signedInAt <= at);
-  return ended < 0 ? undefined : ended ? 'provider_logout' : 'signed_out_everywhere';
+  return ended < 0 ? undefined : ended % 2 ? 'provider_logout' : 'signed_out_everywhere';
 }
 
 const END_MESSAGES: Record<SessionEndReason, string> = {
@@ -226,12 +274,14 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     start(session, user) {
       const at = user.signedInAt ?? clock();
       const sid = sidOf(user);
+      const iss = issuerOf(user);
       const record: SignInRecord = {
         sub: user.sub,
         signedInAt: at,
         ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
         seenAt: at,
         ...(sid === undefined ? {} : { sid }),
+        ...(iss === undefined ? {} : { iss }),
       };
       session.set(recordKey, record);
       return record;
@@ -252,8 +302,8 @@ export function createSessionPolicy(options: SessionPolicyOptions = {}): Session
     signedOut() {
       log.write('info', { event: LOG_EVENTS.signedOut }, 'Signed out');
     },
-    signOutEverywhere: (sub) => signOutPerson(rules, sub),
-    endSessionsOf: (kind, value) => endSessionsOf(rules, kind, value),
+    signOutEverywhere: (sub, options) => signOutPerson(rules, sub, options),
+    endSessionsOf: (kind, value, issuer) => endSessionsOf(rules, kind, value, issuer),
   };
 }
 
@@ -345,10 +395,20 @@ async function checkSession(rules: PolicyRules, session: FlowSession): Promise<S
   return { signedIn: true, record, touched: false };
 }
 
-async function signOutPerson(rules: PolicyRules, sub: string): Promise<void> {
+async function signOutPerson(rules: PolicyRules, sub: string, options: SignOutEverywhereOptions = {}): Promise<void> {
   if (typeof sub !== 'string' || sub === '')
     throw new TypeError("signOutEverywhere: sub must be the person's identifier (user.sub).");
-  await endSessionsOf(rules, 'sign-out', sub);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('signOutEverywhere: options must be an object like { issuer }, or left out.');
+  checkOptionNames(options, 'signOutEverywhere()');
+  const { issuer } = options;
+  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === ''))
+    throw new TypeError(
+      "signOutEverywhere: issuer must be the provider's issuer (the ID token's iss), or left out to sign the person out at every provider.",
+    );
+  await (issuer === undefined
+    ? rules.signOutStore.signOutBefore(storeKey('sign-out', sub, 'everywhere'), rules.clock(), rules.retention)
+    : endSessionsOf(rules, 'sign-out', sub, issuer));
   rules.log.write(
     'info',
     { event: LOG_EVENTS.signedOutEverywhere },
@@ -356,9 +416,17 @@ async function signOutPerson(rules: PolicyRules, sub: string): Promise<void> {
   );
 }
 
-/** Ends, at their next request, the sessions the store key of `kind` and `value` names. */
-function endSessionsOf(rules: PolicyRules, kind: StoreKeyKind, value: string): Promise<void> {
-  return rules.signOutStore.signOutBefore(storeKey(kind, value), rules.clock(), rules.retention);
+/**
+ * Ends, at their next request, the sessions of `issuer` the store key of `kind` and `value`
+ * names, and those of records kept by earlier versions (which name no provider) under the same
+ * key: such a record could be that provider's.
+ */
+async function endSessionsOf(rules: PolicyRules, kind: StoreKeyKind, value: string, issuer: string): Promise<void> {
+  const at = rules.clock();
+  await Promise.all([
+    rules.signOutStore.signOutBefore(storeKey(kind, value, { issuer }), at, rules.retention),
+    rules.signOutStore.signOutBefore(storeKey(kind, value, 'unscoped'), at, rules.retention),
+  ]);
 }
 
 let defaultPolicy: SessionPolicy | undefined;
@@ -376,6 +444,10 @@ export function defaultSessionPolicy(): SessionPolicy {
  * await signOutEverywhere(user.sub, sessions);
  * ```
  */
-export function signOutEverywhere(sub: string, policy: SessionPolicy = defaultSessionPolicy()): Promise<void> {
-  return policy.signOutEverywhere(sub);
+export function signOutEverywhere(
+  sub: string,
+  policy: SessionPolicy = defaultSessionPolicy(),
+  options?: SignOutEverywhereOptions,
+): Promise<void> {
+  return policy.signOutEverywhere(sub, options);
 }

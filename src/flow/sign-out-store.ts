@@ -16,7 +16,11 @@ export interface SignOutStore {
 
 /** Options of {@link createMemorySignOutStore}. */
 export interface MemorySignOutStoreOptions {
-  /** Most people remembered; past it the oldest entry is dropped. Default 100 000. */
+  /**
+   * Most entries remembered. A new entry in a full store first clears the expired ones; when every
+   * entry is still live, the write is refused (rejects) rather than drop a live cut-off: a
+   * back-channel logout then answers 503 and the provider retries. Default 100 000.
+   */
   maxEntries?: number;
   /** Clock in ms since the epoch. Default `Date.now`. */
   clock?: () => number;
@@ -26,8 +30,9 @@ export interface MemorySignOutStoreOptions {
 export const DEFAULT_SIGN_OUT_STORE_MAX_ENTRIES = 100_000;
 
 /**
- * A {@link SignOutStore} in this process's memory. Entries expire after the longest session and
- * past `maxEntries` the oldest goes first; only the app writes it, so traffic cannot fill it.
+ * A {@link SignOutStore} in this process's memory. Entries expire after the longest session; a
+ * full store clears its expired entries and otherwise refuses a new one, never dropping a live
+ * cut-off (provider logouts write to it too, so traffic must not push one out).
  */
 export function createMemorySignOutStore(options: MemorySignOutStoreOptions = {}): SignOutStore {
   checkOptionNames(options, 'createMemorySignOutStore()');
@@ -37,17 +42,38 @@ export function createMemorySignOutStore(options: MemorySignOutStoreOptions = {}
     throw new TypeError('createMemorySignOutStore: maxEntries must be a whole number of at least 1.');
   }
   const clock = options.clock ?? Date.now;
-  const entries = new Map<string, { at: number; expiresAt: number }>(); // insertion order is age order
+  const entries = new Map<string, { at: number; expiresAt: number }>();
+  /** No entry expires before this time: a full store of live entries is not walked again until then. */
+  let nextExpiry = Infinity;
+
+  /** Clears the expired entries, and notes when the next one expires. */
+  function clearExpired(now: number): void {
+    if (now < nextExpiry) return;
+    nextExpiry = Infinity;
+    for (const [key, entry] of entries) {
+      if (entry.expiresAt <= now) entries.delete(key);
+      else nextExpiry = Math.min(nextExpiry, entry.expiresAt);
+    }
+  }
 
   return {
     signOutBefore(key, at, ttlMs) {
+      const now = clock();
       const previous = entries.get(key);
-      entries.delete(key);
-      entries.set(key, { at: Math.max(at, previous?.at ?? at), expiresAt: clock() + Math.max(1, ttlMs) });
-      while (entries.size > maxEntries) {
-        const oldest = entries.keys().next().value as string;
-        entries.delete(oldest);
+      if (previous === undefined && entries.size >= maxEntries) {
+        clearExpired(now);
+        if (entries.size >= maxEntries)
+          return Promise.reject(
+            new Error(`createMemorySignOutStore: all ${maxEntries} entries are live; the cut-off was not kept.`),
+          );
       }
+      const expiresAt = now + Math.max(1, ttlMs);
+      const kept = previous !== undefined && previous.expiresAt > now ? previous : undefined;
+      entries.set(key, {
+        at: Math.max(at, kept?.at ?? at),
+        expiresAt: Math.max(expiresAt, kept?.expiresAt ?? expiresAt),
+      });
+      nextExpiry = Math.min(nextExpiry, expiresAt);
       return Promise.resolve();
     },
     signedOutBefore(key) {

@@ -35,6 +35,18 @@ export function appKeyCandidates<K extends AppDecryptionKey>(keys: readonly K[],
 }
 
 /**
+ * The one key to try where no key may be tried on a guess (an unauthenticated request, each try
+ * perhaps a call to an HSM or a KMS): the key the header's `kid` names among those of the
+ * algorithm's kind or, with no `kid`, the only key of that kind. `undefined` when there is none,
+ * or several and the header names none of them.
+ */
+export function namedAppKey<K extends AppDecryptionKey>(keys: readonly K[], alg: string, kid: unknown): K | undefined {
+  const fitting = appKeyCandidates(keys, alg, undefined);
+  if (typeof kid === 'string') return fitting.find((k) => k.kid === kid) ?? fitting.find((k) => k.thumbprint === kid);
+  return kid === undefined && fitting.length === 1 ? fitting[0] : undefined;
+}
+
+/**
  * Decrypt a compact JWE under `ECDH-ES` (+`A128KW`/`A192KW`/`A256KW`) or `RSA-OAEP(-256)` with
  * the first of the app's keys that opens it ({@link appKeyCandidates}). The caller has checked the
  * algorithms against its allowlists.

@@ -178,7 +178,7 @@ export interface NdIdSuccessInfo {
   /** The sanitized return path given when the login started, if any. */
   returnTo?: string;
   /** The completed sign-in, for the session record: who, when, when authenticated, and the step-up `maxAge` it was started with. */
-  signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number; sid?: string };
+  signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number; sid?: string; iss?: string };
 }
 
 /** Passport's fail challenge for a refused login: code, sentence, and the service's own error code and description when it sent one. */
@@ -367,7 +367,7 @@ export class NdIdStrategy extends PassportStrategyBase {
 
   /**
    * What the client checks back-channel logout tokens against (`IdClient.logoutTokenChecks`), for
-   * `createBackchannelLogout({ client: strategy })`.
+   * `createBackchannelLogout({ client: strategy, sessions })`.
    * @throws TypeError when the strategy's client has no such checks (not an IdClient).
    */
   logoutTokenChecks(): ReturnType<IdClient['logoutTokenChecks']> {
@@ -507,6 +507,8 @@ export class NdIdStrategy extends PassportStrategyBase {
       ...(maxAge === undefined ? {} : { maxAge }),
       // The provider's session, so a back-channel logout by sid finds this sign-in.
       ...(typeof user.claims.sid === 'string' ? { sid: user.claims.sid } : {}),
+      // Its provider, so a logout token of another provider naming the same sub or sid does not find it.
+      ...(typeof user.claims.iss === 'string' ? { iss: user.claims.iss } : {}),
     };
     const core: SignInCore = { flow: this.flow, policy };
     const signInSession = expressSignInSession(req, session, cookieName ?? 'connect.sid');

@@ -67,11 +67,21 @@ describe('createSessionPolicy', () => {
 });
 
 describe('createMemorySignOutStore', () => {
-  it('is bounded: past maxEntries the oldest entry goes first', async () => {
-    const store = createMemorySignOutStore({ maxEntries: 3 });
-    for (const key of ['a', 'b', 'c', 'd']) await store.signOutBefore(key, 100, 60_000);
-    expect(await store.signedOutBefore('a')).toBeUndefined();
+  it('is bounded: a full store clears its expired entries first, and refuses a new one rather than drop a live one', async () => {
+    let now = 0;
+    const store = createMemorySignOutStore({ maxEntries: 3, clock: () => now });
+    await store.signOutBefore('a', 100, 1_000);
+    for (const key of ['b', 'c']) await store.signOutBefore(key, 100, 60_000);
+    await expect(store.signOutBefore('d', 100, 60_000)).rejects.toThrow(/all 3 entries are live/);
+    expect(await store.signedOutBefore('a')).toBe(100);
+    // A key it holds is still moved on when full.
+    await store.signOutBefore('b', 200, 60_000);
+    expect(await store.signedOutBefore('b')).toBe(200);
+    now = 1_000; // 'a' has expired: it makes room
+    await store.signOutBefore('d', 100, 60_000);
     expect(await store.signedOutBefore('d')).toBe(100);
+    expect(await store.signedOutBefore('b')).toBe(200);
+    await expect(store.signOutBefore('e', 100, 60_000)).rejects.toThrow(/all 3 entries are live/);
   });
 
   it('forgets an entry once its time to live passed, and never moves a time back', async () => {

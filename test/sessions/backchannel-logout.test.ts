@@ -16,6 +16,7 @@ import { createBackchannelLogout } from '../../src/flow/backchannel-logout.js';
 import { createMemoryReplayStore } from '../../src/flow/replay-store.js';
 import { ndIdRouter } from '../../src/passport/router.js';
 import { createMemorySignOutStore } from '../../src/flow/sign-out-store.js';
+import { createSessionPolicy } from '../../src/flow/session-policy.js';
 import { freePort } from '../helpers/ports.js';
 import {
   appsUnderTest,
@@ -211,6 +212,7 @@ describe('the back-channel logout route of ndIdRouter', () => {
   }
   const receiver = createBackchannelLogout({
     client: { logoutTokenChecks: () => Promise.reject(new Error('not reached')) } as never,
+    sessions: createSessionPolicy(),
   });
   const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' };
 
@@ -268,11 +270,17 @@ describe('the back-channel logout route of ndIdRouter', () => {
     expect(() => ndIdRouter({ passport: new passport.Passport(), backchannelLogout: {} as never })).toThrow(
       /backchannelLogout must be createBackchannelLogout\(\{ client, sessions \}\)/,
     );
-    expect(() => createBackchannelLogout({ client: {} as never })).toThrow(
+    const sessions = createSessionPolicy();
+    expect(() => createBackchannelLogout({ client: {} as never, sessions })).toThrow(
       /client must be the IdClient or NdIdStrategy/,
     );
-    expect(() => createBackchannelLogout({ client: receiverClient, maxTokenAge: 5 })).toThrow(
+    expect(() => createBackchannelLogout({ client: receiverClient, sessions, maxTokenAge: 5 })).toThrow(
       /maxTokenAge is in seconds/,
+    );
+    // Without its policy, logouts would go to this process's memory while the guards read another store.
+    expect(() => createBackchannelLogout({ client: receiverClient } as never)).toThrow(TypeError);
+    expect(() => createBackchannelLogout({ client: receiverClient } as never)).toThrow(
+      /sessions is required: give the createSessionPolicy\(\{ \.\.\. \}\) your router and guards use/,
     );
   });
 });

@@ -19,8 +19,9 @@ let redis: TestRedis;
 let client: ReturnType<typeof createClient>;
 let provider: StartedProvider;
 const apps: Array<{ close(): Promise<void> }> = [];
-/** Commands our sign-out store sent, by name. */
+/** Commands our sign-out store sent, by name; and the last one whole. */
 const commands: string[] = [];
+let lastCommand: string[] = [];
 let counting: RedisCommandClient;
 let ports: number[];
 
@@ -33,6 +34,7 @@ beforeAll(async () => {
   counting = {
     sendCommand: (args: string[]) => {
       commands.push(args[0]!);
+      lastCommand = args;
       return client.sendCommand(args);
     },
   };
@@ -63,10 +65,11 @@ describe('signOutEverywhere with Redis', () => {
     expect((await someoneElse.signIn()).status).toBe(302);
     for (const browser of [onA, onB, onC, someoneElse]) expect((await browser.request('/account')).status).toBe(200);
 
-    // One read of the shared store per protected request, and no write.
+    // One read of the shared store per protected request, and no write: the record's four keys in one MGET.
     commands.length = 0;
     expect((await onB.request('/account')).status).toBe(200);
     expect(commands).toEqual(['MGET']);
+    expect(lastCommand.slice(1)).toHaveLength(4);
 
     const sub = ((await (await onA.request('/account')).json()) as { user: { sub: string } }).user.sub;
     await a.sessions.signOutEverywhere(sub); // asked on instance A only
@@ -158,6 +161,44 @@ describe('back-channel logout with Redis', () => {
     expect(again.status).toBe(400);
     expect(((await again.json()) as { code: string }).code).toBe('logout_token_replayed');
     for (const browser of [onA, onB]) expect((await browser.request('/account')).status).toBe(303);
-    expect(await client.keys('test:bcl-out:*')).toHaveLength(1);
+    // The provider's cut-off, and the one for sign-in records of earlier versions (which name no provider).
+    expect(await client.keys('test:bcl-out:*')).toHaveLength(2);
+  });
+
+  it("gives a failed logout's jti back, so the provider's retry is taken on another instance, and then once only", async () => {
+    const own = [await freePort(), await freePort()];
+    const signing = await startTestProvider(
+      own.map((p) => `http://127.0.0.1:${p}/auth/callback`),
+      providerPem,
+    );
+    let failWrites = 0;
+    const flaky: RedisCommandClient = {
+      sendCommand: (args: string[]) => {
+        if (args[0] === 'EVAL' && failWrites > 0) {
+          failWrites -= 1;
+          return Promise.reject(new Error('connection lost'));
+        }
+        return client.sendCommand(args);
+      },
+    };
+    const replayStore = createRedisReplayStore(client, { prefix: 'test:bcl-retry-used:' });
+    const policy = { signOutStore: createRedisSignOutStore(flaky, { prefix: 'test:bcl-retry-out:' }) };
+    const a = await startExpressApp({ provider: signing, port: own[0]!, policy, replayStore });
+    const b = await startFetchApp({ provider: signing, port: own[1]!, policy, replayStore });
+    apps.push(a, b, { close: () => signing.close() });
+    const onA = new Browser(a.baseUrl);
+    expect((await onA.signIn()).status).toBe(302);
+    const sub = ((await (await onA.request('/account')).json()) as { user: { sub: string } }).user.sub;
+    const token = await logoutToken(a, sub);
+    failWrites = 1;
+    const failed = await post(a, tokenForm(token));
+    expect(failed.status).toBe(503);
+    expect(await client.keys('test:bcl-retry-used:*')).toHaveLength(0);
+    expect((await onA.request('/account')).status).toBe(200);
+    expect((await post(b, tokenForm(token))).status).toBe(200);
+    expect((await onA.request('/account')).status).toBe(303);
+    const again = await post(a, tokenForm(token));
+    expect(again.status).toBe(400);
+    expect(((await again.json()) as { code: string }).code).toBe('logout_token_replayed');
   });
 });
