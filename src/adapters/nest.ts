@@ -128,52 +128,36 @@ export function ndIdGuardResult<U>(
   );
 }
 
-/** The request as {@link ndIdLogIn} needs it: Passport's `logIn` and express-session's `session`. */
+/** The request as {@link ndIdLogIn} needs it: Passport's `logIn`. */
 export interface NdIdLogInRequest {
   /** The session (express-session's `req.session`); replaced by Passport at sign-in. */
   session?: unknown;
-  /** What the strategy passed on at success (`@nestjs/passport` sets it): the sign-in to record. */
+  /** What the strategy passed on at success (`@nestjs/passport` sets it). */
   authInfo?: unknown;
   /** Passport's `req.logIn(user, options, callback)` (typed loosely so Passport's overloads fit). */
   logIn(user: never, options: never, callback: (err?: unknown) => void): void;
 }
 
 /**
- * Signs `user` in through Passport's `req.logIn`, carrying other tabs' pending logins into the
- * regenerated session. Call it after `super.canActivate` on the callback route, instead of `super.logIn(request)`.
+ * Signs `user` in through Passport's `req.logIn` with `keepSessionInfo: true`, so the sign-in
+ * record and other tabs' pending logins the strategy wrote stay in the regenerated session. Call it
+ * after `super.canActivate` on the callback route, instead of `super.logIn(request)`; the module
+ * registers `PassportModule.register({ session: true, keepSessionInfo: true })`, which the strategy
+ * reads. `strategy` and `sessions` are accepted for earlier callers and not needed.
  */
-export async function ndIdLogIn(
+export function ndIdLogIn(
   request: NdIdLogInRequest,
   user: unknown,
-  strategy: { readonly flow: LoginFlow },
-  sessions: SessionPolicy = defaultSessionPolicy(),
+  _strategy?: { readonly flow: LoginFlow },
+  _sessions?: SessionPolicy,
 ): Promise<void> {
-  const req = request as unknown as Request;
-  const before = request.session;
-  if (typeof before !== 'object' || before === null) return logIn(request, user);
-  const core: SignInCore = { flow: strategy.flow, policy: sessions };
-  const session = expressSignInSession(req, recordSession(before as Record<string, unknown>), 'connect.sid');
-  const signIn = (request.authInfo as { signIn?: CompletedSignIn } | undefined)?.signIn;
-  if (signIn !== undefined) {
-    const refusal = await refuseStepUp(core, session, signIn, priorSignIn(sessions, session));
-    if (refusal !== undefined) throw new NdIdLoginFailure(refusal.status, refusal.message, refusal.code);
-  }
-  const carried = carryPendingLogins(core, session);
-  await logIn(request, user);
-  // express-session saves the regenerated session as it answers.
-  if (signIn !== undefined) await recordSignIn(core, { ...session, save: async () => undefined }, signIn, carried);
-  else carried(session);
-}
-
-/** Passport's `req.logIn`, as a promise. */
-function logIn(request: NdIdLogInRequest, user: unknown): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const passportLogIn = request.logIn as unknown as (
       user: unknown,
       options: object,
       callback: (err?: unknown) => void,
     ) => void;
-    passportLogIn.call(request, user, {}, (err?: unknown) =>
+    passportLogIn.call(request, user, { keepSessionInfo: true }, (err?: unknown) =>
       err === undefined || err === null
         ? resolve()
         : reject(err instanceof Error ? err : new Error('Sign-in could not be saved.')),

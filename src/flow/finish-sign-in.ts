@@ -141,6 +141,27 @@ export async function recordSignIn(
 }
 
 /**
+ * Steps 2 and 3 where the framework regenerates the session itself after the adapter answered
+ * (Passport's `req.logIn` with `keepSessionInfo: true`; `@fastify/passport` with
+ * `clearSessionIgnoreFields`): the sign-in record is written into the session as it is now, beside
+ * the other tabs' logins, and the framework keeps both in the new session. When another person
+ * signed in earlier in this session, it is regenerated here first, so nothing of theirs is kept.
+ */
+export async function recordForFrameworkSignIn(
+  core: SignInCore,
+  session: SignInSession,
+  signIn: CompletedSignIn,
+  prior: SignInRecord | undefined,
+): Promise<SignInRecord> {
+  if (prior !== undefined && prior.sub !== signIn.sub) {
+    const carried = carryPendingLogins(core, session);
+    await storeStep(core, () => session.regenerate(), 'The session store failed while signing in.');
+    carried(session);
+  }
+  return core.policy.start(session, signIn);
+}
+
+/**
  * Finishes a completed login on `session`: refuses a step-up that may not sign in, regenerates
  * the session keeping other tabs' logins, keeps the person and the sign-in record, and saves.
  * Rejects with `session_store_unavailable` (reported) when the store fails.

@@ -460,9 +460,9 @@ async function logIn(
     }
     if (result !== undefined) user = result;
   }
-  // The strategy finishes Passport's logIn: other tabs' logins carried over, the sign-in
-  // record written, the session saved before this redirect.
-  req.logIn(user, (err: unknown) => {
+  // The strategy wrote the sign-in record beside the other tabs' logins; Passport keeps them in
+  // the new session and saves it before this redirect.
+  req.logIn(user, { session: true, keepSessionInfo: true }, (err: unknown) => {
     if (err) {
       const failed =
         err instanceof IdError
@@ -485,6 +485,7 @@ function authenticateRoute(router: RouterConfig, req: Request, res: Response, ne
   const authOptions: NdIdAuthenticateOptions = {
     sessionCookieName: router.sessionCookieName,
     successRedirect: router.successRedirect,
+    keepSessionInfo: true,
     sessions: router.sessions,
     wiring: {
       callbackRoute: callbackPath === false ? false : `${req.baseUrl}${callbackPath}`,

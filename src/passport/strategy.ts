@@ -27,9 +27,10 @@ import { recordSession, type FlowSession } from '../flow/session.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import type { Logger } from '../log.js';
 import { hostOf, requestFacts } from './request-facts.js';
-import { expressSignInSession, finishAtPassportLogIn } from './sign-in.js';
+import { expressSignInSession, isRegeneratedByPassport } from './sign-in.js';
 import {
   priorSignIn,
+  recordForFrameworkSignIn,
   refuseStepUp,
   type SignInCore,
   type StepUpRefusal,
@@ -254,11 +255,11 @@ function methodSession(session: object): FlowSession | undefined {
  * {@link IdErrorCode} (401); a missing session, an unreachable service, an unusable key set or
  * refused client credentials is an `error`.
  *
- * At a completed login the strategy finishes Passport's `req.logIn`: other tabs' logins survive
- * the new session, the sign-in record `requireSignIn()` reads is written, and the session is
- * saved before the redirect. A step-up login (`maxAge`) from an earlier sign-in fails with
- * `step_up_not_recent` (403); a different person with `step_up_other_person` (403), signed out.
- * With `@fastify/passport`, pass `clearSessionIgnoreFields: [strategy.sessionKey]` to keep other
+ * At a completed login the strategy writes the sign-in record `requireSignIn()` reads beside the
+ * other tabs' logins, and Passport's `req.logIn` keeps both in the new session: pass
+ * `keepSessionInfo: true` (`ndIdRouter()` does), or the sign-in is refused with the fix. A step-up
+ * login (`maxAge`) from an earlier sign-in fails with `step_up_not_recent` (403); a different person
+ * with `step_up_other_person` (403), signed out. With `@fastify/passport`, pass `clearSessionIgnoreFields: [strategy.sessionKey]` to keep other
  * tabs' logins. A signed-in person replaying a callback (back button) is redirected, not failed.
  */
 export class NdIdStrategy extends PassportStrategyBase {
@@ -515,8 +516,10 @@ export class NdIdStrategy extends PassportStrategyBase {
       refusal = await refuseStepUp(core, signInSession, signIn, prior);
       // With session: false, Passport signs nobody into the session, so there is no sign-in to record.
       if (refusal === undefined && options.session !== false) {
+        const lost = sessionInfoNotKept(req, options);
+        if (lost !== undefined) return this.error(this.flow.report(lost, requestFacts(req, cookieName)));
         this.wiring.cookieWillBeSaved(req, this.flow.log);
-        await finishAtPassportLogIn(req, core, signInSession, signIn);
+        await recordForFrameworkSignIn(core, signInSession, signIn, prior);
       }
     } catch (err) {
       return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
@@ -528,6 +531,27 @@ export class NdIdStrategy extends PassportStrategyBase {
     const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
     this.success(outcome.user, successInfo);
   }
+}
+
+/**
+ * Passport's `req.logIn` replaces express-session's session and, unless told `keepSessionInfo:
+ * true`, keeps nothing of it: not the sign-in record the guards read, nor the other tabs' logins.
+ * The strategy writes both before Passport signs the person in, so it refuses a sign-in Passport
+ * was not told to keep (a get/set session keeps them by `clearSessionIgnoreFields`).
+ */
+function sessionInfoNotKept(req: Request, options: NdIdAuthenticateOptions): IdError | undefined {
+  if (options.keepSessionInfo === true || !isRegeneratedByPassport(req)) return undefined;
+  const err = new IdError(
+    'configuration_invalid',
+    'Passport is not told to keep the sign-in when it replaces the session: the person could not stay signed in.',
+  );
+  err.diagnosis = {
+    code: 'session_info_not_kept',
+    cause:
+      "Passport's req.logIn replaces the session and keeps none of it without keepSessionInfo: true, so the sign-in record the guards read and the logins other tabs have in progress would be lost.",
+    fix: "Pass keepSessionInfo: true: passport.authenticate('nd-id', { keepSessionInfo: true }) (and to req.logIn when a callback of yours calls it); NestJS: PassportModule.register({ session: true, keepSessionInfo: true }). ndIdRouter() does this itself.",
+  };
+  return err;
 }
 
 /** The options a strategy is constructed with, either form. */

@@ -96,7 +96,7 @@ export async function startNestConformanceApp(options: TestAppOptions = {}): Pro
   Reflect.decorate(
     [
       Module({
-        imports: [PassportModule],
+        imports: [PassportModule.register({ session: true, keepSessionInfo: true })],
         controllers: [AccountController],
         providers: [{ provide: NdIdAuthStrategy, useValue: strategy }],
       }),
