@@ -489,8 +489,6 @@ function authenticateRoute(router: RouterConfig, req: Request, res: Response, ne
     sessions: router.sessions,
     wiring: {
       callbackRoute: callbackPath === false ? false : `${req.baseUrl}${callbackPath}`,
-      passport: router.passport,
-      strategyName: router.strategyName,
     },
     ...(message === undefined ? {} : { authenticationContextMessage: message }),
     ...(params === undefined ? {} : { authorizationParams: params }),

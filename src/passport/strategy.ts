@@ -37,7 +37,7 @@ import {
   type StepUpRefusalCode,
 } from '../flow/finish-sign-in.js';
 import { PassportStrategyBase } from './strategy-base.js';
-import { strategiesClash, WiringChecks } from './wiring.js';
+import { WiringChecks } from './wiring.js';
 import { runVerify, type NdIdInfo, type NdIdVerify, type NdIdVerifyWithRequest, type VerifyOutcome } from './verify.js';
 
 export type { NdIdInfo, NdIdVerify, NdIdVerifyAnswer, NdIdVerifyDone, NdIdVerifyWithRequest } from './verify.js';
@@ -147,9 +147,6 @@ export type NdIdStrategyOptionsWithRequest = NdIdStrategyBaseOptions &
 export interface NdIdRouteWiring {
   /** The callback route as mounted (like `/auth/callback`), or `false` when the app serves it itself. */
   callbackRoute: string | false;
-  /** The Passport instance the strategy is registered with, and the name it is registered under. */
-  passport: object;
-  strategyName: string;
 }
 
 /** Per-call options: `passport.authenticate('nd-id', { returnTo, scope })`. */
@@ -382,19 +379,6 @@ export class NdIdStrategy extends PassportStrategyBase {
     this.wiring.sessionRestored(req, this.flow.log);
     const wiring = options.wiring;
     if (wiring === undefined) return undefined;
-    const clash = strategiesClash(wiring.passport, wiring.strategyName, this);
-    if (clash !== undefined) {
-      const err = new IdError(
-        'configuration_invalid',
-        'Two sign-in strategies of this app keep their logins under one session key.',
-      );
-      err.diagnosis = {
-        code: 'session_key_shared',
-        cause: clash,
-        fix: 'Give each strategy its own sessionKey option.',
-      };
-      return err;
-    }
     if (isCallback || this.wiring.callbackRouteMatches(this, wiring.callbackRoute)) return undefined;
     const misrouted = new IdError(
       'configuration_invalid',
