@@ -9,17 +9,8 @@ import { classifyFailure } from '../flow/failure.js';
 import type { LoginFlow } from '../flow/login-flow.js';
 import { recordSession } from '../flow/session.js';
 import { renderFailurePage } from '../flow/failure-page.js';
-import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
-import type { Request } from 'express';
-import {
-  carryPendingLogins,
-  priorSignIn,
-  recordSignIn,
-  refuseStepUp,
-  type CompletedSignIn,
-  type SignInCore,
-} from '../flow/finish-sign-in.js';
-import { expressSignInSession } from '../passport/sign-in.js';
+import type { SessionPolicy } from '../flow/session-policy.js';
+import { carryEntries } from '../flow/finish-sign-in.js';
 
 /** Marks an NdIdLoginFailure of either build of this package (ES module and CommonJS). */
 const LOGIN_FAILURE_BRAND = Symbol.for('passport-nd-id.NdIdLoginFailure');
@@ -139,25 +130,40 @@ export interface NdIdLogInRequest {
 }
 
 /**
- * Signs `user` in through Passport's `req.logIn` with `keepSessionInfo: true`, so the sign-in
- * record and other tabs' pending logins the strategy wrote stay in the regenerated session. Call it
- * after `super.canActivate` on the callback route, instead of `super.logIn(request)`; the module
- * registers `PassportModule.register({ session: true, keepSessionInfo: true })`, which the strategy
- * reads. `strategy` and `sessions` are accepted for earlier callers and not needed.
+ * Signs `user` in through Passport's `req.logIn`, then copies the sign-in record and other tabs'
+ * pending logins the strategy wrote (`authInfo.sessionEntries`) into the regenerated session;
+ * nothing else of the old session is kept. Call it after `super.canActivate` on the callback
+ * route, instead of `super.logIn(request)`. `strategy` and `sessions` are accepted for earlier
+ * callers and not needed.
  */
-export function ndIdLogIn(
+export async function ndIdLogIn(
   request: NdIdLogInRequest,
   user: unknown,
   _strategy?: { readonly flow: LoginFlow },
   _sessions?: SessionPolicy,
 ): Promise<void> {
+  const before = request.session;
+  await logIn(request, user);
+  const after = request.session;
+  const entries = (request.authInfo as { sessionEntries?: readonly string[] } | undefined)?.sessionEntries;
+  if (entries === undefined || !isRecord(before) || !isRecord(after) || before === after) return;
+  // express-session saves the regenerated session as it answers.
+  carryEntries(recordSession(before), recordSession(after), entries);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/** Passport's `req.logIn`, as a promise. */
+function logIn(request: NdIdLogInRequest, user: unknown): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const passportLogIn = request.logIn as unknown as (
       user: unknown,
       options: object,
       callback: (err?: unknown) => void,
     ) => void;
-    passportLogIn.call(request, user, { keepSessionInfo: true }, (err?: unknown) =>
+    passportLogIn.call(request, user, { session: true }, (err?: unknown) =>
       err === undefined || err === null
         ? resolve()
         : reject(err instanceof Error ? err : new Error('Sign-in could not be saved.')),

@@ -5,7 +5,7 @@
  * these steps carries {@link SESSION_CACHE_CONTROL}.
  */
 import { IdError } from '../errors.js';
-import { LOG_EVENTS } from '../log.js';
+import { LOG_EVENTS, newReference, type Log } from '../log.js';
 import type { LoginFlow, RestorePendingLogins } from './login-flow.js';
 import type { SessionPolicy, SignInRecord, StepUpOutcome } from './session-policy.js';
 import type { SignInSession } from './sign-in-session.js';
@@ -45,7 +45,7 @@ export interface SignedIn {
 
 /** What finishing a sign-in needs: the flow (pending logins, reports) and the session rules. */
 export interface SignInCore {
-  flow: Pick<LoginFlow, 'keepPendingLogins' | 'report'>;
+  flow: Pick<LoginFlow, 'keepPendingLogins' | 'report' | 'sessionKey'>;
   policy: SessionPolicy;
 }
 
@@ -138,6 +138,32 @@ export async function recordSignIn(
   const record = core.policy.start(session, signIn);
   await storeStep(core, () => session.save(), 'The session could not be saved.');
   return { kind: 'signed_in', record };
+}
+
+/** The session entries a sign-in keeps across a regeneration: the other tabs' logins and the sign-in record. */
+export function signInEntries(core: SignInCore): string[] {
+  return [core.flow.sessionKey, core.policy.recordKey];
+}
+
+/** Copies a sign-in's `entries` from the session before a regeneration into the one after it. */
+export function carryEntries(before: FlowSession, after: FlowSession, entries: readonly string[]): void {
+  for (const key of entries) {
+    const value = before.get(key);
+    if (value !== undefined) after.set(key, value);
+  }
+}
+
+/** A session store's failure where no login flow is at hand (a route finishing a sign-in), logged with a reference. */
+export function sessionStoreFailed(log: Log, err: unknown, message: string): IdError {
+  if (err instanceof IdError && err.reference !== undefined) return err;
+  const failed = new IdError('session_store_unavailable', message, { cause: err });
+  failed.reference = newReference();
+  log.write(
+    'error',
+    { event: LOG_EVENTS.loginError, code: failed.code, reference: failed.reference, status: 503 },
+    message,
+  );
+  return failed;
 }
 
 /**

@@ -32,6 +32,7 @@ import {
   priorSignIn,
   recordForFrameworkSignIn,
   refuseStepUp,
+  signInEntries,
   type SignInCore,
   type StepUpRefusal,
   type StepUpRefusalCode,
@@ -177,6 +178,11 @@ export interface NdIdSuccessInfo {
   returnTo?: string;
   /** The completed sign-in, for the session record: who, when, when authenticated, and the step-up `maxAge` it was started with. */
   signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number; sid?: string };
+  /**
+   * The session entries the sign-in wrote (other tabs' logins, the sign-in record): what a caller
+   * of `req.logIn` without `keepSessionInfo` copies into the new session (`ndIdRouter()` does).
+   */
+  sessionEntries?: readonly string[];
 }
 
 /** Passport's fail challenge for a refused login: code, sentence, and the service's own error code and description when it sent one. */
@@ -496,6 +502,7 @@ export class NdIdStrategy extends PassportStrategyBase {
     const core: SignInCore = { flow: this.flow, policy };
     const signInSession = expressSignInSession(req, session, cookieName ?? 'connect.sid');
     let refusal: StepUpRefusal | undefined;
+    let entries: string[] | undefined;
     try {
       refusal = await refuseStepUp(core, signInSession, signIn, prior);
       // With session: false, Passport signs nobody into the session, so there is no sign-in to record.
@@ -504,6 +511,7 @@ export class NdIdStrategy extends PassportStrategyBase {
         if (lost !== undefined) return this.error(this.flow.report(lost, requestFacts(req, cookieName)));
         this.wiring.cookieWillBeSaved(req, this.flow.log);
         await recordForFrameworkSignIn(core, signInSession, signIn, prior);
+        entries = signInEntries(core);
       }
     } catch (err) {
       return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
@@ -512,7 +520,11 @@ export class NdIdStrategy extends PassportStrategyBase {
       const failure: NdIdFailure = { message: refusal.message, code: refusal.code };
       return this.fail(returnTo === undefined ? failure : { ...failure, returnTo }, refusal.status);
     }
-    const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
+    const successInfo: NdIdSuccessInfo = {
+      ...(returnTo === undefined ? {} : { returnTo }),
+      signIn,
+      ...(entries === undefined ? {} : { sessionEntries: entries }),
+    };
     this.success(outcome.user, successInfo);
   }
 }
@@ -521,10 +533,12 @@ export class NdIdStrategy extends PassportStrategyBase {
  * Passport's `req.logIn` replaces express-session's session and, unless told `keepSessionInfo:
  * true`, keeps nothing of it: not the sign-in record the guards read, nor the other tabs' logins.
  * The strategy writes both before Passport signs the person in, so it refuses a sign-in Passport
- * was not told to keep (a get/set session keeps them by `clearSessionIgnoreFields`).
+ * was not told to keep, unless the router calls it (`wiring`: it copies `sessionEntries` itself).
+ * A get/set session keeps them by `clearSessionIgnoreFields`.
  */
 function sessionInfoNotKept(req: Request, options: NdIdAuthenticateOptions): IdError | undefined {
-  if (options.keepSessionInfo === true || !isRegeneratedByPassport(req)) return undefined;
+  if (options.keepSessionInfo === true || options.wiring !== undefined || !isRegeneratedByPassport(req))
+    return undefined;
   const err = new IdError(
     'configuration_invalid',
     'Passport is not told to keep the sign-in when it replaces the session: the person could not stay signed in.',
@@ -533,7 +547,7 @@ function sessionInfoNotKept(req: Request, options: NdIdAuthenticateOptions): IdE
     code: 'session_info_not_kept',
     cause:
       "Passport's req.logIn replaces the session and keeps none of it without keepSessionInfo: true, so the sign-in record the guards read and the logins other tabs have in progress would be lost.",
-    fix: "Pass keepSessionInfo: true: passport.authenticate('nd-id', { keepSessionInfo: true }) (and to req.logIn when a callback of yours calls it); NestJS: PassportModule.register({ session: true, keepSessionInfo: true }). ndIdRouter() does this itself.",
+    fix: "Pass keepSessionInfo: true: passport.authenticate('nd-id', { keepSessionInfo: true }) (and to req.logIn when a callback of yours calls it); NestJS: PassportModule.register({ session: true, keepSessionInfo: true }). Or use ndIdRouter(), which keeps the sign-in itself.",
   };
   return err;
 }
