@@ -169,22 +169,30 @@ describe("a sign-in through Passport's req.logIn", () => {
     expect((await account(browser)).body.name).toBe(PERSONA['profile.name']);
   });
 
-  for (const [name, mount] of [
-    ['the router', ((app, authenticator) => app.use('/auth', ndIdRouter({ passport: authenticator }))) as Mount],
-    ['plain passport.authenticate', plainRoutes({ keepSessionInfo: true })],
-  ] as const) {
-    it(`${name}: the same person keeps the app's session data; another person on that browser starts empty`, async () => {
-      running = await startApp(mount);
-      const browser = new Browser(running.baseUrl);
-      expect((await browser.send('POST', '/cart/books')).status).toBe(200);
-      expect(await signIn(browser)).toBe(302);
-      expect((await account(browser)).body).toEqual({ name: PERSONA['profile.name'], cart: 'books' });
-      expect(await signIn(browser)).toBe(302); // the same person again
-      expect((await account(browser)).body).toEqual({ name: PERSONA['profile.name'], cart: 'books' });
+  it("plain passport.authenticate with keepSessionInfo: the same person keeps the app's session data; another person on that browser starts empty", async () => {
+    running = await startApp(plainRoutes({ keepSessionInfo: true }));
+    const browser = new Browser(running.baseUrl);
+    expect((await browser.send('POST', '/cart/books')).status).toBe(200);
+    expect(await signIn(browser)).toBe(302);
+    expect((await account(browser)).body).toEqual({ name: PERSONA['profile.name'], cart: 'books' });
+    expect(await signIn(browser)).toBe(302); // the same person again
+    expect((await account(browser)).body).toEqual({ name: PERSONA['profile.name'], cart: 'books' });
 
-      running.provider.provider.approveNext({ persona: OTHER.id });
-      expect(await signIn(browser)).toBe(302);
-      expect((await account(browser)).body).toEqual({ name: OTHER['profile.name'], cart: null });
-    });
-  }
+    running.provider.provider.approveNext({ persona: OTHER.id });
+    expect(await signIn(browser)).toBe(302);
+    expect((await account(browser)).body).toEqual({ name: OTHER['profile.name'], cart: null });
+  });
+
+  it("the router keeps only the sign-in's own entries: the app's session data does not carry over, another tab's login does", async () => {
+    running = await startApp((app, authenticator) => app.use('/auth', ndIdRouter({ passport: authenticator })));
+    const browser = new Browser(running.baseUrl);
+    expect((await browser.send('POST', '/cart/books')).status).toBe(200);
+    const first = await approve(await startLogin(browser, '/auth/login'));
+    const second = await approve(await startLogin(browser, '/auth/login'));
+    expect((await browser.get(second.pathname + second.search)).status).toBe(302);
+    expect((await account(browser)).body).toEqual({ name: PERSONA['profile.name'], cart: null });
+    expect((await browser.get(first.pathname + first.search)).status).toBe(302);
+    expect(running.log()).not.toContain('pending_login_lost_at_sign_in');
+    expect(running.log().match(/Sign-in completed/g)).toHaveLength(2);
+  });
 });

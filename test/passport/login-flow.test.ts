@@ -51,7 +51,7 @@ describe('signing in through the router', () => {
     expect(res.headers.location).toBe('/account?tab=2');
   });
 
-  it("saves the session with its sign-in record before the redirect, in Passport's own write", async () => {
+  it("saves the session with its sign-in record before the redirect, one write beside Passport's and express-session's", async () => {
     class CountingStore extends MemoryStore {
       writes = 0;
       override set(sid: string, session: SessionData, cb?: (err?: unknown) => void): void {
@@ -65,10 +65,11 @@ describe('signing in through the router', () => {
     const alone = await approve(await startLogin(browser));
     let before = store.writes;
     expect((await followCallback(browser, alone)).status).toBe(302);
-    // Passport's logIn saves the regenerated session, the sign-in record kept in it, before the
-    // redirect (express-session's own save finishes only after the redirect's headers are out,
-    // too late for a browser sent to another instance); express-session saves it again as it answers.
-    expect(store.writes - before).toBe(2);
+    // Passport's logIn saves the regenerated session; the router saves it with the sign-in record
+    // before redirecting (express-session's own save finishes only after the redirect's headers
+    // are out, too late for a browser sent to another instance); express-session saves it again
+    // as it answers.
+    expect(store.writes - before).toBe(3);
     expect(await currentUser(browser)).not.toBeNull();
 
     // A second tab's login still in progress is carried into the new session in the same write.
@@ -76,7 +77,7 @@ describe('signing in through the router', () => {
     const callbacks = [await approve(tabs[0]!), await approve(tabs[1]!)];
     before = store.writes;
     expect((await followCallback(browser, callbacks[0]!)).status).toBe(302);
-    expect(store.writes - before).toBe(2);
+    expect(store.writes - before).toBe(3);
     const second = await followCallback(browser, callbacks[1]!);
     expect(second.status).toBe(302);
     expect(second.headers.location).toBe('/');
@@ -84,7 +85,7 @@ describe('signing in through the router', () => {
 
   it('has the sign-in record in the store when the redirect after sign-in arrives, however slow the store', async () => {
     // Each write takes 300 ms. The property a second instance relies on, end to end. It holds
-    // through Passport's own save before the redirect; express-session's save as the response
+    // through the router's own save before the redirect; express-session's save as the response
     // ends also finishes before the headers of a redirect without a body, so this test alone would
     // not notice that save gone: the write count above does.
     class SlowStore extends MemoryStore {
