@@ -9,17 +9,8 @@ import { classifyFailure } from '../flow/failure.js';
 import type { LoginFlow } from '../flow/login-flow.js';
 import { recordSession } from '../flow/session.js';
 import { renderFailurePage } from '../flow/failure-page.js';
-import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
-import type { Request } from 'express';
-import {
-  carryPendingLogins,
-  priorSignIn,
-  recordSignIn,
-  refuseStepUp,
-  type CompletedSignIn,
-  type SignInCore,
-} from '../flow/finish-sign-in.js';
-import { expressSignInSession } from '../passport/sign-in.js';
+import type { SessionPolicy } from '../flow/session-policy.js';
+import { carryEntries } from '../flow/finish-sign-in.js';
 
 /** Marks an NdIdLoginFailure of either build of this package (ES module and CommonJS). */
 const LOGIN_FAILURE_BRAND = Symbol.for('passport-nd-id.NdIdLoginFailure');
@@ -128,41 +119,40 @@ export function ndIdGuardResult<U>(
   );
 }
 
-/** The request as {@link ndIdLogIn} needs it: Passport's `logIn` and express-session's `session`. */
+/** The request as {@link ndIdLogIn} needs it: Passport's `logIn`. */
 export interface NdIdLogInRequest {
   /** The session (express-session's `req.session`); replaced by Passport at sign-in. */
   session?: unknown;
-  /** What the strategy passed on at success (`@nestjs/passport` sets it): the sign-in to record. */
+  /** What the strategy passed on at success (`@nestjs/passport` sets it). */
   authInfo?: unknown;
   /** Passport's `req.logIn(user, options, callback)` (typed loosely so Passport's overloads fit). */
   logIn(user: never, options: never, callback: (err?: unknown) => void): void;
 }
 
 /**
- * Signs `user` in through Passport's `req.logIn`, carrying other tabs' pending logins into the
- * regenerated session. Call it after `super.canActivate` on the callback route, instead of `super.logIn(request)`.
+ * Signs `user` in through Passport's `req.logIn`, then copies the sign-in record and other tabs'
+ * pending logins the strategy wrote (`authInfo.sessionEntries`) into the regenerated session;
+ * nothing else of the old session is kept. Call it after `super.canActivate` on the callback
+ * route, instead of `super.logIn(request)`. `strategy` and `sessions` are accepted for earlier
+ * callers and not needed.
  */
 export async function ndIdLogIn(
   request: NdIdLogInRequest,
   user: unknown,
-  strategy: { readonly flow: LoginFlow },
-  sessions: SessionPolicy = defaultSessionPolicy(),
+  _strategy?: { readonly flow: LoginFlow },
+  _sessions?: SessionPolicy,
 ): Promise<void> {
-  const req = request as unknown as Request;
   const before = request.session;
-  if (typeof before !== 'object' || before === null) return logIn(request, user);
-  const core: SignInCore = { flow: strategy.flow, policy: sessions };
-  const session = expressSignInSession(req, recordSession(before as Record<string, unknown>), 'connect.sid');
-  const signIn = (request.authInfo as { signIn?: CompletedSignIn } | undefined)?.signIn;
-  if (signIn !== undefined) {
-    const refusal = await refuseStepUp(core, session, signIn, priorSignIn(sessions, session));
-    if (refusal !== undefined) throw new NdIdLoginFailure(refusal.status, refusal.message, refusal.code);
-  }
-  const carried = carryPendingLogins(core, session);
   await logIn(request, user);
+  const after = request.session;
+  const entries = (request.authInfo as { sessionEntries?: readonly string[] } | undefined)?.sessionEntries;
+  if (entries === undefined || !isRecord(before) || !isRecord(after) || before === after) return;
   // express-session saves the regenerated session as it answers.
-  if (signIn !== undefined) await recordSignIn(core, { ...session, save: async () => undefined }, signIn, carried);
-  else carried(session);
+  carryEntries(recordSession(before), recordSession(after), entries);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 /** Passport's `req.logIn`, as a promise. */
@@ -173,7 +163,7 @@ function logIn(request: NdIdLogInRequest, user: unknown): Promise<void> {
       options: object,
       callback: (err?: unknown) => void,
     ) => void;
-    passportLogIn.call(request, user, {}, (err?: unknown) =>
+    passportLogIn.call(request, user, { session: true }, (err?: unknown) =>
       err === undefined || err === null
         ? resolve()
         : reject(err instanceof Error ? err : new Error('Sign-in could not be saved.')),

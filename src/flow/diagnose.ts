@@ -31,6 +31,7 @@ export const DIAGNOSIS_CODES = [
   'callback_route_mismatch',
   'session_middleware_missing',
   'session_key_shared',
+  'session_info_not_kept',
   'pending_login_lost_at_sign_in',
   'client_secret_refused',
   'id_token_expired',

@@ -5,7 +5,7 @@
  * these steps carries {@link SESSION_CACHE_CONTROL}.
  */
 import { IdError } from '../errors.js';
-import { LOG_EVENTS } from '../log.js';
+import { LOG_EVENTS, newReference, type Log } from '../log.js';
 import type { LoginFlow, RestorePendingLogins } from './login-flow.js';
 import type { SessionPolicy, SignInRecord, StepUpOutcome } from './session-policy.js';
 import type { SignInSession } from './sign-in-session.js';
@@ -47,7 +47,7 @@ export interface SignedIn {
 
 /** What finishing a sign-in needs: the flow (pending logins, reports) and the session rules. */
 export interface SignInCore {
-  flow: Pick<LoginFlow, 'keepPendingLogins' | 'report'>;
+  flow: Pick<LoginFlow, 'keepPendingLogins' | 'report' | 'sessionKey'>;
   policy: SessionPolicy;
 }
 
@@ -140,6 +140,53 @@ export async function recordSignIn(
   const record = core.policy.start(session, signIn);
   await storeStep(core, () => session.save(), 'The session could not be saved.');
   return { kind: 'signed_in', record };
+}
+
+/** The session entries a sign-in keeps across a regeneration: the other tabs' logins and the sign-in record. */
+export function signInEntries(core: SignInCore): string[] {
+  return [core.flow.sessionKey, core.policy.recordKey];
+}
+
+/** Copies a sign-in's `entries` from the session before a regeneration into the one after it. */
+export function carryEntries(before: FlowSession, after: FlowSession, entries: readonly string[]): void {
+  for (const key of entries) {
+    const value = before.get(key);
+    if (value !== undefined) after.set(key, value);
+  }
+}
+
+/** A session store's failure where no login flow is at hand (a route finishing a sign-in), logged with a reference. */
+export function sessionStoreFailed(log: Log, err: unknown, message: string): IdError {
+  if (err instanceof IdError && err.reference !== undefined) return err;
+  const failed = new IdError('session_store_unavailable', message, { cause: err });
+  failed.reference = newReference();
+  log.write(
+    'error',
+    { event: LOG_EVENTS.loginError, code: failed.code, reference: failed.reference, status: 503 },
+    message,
+  );
+  return failed;
+}
+
+/**
+ * Steps 2 and 3 where the framework regenerates the session itself after the adapter answered
+ * (Passport's `req.logIn` with `keepSessionInfo: true`; `@fastify/passport` with
+ * `clearSessionIgnoreFields`): the sign-in record is written into the session as it is now, beside
+ * the other tabs' logins, and the framework keeps both in the new session. When another person
+ * signed in earlier in this session, it is regenerated here first, so nothing of theirs is kept.
+ */
+export async function recordForFrameworkSignIn(
+  core: SignInCore,
+  session: SignInSession,
+  signIn: CompletedSignIn,
+  prior: SignInRecord | undefined,
+): Promise<SignInRecord> {
+  if (prior !== undefined && prior.sub !== signIn.sub) {
+    const carried = carryPendingLogins(core, session);
+    await storeStep(core, () => session.regenerate(), 'The session store failed while signing in.');
+    carried(session);
+  }
+  return core.policy.start(session, signIn);
 }
 
 /**

@@ -39,6 +39,7 @@ import { checkAbsoluteUrl, checkClock, checkInteger, checkMilliseconds, checkSco
 import { checkOptionNames, ownOptions } from '../options-check.js';
 import {
   addPendingLogin,
+  otherCallbacks,
   countPendingLogins,
   isBoundTo,
   isExpired,
@@ -314,6 +315,8 @@ interface FlowContext {
   readonly ledger: LoginLedger;
   /** In development, until the service has answered once: whether it answers (see provider-probe.ts). */
   serviceAnswered: boolean;
+  /** Whether a shared session key was logged (once per flow). */
+  sharedKeyLogged: boolean;
 }
 
 /** The client of `options`, checked to be one. */
@@ -409,6 +412,7 @@ function resolveFlow(options: LoginFlowOptions, who: string): FlowContext {
     callbackHost: binding.redirectUri === '' ? undefined : new URL(binding.redirectUri).host,
     ledger: new LoginLedger(),
     serviceAnswered: false,
+    sharedKeyLogged: false,
   };
 }
 
@@ -493,6 +497,7 @@ function keep(
     ...(maxAge === undefined ? {} : { maxAge }),
     ...(dpop === undefined ? {} : { dpop }),
   };
+  if (!flow.sharedKeyLogged) noteSharedKey(flow, session, pending.createdAt);
   const evicted = addPendingLogin(session, flow.sessionKey, state, pending, {
     max: maxPendingLogins,
     ttl: flow.loginTtl,
@@ -506,6 +511,28 @@ function keep(
       { event: LOG_EVENTS.loginStarted, tabs: evicted.length > 0 ? maxPendingLogins : undefined },
       'Login started',
     );
+}
+
+/**
+ * Logs once when this session holds live logins under the flow's key for another callback URL:
+ * two strategies sharing a `sessionKey` evict each other's logins. Read from the session itself,
+ * so nothing is kept across flows.
+ */
+function noteSharedKey(flow: FlowContext, session: FlowSession, now: number): void {
+  const { sessionKey, binding } = flow;
+  const others = otherCallbacks(session, sessionKey, binding.redirectUri, { ttl: flow.loginTtl, now });
+  if (others.length === 0) return;
+  flow.sharedKeyLogged = true;
+  flow.log.write(
+    'warn',
+    {
+      event: LOG_EVENTS.wiringProblem,
+      code: 'session_key_shared',
+      sessionKey,
+      callbackURLs: [binding.redirectUri, ...others].join(' '),
+    },
+    `This session holds logins under sessionKey "${sessionKey}" for another callbackURL (${others.join(', ')}; this one is ${binding.redirectUri}): two strategies sharing a sessionKey evict each other's logins. Give each strategy its own sessionKey.`,
+  );
 }
 
 /** Start in the base profile, without a network call. */

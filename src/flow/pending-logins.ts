@@ -126,6 +126,24 @@ export function addPendingLogin(
   return kept.slice(0, cut).map(([s]) => s);
 }
 
+/**
+ * The callback URLs, other than `redirectUri`, of live logins kept under `key`: another strategy
+ * sharing the key (or a changed callback URL with logins still in progress). Empty when none.
+ */
+export function otherCallbacks(
+  session: FlowSession,
+  key: string,
+  redirectUri: string,
+  limits: Pick<PendingLoginLimits, 'ttl' | 'now'>,
+): string[] {
+  const others = new Set<string>();
+  for (const login of readMap(session, key).values()) {
+    const uri = login.redirectUri;
+    if (uri !== undefined && uri !== redirectUri && !isExpired(login, limits.ttl, limits.now)) others.add(uri);
+  }
+  return [...others];
+}
+
 /** Takes the login for `state` out of the session (deleted before it is returned: a replay finds nothing). */
 export function takePendingLogin(session: FlowSession, key: string, state: unknown): PendingLogin | undefined {
   if (typeof state !== 'string' || state.length === 0 || state.length > MAX_STATE_LENGTH) {

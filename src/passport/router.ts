@@ -21,6 +21,8 @@ import { sendFailurePage, type FailurePage } from './failure-page.js';
 import { requestHost } from './request-host.js';
 import { stepUpMaxAge, stepUpRefusedPage } from '../flow/access.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
+import { carryEntries, sessionStoreFailed } from '../flow/finish-sign-in.js';
+import { recordSession } from '../flow/session.js';
 import { destroySession } from './require-sign-in.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
 import {
@@ -460,18 +462,29 @@ async function logIn(
     }
     if (result !== undefined) user = result;
   }
-  // The strategy finishes Passport's logIn: other tabs' logins carried over, the sign-in
-  // record written, the session saved before this redirect.
-  req.logIn(user, (err: unknown) => {
-    if (err) {
-      const failed =
-        err instanceof IdError
-          ? err
-          : new IdError('session_store_unavailable', 'The session store failed while signing in.', { cause: err });
-      return sendError(router, failed, req, res, next);
-    }
-    redirectTo(res, 302, safeReturnTo(info.returnTo) ?? router.successRedirect);
+  // The strategy wrote the sign-in record beside the other tabs' logins; Passport replaces the
+  // session (keeping none of it), so they are copied into the new one, saved before this redirect.
+  const before = sessionOf(req);
+  const failed = (err: unknown): void =>
+    sendError(
+      router,
+      sessionStoreFailed(router.sessions.log, err, 'The session store failed while signing in.'),
+      req,
+      res,
+      next,
+    );
+  req.logIn(user, { session: true }, (err: unknown) => {
+    if (err) return failed(err);
+    const after = sessionOf(req);
+    if (before === undefined || after === undefined || after === before) return done(router, res, info);
+    carryEntries(recordSession(before), recordSession(after), info.sessionEntries ?? []);
+    after.save((saveErr) => (saveErr ? failed(saveErr) : done(router, res, info)));
   });
+}
+
+/** The redirect after a sign-in: the login's `returnTo`, or `successRedirect`. */
+function done(router: RouterConfig, res: Response, info: NdIdSuccessInfo): void {
+  redirectTo(res, 302, safeReturnTo(info.returnTo) ?? router.successRedirect);
 }
 
 /** Login and callback share one handler (the strategy tells them apart); built per request, as its callback needs this request. */
@@ -488,8 +501,6 @@ function authenticateRoute(router: RouterConfig, req: Request, res: Response, ne
     sessions: router.sessions,
     wiring: {
       callbackRoute: callbackPath === false ? false : `${req.baseUrl}${callbackPath}`,
-      passport: router.passport,
-      strategyName: router.strategyName,
     },
     ...(message === undefined ? {} : { authenticationContextMessage: message }),
     ...(params === undefined ? {} : { authorizationParams: params }),

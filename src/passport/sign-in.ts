@@ -1,24 +1,14 @@
 /**
  * The Passport side of the sign-in core (`src/flow/finish-sign-in.ts`): the request's session as a
- * {@link SignInSession}, and the one point Passport offers after it regenerates the session at
- * sign-in (its `req.logIn`), where the core's last step runs. Nothing is decided here.
+ * {@link SignInSession}. Nothing is decided here.
  */
 import type { Request } from 'express';
-import {
-  carryPendingLogins,
-  recordSignIn,
-  storeFailure,
-  type CompletedSignIn,
-  type SignInCore,
-} from '../flow/finish-sign-in.js';
 import { recordSession, type FlowSession } from '../flow/session.js';
 import type { SignInSession } from '../flow/sign-in-session.js';
-import { IdError } from '../errors.js';
 
 export type { StepUpRefusalCode } from '../flow/finish-sign-in.js';
 
 type Callback = (err?: unknown) => void;
-type LogIn = (user: unknown, options?: unknown, done?: Callback) => unknown;
 
 interface ExpressSession {
   cookie?: { path?: string; domain?: string };
@@ -86,37 +76,7 @@ async function endMethodSession(req: Request): Promise<void> {
   (req as { user?: unknown }).user = undefined;
 }
 
-/**
- * Passport regenerates the session inside `req.logIn`, after the strategy's `success`: the core's
- * last step (other tabs' logins, the sign-in record, the save) runs there, on the new session,
- * before Passport's callback (and so before the redirect). A get/set session (`@fastify/passport`)
- * takes the record now, kept across its sign-in by `clearSessionIgnoreFields`.
- */
-export async function finishAtPassportLogIn(
-  req: Request,
-  core: SignInCore,
-  session: SignInSession,
-  signIn: CompletedSignIn,
-): Promise<void> {
-  const target = req as unknown as { logIn?: LogIn; login?: LogIn };
-  const logIn = target.logIn;
-  if (plainSession(req) === undefined || typeof logIn !== 'function') {
-    await recordSignIn(core, { ...session, save: async () => undefined }, signIn, undefined);
-    return;
-  }
-  const carried = carryPendingLogins(core, session);
-  const finish =
-    (done: Callback | undefined): Callback =>
-    (err) => {
-      if (err) return done?.(storeFailure(core, err, 'The session store failed while signing in.'));
-      if (plainSession(req) === undefined)
-        return done?.(core.flow.report(new IdError('session_missing', 'The session disappeared during sign-in.')));
-      recordSignIn(core, session, signIn, carried).then(() => done?.(), done ?? (() => undefined));
-    };
-  const once: LogIn = (user, options, done) => {
-    target.logIn = target.login = logIn;
-    if (typeof options === 'function') return logIn.call(req, user, {}, finish(options as Callback));
-    return logIn.call(req, user, options ?? {}, finish(done));
-  };
-  target.logIn = target.login = once;
+/** Whether the request's session is express-session's record, which Passport regenerates at `req.logIn`. */
+export function isRegeneratedByPassport(req: Request): boolean {
+  return plainSession(req) !== undefined;
 }

@@ -27,16 +27,18 @@ import { recordSession, type FlowSession } from '../flow/session.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
 import type { Logger } from '../log.js';
 import { hostOf, requestFacts } from './request-facts.js';
-import { expressSignInSession, finishAtPassportLogIn } from './sign-in.js';
+import { expressSignInSession, isRegeneratedByPassport } from './sign-in.js';
 import {
   priorSignIn,
+  recordForFrameworkSignIn,
   refuseStepUp,
+  signInEntries,
   type SignInCore,
   type StepUpRefusal,
   type StepUpRefusalCode,
 } from '../flow/finish-sign-in.js';
 import { PassportStrategyBase } from './strategy-base.js';
-import { strategiesClash, WiringChecks } from './wiring.js';
+import { WiringChecks } from './wiring.js';
 import { runVerify, type NdIdInfo, type NdIdVerify, type NdIdVerifyWithRequest, type VerifyOutcome } from './verify.js';
 
 export type { NdIdInfo, NdIdVerify, NdIdVerifyAnswer, NdIdVerifyDone, NdIdVerifyWithRequest } from './verify.js';
@@ -146,9 +148,6 @@ export type NdIdStrategyOptionsWithRequest = NdIdStrategyBaseOptions &
 export interface NdIdRouteWiring {
   /** The callback route as mounted (like `/auth/callback`), or `false` when the app serves it itself. */
   callbackRoute: string | false;
-  /** The Passport instance the strategy is registered with, and the name it is registered under. */
-  passport: object;
-  strategyName: string;
 }
 
 /** Per-call options: `passport.authenticate('nd-id', { returnTo, scope })`. */
@@ -179,6 +178,11 @@ export interface NdIdSuccessInfo {
   returnTo?: string;
   /** The completed sign-in, for the session record: who, when, when authenticated, and the step-up `maxAge` it was started with. */
   signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number; sid?: string; iss?: string };
+  /**
+   * The session entries the sign-in wrote (other tabs' logins, the sign-in record): what a caller
+   * of `req.logIn` without `keepSessionInfo` copies into the new session (`ndIdRouter()` does).
+   */
+  sessionEntries?: readonly string[];
 }
 
 /** Passport's fail challenge for a refused login: code, sentence, and the service's own error code and description when it sent one. */
@@ -254,11 +258,11 @@ function methodSession(session: object): FlowSession | undefined {
  * {@link IdErrorCode} (401); a missing session, an unreachable service, an unusable key set or
  * refused client credentials is an `error`.
  *
- * At a completed login the strategy finishes Passport's `req.logIn`: other tabs' logins survive
- * the new session, the sign-in record `requireSignIn()` reads is written, and the session is
- * saved before the redirect. A step-up login (`maxAge`) from an earlier sign-in fails with
- * `step_up_not_recent` (403); a different person with `step_up_other_person` (403), signed out.
- * With `@fastify/passport`, pass `clearSessionIgnoreFields: [strategy.sessionKey]` to keep other
+ * At a completed login the strategy writes the sign-in record `requireSignIn()` reads beside the
+ * other tabs' logins, and Passport's `req.logIn` keeps both in the new session: pass
+ * `keepSessionInfo: true` (`ndIdRouter()` does), or the sign-in is refused with the fix. A step-up
+ * login (`maxAge`) from an earlier sign-in fails with `step_up_not_recent` (403); a different person
+ * with `step_up_other_person` (403), signed out. With `@fastify/passport`, pass `clearSessionIgnoreFields: [strategy.sessionKey]` to keep other
  * tabs' logins. A signed-in person replaying a callback (back button) is redirected, not failed.
  */
 export class NdIdStrategy extends PassportStrategyBase {
@@ -381,19 +385,6 @@ export class NdIdStrategy extends PassportStrategyBase {
     this.wiring.sessionRestored(req, this.flow.log);
     const wiring = options.wiring;
     if (wiring === undefined) return undefined;
-    const clash = strategiesClash(wiring.passport, wiring.strategyName, this);
-    if (clash !== undefined) {
-      const err = new IdError(
-        'configuration_invalid',
-        'Two sign-in strategies of this app keep their logins under one session key.',
-      );
-      err.diagnosis = {
-        code: 'session_key_shared',
-        cause: clash,
-        fix: 'Give each strategy its own sessionKey option.',
-      };
-      return err;
-    }
     if (isCallback || this.wiring.callbackRouteMatches(this, wiring.callbackRoute)) return undefined;
     const misrouted = new IdError(
       'configuration_invalid',
@@ -513,12 +504,16 @@ export class NdIdStrategy extends PassportStrategyBase {
     const core: SignInCore = { flow: this.flow, policy };
     const signInSession = expressSignInSession(req, session, cookieName ?? 'connect.sid');
     let refusal: StepUpRefusal | undefined;
+    let entries: string[] | undefined;
     try {
       refusal = await refuseStepUp(core, signInSession, signIn, prior);
       // With session: false, Passport signs nobody into the session, so there is no sign-in to record.
       if (refusal === undefined && options.session !== false) {
+        const lost = sessionInfoNotKept(req, options);
+        if (lost !== undefined) return this.error(this.flow.report(lost, requestFacts(req, cookieName)));
         this.wiring.cookieWillBeSaved(req, this.flow.log);
-        await finishAtPassportLogIn(req, core, signInSession, signIn);
+        await recordForFrameworkSignIn(core, signInSession, signIn, prior);
+        entries = signInEntries(core);
       }
     } catch (err) {
       return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));
@@ -527,9 +522,36 @@ export class NdIdStrategy extends PassportStrategyBase {
       const failure: NdIdFailure = { message: refusal.message, code: refusal.code };
       return this.fail(returnTo === undefined ? failure : { ...failure, returnTo }, refusal.status);
     }
-    const successInfo: NdIdSuccessInfo = { ...(returnTo === undefined ? {} : { returnTo }), signIn };
+    const successInfo: NdIdSuccessInfo = {
+      ...(returnTo === undefined ? {} : { returnTo }),
+      signIn,
+      ...(entries === undefined ? {} : { sessionEntries: entries }),
+    };
     this.success(outcome.user, successInfo);
   }
+}
+
+/**
+ * Passport's `req.logIn` replaces express-session's session and, unless told `keepSessionInfo:
+ * true`, keeps nothing of it: not the sign-in record the guards read, nor the other tabs' logins.
+ * The strategy writes both before Passport signs the person in, so it refuses a sign-in Passport
+ * was not told to keep, unless the router calls it (`wiring`: it copies `sessionEntries` itself).
+ * A get/set session keeps them by `clearSessionIgnoreFields`.
+ */
+function sessionInfoNotKept(req: Request, options: NdIdAuthenticateOptions): IdError | undefined {
+  if (options.keepSessionInfo === true || options.wiring !== undefined || !isRegeneratedByPassport(req))
+    return undefined;
+  const err = new IdError(
+    'configuration_invalid',
+    'Passport is not told to keep the sign-in when it replaces the session: the person could not stay signed in.',
+  );
+  err.diagnosis = {
+    code: 'session_info_not_kept',
+    cause:
+      "Passport's req.logIn replaces the session and keeps none of it without keepSessionInfo: true, so the sign-in record the guards read and the logins other tabs have in progress would be lost.",
+    fix: "Pass keepSessionInfo: true: passport.authenticate('nd-id', { keepSessionInfo: true }) (and to req.logIn when a callback of yours calls it); NestJS: PassportModule.register({ session: true, keepSessionInfo: true }). Or use ndIdRouter(), which keeps the sign-in itself.",
+  };
+  return err;
 }
 
 /** The options a strategy is constructed with, either form. */

@@ -7,43 +7,7 @@ import { LOG_EVENTS, type Log } from '../log.js';
 
 /** What the checks read of a strategy (its type is not imported: the strategy imports these checks). */
 interface WiredStrategy {
-  readonly sessionKey: string;
   readonly flow: { readonly binding: { readonly redirectUri: string }; readonly log: Log };
-}
-
-/** Where a strategy keeps its pending logins, and for which callback URL. */
-interface SessionUse {
-  sessionKey: string;
-  redirectUri: string;
-}
-
-/** Per Passport instance, what each nd-id strategy it ran keeps in the session, by name (values only). */
-const ranByPassport = new WeakMap<object, Map<string, SessionUse>>();
-
-/**
- * Notes that `passport` ran `strategy` under `name`; describes the clash when another nd-id strategy
- * shares its session key for another callback URL (each would evict the other's logins).
- */
-export function strategiesClash(passport: object, name: string, strategy: WiredStrategy): string | undefined {
-  let ran = ranByPassport.get(passport);
-  if (ran === undefined) {
-    ran = new Map();
-    ranByPassport.set(passport, ran);
-  }
-  const { sessionKey } = strategy;
-  const { redirectUri } = strategy.flow.binding;
-  const known = ran.get(name);
-  if (known?.sessionKey !== sessionKey || known.redirectUri !== redirectUri) ran.set(name, { sessionKey, redirectUri });
-  if (ran.size === 1) return undefined;
-  for (const [other, seen] of ran) {
-    if (other !== name && seen.sessionKey === sessionKey && seen.redirectUri !== redirectUri) {
-      return (
-        `The strategies "${other}" and "${name}" share sessionKey "${sessionKey}" but have different callbackURLs ` +
-        `(${seen.redirectUri} and ${redirectUri}); give each its own sessionKey.`
-      );
-    }
-  }
-  return undefined;
 }
 
 /** Path of an absolute URL, or undefined. */

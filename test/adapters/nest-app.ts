@@ -118,7 +118,7 @@ export async function startNestConformanceApp(options: NestAppOptions = {}): Pro
   Reflect.decorate(
     [
       Module({
-        imports: [PassportModule],
+        imports: [PassportModule.register({ session: true, keepSessionInfo: true })],
         controllers: [AccountController],
         providers: [{ provide: NdIdAuthStrategy, useValue: strategy }],
       }),

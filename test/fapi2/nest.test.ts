@@ -76,7 +76,7 @@ it('signs a person in through a pushed, DPoP-bound login with private_key_jwt an
   Reflect.decorate(
     [
       Module({
-        imports: [PassportModule],
+        imports: [PassportModule.register({ session: true, keepSessionInfo: true })],
         controllers: [AuthController],
         providers: [{ provide: FapiStrategy, useValue: strategy }],
       }),

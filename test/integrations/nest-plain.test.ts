@@ -3,7 +3,7 @@
  * docs show (for sessions, a guard whose canActivate calls `super.logIn(request)`; no helper of
  * this package, no handleRequest of its own): with `PassportModule.register({ session: true,
  * keepSessionInfo: true })` another tab's login survives the session regeneration at sign-in;
- * without `keepSessionInfo` too, as the strategy carries it over itself.
+ * without `keepSessionInfo` the strategy refuses the sign-in, naming the fix.
  */
 import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
@@ -143,14 +143,14 @@ describe('NestJS, plain AuthGuard("nd-id") without keepSessionInfo', () => {
     await rp.close();
   });
 
-  it('keeps the other tab’s login at sign-in all the same: the strategy carries it over', async () => {
+  it('refuses the sign-in with the fix in the log: Passport would keep neither the sign-in record nor the other tab’s login', async () => {
     const browser = new Browser(rp.baseUrl);
-    const first = await approve(await startLogin(browser, '/auth/login'));
-    const second = await approve(await startLogin(browser, '/auth/login'));
-    expect((await browser.get(second.href)).status).toBe(302);
-    expect((await browser.get(first.href)).status).toBe(302);
+    const login = await approve(await startLogin(browser, '/auth/login'));
+    const callback = await browser.get(login.href);
+    expect(callback.status).toBe(500);
+    expect((await me(browser))?.sub).toBeUndefined(); // nobody is signed in
     const log = rp.log();
-    expect(log).not.toContain('pending_login_lost_at_sign_in');
-    expect(log.match(/Sign-in completed/g)).toHaveLength(2); // both completed, neither merely sent on
+    expect(log).toContain('session_info_not_kept');
+    expect(log).toContain('keepSessionInfo: true');
   });
 });

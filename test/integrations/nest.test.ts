@@ -146,7 +146,7 @@ async function startNestRp(): Promise<NestRp> {
   Reflect.decorate(
     [
       Module({
-        imports: [PassportModule],
+        imports: [PassportModule.register({ session: true, keepSessionInfo: true })],
         controllers: [AuthController],
         providers: [{ provide: NdIdAuthStrategy, useValue: strategy }],
       }),

@@ -344,12 +344,13 @@ describe('options that cannot work together fail at construction', () => {
     expect(() => ndIdRouter({ renderFailure: render, errorPage: false })).toThrow(/renderFailure and errorPage/);
   });
 
-  it('two strategies sharing a sessionKey with different callbacks: the second login is refused with a box naming both', async () => {
+  it('two strategies sharing a sessionKey with different callbacks: logged once, from the session itself, naming both callbacks', async () => {
     const passport = (await import('passport')).default;
     const express = (await import('express')).default;
     const { NdIdStrategy } = await import('../../src/passport/strategy.js');
     const { ndIdRouter } = await import('../../src/passport/router.js');
     const { testKeyPair } = await import('../helpers/keys.js');
+    const { logger, lines } = capturingLogger();
     const authenticator = new passport.Passport();
     const common = {
       clientId: 'c',
@@ -357,6 +358,7 @@ describe('options that cannot work together fail at construction', () => {
       privateKey: testKeyPair('rp').privateKeyPem,
       hostname: 'http://127.0.0.1:9',
       sessionKey: 'shared',
+      logger,
     };
     authenticator.use('nd-id', new NdIdStrategy({ ...common, callbackURL: 'http://127.0.0.1:3000/a/callback' }));
     authenticator.use('nd-id-b', new NdIdStrategy({ ...common, callbackURL: 'http://127.0.0.1:3000/b/callback' }));
@@ -364,13 +366,21 @@ describe('options that cannot work together fail at construction', () => {
     app.use(session({ secret: 'clash-secret-0123456789', resave: false, saveUninitialized: false }));
     app.use('/a', ndIdRouter({ passport: authenticator }));
     app.use('/b', ndIdRouter({ passport: authenticator, strategyName: 'nd-id-b' }));
+    // Two browsers, one strategy each: nothing is shared, nothing is logged.
     expect((await request(app).get('/a/login')).status).toBe(302);
-    const refused = await request(app).get('/b/login');
-    expect(refused.status).toBe(500);
-    expect(refused.text).toContain('session_key_shared');
-    expect(refused.text).toMatch(
-      /&quot;nd-id&quot; and &quot;nd-id-b&quot; share sessionKey &quot;shared&quot;|"nd-id" and "nd-id-b" share sessionKey "shared"/,
-    );
+    expect((await request(app).get('/b/login')).status).toBe(302);
+    expect(lines.filter((l) => l.event.code === 'session_key_shared')).toEqual([]);
+    // One browser using both: the second strategy finds the first one's login under its key.
+    const browser = request.agent(app);
+    expect((await browser.get('/a/login')).status).toBe(302);
+    expect((await browser.get('/b/login')).status).toBe(302);
+    expect((await browser.get('/b/login')).status).toBe(302);
+    const shared = lines.filter((l) => l.event.code === 'session_key_shared');
+    expect(shared).toHaveLength(1);
+    expect(shared[0]!.level).toBe('warn');
+    expect(shared[0]!.message).toContain('http://127.0.0.1:3000/a/callback');
+    expect(shared[0]!.message).toContain('http://127.0.0.1:3000/b/callback');
+    expect(shared[0]!.message).toContain('sessionKey "shared"');
   });
 
   it('renderFailure receives what to show and brands the page', async () => {

@@ -105,7 +105,14 @@ export async function startRp(options: RpOptions = {}): Promise<Rp> {
   let callbackPath: string;
   if (options.designCard) {
     callbackPath = '/sso';
-    app.use('/sso', authenticator.authenticate('nd-id', { successRedirect: '/me', failureRedirect: '/failed' }));
+    app.use(
+      '/sso',
+      authenticator.authenticate('nd-id', {
+        successRedirect: '/me',
+        failureRedirect: '/failed',
+        keepSessionInfo: true,
+      }),
+    );
     app.get('/failed', (_req, res) => {
       res.status(401).send('failed');
     });

@@ -58,7 +58,11 @@ function fakeReq(query: Record<string, unknown>, session: Record<string, unknown
   return { query, session } as unknown as Request;
 }
 
-function run(strategy: NdIdStrategy, req: Request, options: Record<string, unknown> = {}): Promise<Outcome> {
+function run(
+  strategy: NdIdStrategy,
+  req: Request,
+  options: Record<string, unknown> = { keepSessionInfo: true },
+): Promise<Outcome> {
   return new Promise((resolve) => {
     const s = Object.create(strategy) as NdIdStrategy;
     s.redirect = (url: string) => resolve({ kind: 'redirect', url });
@@ -239,7 +243,11 @@ describe('NdIdStrategy completing a login', () => {
     expect(out).toEqual({
       kind: 'success',
       user: { sub: 'sub-1', data: { 'profile.name': 'Tan Ah Kow' }, claims: CLAIMS, signedInAt: expect.any(Number) },
-      info: { returnTo: '/next', signIn: { sub: 'sub-1', signedInAt: expect.any(Number) } },
+      info: {
+        returnTo: '/next',
+        signIn: { sub: 'sub-1', signedInAt: expect.any(Number) },
+        sessionEntries: [expect.stringMatching(/^nd-id/), expect.any(String)],
+      },
     });
     expect(client.lastCallback).toEqual({
       code: 'the-code',

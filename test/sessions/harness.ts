@@ -150,7 +150,8 @@ export async function startExpressApp(options: TestAppOptions = {}): Promise<Tes
       };
       authenticator.authenticate('nd-id', options)(req, res, next);
     });
-    app.get('/auth/callback', authenticator.authenticate('nd-id'), (req, res) => {
+    // keepSessionInfo: Passport keeps the sign-in record and the other tabs' logins the strategy wrote.
+    app.get('/auth/callback', authenticator.authenticate('nd-id', { keepSessionInfo: true }), (req, res) => {
       res.redirect((req.authInfo as { returnTo?: string } | undefined)?.returnTo ?? '/');
     });
     app.post('/auth/logout', (req, res, next) =>
