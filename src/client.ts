@@ -114,6 +114,7 @@ export {
   type SessionEndReason,
   type StepUpOutcome,
   type StoreKeyKind,
+  type SignOutEverywhereOptions,
 } from './flow/session-policy.js';
 export {
   createMemorySignOutStore,
@@ -139,6 +140,7 @@ export {
   type LogoutTokenChecks,
   type LogoutTokenClaims,
 } from './client/logout-token.js';
+export type { IdTokenDecryptionOptions } from './client/id-token-jwe.js';
 export {
   createRedisSignOutStore,
   DEFAULT_REDIS_SIGN_OUT_PREFIX,

@@ -19,3 +19,4 @@ export {
   type NdIdFastifySignedIn,
 } from './adapters/fastify-guard.js';
 export type { FastifyReplyLike, FastifyRequestLike } from './adapters/fastify-reply.js';
+export type { FastifyRouteScopeLike } from './adapters/fastify-backchannel.js';

@@ -147,8 +147,15 @@ export async function ndIdLogIn(
   const after = request.session;
   const entries = (request.authInfo as { sessionEntries?: readonly string[] } | undefined)?.sessionEntries;
   if (entries === undefined || !isRecord(before) || !isRecord(after) || before === after) return;
-  // express-session saves the regenerated session as it answers.
   carryEntries(recordSession(before), recordSession(after), entries);
+  // Saved before the controller's redirect: express-session's own save may finish after it.
+  const save = (after as { save?: (cb: (err?: unknown) => void) => void }).save;
+  if (typeof save !== 'function') return;
+  await new Promise<void>((resolve, reject) =>
+    save.call(after, (err) =>
+      err ? reject(err instanceof Error ? err : new Error('Sign-in could not be saved.')) : resolve(),
+    ),
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -32,7 +32,7 @@ export const ID_TOKEN_JWE_ALGORITHMS: readonly string[] = Object.freeze([...ECDH
 /** The content encryptions an encrypted ID token may use: those of the userinfo JWEs. */
 export const ID_TOKEN_JWE_ENCRYPTION: readonly string[] = CONTENT_ENCRYPTIONS;
 
-/** Narrower allowlists for {@link decryptIdToken}; each defaults to every value accepted. */
+/** Narrower allowlists for decrypting an ID token (or a logout token); each defaults to every value accepted. */
 export interface IdTokenDecryptionOptions {
   /** Key-management algorithms accepted, among {@link ID_TOKEN_JWE_ALGORITHMS}. */
   algorithms?: readonly string[];

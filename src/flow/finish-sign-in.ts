@@ -155,6 +155,22 @@ export function carryEntries(before: FlowSession, after: FlowSession, entries: r
   }
 }
 
+/**
+ * Step 3 for a caller that regenerates the session itself after the adapter answered (the router,
+ * after Passport's `req.logIn`): the other tabs' logins copied across, and the sign-in recorded
+ * only now, on the new session, so a sign-in the caller refuses first leaves no record behind.
+ */
+export function recordAfterRegeneration(
+  policy: SessionPolicy,
+  before: FlowSession,
+  after: FlowSession,
+  entries: readonly string[],
+  signIn: CompletedSignIn,
+): SignInRecord {
+  carryEntries(before, after, entries);
+  return policy.start(after, signIn);
+}
+
 /** A session store's failure where no login flow is at hand (a route finishing a sign-in), logged with a reference. */
 export function sessionStoreFailed(log: Log, err: unknown, message: string): IdError {
   if (err instanceof IdError && err.reference !== undefined) return err;

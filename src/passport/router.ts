@@ -21,7 +21,7 @@ import { sendFailurePage, type FailurePage } from './failure-page.js';
 import { requestHost } from './request-host.js';
 import { stepUpMaxAge, stepUpRefusedPage } from '../flow/access.js';
 import { defaultSessionPolicy, type SessionPolicy } from '../flow/session-policy.js';
-import { carryEntries, sessionStoreFailed } from '../flow/finish-sign-in.js';
+import { carryEntries, recordAfterRegeneration, sessionStoreFailed } from '../flow/finish-sign-in.js';
 import { recordSession } from '../flow/session.js';
 import { destroySession } from './require-sign-in.js';
 import { FAILURE_PAGE_HEADERS } from '../flow/failure-page.js';
@@ -462,8 +462,8 @@ async function logIn(
     }
     if (result !== undefined) user = result;
   }
-  // The strategy wrote the sign-in record beside the other tabs' logins; Passport replaces the
-  // session (keeping none of it), so they are copied into the new one, saved before this redirect.
+  // Passport replaces the session (keeping none of it): the other tabs' logins are copied into the
+  // new one and the sign-in recorded there, saved before this redirect.
   const before = sessionOf(req);
   const failed = (err: unknown): void =>
     sendError(
@@ -477,7 +477,9 @@ async function logIn(
     if (err) return failed(err);
     const after = sessionOf(req);
     if (before === undefined || after === undefined || after === before) return done(router, res, info);
-    carryEntries(recordSession(before), recordSession(after), info.sessionEntries ?? []);
+    const entries = info.sessionEntries ?? [];
+    if (info.signIn === undefined) carryEntries(recordSession(before), recordSession(after), entries);
+    else recordAfterRegeneration(router.sessions, recordSession(before), recordSession(after), entries, info.signIn);
     after.save((saveErr) => (saveErr ? failed(saveErr) : done(router, res, info)));
   });
 }

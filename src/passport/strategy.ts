@@ -179,8 +179,9 @@ export interface NdIdSuccessInfo {
   /** The completed sign-in, for the session record: who, when, when authenticated, and the step-up `maxAge` it was started with. */
   signIn?: { sub: string; signedInAt: number; authTime?: number; maxAge?: number; sid?: string; iss?: string };
   /**
-   * The session entries the sign-in wrote (other tabs' logins, the sign-in record): what a caller
-   * of `req.logIn` without `keepSessionInfo` copies into the new session (`ndIdRouter()` does).
+   * The session entries the sign-in keeps (other tabs' logins, and the sign-in record unless the
+   * router records it itself): what a caller of `req.logIn` without `keepSessionInfo` copies into
+   * the new session (`ndIdLogIn()` does).
    */
   sessionEntries?: readonly string[];
 }
@@ -512,8 +513,12 @@ export class NdIdStrategy extends PassportStrategyBase {
         const lost = sessionInfoNotKept(req, options);
         if (lost !== undefined) return this.error(this.flow.report(lost, requestFacts(req, cookieName)));
         this.wiring.cookieWillBeSaved(req, this.flow.log);
-        await recordForFrameworkSignIn(core, signInSession, signIn, prior);
-        entries = signInEntries(core);
+        // The router records the sign-in itself once it has signed the person in (its afterCallback may refuse first).
+        if (options.wiring !== undefined) entries = [this.flow.sessionKey];
+        else {
+          await recordForFrameworkSignIn(core, signInSession, signIn, prior);
+          entries = signInEntries(core);
+        }
       }
     } catch (err) {
       return this.error(err instanceof Error ? err : new Error('The sign-in could not be completed.'));

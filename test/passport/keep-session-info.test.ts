@@ -79,6 +79,10 @@ async function startApp(mount: Mount): Promise<App> {
     (req.session as unknown as { cart?: string }).cart = req.params.item;
     res.json({ ok: true });
   });
+  // The sign-in record as the session holds it (the default recordKey).
+  app.get('/record', (req, res) => {
+    res.json({ record: (req.session as unknown as Record<string, unknown>)['nd-id.signin'] ?? null });
+  });
   mount(app, authenticator, seen);
   app.get('/account', requireSignIn({ sessions }), (req, res) => {
     res.json({
@@ -194,5 +198,24 @@ describe("a sign-in through Passport's req.logIn", () => {
     expect((await browser.get(first.pathname + first.search)).status).toBe(302);
     expect(running.log()).not.toContain('pending_login_lost_at_sign_in');
     expect(running.log().match(/Sign-in completed/g)).toHaveLength(2);
+  });
+
+  it("the router's afterCallback refusing the person leaves the session's sign-in record as it was", async () => {
+    let refuse = true;
+    running = await startApp((app, authenticator) =>
+      app.use('/auth', ndIdRouter({ passport: authenticator, afterCallback: (_req, user) => (refuse ? false : user) })),
+    );
+    const browser = new Browser(running.baseUrl);
+    const record = async (): Promise<unknown> =>
+      (JSON.parse((await browser.get('/record')).text) as { record: unknown }).record;
+    expect(await signIn(browser)).toBe(401);
+    expect(await record()).toBeNull(); // refused: nothing recorded
+    refuse = false;
+    expect(await signIn(browser)).toBe(302);
+    const kept = await record();
+    expect(kept).toMatchObject({ signedInAt: expect.any(Number) });
+    refuse = true;
+    expect(await signIn(browser)).toBe(401);
+    expect(await record()).toEqual(kept); // a refused second sign-in does not refresh it
   });
 });

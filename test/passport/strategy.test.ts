@@ -245,7 +245,7 @@ describe('NdIdStrategy completing a login', () => {
       user: { sub: 'sub-1', data: { 'profile.name': 'Tan Ah Kow' }, claims: CLAIMS, signedInAt: expect.any(Number) },
       info: {
         returnTo: '/next',
-        signIn: { sub: 'sub-1', signedInAt: expect.any(Number) },
+        signIn: { sub: 'sub-1', signedInAt: expect.any(Number), iss: 'https://id.test/v2' },
         sessionEntries: [expect.stringMatching(/^nd-id/), expect.any(String)],
       },
     });
