@@ -185,23 +185,20 @@ export function sessionStoreFailed(log: Log, err: unknown, message: string): IdE
 }
 
 /**
- * Steps 2 and 3 where the framework regenerates the session itself after the adapter answered
- * (Passport's `req.logIn` with `keepSessionInfo: true`; `@fastify/passport` with
- * `clearSessionIgnoreFields`): the sign-in record is written into the session as it is now, beside
- * the other tabs' logins, and the framework keeps both in the new session. When another person
- * signed in earlier in this session, it is regenerated here first, so nothing of theirs is kept.
+ * Steps 2 and 3 where the framework regenerates the session again after the adapter answered and
+ * keeps what it holds (Passport's `req.logIn` with `keepSessionInfo: true`; `@fastify/passport`
+ * with `clearSessionIgnoreFields`): the session is regenerated here keeping only the other tabs'
+ * logins, and the sign-in recorded in it, so the framework's merge carries those and nothing of the
+ * session before the login (what a planted session held, its cookie's settings, another person's data).
  */
 export async function recordForFrameworkSignIn(
   core: SignInCore,
   session: SignInSession,
   signIn: CompletedSignIn,
-  prior: SignInRecord | undefined,
 ): Promise<SignInRecord> {
-  if (prior !== undefined && prior.sub !== signIn.sub) {
-    const carried = carryPendingLogins(core, session);
-    await storeStep(core, () => session.regenerate(), 'The session store failed while signing in.');
-    carried(session);
-  }
+  const carried = carryPendingLogins(core, session);
+  await storeStep(core, () => session.regenerate(), 'The session store failed while signing in.');
+  carried(session);
   return core.policy.start(session, signIn);
 }
 

@@ -516,7 +516,7 @@ export class NdIdStrategy extends PassportStrategyBase {
         // The router records the sign-in itself once it has signed the person in (its afterCallback may refuse first).
         if (options.wiring !== undefined) entries = [this.flow.sessionKey];
         else {
-          await recordForFrameworkSignIn(core, signInSession, signIn, prior);
+          await recordForFrameworkSignIn(core, signInSession, signIn);
           entries = signInEntries(core);
         }
       }
