@@ -16,6 +16,8 @@ export interface FastifyRouteScopeLike {
   post(path: string, handler: (request: FastifyRequestLike, reply: FastifyReplyLike) => Promise<unknown>): unknown;
   /** Fastify's `register`: here, a context of the route's own, so its form parser stays there. */
   register(plugin: (scope: FastifyRouteScopeLike) => Promise<void>): unknown;
+  /** Fastify's `addHook`: here `onRequest`, so an answer Fastify sends itself (415, 413) is not stored either. */
+  addHook(name: 'onRequest', hook: (request: FastifyRequestLike, reply: FastifyReplyLike) => Promise<void>): unknown;
   hasContentTypeParser(contentType: string): boolean;
   addContentTypeParser(
     contentType: string,
@@ -26,6 +28,9 @@ export interface FastifyRouteScopeLike {
 /** Registers `POST /backchannel-logout` on `instance`, answering what `receiver` says. */
 export function registerBackchannelLogout(instance: FastifyRouteScopeLike, receiver: BackchannelLogout): void {
   instance.register(async (scope) => {
+    scope.addHook('onRequest', async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+    });
     if (!scope.hasContentTypeParser(FORM))
       scope.addContentTypeParser(FORM, (_request, payload) => readBackchannelBody(payload));
     scope.post(DEFAULT_BACKCHANNEL_LOGOUT_PATH, async (request, reply) => {

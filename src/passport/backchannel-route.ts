@@ -23,6 +23,8 @@ function parsedForm(req: Request, parsed: unknown): boolean {
  * answer sent as is. Rejects only when the request's stream fails.
  */
 export async function serveBackchannelLogout(receiver: BackchannelLogout, req: Request, res: Response): Promise<void> {
+  // Before the body is read, so an error answer (a failing stream) is not stored either.
+  res.set('Cache-Control', 'no-store');
   const parsed = (req as { body?: unknown }).body;
   const form = parsedForm(req, parsed) ? parsed : await readBackchannelBody(req);
   const answer = await receiver.handle({ contentType: req.get('content-type'), body: form });

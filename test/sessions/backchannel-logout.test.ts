@@ -116,6 +116,14 @@ for (const [adapter, start, body] of adapters) {
       await expectSignedIn(browser, true);
     });
 
+    it('answers a body of another type without storing the answer: refused, no-store', async () => {
+      const { app, browser } = await apps.signedIn();
+      const res = await post(app, '<logout_token/>', 'application/xml');
+      expect([400, 415]).toContain(res.status);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      await expectSignedIn(browser, true);
+    });
+
     if (body === 'reads the form')
       it('reads no body past 32 KiB: no token in it, logout_token_missing', async () => {
         const { app, browser } = await apps.signedIn();
