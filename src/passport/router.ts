@@ -476,10 +476,12 @@ async function logIn(
   req.logIn(user, { session: true }, (err: unknown) => {
     if (err) return failed(err);
     const after = sessionOf(req);
-    if (before === undefined || after === undefined || after === before) return done(router, res, info);
+    if (after === undefined) return done(router, res, info);
+    // A session that was not replaced (a regenerate that keeps it) is both before and after.
+    const previous = recordSession(before ?? after);
     const entries = info.sessionEntries ?? [];
-    if (info.signIn === undefined) carryEntries(recordSession(before), recordSession(after), entries);
-    else recordAfterRegeneration(router.sessions, recordSession(before), recordSession(after), entries, info.signIn);
+    if (info.signIn === undefined) carryEntries(previous, recordSession(after), entries);
+    else recordAfterRegeneration(router.sessions, previous, recordSession(after), entries, info.signIn);
     after.save((saveErr) => (saveErr ? failed(saveErr) : done(router, res, info)));
   });
 }

@@ -221,4 +221,20 @@ describe("a sign-in through Passport's req.logIn", () => {
     expect(await signIn(browser)).toBe(401);
     expect(await record()).toEqual(kept); // a refused second sign-in does not refresh it
   });
+
+  it('the router records the sign-in on a session its regenerate keeps (the polyfill cookie sessions use)', async () => {
+    running = await startApp((app, authenticator) => {
+      app.use((req, _res, next) => {
+        // As apps on a cookie session give Passport: a regenerate that keeps the session.
+        (req.session as unknown as { regenerate: (cb: (err?: unknown) => void) => void }).regenerate = (cb) => cb();
+        next();
+      });
+      app.use('/auth', ndIdRouter({ passport: authenticator }));
+    });
+    const browser = new Browser(running.baseUrl);
+    expect(await signIn(browser)).toBe(302);
+    const signedIn = await account(browser);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.name).toBe(PERSONA['profile.name']);
+  });
 });
