@@ -3,7 +3,7 @@
  * so a worker fails at start with a sentence rather than later on an undefined function. Imported
  * first by the root and the client.
  */
-import * as crypto from 'node:crypto';
+import { nodeCryptoMissing } from '../jose/runtime.js';
 
 /** What the client needs from the runtime and it lacks (empty when it has everything). */
 export function missingNodeBuiltins(): string[] {
@@ -21,16 +21,7 @@ export function missingNodeBuiltins(): string[] {
 function missingAtLoad(): string[] {
   const missing: string[] = [];
   if (typeof (globalThis as { Buffer?: unknown }).Buffer !== 'function') missing.push('Buffer');
-  // Read through the namespace, so that a bundler's empty stand-in for the module reads as missing.
-  const c = crypto as Partial<typeof crypto>;
-  if (
-    typeof c.createPrivateKey !== 'function' ||
-    typeof c.privateDecrypt !== 'function' ||
-    typeof c.createDecipheriv !== 'function' ||
-    typeof c.hkdfSync !== 'function'
-  ) {
-    missing.push('node:crypto');
-  }
+  if (nodeCryptoMissing()) missing.push('node:crypto');
   return missing;
 }
 
